@@ -1,0 +1,215 @@
+"""Typed action requests and strict parsing of model replies.
+
+A game node asks an agent for one :class:`ActionRequest`; the agent answers with an
+:class:`Action` holding the parsed value and the raw model text (DESIGN.md, "ActionRequest ->
+Action"). Parsing is strict: each kind expects one tagged line (``Vote: <name>``,
+``Answer: <letter>``...). A reply that does not parse raises :class:`ParseError`; the agent
+re-prompts once and then records an invalid action (abstain). A legal move is never scraped out
+of free prose: a name merely *mentioned* somewhere in a reply is not a vote.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Action kinds a game may request (DESIGN.md). Only the first five are used by the MMG game.
+KINDS = (
+    "introduce", "ask", "answer", "vote", "mcq",
+    "describe", "guess", "propose", "choose", "contribute",
+)
+
+#: The tag each kind's reply must carry, e.g. ``Vote: Chief Wang``.
+TAGS = {
+    "introduce": "Introduction",
+    "ask": "Question",
+    "answer": "Answer",
+    "vote": "Vote",
+    "mcq": "Answer",
+}
+
+LETTERS = string.ascii_lowercase
+
+
+class ParseError(ValueError):
+    """A model reply did not match the format its action kind requires."""
+
+
+@dataclass
+class ActionRequest:
+    """One action a game asks of one agent.
+
+    Attributes:
+        kind: one of :data:`KINDS`.
+        actor: the character asked to act.
+        prompt: the task text for this action (what to do now), written by the game.
+        choices: legal choices for choice actions (``vote``: names; ``ask``: whom one may ask;
+            ``mcq``: option texts shown as a), b), ...); ``None`` for free text.
+        multi: for ``mcq``, whether more than one letter may be chosen (WellPlay ``type=b``).
+        query: text used to retrieve memory for this action (defaults to ``prompt``).
+        context: extra structured facts (victim, asker, question...) for blocks and logs.
+    """
+
+    kind: str
+    actor: str
+    prompt: str
+    choices: list[str] | None = None
+    multi: bool = False
+    query: str | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown action kind {self.kind!r}; expected one of {KINDS}")
+
+
+@dataclass
+class Action:
+    """An agent's answer to an :class:`ActionRequest`.
+
+    Attributes:
+        kind, actor: copied from the request.
+        value: the parsed value: ``str`` for free text and ``vote`` (a name from the choices),
+            ``dict(target=..., question=...)`` for ``ask``, ``frozenset[str]`` of letters for
+            ``mcq``; ``None`` when the action is invalid (abstained).
+        raw: the raw text of the last model reply.
+        valid: False when both attempts failed to parse.
+        attempts: model calls made (1, or 2 after a re-prompt).
+        call_ids: ids of those calls in ``llm_calls.jsonl``.
+        errors: the parse error of each failed attempt.
+        reasoning: the text before the tagged line (the chain of thought), if any.
+    """
+
+    kind: str
+    actor: str
+    value: Any
+    raw: str
+    valid: bool = True
+    attempts: int = 1
+    call_ids: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reasoning: str = ""
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s.strip().strip(".,;:!?\"'*`[]【】").strip()).casefold()
+
+
+def tagged_field(text: str, tag: str) -> tuple[str, str]:
+    """Find the LAST line starting with ``tag:`` and return ``(value, text before it)``.
+
+    The value runs to the end of the reply (a multi-line answer is kept). Markdown emphasis
+    around the tag (``**Vote:**``) is tolerated.
+
+    Raises:
+        ParseError: no such line.
+    """
+    pat = re.compile(rf"^[ \t>*_#-]*{re.escape(tag)}[ \t]*[*_]*[:：][*_]*[ \t]*", re.IGNORECASE | re.MULTILINE)
+    matches = list(pat.finditer(text))
+    if not matches:
+        raise ParseError(f"no line starting with '{tag}:'")
+    m = matches[-1]
+    value = text[m.end():].strip()
+    if not value:
+        raise ParseError(f"'{tag}:' is empty")
+    return value, text[: m.start()].strip()
+
+
+def match_choice(value: str, choices: list[str]) -> str:
+    """Map a stated choice to exactly one legal choice.
+
+    Accepted: the full choice text, its number in the shown list (``2`` or ``2. Name``), or the
+    part of a name before a parenthesis (``Han Chengwu`` for
+    ``Han Chengwu (Han the Attendant ...)``), case-insensitively, with surrounding punctuation
+    ignored. Only the first line of ``value`` is read.
+
+    Raises:
+        ParseError: nothing or more than one choice matches.
+    """
+    first = value.strip().splitlines()[0] if value.strip() else ""
+    m = re.match(r"^\(?(\d+)\)?[.)]?\s*(.*)$", first.strip())
+    if m and m.group(1):
+        idx = int(m.group(1)) - 1
+        if 0 <= idx < len(choices):
+            rest = _norm(m.group(2))
+            if not rest or _norm(choices[idx]).startswith(rest) or rest.startswith(_norm(choices[idx].split("(")[0])):
+                return choices[idx]
+        raise ParseError(f"choice number {m.group(1)} is not one of 1..{len(choices)}")
+    v = _norm(first)
+    exact = [c for c in choices if _norm(c) == v]
+    if len(exact) == 1:
+        return exact[0]
+    short = [c for c in choices if "(" in c and _norm(c.split("(")[0]) == v]
+    if len(short) == 1:
+        return short[0]
+    raise ParseError(f"{first!r} is not one of: {', '.join(choices)}")
+
+
+_LETTERS_RE = re.compile(r"^\(?([a-z])\)?(?:\s*(?:,|and|&|/|\s)\s*\(?([a-z])\)?)*(?=$|[.):\s])", re.IGNORECASE)
+
+
+def parse_letters(value: str, n_options: int, multi: bool) -> frozenset[str]:
+    """Parse the letters of a multiple-choice answer such as ``b``, ``(b)``, ``b) Poisoned``,
+    ``a, c``.
+
+    Only the start of the first line is read: one letter (``multi=False``) or a list of
+    letters separated by commas, spaces, "and", "/" (``multi=True``), each within the first
+    ``n_options`` letters.
+
+    Raises:
+        ParseError: no letter at the start, a letter out of range, or several letters for a
+            single-choice question.
+    """
+    first = value.strip().splitlines()[0].strip() if value.strip() else ""
+    m = _LETTERS_RE.match(first)
+    if not m:
+        raise ParseError(f"answer {first[:60]!r} does not start with an option letter")
+    letters = re.findall(r"(?<![a-z])([a-z])(?![a-z])", m.group(0).lower())
+    legal = set(LETTERS[:n_options])
+    bad = [x for x in letters if x not in legal]
+    if bad:
+        raise ParseError(f"letter(s) {', '.join(bad)} not among a..{LETTERS[n_options - 1]}")
+    chosen = frozenset(letters)
+    if not multi and len(chosen) != 1:
+        raise ParseError("a single-choice question needs exactly one letter")
+    return chosen
+
+
+def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
+    """Parse a model reply for ``request``; return ``(value, reasoning)``.
+
+    Formats (the prompts in :mod:`mas_agents.prompts` ask for exactly these):
+        introduce: ``Introduction: <text>``
+        ask:       ``To: <name>`` then ``Question: <text>`` (name from ``choices``)
+        answer:    ``Answer: <text>``
+        vote:      ``Vote: <name>`` (from ``choices``)
+        mcq:       ``Answer: <letter>`` or, when ``multi``, ``Answer: <letter>, <letter>``
+
+    Raises:
+        ParseError: the reply does not follow the format.
+    """
+    kind = request.kind
+    if kind == "ask":
+        question, before = tagged_field(text, TAGS["ask"])
+        target_text, reasoning = tagged_field(before, "To")
+        target = match_choice(target_text, request.choices or [])
+        return {"target": target, "question": _clean_free_text(question)}, reasoning
+    if kind in ("introduce", "answer"):
+        value, reasoning = tagged_field(text, TAGS[kind])
+        return _clean_free_text(value), reasoning
+    if kind == "vote":
+        value, reasoning = tagged_field(text, TAGS["vote"])
+        return match_choice(value, request.choices or []), reasoning
+    if kind == "mcq":
+        value, reasoning = tagged_field(text, TAGS["mcq"])
+        return parse_letters(value, len(request.choices or []), request.multi), reasoning
+    raise ParseError(f"no parser for action kind {kind!r}")
+
+
+def _clean_free_text(value: str) -> str:
+    """Drop a trailing tag block the model may append (``Vote: ...`` after an answer) and
+    surrounding quotes; keep the text otherwise as said."""
+    cut = re.split(r"\n\s*(?:To|Question|Answer|Vote|Introduction)\s*:", value, maxsplit=1)[0]
+    return cut.strip().strip('"').strip()

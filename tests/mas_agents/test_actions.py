@@ -1,0 +1,84 @@
+import pytest
+
+from mas_agents.actions import ActionRequest, ParseError, match_choice, parse_letters, parse_reply
+
+NAMES = ["Zhang Villager", "Chief Wang", "Han Chengwu (Han the Attendant or Han the Crew Member)"]
+
+
+def req(kind, choices=None, multi=False):
+    return ActionRequest(kind=kind, actor="X", prompt="p", choices=choices, multi=multi)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Vote: Chief Wang", "Chief Wang"),
+    ("I think so.\nVote: chief wang.", "Chief Wang"),
+    ("**Vote:** 2", "Chief Wang"),
+    ("Vote: 2. Chief Wang", "Chief Wang"),
+    ("Vote: Han Chengwu", NAMES[2]),
+])
+def test_vote_accepts_names_and_numbers(text, expected):
+    assert parse_reply(req("vote", NAMES), text)[0] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I suspect Chief Wang did it.",          # a name in prose is not a vote
+    "Vote: the chief",                       # not a choice
+    "Vote: 7",                               # out of range
+    "Vote:",                                 # empty
+    "Vote: Wang",                            # partial name
+])
+def test_vote_rejects_prose_and_unknown(text):
+    with pytest.raises(ParseError):
+        parse_reply(req("vote", NAMES), text)
+
+
+def test_last_tag_wins_and_reasoning_is_kept():
+    value, reasoning = parse_reply(req("vote", NAMES), "Vote: Zhang Villager\nOn second thought...\nVote: Chief Wang")
+    assert value == "Chief Wang"
+    assert "second thought" in reasoning
+
+
+def test_ask_needs_target_and_question():
+    v, _ = parse_reply(req("ask", NAMES), "hmm\nTo: Zhang Villager\nQuestion: Where were you at 9pm?")
+    assert v == {"target": "Zhang Villager", "question": "Where were you at 9pm?"}
+    with pytest.raises(ParseError):
+        parse_reply(req("ask", NAMES), "Question: Where were you?")
+    with pytest.raises(ParseError):
+        parse_reply(req("ask", NAMES), "To: Nobody\nQuestion: Where were you?")
+
+
+def test_free_text_answer_drops_trailing_tags():
+    v, _ = parse_reply(req("answer"), "Answer: I was home.\nVote: Chief Wang")
+    assert v == "I was home."
+    with pytest.raises(ParseError):
+        parse_reply(req("answer"), "I was home.")
+
+
+@pytest.mark.parametrize("value,multi,expected", [
+    ("b", False, {"b"}), ("(b)", False, {"b"}), ("B) Poisoned", False, {"b"}), ("c.", False, {"c"}),
+    ("a, c", True, {"a", "c"}), ("a and d", True, {"a", "d"}), ("b", True, {"b"}),
+])
+def test_letters(value, multi, expected):
+    assert parse_letters(value, 4, multi) == frozenset(expected)
+
+
+@pytest.mark.parametrize("value,multi", [
+    ("e", False),            # out of range for 4 options
+    ("a, c", False),         # two letters on single choice
+    ("The answer is b", False),
+    ("", False),
+    ("Poisoned", False),
+])
+def test_letters_rejects(value, multi):
+    with pytest.raises(ParseError):
+        parse_letters(value, 4, multi)
+
+
+def test_match_choice_ambiguity_is_an_error():
+    with pytest.raises(ParseError):
+        match_choice("A", ["A", "a"])
+
+
+def test_unknown_kind_rejected():
+    with pytest.raises(ValueError):
+        ActionRequest(kind="dance", actor="X", prompt="p")
