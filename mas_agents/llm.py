@@ -219,6 +219,8 @@ class LocalLlamaChat(BaseChatModel):
         temperature: sampling temperature (0 = greedy).
         max_tokens: reply length cap in tokens.
         seed: sampling seed, re-applied on every call (same prompt + seed -> same reply).
+        repeat_penalty: llama.cpp repetition penalty (1.0 = off). 1.1 by default: without it
+            SmolLM2-135M often loops on one sentence until ``max_tokens``.
 
     ``invoke(messages, max_tokens=..., temperature=..., seed=...)`` overrides those per call; other
     kwargs go to ``Llama.create_chat_completion`` unchanged (e.g. ``top_p``, ``repeat_penalty``), except
@@ -239,6 +241,7 @@ class LocalLlamaChat(BaseChatModel):
     temperature: float = 0.7
     max_tokens: int = Field(default=256, gt=0)
     seed: int = 0
+    repeat_penalty: float = 1.1
 
     @field_validator("model_path")
     @classmethod
@@ -296,6 +299,7 @@ class LocalLlamaChat(BaseChatModel):
         seed = self.seed if seed is None else seed
         if not 0 < max_tokens < self.n_ctx:
             raise ValueError(f"max_tokens must be in [1, n_ctx={self.n_ctx}), got {max_tokens}")
+        kwargs.setdefault("repeat_penalty", self.repeat_penalty)
         if isinstance(kwargs.get("grammar"), str):
             from llama_cpp import LlamaGrammar
 

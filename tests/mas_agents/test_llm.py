@@ -238,9 +238,9 @@ def test_local_generate_maps_usage_and_overrides(fake_local):
     assert r.usage_metadata["input_tokens"] == 7 and r.usage_metadata["output_tokens"] == 3
     assert r.usage_metadata["total_tokens"] == 10
     assert r.response_metadata == {"finish_reason": "length", "model": "x.gguf"}
-    assert fake_local.calls[-1] == {"temperature": 0.0, "max_tokens": 7, "seed": 3, "stop": ["\n"]}
+    assert fake_local.calls[-1] == {"temperature": 0.0, "max_tokens": 7, "seed": 3, "stop": ["\n"], "repeat_penalty": 1.1}
     m.invoke([HumanMessage("hello")])
-    assert fake_local.calls[-1] == {"temperature": 0.5, "max_tokens": 20, "seed": 3, "stop": []}
+    assert fake_local.calls[-1] == {"temperature": 0.5, "max_tokens": 20, "seed": 3, "stop": [], "repeat_penalty": 1.1}
 
 
 def test_local_context_overflow_is_raised_before_generation(fake_local):
