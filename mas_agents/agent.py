@@ -1,0 +1,182 @@
+"""Agents: ``model + memory + [planner blocks]``.
+
+An :class:`Agent` answers every :class:`~mas_agents.actions.ActionRequest` the murder-mystery
+game asks (introduce, ask, answer, vote, mcq): it retrieves script and dialogue excerpts from
+its FAISS memory under token budgets (PLAYER* §2.2, C.1), asks its blocks for context and
+instructions, calls the model once, parses the reply strictly, re-prompts once on a malformed
+reply and otherwise records an invalid (abstained) action. Every malformed reply is logged and
+counted in :attr:`Agent.stats`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from mas_agents import prompts
+from mas_agents.accounting import AccountedModel
+from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
+from mas_agents.events import is_visible
+from mas_agents.grammar import reply_grammar
+from memory import MemorySettings, VectorMemory
+from planners.base import Contribution, PlannerBlock
+
+log = logging.getLogger(__name__)
+
+#: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag.
+MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 128, "mcq": 128}
+
+
+@dataclass
+class Persona:
+    """Who an agent plays.
+
+    Attributes:
+        name: character name (WellPlay ``character_name``).
+        title: script display name.
+        role: ``"murderer"`` or ``"civilian"`` (from WellPlay ``is_murderer``).
+        script: the private script text.
+        goals: the character's objectives (``acts_goal``).
+        victims: the case's victims.
+        players: every character in the game, this one included.
+    """
+
+    name: str
+    title: str
+    role: str
+    script: str
+    goals: str
+    victims: list[str]
+    players: list[str]
+
+
+@dataclass
+class Agent:
+    """One LLM agent.
+
+    Args:
+        persona: the character.
+        model: an accounted chat model (shared between agents is fine).
+        memory: this agent's own vector memory (script already added by :meth:`build`).
+        blocks: planner blocks consulted in order before each action.
+        settings: retrieval budgets (tokens).
+        spec: the agent spec string it was built from (for logs).
+        constrained: decode under the request's reply grammar (:mod:`mas_agents.grammar`) when the
+            model supports grammars (local GGUF models); ``None`` = whenever supported.
+    """
+
+    persona: Persona
+    model: AccountedModel
+    memory: VectorMemory
+    blocks: list[PlannerBlock] = field(default_factory=list)
+    settings: MemorySettings = field(default_factory=MemorySettings)
+    spec: str = "plain"
+    constrained: bool | None = None
+    stats: Counter = field(default_factory=Counter)
+    _seen: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.persona.name
+
+    # -- memory -----------------------------------------------------------------------------
+    def observe(self, events: list[dict[str, Any]]) -> int:
+        """Ingest the events this agent can see that it has not seen yet.
+
+        Each introduction and each question+answer exchange becomes one dialogue chunk
+        (PLAYER* §2.2: one Q&A exchange = one chunk). Returns the number of chunks added.
+        ``events`` must be the whole event list of the game so far (the agent remembers how
+        far it has read).
+        """
+        added = 0
+        for ev in events[self._seen:]:
+            if not is_visible(ev, self.name):
+                continue
+            text = dialogue_text(ev)
+            if text:
+                self.memory.add_dialogue(text, meta={"round": ev.get("round", 0), "kind": ev["kind"]})
+                added += 1
+        self._seen = len(events)
+        return added
+
+    # -- acting -----------------------------------------------------------------------------
+    def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
+        """Answer ``request`` with one :class:`Action` (at most two model calls).
+
+        Raises nothing for malformed model output: the action comes back with
+        ``valid=False`` and ``value=None`` (abstain) after one re-prompt. Model/transport
+        errors after the accounted model's retries propagate.
+        """
+        contribs = [c for c in (b.contribute(self, request) for b in self.blocks) if c is not None]
+        for c in contribs:
+            if c.action is not None:
+                return c.action
+        for c in contribs:
+            if c.choices is not None:
+                request.choices = [x for x in request.choices or [] if x in c.choices] or request.choices
+        messages = self.messages(request, contribs)
+        max_tokens = MAX_TOKENS.get(request.kind, 200)
+        extra = {}
+        if self.constrained is not False and supports_grammar(self.model.model):
+            extra["grammar"] = reply_grammar(request)
+        call_ids: list[str] = []
+        errors: list[str] = []
+        text = ""
+        for attempt in (1, 2):
+            text, cid = self.model.chat(messages, actor=self.name, purpose=f"{request.kind}#{attempt}",
+                                        max_tokens=max_tokens, phase=phase, **extra)
+            call_ids.append(cid)
+            try:
+                value, reasoning = parse_reply(request, text)
+            except ParseError as exc:
+                errors.append(str(exc))
+                self.stats[f"malformed_{request.kind}"] += 1
+                log.info("%s: malformed %s reply (attempt %d): %s | %r", self.name, request.kind,
+                         attempt, exc, text[:200])
+                messages = messages + [AIMessage(content=text), HumanMessage(content=prompts.reprompt(str(exc), request))]
+                continue
+            if attempt == 2:
+                self.stats["recovered_after_reprompt"] += 1
+            return Action(kind=request.kind, actor=self.name, value=value, raw=text, valid=True,
+                          attempts=attempt, call_ids=call_ids, errors=errors, reasoning=reasoning)
+        self.stats[f"invalid_{request.kind}"] += 1
+        log.warning("%s: %s abstained after a re-prompt: %s", self.name, request.kind, errors[-1])
+        return Action(kind=request.kind, actor=self.name, value=None, raw=text, valid=False,
+                      attempts=2, call_ids=call_ids, errors=errors)
+
+    def messages(self, request: ActionRequest, contribs: Iterable[Contribution] = ()) -> list:
+        """Build the chat messages for ``request``: stable system part, varying user part."""
+        p = self.persona
+        system = prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
+        query = request.query or request.prompt
+        script = "\n".join(c.text for c in self.memory.retrieve(query, self.settings.script_budget, "script"))
+        dialogue = "\n".join(c.text for c in self.memory.retrieve(query, self.settings.dialogue_budget, "dialogue"))
+        contribs = list(contribs)
+        user = prompts.user_prompt(
+            request, script, dialogue,
+            "\n\n".join(c.context for c in contribs if c.context),
+            " ".join(c.instructions for c in contribs if c.instructions),
+        )
+        return [SystemMessage(content=system), HumanMessage(content=user)]
+
+
+def supports_grammar(model: Any) -> bool:
+    """True for chat models that take a GBNF ``grammar`` (the in-process llama.cpp model)."""
+    from mas_agents.llm import LocalLlamaChat
+    return isinstance(model, LocalLlamaChat)
+
+
+def dialogue_text(event: dict[str, Any]) -> str:
+    """The dialogue-memory text of an event ('' for events that are not dialogue)."""
+    kind = event.get("kind")
+    if kind == "introduce" and event.get("data", {}).get("valid", True):
+        return f"{event['actor']} introduced themselves: {event['content']}"
+    if kind == "answer":
+        d = event.get("data", {})
+        return (f"{d.get('asker', '?')} asked {event['actor']}: {d.get('question', '')}\n"
+                f"{event['actor']} answered: {event['content']}")
+    return ""

@@ -1,0 +1,94 @@
+"""Agent specs: strings like ``plain`` that name a set of planner blocks.
+
+A spec is ``BLOCK[+BLOCK...]``; each name maps to a factory in :data:`BLOCKS`. ``plain`` is
+memory retrieval + script and goals + chain-of-thought (the foundation issue's plain agent).
+Later issues register more blocks (``player_star``, ``pgm``, baselines) in the same table.
+
+The murderer always plays with :data:`MURDERER_SPEC`, whatever the other players use, so that
+comparisons between agent types face the same opponent (PLAYER* §4.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from mas_agents.accounting import AccountedModel
+from mas_agents.agent import Agent, Persona
+from memory import Embedder, MemorySettings, VectorMemory
+from planners.base import PlannerBlock
+from planners.cot import ChainOfThought
+
+#: spec name -> factory of the blocks it adds.
+BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
+    "plain": lambda: [ChainOfThought()],
+}
+
+#: The one fixed framework every murderer plays with (PLAYER* §4.1).
+MURDERER_SPEC = "plain"
+
+
+def parse_spec(spec: str) -> list[str]:
+    """Split ``a+b`` into block names and check each is known.
+
+    Raises:
+        ValueError: empty spec or an unknown block (the message lists the known ones).
+    """
+    names = [n.strip() for n in spec.split("+") if n.strip()]
+    if not names:
+        raise ValueError("empty agent spec")
+    unknown = [n for n in names if n not in BLOCKS]
+    if unknown:
+        raise ValueError(f"unknown agent block(s) {', '.join(unknown)}; known: {', '.join(sorted(BLOCKS))}")
+    return names
+
+
+def build_blocks(spec: str) -> list[PlannerBlock]:
+    """The planner blocks of ``spec``, in spec order, without duplicates by type."""
+    blocks: list[PlannerBlock] = []
+    for name in parse_spec(spec):
+        for b in BLOCKS[name]():
+            if not any(type(x) is type(b) for x in blocks):
+                blocks.append(b)
+    return blocks
+
+
+def persona_for(script: Any, name: str) -> Persona:
+    """A :class:`Persona` for character ``name`` of a loaded WellPlay script
+    (:class:`eval.wellplay.Script`; duck-typed so that this package does not import ``eval``)."""
+    ch = script.character(name)
+    return Persona(name=ch.name, title=script.name, role="murderer" if ch.is_murderer else "civilian",
+                   script=ch.script, goals=ch.goals, victims=list(script.victims),
+                   players=[c.name for c in script.characters])
+
+
+def build_agent(persona: Persona, spec: str, model: AccountedModel, embedder: Embedder,
+                settings: MemorySettings | None = None, extra_scripts: list[tuple[str, str]] = ()) -> Agent:
+    """Build one agent with its own FAISS memory holding its script.
+
+    Args:
+        persona: who it plays.
+        spec: agent spec (see :func:`parse_spec`).
+        model: accounted chat model.
+        embedder: embedding model for the memory.
+        settings: retrieval budgets; defaults to :class:`memory.MemorySettings`.
+        extra_scripts: ``(name, text)`` of other characters' scripts to add to the script memory
+            (the OP evaluation method reads every script).
+    """
+    settings = settings or MemorySettings()
+    mem = VectorMemory(embedder, chunk_tokens=settings.chunk_tokens)
+    mem.add_script(persona.script)
+    for other, text in extra_scripts:
+        if other != persona.name:
+            mem.add_script(f"[From {other}'s script] {text}")
+    return Agent(persona=persona, model=model, memory=mem, blocks=build_blocks(spec), settings=settings, spec=spec)
+
+
+def build_mmg_agents(script: Any, spec: str, model: AccountedModel, embedder: Embedder,
+                     settings: MemorySettings | None = None) -> dict[str, Agent]:
+    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`."""
+    agents = {}
+    for ch in script.characters:
+        persona = persona_for(script, ch.name)
+        s = MURDERER_SPEC if persona.role == "murderer" else spec
+        agents[ch.name] = build_agent(persona, s, model, embedder, settings)
+    return agents

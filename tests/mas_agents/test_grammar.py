@@ -1,0 +1,39 @@
+import pytest
+
+from mas_agents.actions import ActionRequest
+from mas_agents.grammar import reply_grammar
+
+llama_cpp = pytest.importorskip("llama_cpp")
+
+NAMES = ["Chief Wang", 'Mr. "Quote" Back\\slash', "Han Chengwu (Han the Attendant)"]
+
+
+@pytest.mark.parametrize("req", [
+    ActionRequest(kind="introduce", actor="X", prompt="p"),
+    ActionRequest(kind="answer", actor="X", prompt="p"),
+    ActionRequest(kind="ask", actor="X", prompt="p", choices=NAMES),
+    ActionRequest(kind="vote", actor="X", prompt="p", choices=NAMES),
+    ActionRequest(kind="mcq", actor="X", prompt="p", choices=["x", "y", "z"]),
+    ActionRequest(kind="mcq", actor="X", prompt="p", choices=["x", "y", "z", "w", "v"], multi=True),
+])
+def test_every_mmg_grammar_compiles_in_llama_cpp(req):
+    g = reply_grammar(req)
+    llama_cpp.LlamaGrammar.from_string(g, verbose=False)  # raises on a syntax error
+
+
+def test_vote_grammar_lists_exactly_the_choices_escaped():
+    g = reply_grammar(ActionRequest(kind="vote", actor="X", prompt="p", choices=NAMES))
+    assert 'name ::= "Chief Wang" | "Mr. \\"Quote\\" Back\\\\slash" | "Han Chengwu (Han the Attendant)"' in g
+    assert 'root ::= think "Vote: " name' in g
+
+
+def test_mcq_letters_follow_option_count():
+    g = reply_grammar(ActionRequest(kind="mcq", actor="X", prompt="p", choices=["x", "y", "z"]))
+    assert "letter ::= [a-c]" in g and "(\", \" letter)?" not in g
+    g = reply_grammar(ActionRequest(kind="mcq", actor="X", prompt="p", choices=list("vwxyz"), multi=True))
+    assert "letter ::= [a-e]" in g and "(\", \" letter)?" in g
+
+
+def test_choice_kinds_need_choices():
+    with pytest.raises(ValueError):
+        reply_grammar(ActionRequest(kind="vote", actor="X", prompt="p", choices=[]))
