@@ -86,16 +86,36 @@ class CallRecorder:
     Thread-safe: concurrent LangGraph nodes may record at the same time; each line is written,
     flushed and the file closed under one lock, so an interrupted run keeps every record made so
     far and lines never interleave. The file is opened in append mode (an existing file is extended,
-    never truncated); its parent directory is created on first write.
+    never truncated). The file (and its directory) is created at once, so a run that made no
+    call still has an (empty) ``llm_calls.jsonl``.
 
     Args:
         path: the JSONL file, or ``None`` to keep records in memory only.
+        load_existing: read the records already in ``path`` so that :meth:`totals` covers the
+            whole run (a resumed game).
+
+    Raises:
+        ValueError: ``load_existing`` and a line of ``path`` is not a JSON call record (the
+            message names the file and line).
     """
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, load_existing: bool = False):
         self.path = Path(path) if path is not None else None
         self._lock = threading.Lock()
         self._calls: list[LLMCall] = []
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if load_existing and self.path.exists():
+                names = {f.name for f in dataclasses.fields(LLMCall)}
+                for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        d = json.loads(line)
+                        self._calls.append(LLMCall(**{k: v for k, v in d.items() if k in names}))
+                    except (json.JSONDecodeError, TypeError) as exc:
+                        raise ValueError(f"{self.path}:{lineno}: not an LLM call record ({exc})") from exc
+            self.path.touch()
 
     def record(self, call: LLMCall) -> None:
         """Store ``call`` and append it as one JSON line (flushed) to :attr:`path` if set."""

@@ -495,3 +495,19 @@ def test_embedded_model_context_overflow():
     with pytest.raises(ContextOverflowError) as err:
         model.invoke([HumanMessage(long)])
     assert err.value.limit == 512 - 64 and err.value.prompt_tokens > 448
+
+
+def test_recorder_creates_file_and_reloads_for_resume(tmp_path):
+    from mas_agents.accounting import CallRecorder, LLMCall
+    path = tmp_path / "run" / "llm_calls.jsonl"
+    rec = CallRecorder(path)
+    assert path.exists() and path.read_text() == ""
+    rec.record(LLMCall(call_id="1", actor="A", purpose="vote#1", model="m", input_tokens=10, output_tokens=2,
+                       latency_s=0.5, retries=0, ok=True, error=None, started_at="t", prompt_chars=40,
+                       output_chars=8, phase="gameplay"))
+    again = CallRecorder(path, load_existing=True)
+    assert again.totals()["calls"] == 1 and again.totals()["input_tokens"] == 10
+    assert CallRecorder(path).totals()["calls"] == 0
+    path.write_text("not json\n")
+    with pytest.raises(ValueError, match="llm_calls.jsonl:1"):
+        CallRecorder(path, load_existing=True)

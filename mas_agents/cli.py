@@ -1,0 +1,230 @@
+"""The ``mas`` command line.
+
+Commands (foundation issue, item 8)::
+
+    mas data check [--lang en|zh|all]
+    mas mmg run --script NAME [--agent plain] [--model local] [--rounds 3] [--questions 1]
+                [--seed 0] [--out DIR] [--resume]
+    mas wellplay eval --method session|pp|op|always_a|random [--run DIR] [--script NAME|all]
+                [--lang en|zh] [--model local] [--seed 0] [--runs 1] [--no-shuffle]
+                [--scoring strict|upstream] [--out DIR]
+
+Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
+the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(help="mas-agents: LLM multi-agent games and their evaluation.", no_args_is_help=True,
+                  add_completion=False)
+data_app = typer.Typer(help="Datasets.", no_args_is_help=True)
+mmg_app = typer.Typer(help="Murder-mystery games on WellPlay scripts.", no_args_is_help=True)
+wellplay_app = typer.Typer(help="WellPlay multiple-choice evaluation.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+app.add_typer(mmg_app, name="mmg")
+app.add_typer(wellplay_app, name="wellplay")
+
+console = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    console.print(f"[red]error:[/red] {msg}")
+    raise typer.Exit(code)
+
+
+def _data_root(data_dir: Optional[Path]) -> Path:
+    from eval.data import DataError, resolve_data_dir
+    try:
+        return resolve_data_dir(data_dir)
+    except DataError as exc:
+        _fail(str(exc))
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=False, disable=not sys.stderr.isatty())
+
+
+def _logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+@data_app.command("check")
+def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
+    """Validate the WellPlay files and print counts per script."""
+    from eval.data import DataError
+    from eval.wellplay import LANGS, load_all
+
+    root = _data_root(data_dir)
+    langs = LANGS if lang == "all" else (lang,)
+    for lg in langs:
+        if lg not in LANGS:
+            _fail(f"--lang must be one of en, zh, all (got {lg!r})")
+        try:
+            scripts = load_all(root, lg)
+        except DataError as exc:
+            _fail(str(exc))
+        t = Table(title=f"WellPlay ({lg}) at {root / 'wellplay' / lg}")
+        for col in ("id", "script", "characters", "objective", "reasoning", "relation", "questions", "murderers", "repairs"):
+            t.add_column(col)
+        tot = {"chars": 0, "objective": 0, "reasoning": 0, "relation": 0, "q": 0}
+        for s in scripts:
+            qs = s.all_questions()
+            cats = {c: sum(1 for q in qs if q.category == c) for c in ("objective", "reasoning", "relation")}
+            t.add_row(s.id, s.name, str(len(s.characters)), *(str(cats[c]) for c in cats), str(len(qs)),
+                      ", ".join(c.name for c in s.characters if c.is_murderer), str(len(s.repairs)))
+            tot["chars"] += len(s.characters)
+            tot["q"] += len(qs)
+            for c in cats:
+                tot[c] += cats[c]
+        t.add_row("", "total", str(tot["chars"]), str(tot["objective"]), str(tot["reasoning"]),
+                  str(tot["relation"]), str(tot["q"]), "", "")
+        Console().print(t)
+        print(f"{lg}: {len(scripts)} scripts, {tot['chars']} characters, {tot['q']} questions "
+              f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
+
+
+@mmg_app.command("run")
+def mmg_run(
+    script: str = typer.Option(..., help="Script display name (\"Sin\", \"Death Wears White\") or id (\"131\")."),
+    agent: str = typer.Option("plain", help="Agent spec for the non-murderer characters."),
+    model: str = typer.Option("local", help="local | local:/path/model.gguf | openai:MODEL"),
+    rounds: int = typer.Option(3, min=0, help="Rounds of open questioning."),
+    questions: int = typer.Option(1, min=0, help="Questions each player asks per round."),
+    seed: int = typer.Option(0),
+    lang: str = typer.Option("en", help="en or zh"),
+    out: Optional[Path] = typer.Option(None, help="Run directory (default runs/mmg-<script>-<time>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the interrupted game in --out."),
+    script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
+    dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play one murder-mystery game on a WellPlay script."""
+    _logging(verbose)
+    from eval.data import DataError
+    from eval.wellplay import load_script
+    from graphs.mmg import MMGRuntime
+    from graphs.mmg_session import run_game
+    from mas_agents.accounting import AccountedModel, CallRecorder
+    from mas_agents.llm import make_chat_model, model_label
+    from mas_agents.rundir import default_run_dir, read_json, versions
+    from mas_agents.specs import build_mmg_agents, parse_spec
+    from memory import MemorySettings, default_embedder
+
+    root = _data_root(data_dir)
+    if resume:
+        if out is None:
+            _fail("--resume needs --out DIR, the directory of the interrupted game")
+        try:
+            old = read_json(out / "config.json")
+        except (FileNotFoundError, ValueError) as exc:
+            _fail(str(exc))
+        script, agent, model, lang = old["script"], old["agent"], old["model"], old["lang"]
+        rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
+        script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
+    try:
+        parse_spec(agent)
+        sc = load_script(root, script, lang)
+    except (ValueError, DataError) as exc:
+        _fail(str(exc))
+    settings = MemorySettings()
+    if script_budget is not None:
+        settings.script_budget = script_budget
+    if dialogue_budget is not None:
+        settings.dialogue_budget = dialogue_budget
+    out = out or default_run_dir("mmg", sc.name)
+    out.mkdir(parents=True, exist_ok=True)
+    recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
+    console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
+    accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=model_label(model), phase="gameplay")
+    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
+    rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
+                    murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
+                    rounds=rounds, questions=questions)
+    config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
+              "murderer_agent": "plain", "model": model, "seed": seed, "rounds": rounds, "questions": questions,
+              "settings": vars(settings), "data_dir": str(root), "versions": versions()}
+    with _progress() as prog:
+        task = prog.add_task(f"{sc.name}", total=rt.step_bound() - 10)
+        try:
+            result = run_game(rt, out, recorder, config, resume=resume,
+                              progress=lambda done, bound, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
+        except (FileExistsError, FileNotFoundError) as exc:
+            _fail(str(exc))
+    oc = result["outcome"] or {}
+    for v in oc.get("victims", []):
+        console.print(f"{v['victim']}: accused {v['accused'] or 'no one'}; murderer {', '.join(v['murderers'])}; "
+                      f"{'correct' if v['correct'] else 'wrong'}")
+    llm = result["llm"]
+    console.print(f"LLM calls {llm['calls']}, tokens {llm['input_tokens']} in / {llm['output_tokens']} out, "
+                  f"invalid actions {result['invalid_actions']}, wall {result['wall_time_s']:.0f} s")
+    print(out)
+
+
+@wellplay_app.command("eval")
+def wellplay_eval(
+    method: str = typer.Option(..., help="session | pp | op | always_a | random"),
+    run: Optional[Path] = typer.Option(None, help="Game directory (for --method session)."),
+    script: str = typer.Option("all", help="Script name or id, or all."),
+    lang: str = typer.Option("en"),
+    model: str = typer.Option("local"),
+    seed: int = typer.Option(0),
+    runs: int = typer.Option(1, min=1, help="Evaluation passes (mean and std reported)."),
+    no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep upstream option order (position-biased keys)."),
+    scoring: str = typer.Option("strict", help="strict | upstream"),
+    out: Optional[Path] = typer.Option(None),
+    script_budget: int = typer.Option(None), dialogue_budget: int = typer.Option(None),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Score a method on WellPlay questions."""
+    _logging(verbose)
+    from eval.data import DataError
+    from eval.wellplay_run import run_wellplay_eval
+    from mas_agents.rundir import default_run_dir
+    from memory import MemorySettings
+
+    root = _data_root(data_dir)
+    settings = MemorySettings()
+    if script_budget is not None:
+        settings.script_budget = script_budget
+    if dialogue_budget is not None:
+        settings.dialogue_budget = dialogue_budget
+    label = run.name if (method == "session" and run) else script
+    out = out or default_run_dir(f"eval-{method}", label)
+    with _progress() as prog:
+        task = prog.add_task(f"{method}", total=None)
+        try:
+            res = run_wellplay_eval(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
+                                    seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
+                                    settings=settings, tick=lambda: prog.advance(task),
+                                    total=lambda n: prog.update(task, total=n))
+        except (ValueError, FileNotFoundError, DataError) as exc:
+            _fail(str(exc))
+    acc = res["accuracy"]
+    console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {100 * res['weighted_score']:.1f} % "
+                  f"(std {100 * res['weighted_score_std']:.1f}); "
+                  + ", ".join(f"{c} {100 * a:.1f} %" for c, a in acc.items()))
+    print(out)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,55 @@
+"""The `mas` CLI as a user runs it (typer's CliRunner, in-process)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from eval.data import DataError, resolve_data_dir
+from mas_agents.cli import app
+
+runner = CliRunner()
+
+try:
+    resolve_data_dir()
+    HAVE_DATA = True
+except DataError:  # pragma: no cover
+    HAVE_DATA = False
+needs_data = pytest.mark.skipif(not HAVE_DATA, reason="WellPlay data not found (../shared/datasets or MAS_DATA_DIR)")
+
+
+@needs_data
+def test_data_check_prints_the_paper_totals_for_both_languages():
+    r = runner.invoke(app, ["data", "check"])
+    assert r.exit_code == 0, r.output
+    assert "en: 12 scripts, 68 characters, 1482 questions (117 / 800 / 565)" in r.output
+    assert "zh: 12 scripts, 68 characters, 1482 questions (117 / 800 / 565)" in r.output
+
+
+def test_missing_data_dir_is_a_clear_error(tmp_path):
+    r = runner.invoke(app, ["data", "check", "--data-dir", str(tmp_path / "nowhere")])
+    assert r.exit_code == 2
+    assert "nowhere" in r.output and "MAS_DATA_DIR" in r.output
+
+
+@needs_data
+def test_unknown_script_lists_the_known_ones(tmp_path):
+    r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2
+    assert "Sin" in r.output and "Death Wears White" in r.output
+
+
+@needs_data
+def test_wellplay_always_a_without_shuffle(tmp_path):
+    r = runner.invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", "all", "--no-shuffle",
+                            "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert round(100 * res["weighted_score"], 1) == 48.9
+    assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
+
+
+@needs_data
+def test_resume_without_out_is_refused():
+    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--resume"])
+    assert r.exit_code == 2 and "--out" in r.output

@@ -1,0 +1,50 @@
+"""Integration: the embedded SmolLM2-135M plays a one-round game of "Sin", then is scored.
+
+Runs the `mas` CLI in-process exactly as the README does (minutes on 2 cores).
+"""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from eval.data import DataError, resolve_data_dir
+from mas_agents.cli import app
+
+pytestmark = pytest.mark.integration
+
+try:
+    resolve_data_dir()
+except DataError as exc:  # pragma: no cover
+    pytest.skip(f"WellPlay data not found: {exc}", allow_module_level=True)
+
+
+def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):
+    runner = CliRunner()
+    game = tmp_path / "sin"
+    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--rounds", "1", "--out", str(game)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((game / "result.json").read_text())
+    assert res["finished"]
+    assert res["roles"]["Chief Wang"] == "murderer"
+    events = [json.loads(l) for l in (game / "events.jsonl").read_text().splitlines()]
+    kinds = [e["kind"] for e in events]
+    # every action either happened or is recorded as an invalid (abstained) action
+    assert kinds.count("introduce") + sum(1 for e in events if e["kind"] == "invalid" and e["phase"] == "introduction") == 4
+    assert kinds.count("ask") + kinds.count("answer") + sum(e["kind"] == "invalid" and e["phase"] == "questioning" for e in events) >= 4
+    assert kinds.count("accuse") == 1
+    v = res["outcome"]["victims"][0]
+    assert v["victim"] == "Zhao Cishan" and v["murderers"] == ["Chief Wang"]
+    assert sum(1 for c in v["votes"].values()) == 4 and "Chief Wang" not in [k for k, c in v["votes"].items() if c == k]
+    calls = [json.loads(l) for l in (game / "llm_calls.jsonl").read_text().splitlines()]
+    assert len(calls) == res["llm"]["calls"] >= 16
+    assert all(c["input_tokens"] > 0 and c["ok"] for c in calls)
+    assert "## Introductions" in (game / "transcript.md").read_text()
+
+    ev = tmp_path / "eval"
+    r = runner.invoke(app, ["wellplay", "eval", "--method", "session", "--run", str(game), "--out", str(ev)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((ev / "result.json").read_text())
+    assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 3, "reasoning": 20, "relation": 21}
+    assert set(res["per_character"]) == {f"Sin / {n}" for n in ("Zhang Villager", "Chief Wang", "Officer Li", "Hu Investigate")}
+    assert 0.0 <= res["weighted_score"] <= 1.0
