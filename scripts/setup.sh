@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up mas-agents from nothing: a virtualenv in .venv with every dependency.
+# torch==2.13.0 goes first: its CPU wheel is on this machine's local wheel path, and an
+# unpinned torch (pulled by sentence-transformers) would download gigabytes of CUDA packages.
+# llama-cpp-python compiles from source on first install (~5 min on 2 cores; pip caches the wheel).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet torch==2.13.0
+.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/mas --help >/dev/null
+echo "mas-agents installed in .venv (activate with: source .venv/bin/activate)"
