@@ -234,7 +234,15 @@ class VectorMemory:
         return f"VectorMemory({parts}, embedder={self.embedder.name!r})"
 
 
-@dataclass(frozen=True)
+class _PaperSettings:
+    """Class attribute that hands out a fresh ``MemorySettings.paper()`` on every access, so
+    that mutating one copy (the CLI sets budgets on its settings) cannot change the constant."""
+
+    def __get__(self, obj: object, owner: type["MemorySettings"]) -> "MemorySettings":
+        return owner.paper()
+
+
+@dataclass
 class MemorySettings:
     """Token budgets for building prompts from :class:`VectorMemory`.
 
@@ -244,16 +252,16 @@ class MemorySettings:
         dialogue_budget: tokens of retrieved dialogue per prompt. Default 500; paper 4,000.
         chunk_tokens: max tokens per script chunk (PLAYER* §2.2: 50).
 
-    ``MemorySettings.PAPER`` (or ``MemorySettings.paper()``) is the paper's 4000/4000/50.
-    Frozen: derive variants with ``dataclasses.replace``. Raises ValueError on a negative budget
-    or ``chunk_tokens < 1``.
+    ``MemorySettings.PAPER`` (a fresh copy on each access) and ``MemorySettings.paper()`` give
+    the paper's 4000/4000/50. Mutable (callers set budgets from the command line); the
+    constructor raises ValueError on a negative budget or ``chunk_tokens < 1``.
     """
 
     script_budget: int = 800
     dialogue_budget: int = 500
     chunk_tokens: int = 50
 
-    PAPER: ClassVar["MemorySettings"]
+    PAPER: ClassVar["MemorySettings"]  # set below, after the dataclass is built
 
     def __post_init__(self) -> None:
         if self.script_budget < 0 or self.dialogue_budget < 0:
@@ -267,4 +275,4 @@ class MemorySettings:
         return cls(script_budget=4000, dialogue_budget=4000, chunk_tokens=50)
 
 
-MemorySettings.PAPER = MemorySettings.paper()
+MemorySettings.PAPER = _PaperSettings()  # type: ignore[assignment]
