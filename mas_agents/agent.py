@@ -10,6 +10,7 @@ counted in :attr:`Agent.stats`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -76,8 +77,8 @@ class Agent:
     settings: MemorySettings = field(default_factory=MemorySettings)
     spec: str = "plain"
     constrained: bool | None = None
-    stats: Counter = field(default_factory=Counter)
-    _seen: int = 0
+    stats: Counter = field(default_factory=Counter, init=False)
+    _seen: int = field(default=0, init=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -116,8 +117,9 @@ class Agent:
             if c.action is not None:
                 return c.action
         for c in contribs:
-            if c.choices is not None:
-                request.choices = [x for x in request.choices or [] if x in c.choices] or request.choices
+            if c.choices is not None:  # a block narrowed the legal choices (never widened)
+                narrowed = [x for x in request.choices or [] if x in c.choices]
+                request = dataclasses.replace(request, choices=narrowed or request.choices)
         messages = self.messages(request, contribs)
         max_tokens = MAX_TOKENS.get(request.kind, 200)
         extra = {}

@@ -1,0 +1,102 @@
+"""Agent logic with fake models: blocks, re-prompt, abstention, memory ingestion."""
+
+from dataclasses import dataclass
+
+from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.actions import Action, ActionRequest
+from mas_agents.agent import Agent, Persona
+from memory import HashEmbedder, MemorySettings, VectorMemory
+from planners.base import Contribution
+from planners.cot import ChainOfThought
+from tests.fakes import RuleChat, polite_player
+
+PLAYERS = ["Ann", "Bob", "Cid"]
+
+
+def make_agent(rule, blocks=()):
+    rec = CallRecorder(None)
+    model = AccountedModel(RuleChat(rule=rule, seen=[]), rec, label="fake")
+    mem = VectorMemory(HashEmbedder())
+    mem.add_script("You are Ann. You saw Bob with a knife at nine. Cid was asleep.")
+    persona = Persona("Ann", "Toy", "civilian", "You are Ann.", "Find the killer.", ["Vic"], PLAYERS)
+    return Agent(persona, model, mem, list(blocks), MemorySettings(script_budget=50, dialogue_budget=50)), rec
+
+
+def vote_req():
+    return ActionRequest(kind="vote", actor="Ann", prompt="Who killed Vic?", choices=["Bob", "Cid"])
+
+
+def test_prompt_holds_script_excerpt_choices_format_and_cot():
+    agent, _ = make_agent(polite_player(), [ChainOfThought()])
+    sys_msg, user = agent.messages(vote_req(), [ChainOfThought().contribute(agent, vote_req())])
+    assert "You are Ann" in sys_msg.content and "not a murderer" in sys_msg.content
+    assert "Bob with a knife" in user.content
+    assert "1. Bob\n2. Cid" in user.content
+    assert "think step by step" in user.content
+    assert user.content.rstrip().endswith('"Vote: ..." holding exactly one name from the list.')
+
+
+def test_murderer_prompt_allows_lying():
+    agent, _ = make_agent(polite_player())
+    agent.persona.role = "murderer"
+    sys_msg, _ = agent.messages(vote_req())
+    assert "murderer of Vic" in sys_msg.content and "never admit" in sys_msg.content
+
+
+@dataclass
+class FixedVote:
+    name: str = "fixed"
+
+    def contribute(self, agent, request):
+        return Contribution(action=Action(kind="vote", actor=agent.name, value="Cid", raw="", call_ids=[]))
+
+
+@dataclass
+class OnlyCid:
+    name: str = "only_cid"
+
+    def contribute(self, agent, request):
+        return Contribution(choices=["Cid"], context="Suspect list: Cid")
+
+
+def test_block_action_skips_the_model():
+    agent, rec = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("model called")), [FixedVote()])
+    act = agent.act(vote_req())
+    assert act.value == "Cid" and rec.totals()["calls"] == 0
+
+
+def test_block_narrows_choices_without_touching_the_request():
+    seen = []
+    agent, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Vote: Cid")[1], [OnlyCid()])
+    req = vote_req()
+    act = agent.act(req)
+    assert act.value == "Cid"
+    assert "1. Cid" in seen[0] and "Bob" not in seen[0].split("Who killed Vic?")[1]
+    assert "Suspect list: Cid" in seen[0]
+    assert req.choices == ["Bob", "Cid"]
+
+
+def test_reprompt_then_abstain_and_counters():
+    replies = iter(["rambling", "Vote: Bob", "rambling", "still rambling"])
+    agent, rec = make_agent(lambda m: next(replies))
+    first = agent.act(vote_req())
+    assert first.valid and first.value == "Bob" and first.attempts == 2 and len(first.errors) == 1
+    second = agent.act(vote_req())
+    assert not second.valid and second.value is None and second.attempts == 2
+    assert agent.stats == {"malformed_vote": 3, "recovered_after_reprompt": 1, "invalid_vote": 1}
+    assert rec.totals()["calls"] == 4
+
+
+def test_observe_ingests_visible_dialogue_once():
+    agent, _ = make_agent(polite_player())
+    events = [
+        {"kind": "introduce", "actor": "Bob", "visible_to": ["*"], "content": "I am Bob.", "data": {"valid": True}},
+        {"kind": "vote", "actor": "Cid", "visible_to": ["Cid"], "content": "votes Bob", "data": {}},
+        {"kind": "answer", "actor": "Cid", "visible_to": ["*"], "content": "Asleep.", "round": 1,
+         "data": {"asker": "Bob", "question": "Where were you?"}},
+    ]
+    assert agent.observe(events) == 2
+    assert agent.observe(events) == 0
+    texts = [c.text for c in agent.memory.all_chunks("dialogue")]
+    assert texts == ["Bob introduced themselves: I am Bob.",
+                     "Bob asked Cid: Where were you?\nCid answered: Asleep."]
