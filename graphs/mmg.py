@@ -3,7 +3,8 @@
 Flow::
 
     START -> setup -> introduce (loops once per character, seat order)
-          -> ask -> answer (loops over the questioning schedule of rounds x players x questions)
+          -> ask -> answer (loops over the questioning schedule of rounds x players x questions;
+                            round_end after each round: agents' round hooks, e.g. a pruner)
           -> vote (Send fan-out: one branch per (voter, victim), simultaneous, private)
           -> tally -> END
 
@@ -76,15 +77,20 @@ class MMGRuntime:
             raise ValueError(f"no agent for character(s): {', '.join(missing)}")
         self.schedule = rules.question_schedule(self.players, self.rounds, self.questions)
 
-    def act(self, name: str, events: list[dict], request: ActionRequest) -> Action:
-        """Let ``name`` read the events it can see, then answer ``request``."""
+    def act(self, name: str, events: list[dict], request: ActionRequest) -> tuple[Action, list[dict]]:
+        """Let ``name`` read the events it can see, then answer ``request``.
+
+        Returns the action and the private planning events its blocks queued meanwhile (sensor
+        readings, target choices...), which the node appends before the action's own event.
+        """
         agent = self.agents[name]
         agent.observe(events)
-        return agent.act(request, phase="gameplay")
+        action = agent.act(request, phase="gameplay")
+        return action, agent.drain_events()
 
     def step_bound(self) -> int:
         """An upper bound on graph steps, for LangGraph's ``recursion_limit``."""
-        return 2 + len(self.players) + 2 * len(self.schedule) + 2 + 10
+        return 2 + len(self.players) + 2 * len(self.schedule) + self.rounds + 2 + 10
 
 
 def _invalid_event(action: Action, phase: str, round: int) -> dict:
@@ -131,12 +137,12 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             prompt=(f"It is your turn to introduce yourself to the other players: who you are, and "
                     f"how you know {victims_txt}."),
             query=f"{name} who I am, my job, my relationship with {victims_txt}")
-        act = rt.act(name, state["events"], req)
+        act, planning = rt.act(name, state["events"], req)
         if act.valid:
             ev = make_event(phase="introduction", actor=name, kind="introduce", content=act.value,
                             llm_call_ids=act.call_ids, data={"valid": True, "reasoning": act.reasoning})
-            return {"events": [ev], "intro_i": i + 1}
-        return {"events": [_invalid_event(act, "introduction", 0)], "intro_i": i + 1}
+            return {"events": planning + [ev], "intro_i": i + 1}
+        return {"events": planning + [_invalid_event(act, "introduction", 0)], "intro_i": i + 1}
 
     def ask(state: MMGState) -> dict:
         rnd, asker = rt.schedule[state["cursor"]]
@@ -147,15 +153,15 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                     f"them one question that helps find out who killed {victims_txt}. Players you can ask:"),
             query=f"Who killed {victims_txt}? suspicious, motive, alibi, last seen",
             context={"round": rnd})
-        act = rt.act(asker, state["events"], req)
+        act, planning = rt.act(asker, state["events"], req)
         if not act.valid:
-            return {"events": [_invalid_event(act, "questioning", rnd)], "pending": None,
+            return {"events": planning + [_invalid_event(act, "questioning", rnd)], "pending": None,
                     "cursor": state["cursor"] + 1}
         q = {"round": rnd, "asker": asker, "target": act.value["target"], "question": act.value["question"]}
         ev = make_event(phase="questioning", round=rnd, actor=asker, kind="ask",
                         content=act.value["question"], llm_call_ids=act.call_ids,
                         data={"target": q["target"], "reasoning": act.reasoning})
-        return {"events": [ev], "pending": q}
+        return {"events": planning + [ev], "pending": q}
 
     def answer(state: MMGState) -> dict:
         q = state["pending"]
@@ -164,7 +170,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             kind="answer", actor=target,
             prompt=f"{q['asker']} asks you: \"{q['question']}\"\nAnswer {q['asker']}.",
             query=q["question"], context=dict(q))
-        act = rt.act(target, state["events"], req)
+        act, planning = rt.act(target, state["events"], req)
         if act.valid:
             ev = make_event(phase="questioning", round=q["round"], actor=target, kind="answer",
                             content=act.value, llm_call_ids=act.call_ids,
@@ -173,11 +179,26 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             ev = _invalid_event(act, "questioning", q["round"])
             ev["visible_to"] = [EVERYONE]
             ev["content"] = f"({target} did not answer)"
-        return {"events": [ev], "pending": None, "cursor": state["cursor"] + 1}
+        return {"events": planning + [ev], "pending": None, "cursor": state["cursor"] + 1}
 
     def after_turn(state: MMGState) -> str:
         if state.get("pending"):
             return "answer"
+        cur = state["cursor"]
+        if cur >= len(rt.schedule) or rt.schedule[cur][0] != rt.schedule[cur - 1][0]:
+            return "round_end"
+        return "ask"
+
+    def round_end(state: MMGState) -> dict:
+        rnd = rt.schedule[state["cursor"] - 1][0]
+        events = [make_event(phase="questioning", round=rnd, actor="game", kind="round_end",
+                             content=f"Round {rnd} of questioning is over.")]
+        seen = state["events"] + events
+        for p in players:
+            events += rt.agents[p].end_round(rnd, seen)
+        return {"events": events}
+
+    def after_round(state: MMGState) -> str:
         return "ask" if state["cursor"] < len(rt.schedule) else "vote_start"
 
     def after_intro(state: MMGState) -> str:
@@ -203,7 +224,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             prompt=f"Voting. Who killed {victim}? Vote for one player from this list:",
             query=f"Who killed {victim}? motive, opportunity, weapon, lies, timeline",
             context={"victim": victim})
-        act = rt.act(voter, payload["events"], req)
+        act, planning = rt.act(voter, payload["events"], req)
         record = {"voter": voter, "victim": victim, "choice": act.value if act.valid else None,
                   "valid": act.valid}
         ev = make_event(phase="voting", actor=voter, kind="vote" if act.valid else "invalid",
@@ -212,7 +233,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                         visible_to=[voter], llm_call_ids=act.call_ids,
                         data={"victim": victim, "choice": record["choice"], "reasoning": act.reasoning,
                               "errors": act.errors, "raw": act.raw if not act.valid else ""})
-        return {"votes": [record], "events": [ev]}
+        return {"votes": [record], "events": planning + [ev]}
 
     def tally(state: MMGState) -> dict:
         per_victim = []
@@ -236,6 +257,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
     g.add_node("introduce", introduce)
     g.add_node("ask", ask)
     g.add_node("answer", answer)
+    g.add_node("round_end", round_end)
     g.add_node("vote_start", vote_start)
     g.add_node("vote_one", vote_one)
     g.add_node("tally", tally)
@@ -243,8 +265,9 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
     g.add_conditional_edges("setup", lambda s: "introduce" if players else "vote_start",
                             ["introduce", "vote_start"])
     g.add_conditional_edges("introduce", after_intro, ["introduce", "ask", "vote_start"])
-    g.add_conditional_edges("ask", after_turn, ["answer", "ask", "vote_start"])
-    g.add_conditional_edges("answer", after_turn, ["answer", "ask", "vote_start"])
+    g.add_conditional_edges("ask", after_turn, ["answer", "ask", "round_end"])
+    g.add_conditional_edges("answer", after_turn, ["answer", "ask", "round_end"])
+    g.add_conditional_edges("round_end", after_round, ["ask", "vote_start"])
     g.add_conditional_edges("vote_start", fan_out, ["vote_one", "tally"])
     g.add_edge("vote_one", "tally")
     g.add_edge("tally", END)

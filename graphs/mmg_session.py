@@ -144,6 +144,8 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
             raw = (e["data"].get("raw") or "").strip().replace("\n", " ")[:300]
             lines.append(f"- *{e['actor']}: invalid {e['data'].get('action', '')} "
                          f"({'; '.join(e['data'].get('errors', []))}). Raw reply: \"{raw}\"*\n")
+        elif e["phase"] == "planning":
+            lines.append(f"- *{e['actor']} (private {k}): {e['content']}*")
         elif k == "accuse":
             lines += ["", f"**{e['content']}**", ""]
     llm = result["llm"]

@@ -15,7 +15,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Action kinds a game may request (DESIGN.md). Only the first five are used by the MMG game.
+#: Action kinds a game may request (DESIGN.md). The MMG game uses the first five; ``choose`` is
+#: a generic pick-one-option request (planner blocks use it for sensor readings).
 KINDS = (
     "introduce", "ask", "answer", "vote", "mcq",
     "describe", "guess", "propose", "choose", "contribute",
@@ -28,6 +29,7 @@ TAGS = {
     "answer": "Answer",
     "vote": "Vote",
     "mcq": "Answer",
+    "choose": "Choice",
 }
 
 LETTERS = string.ascii_lowercase
@@ -186,6 +188,8 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         answer:    ``Answer: <text>``
         vote:      ``Vote: <name>`` (from ``choices``)
         mcq:       ``Answer: <letter>`` or, when ``multi``, ``Answer: <letter>, <letter>``
+        choose:    ``Choice: <option>`` (from ``choices``; planner blocks use it for sensor
+                   readings and other internal choices)
 
     Raises:
         ParseError: the reply does not follow the format.
@@ -199,8 +203,8 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
     if kind in ("introduce", "answer"):
         value, reasoning = tagged_field(text, TAGS[kind])
         return _clean_free_text(value), reasoning
-    if kind == "vote":
-        value, reasoning = tagged_field(text, TAGS["vote"])
+    if kind in ("vote", "choose"):
+        value, reasoning = tagged_field(text, TAGS[kind])
         return match_choice(value, request.choices or []), reasoning
     if kind == "mcq":
         value, reasoning = tagged_field(text, TAGS["mcq"])

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
 from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
-from mas_agents.events import is_visible
+from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import reply_grammar
 from memory import MemorySettings, VectorMemory
 from planners.base import Contribution, PlannerBlock
@@ -29,7 +29,7 @@ from planners.base import Contribution, PlannerBlock
 log = logging.getLogger(__name__)
 
 #: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag.
-MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 128, "mcq": 128}
+MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 128, "mcq": 128, "choose": 128}
 
 
 @dataclass
@@ -79,6 +79,7 @@ class Agent:
     constrained: bool | None = None
     stats: Counter = field(default_factory=Counter, init=False)
     _seen: int = field(default=0, init=False, repr=False)
+    _pending: list = field(default_factory=list, init=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -97,12 +98,48 @@ class Agent:
         for ev in events[self._seen:]:
             if not is_visible(ev, self.name):
                 continue
+            for b in self.blocks:
+                hook = getattr(b, "on_event", None)
+                if hook is not None:
+                    hook(self, ev)
             text = dialogue_text(ev)
             if text:
                 self.memory.add_dialogue(text, meta={"round": ev.get("round", 0), "kind": ev["kind"]})
                 added += 1
         self._seen = len(events)
         return added
+
+    # -- planning events and round hooks -----------------------------------------------------
+    def emit(self, kind: str, content: str, *, data: dict | None = None, round: int = 0,
+             llm_call_ids: Iterable[str] = ()) -> None:
+        """Queue a private planning event (sensor reading, suspect-list change...) visible only
+        to this agent; the game appends it to the event log via :meth:`drain_events`."""
+        self._pending.append(make_event(phase="planning", actor=self.name, kind=kind, content=content,
+                                        visible_to=[self.name], round=round, llm_call_ids=llm_call_ids,
+                                        data=data))
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """Return and clear the planning events queued since the last call."""
+        out, self._pending = self._pending, []
+        return out
+
+    def end_round(self, round: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Called by a game after questioning round ``round``: read the new events, let every
+        block with an ``on_round_end(agent, round)`` hook run (e.g. the PLAYER* pruner), and
+        return the planning events they queued."""
+        self.observe(events)
+        for b in self.blocks:
+            hook = getattr(b, "on_round_end", None)
+            if hook is not None:
+                hook(self, round)
+        return self.drain_events()
+
+    def choose(self, prompt: str, choices: list[str], *, query: str | None = None,
+               phase: str | None = "gameplay", context: dict | None = None) -> Action:
+        """One strict pick-one-option model call (kind ``choose``), e.g. a sensor reading.
+        Re-prompts once, then returns an invalid action with ``value=None``."""
+        return self.act(ActionRequest(kind="choose", actor=self.name, prompt=prompt, choices=list(choices),
+                                      query=query, context=dict(context or {})), phase=phase)
 
     # -- acting -----------------------------------------------------------------------------
     def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:

@@ -45,7 +45,7 @@ def reply_grammar(request: ActionRequest, think: bool = True) -> str:
         rules.append(f'think ::= [^\\n] [^\\n]{{0,{THOUGHT_CHARS}}} "\\n"')
     rules.append(f"text ::= [^\\n]{{{TEXT_MIN},{TEXT_MAX}}}")
     kind = request.kind
-    if kind in ("vote", "ask") and not request.choices:
+    if kind in ("vote", "ask", "choose") and not request.choices:
         raise ValueError(f"a {kind} request needs choices")
     if kind == "introduce":
         body = f'{_lit(TAGS["introduce"] + ": ")} text'
@@ -54,9 +54,9 @@ def reply_grammar(request: ActionRequest, think: bool = True) -> str:
     elif kind == "ask":
         rules.append(f"name ::= {_alternatives(request.choices)}")
         body = f'"To: " name "\\n" {_lit(TAGS["ask"] + ": ")} text'
-    elif kind == "vote":
+    elif kind in ("vote", "choose"):
         rules.append(f"name ::= {_alternatives(request.choices)}")
-        body = f'{_lit(TAGS["vote"] + ": ")} name'
+        body = f'{_lit(TAGS[kind] + ": ")} name'
     elif kind == "mcq":
         n = len(request.choices or [])
         if n < 1:

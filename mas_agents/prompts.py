@@ -41,6 +41,7 @@ FORMATS = {
     "answer": 'End with a line "Answer: ..." holding what you say in reply.',
     "vote": 'End with a line "Vote: ..." holding exactly one name from the list.',
     "mcq": 'End with a line "Answer: ..." holding the letter of the correct option.',
+    "choose": 'End with a line "Choice: ..." holding exactly one option from the list.',
     "mcq_multi": 'End with a line "Answer: ..." holding the letters of your choices, at most two, separated by a comma.',
 }
 

@@ -48,3 +48,11 @@ class PlannerBlock(Protocol):
     def contribute(self, agent: Any, request: "ActionRequest") -> Contribution | None:
         """Return this block's contribution to ``request`` (or None to pass)."""
         ...
+
+
+# Optional hooks a block may define (looked up with getattr, so they are not part of the
+# Protocol's required surface):
+#   on_event(agent, event)        every event the agent can see, once, in order (Agent.observe)
+#   on_round_end(agent, round)    after each questioning round (Agent.end_round)
+# A block records what it decided with ``agent.emit(kind, content, data=...)``: private
+# planning events that the game appends to events.jsonl.

@@ -133,3 +133,40 @@ def test_resume_continues_an_interrupted_game(tmp_path):
     assert res["outcome"]["victims"][0]["accused"] == "Bob"
     # the resumed agents rebuilt their dialogue memory from the checkpointed events
     assert all(len(a.memory.all_chunks("dialogue")) == 12 for a in rt2.agents.values())
+
+
+class RoundNotes:
+    """A block that records a private note at every ask and after every round."""
+    name = "notes"
+
+    def __init__(self):
+        self.heard = 0
+
+    def contribute(self, agent, request):
+        if request.kind == "ask":
+            agent.emit("target_choice", "picking the first player", data={"n": 1})
+        return None
+
+    def on_event(self, agent, event):
+        self.heard += 1
+
+    def on_round_end(self, agent, round):
+        agent.emit("suspect_list", f"after round {round}: still unsure", round=round)
+
+
+def test_block_events_and_round_hooks_reach_the_log(tmp_path):
+    rt, rec = make_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
+    block = RoundNotes()
+    rt.agents["Cid"].blocks.append(block)
+    run_game(rt, tmp_path / "run", rec, {})
+    events = [json.loads(l) for l in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    notes = [e for e in events if e["actor"] == "Cid" and e["phase"] == "planning"]
+    assert [e["kind"] for e in notes] == ["target_choice", "suspect_list", "target_choice", "suspect_list"]
+    assert all(e["visible_to"] == ["Cid"] for e in notes)
+    # the note comes right before Cid's question, and the round hook after the round ends
+    i = events.index(notes[0])
+    assert events[i + 1]["kind"] == "ask" and events[i + 1]["actor"] == "Cid"
+    ends = [j for j, e in enumerate(events) if e["kind"] == "round_end"]
+    assert len(ends) == 2 and events.index(notes[1]) > ends[0]
+    assert block.heard > 10
+    assert "(private suspect_list): after round 1: still unsure" in (tmp_path / "run" / "transcript.md").read_text()

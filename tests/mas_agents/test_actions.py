@@ -82,3 +82,11 @@ def test_match_choice_ambiguity_is_an_error():
 def test_unknown_kind_rejected():
     with pytest.raises(ValueError):
         ActionRequest(kind="dance", actor="X", prompt="p")
+
+
+def test_choose_reads_one_option():
+    r = req("choose", ["Positive", "Neutral", "Negative"])
+    assert parse_reply(r, "They sound calm.\nChoice: Neutral")[0] == "Neutral"
+    assert parse_reply(r, "Choice: 3")[0] == "Negative"
+    with pytest.raises(ParseError):
+        parse_reply(r, "Choice: happy")

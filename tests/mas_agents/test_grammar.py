@@ -13,6 +13,7 @@ NAMES = ["Chief Wang", 'Mr. "Quote" Back\\slash', "Han Chengwu (Han the Attendan
     ActionRequest(kind="answer", actor="X", prompt="p"),
     ActionRequest(kind="ask", actor="X", prompt="p", choices=NAMES),
     ActionRequest(kind="vote", actor="X", prompt="p", choices=NAMES),
+    ActionRequest(kind="choose", actor="X", prompt="p", choices=["Yes", "No"]),
     ActionRequest(kind="mcq", actor="X", prompt="p", choices=["x", "y", "z"]),
     ActionRequest(kind="mcq", actor="X", prompt="p", choices=["x", "y", "z", "w", "v"], multi=True),
 ])
