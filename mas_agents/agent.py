@@ -141,6 +141,29 @@ class Agent:
         return self.act(ActionRequest(kind="choose", actor=self.name, prompt=prompt, choices=list(choices),
                                       query=query, context=dict(context or {})), phase=phase)
 
+    def think(self, prompt: str, *, purpose: str, query: str | None = None, max_tokens: int = 200,
+              phase: str | None = "gameplay", with_memory: bool = True) -> tuple[str, str]:
+        """One free-text private model call (a reflection, a summary, a timeline...).
+
+        The prompt gets this agent's system message and, when ``with_memory``, the script and
+        dialogue excerpts retrieved for ``query`` (default: ``prompt``). Nothing is parsed: the
+        caller uses the text as context for a later action. Returns ``(text, call_id)``.
+        """
+        q = query or prompt
+        p = self.persona
+        system = prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
+        parts = []
+        if with_memory:
+            script = "\n".join(c.text for c in self.memory.retrieve(q, self.settings.script_budget, "script"))
+            dialogue = "\n".join(c.text for c in self.memory.retrieve(q, self.settings.dialogue_budget, "dialogue"))
+            if script:
+                parts.append(f"Excerpts from your script:\n{script}")
+            if dialogue:
+                parts.append(f"What you have heard so far (excerpts):\n{dialogue}")
+        parts.append(prompt)
+        return self.model.chat([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))],
+                               actor=self.name, purpose=purpose, max_tokens=max_tokens, phase=phase)
+
     # -- acting -----------------------------------------------------------------------------
     def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
         """Answer ``request`` with one :class:`Action` (at most two model calls).

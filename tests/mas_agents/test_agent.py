@@ -100,3 +100,12 @@ def test_observe_ingests_visible_dialogue_once():
     texts = [c.text for c in agent.memory.all_chunks("dialogue")]
     assert texts == ["Bob introduced themselves: I am Bob.",
                      "Bob asked Cid: Where were you?\nCid answered: Asleep."]
+
+
+def test_think_is_one_unparsed_call_with_memory():
+    seen = []
+    agent, rec = make_agent(lambda m: (seen.append(str(m[-1].content)), "Bob lied about nine.")[1])
+    text, cid = agent.think("Reflect on Bob.", purpose="reflect", query="Bob knife")
+    assert text == "Bob lied about nine." and rec.totals()["calls"] == 1
+    assert "Bob with a knife" in seen[0] and seen[0].endswith("Reflect on Bob.")
+    assert rec.calls()[0].purpose == "reflect"
