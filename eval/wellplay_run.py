@@ -41,7 +41,7 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
 def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | None = None,
                       lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
                       shuffle: bool = True, scoring: str = "strict", run: Path | None = None,
-                      settings=None, make_agent: Callable[..., Any] | None = None,
+                      settings=None, agent_spec: str = "plain", make_agent: Callable[..., Any] | None = None,
                       tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None) -> dict:
     """Evaluate ``method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
     ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``out``.
@@ -56,7 +56,10 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         shuffle, scoring: see :mod:`eval.wellplay_scoring`.
         run: the game directory for ``session``.
         settings: :class:`memory.MemorySettings` for retrieval budgets.
-        make_agent: ``(script, name, method, events, model, seed) -> Agent`` (tests inject fakes);
+        agent_spec: agent spec answering for ``pp``/``op`` (``session`` uses each character's
+            spec from the game's ``result.json``).
+        make_agent: ``(script, name, method, events, model, seed, *, recorder, settings, accounted,
+            spec) -> (Agent, AccountedModel)`` (tests inject fakes);
             defaults to :func:`build_eval_agent`.
         tick/total: progress callbacks (one tick per question; total questions once).
 
@@ -69,8 +72,10 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         raise ValueError(f"unknown scoring {scoring!r}; expected strict or upstream")
     out.mkdir(parents=True, exist_ok=True)
     scripts, game_events = scripts_for(data_root, method, script, lang, run)
+    # session: every character answers with the agent spec it played with (game result.json)
+    specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
     model_label = model if isinstance(model, str) else type(model).__name__
-    config = {"kind": "wellplay-eval", "method": method, "scripts": [s.name for s in scripts], "lang": lang,
+    config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
               "model": None if method in MODEL_FREE else model_label, "seed": seed, "runs": runs,
               "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
               "settings": vars(settings) if settings is not None else None, "versions": versions()}
@@ -94,7 +99,8 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
                 answerers = {}
                 for c in sc.characters:
                     agent, accounted = make_agent(sc, c.name, method, game_events, model, run_seed,
-                                                  recorder=recorder, settings=settings, accounted=accounted)
+                                                  recorder=recorder, settings=settings, accounted=accounted,
+                                                  spec=specs.get(c.name, agent_spec))
                     answerers[c.name] = agent_answerer(agent)
             recs, evs = evaluate_script(sc, answerers, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick)
             for r in recs:
@@ -123,7 +129,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
 
 
 def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict], model: Any, seed: int, *,
-                     recorder: CallRecorder, settings=None, accounted=None):
+                     recorder: CallRecorder, settings=None, accounted=None, spec: str = "plain"):
     """Build the agent that answers ``name``'s questions for ``method``.
 
     ``pp``: own script only; ``op``: every character's script; ``session``: own script plus the
@@ -143,7 +149,7 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     persona = persona_for(sc, name)
     persona.role = "respondent"  # after the game everyone answers truthfully (mas_agents.prompts)
     extra = [(c.name, c.script) for c in sc.characters] if method == "op" else []
-    agent = build_agent(persona, "plain", accounted, default_embedder(), settings, extra_scripts=extra)
+    agent = build_agent(persona, spec, accounted, default_embedder(), settings, extra_scripts=extra)
     if method == "session":
         agent.observe(game_events)
     return agent, accounted

@@ -23,6 +23,56 @@ from mas_agents.rundir import Stopwatch, write_json
 THREAD = {"configurable": {"thread_id": "mmg"}}
 
 
+def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local", rounds: int = 3,
+                questions: int = 1, seed: int = 0, lang: str = "en", resume: bool = False, settings=None,
+                data_root: Path | None = None,
+                progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``.
+
+    This is what ``mas mmg run`` and ``mas wellplay compare`` call.
+
+    Args:
+        sc: a loaded :class:`eval.wellplay.Script`.
+        out: run directory.
+        agent: agent spec of the non-murderer characters (the murderer plays
+            :data:`mas_agents.specs.MURDERER_SPEC`).
+        model: model spec or chat model object.
+        rounds, questions, seed, lang: game options (recorded in ``config.json``).
+        resume: continue the game in ``out``.
+        settings: :class:`memory.MemorySettings` (retrieval budgets).
+        data_root: recorded in ``config.json``.
+        progress: see :func:`run_game`.
+
+    Returns:
+        The game's ``result.json`` content.
+
+    Raises:
+        ValueError: unknown agent spec. FileExistsError / FileNotFoundError: see :func:`run_game`.
+    """
+    from graphs.mmg import MMGRuntime
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.llm import make_chat_model, model_label
+    from mas_agents.rundir import versions
+    from mas_agents.specs import MURDERER_SPEC, build_mmg_agents, parse_spec
+    from memory import MemorySettings, default_embedder
+
+    parse_spec(agent)
+    settings = settings or MemorySettings()
+    out.mkdir(parents=True, exist_ok=True)
+    recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
+    label = model_label(model)
+    accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
+    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
+    rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
+                    murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
+                    rounds=rounds, questions=questions)
+    config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
+              "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
+              "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
+              "data_dir": str(data_root) if data_root else None, "versions": versions()}
+    return run_game(rt, out, recorder, config, resume=resume, progress=progress)
+
+
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,
              resume: bool = False, progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Play (or resume) the game of ``rt`` and write the run files into ``out``.

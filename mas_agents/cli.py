@@ -117,13 +117,10 @@ def mmg_run(
     _logging(verbose)
     from eval.data import DataError
     from eval.wellplay import load_script
-    from graphs.mmg import MMGRuntime
-    from graphs.mmg_session import run_game
-    from mas_agents.accounting import AccountedModel, CallRecorder
-    from mas_agents.llm import make_chat_model, model_label
-    from mas_agents.rundir import default_run_dir, read_json, versions
-    from mas_agents.specs import build_mmg_agents, parse_spec
-    from memory import MemorySettings, default_embedder
+    from graphs.mmg_session import play_script
+    from mas_agents.rundir import default_run_dir, read_json
+    from mas_agents.specs import parse_spec
+    from memory import MemorySettings
 
     root = _data_root(data_dir)
     if resume:
@@ -147,22 +144,14 @@ def mmg_run(
     if dialogue_budget is not None:
         settings.dialogue_budget = dialogue_budget
     out = out or default_run_dir("mmg", sc.name)
-    out.mkdir(parents=True, exist_ok=True)
-    recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
     console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
-    accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=model_label(model), phase="gameplay")
-    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
-    rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
-                    murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
-                    rounds=rounds, questions=questions)
-    config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
-              "murderer_agent": "plain", "model": model, "seed": seed, "rounds": rounds, "questions": questions,
-              "settings": vars(settings), "data_dir": str(root), "versions": versions()}
+    bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
     with _progress() as prog:
-        task = prog.add_task(f"{sc.name}", total=rt.step_bound() - 10)
+        task = prog.add_task(f"{sc.name}", total=bound)
         try:
-            result = run_game(rt, out, recorder, config, resume=resume,
-                              progress=lambda done, bound, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
+            result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
+                                 lang=lang, resume=resume, settings=settings, data_root=root,
+                                 progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
         except (FileExistsError, FileNotFoundError) as exc:
             _fail(str(exc))
     oc = result["outcome"] or {}

@@ -64,7 +64,7 @@ def oracle_rule(sc):
 
 
 def fake_agent_factory(rule):
-    def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None):
+    def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):
         accounted = accounted or AccountedModel(RuleChat(rule=rule), recorder, label="fake", phase="evaluation")
         from memory import HashEmbedder
         from mas_agents.specs import build_agent, persona_for
