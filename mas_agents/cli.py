@@ -211,6 +211,49 @@ def wellplay_eval(
     print(out)
 
 
+@wellplay_app.command("compare")
+def wellplay_compare(
+    methods: str = typer.Option(",".join(("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")),
+                                help="Comma-separated: pp, op, always_a, random and agent specs (plain, player_star, ...)."),
+    script: str = typer.Option("Sin", help="Script name or id, or all."),
+    seeds: int = typer.Option(1, min=1, help="Seeds 0..N-1; each seed = one game per method and one option shuffle."),
+    model: str = typer.Option("local"),
+    rounds: int = typer.Option(3, min=0), questions: int = typer.Option(1, min=0),
+    concurrency: int = typer.Option(1, min=1, help="Cells run at once (helps remote models)."),
+    lang: str = typer.Option("en"),
+    out: Optional[Path] = typer.Option(None, help="Run directory; rerun the same command with it to resume."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play and evaluate several methods on the same scripts and seeds; resumable."""
+    _logging(verbose)
+    from eval.compare import run_compare
+    from eval.data import DataError
+    from eval.wellplay import load_all, load_script
+    from mas_agents.rundir import default_run_dir
+
+    root = _data_root(data_dir)
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    try:
+        scripts = load_all(root, lang) if script.lower() == "all" else [load_script(root, script, lang)]
+    except DataError as exc:
+        _fail(str(exc))
+    out = out or default_run_dir("compare", script)
+    with _progress() as prog:
+        task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
+        try:
+            res = run_compare(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
+                              lang=lang, rounds=rounds, questions=questions, concurrency=concurrency,
+                              tick=lambda label: prog.advance(task))
+        except (ValueError, DataError) as exc:
+            _fail(str(exc))
+    for t in res["table"]:
+        console.print(f"{t['method']:>12}: {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} %, "
+                      f"game calls {t['game_calls']:.0f}, eval calls {t['eval_calls']:.0f}")
+    console.print(res["fewer_calls"])
+    print(out)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

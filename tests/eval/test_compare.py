@@ -1,0 +1,71 @@
+"""`mas wellplay compare` logic with fake models: cells, pairing, resume, report."""
+
+import json
+
+import pytest
+
+from eval.compare import aggregate, fewer_calls_line, run_compare
+from eval.data import DataError, resolve_data_dir
+from eval.wellplay import load_script
+from tests.fakes import RuleChat, polite_player
+
+try:
+    ROOT = resolve_data_dir()
+except DataError as exc:  # pragma: no cover
+    pytest.skip(f"WellPlay data not found: {exc}", allow_module_level=True)
+
+
+def fake_model():
+    return RuleChat(rule=polite_player(vote_for="Chief Wang"))
+
+
+def test_compare_runs_every_cell_and_resumes(tmp_path):
+    sc = load_script(ROOT, "Sin")
+    from graphs.mmg_session import play_script
+    plays = []
+
+    def counting_play(*a, **k):
+        plays.append(k["agent"])
+        if len(plays) == 2:
+            raise KeyboardInterrupt("simulated interrupt during the second game")
+        return play_script(*a, **k)
+
+    methods = ["plain", "always_a", "pp"]
+    with pytest.raises(KeyboardInterrupt):
+        run_compare(data_root=ROOT, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+                    rounds=1, play=counting_play)
+    assert plays == ["plain", "plain"]
+    res = run_compare(data_root=ROOT, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+                      rounds=1, play=counting_play)
+    # seed 0's cells were finished and are skipped; only seed 1's game is played again (resumed)
+    assert plays == ["plain", "plain", "plain"]
+    assert len(res["cells"]) == 6
+    rows = {t["method"]: t for t in res["table"]}
+    assert rows["plain"]["game_calls"] == 4 + 8 + 4 and rows["pp"]["game_calls"] == 0
+    assert rows["plain"]["murderer_caught"] == 1.0   # everyone (but the murderer) votes Chief Wang
+    assert rows["always_a"]["eval_calls"] == 0 and rows["pp"]["eval_calls"] == 44
+    # the fake always answers `a`, like always_a, under the same per-seed shuffle: paired scores agree
+    assert rows["pp"]["weighted_score"] == pytest.approx(rows["always_a"]["weighted_score"])
+    assert (tmp_path / "scores.png").stat().st_size > 1000
+    report = (tmp_path / "report.md").read_text()
+    assert "| plain |" in report and "| always_a |" in report
+    assert "not compared" in res["fewer_calls"]
+
+
+def test_unknown_method_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="nonsense"):
+        run_compare(data_root=ROOT, out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
+
+
+def test_fewer_calls_line():
+    table = aggregate([
+        {"method": "player_star", "seed": 0, "weighted_score": 0.5, "accuracy": {}, "game_calls": 50,
+         "murderer_caught": True, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
+                                                     "eval_calls", "eval_input_tokens", "eval_output_tokens",
+                                                     "eval_wall_s", "abstained")}},
+        {"method": "werewolf", "seed": 0, "weighted_score": 0.4, "accuracy": {}, "game_calls": 80,
+         "murderer_caught": False, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
+                                                      "eval_calls", "eval_input_tokens", "eval_output_tokens",
+                                                      "eval_wall_s", "abstained")}},
+    ], ["player_star", "werewolf"])
+    assert fewer_calls_line(table) == "PLAYER* used fewer gameplay LLM calls per game than: werewolf yes (50 vs 80)."
