@@ -43,8 +43,8 @@ def fake(choice="Choice: 1", answer="Answer: I saw Bob at the well at nine.",
             return choice
         if '"To: ..."' in text:
             return "I should ask Bob.\nTo: Bob\nQuestion: Where were you at nine?"
-        if "what you say in reply" in text:
-            return revision if "You answered:" in text else answer
+        if "what you say in reply" in text:   # the answer call or its re-prompt
+            return revision if any("You answered:" in str(m.content) for m in messages) else answer
         if '"Vote: ..."' in text:
             return "Vote: Bob"
         if "Copy out the timeline lines" in text:
@@ -152,7 +152,7 @@ def test_werewolf_answer_reflects_first_and_the_reflection_reaches_the_answer():
     assert act.valid and act.value == "I saw Bob at the well at nine."
     assert purposes(rec) == ["werewolf.reflect", "answer#1"]
     reflect_prompt, answer_prompt = prompts_of(chat)
-    assert 'Bob asks you: "Where were you at nine?"' in reflect_prompt and "Bob with a knife" in reflect_prompt
+    assert 'Bob asks you: "Where were you at nine?"' in reflect_prompt and "Bob near the well with a knife" in reflect_prompt
     assert "Bob wants my alibi; I saw him at the well, I must say so." in answer_prompt
     (ev,) = agent.drain_events()
     assert ev["kind"] == "werewolf_reflection" and ev["data"]["asker"] == "Bob"
@@ -256,7 +256,7 @@ def test_thinkthrice_revises_when_the_check_says_facts_are_missing():
     assert act.valid and act.value == "At nine I saw Bob at the well with a knife."
     assert act.call_ids == [c.call_id for c in rec.calls()]   # every call of the procedure
     timeline_p, relevance_p, draft_p, check_p, revision_p = prompts_of(chat)
-    assert "Bob with a knife" in timeline_p                    # script excerpts feed the timeline
+    assert "Bob near the well with a knife" in timeline_p                    # script excerpts feed the timeline
     assert "9pm - I saw Bob at the well." in relevance_p and "Where were you at nine?" in relevance_p
     assert "At nine - I saw Bob at the well." in draft_p        # relevant lines reach the draft
     assert '"I saw Bob at the well at nine."' in check_p and "1. Yes\n2. No" in check_p
