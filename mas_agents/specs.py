@@ -16,11 +16,13 @@ from mas_agents.accounting import AccountedModel
 from mas_agents.agent import Agent, Persona
 from memory import Embedder, MemorySettings, VectorMemory
 from planners.base import PlannerBlock
+from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
 
-#: spec name -> factory of the blocks it adds.
+#: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
 BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     "plain": lambda: [ChainOfThought()],
+    **BASELINES,  # werewolf, ocot, thinkthrice (PLAYER* Appendix C.2)
 }
 
 #: The one fixed framework every murderer plays with (PLAYER* §4.1).
