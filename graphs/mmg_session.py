@@ -176,7 +176,7 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
     section = None
     for e in events:
         head = {"introduction": "## Introductions", "voting": "## Votes (private)", "outcome": "## Outcome"}.get(e["phase"])
-        if e["phase"] == "questioning":
+        if e["phase"] == "questioning" or (e["phase"] == "planning" and e.get("round", 0) > 0):
             head = f"## Round {e['round']}"
         if head and head != section:
             lines += [head, ""]

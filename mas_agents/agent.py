@@ -135,11 +135,15 @@ class Agent:
         return self.drain_events()
 
     def choose(self, prompt: str, choices: list[str], *, query: str | None = None,
-               phase: str | None = "gameplay", context: dict | None = None) -> Action:
+               phase: str | None = "gameplay", context: dict | None = None, purpose: str | None = None) -> Action:
         """One strict pick-one-option model call (kind ``choose``), e.g. a sensor reading.
-        Re-prompts once, then returns an invalid action with ``value=None``."""
+        Re-prompts once, then returns an invalid action with ``value=None``. ``purpose`` names the
+        call in ``llm_calls.jsonl`` (``<purpose>#<attempt>``; default ``choose``)."""
+        ctx = dict(context or {})
+        if purpose:
+            ctx["purpose"] = purpose
         return self.act(ActionRequest(kind="choose", actor=self.name, prompt=prompt, choices=list(choices),
-                                      query=query, context=dict(context or {})), phase=phase)
+                                      query=query, context=ctx), phase=phase)
 
     def think(self, prompt: str, *, purpose: str, query: str | None = None, max_tokens: int = 200,
               phase: str | None = "gameplay", with_memory: bool = True) -> tuple[str, str]:
@@ -189,7 +193,7 @@ class Agent:
         errors: list[str] = []
         text = ""
         for attempt in (1, 2):
-            text, cid = self.model.chat(messages, actor=self.name, purpose=f"{request.kind}#{attempt}",
+            text, cid = self.model.chat(messages, actor=self.name, purpose=f"{request.context.get('purpose', request.kind)}#{attempt}",
                                         max_tokens=max_tokens, phase=phase, **extra)
             call_ids.append(cid)
             try:

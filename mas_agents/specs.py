@@ -18,10 +18,12 @@ from memory import Embedder, MemorySettings, VectorMemory
 from planners.base import PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
+from planners.player_star import player_star_blocks
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
 BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     "plain": lambda: [ChainOfThought()],
+    "player_star": player_star_blocks,  # sensors + questioning + pruner + relation map (PLAYER* §2.3)
     **BASELINES,  # werewolf, ocot, thinkthrice (PLAYER* Appendix C.2)
 }
 
