@@ -48,3 +48,28 @@ def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):
     assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 3, "reasoning": 20, "relation": 21}
     assert set(res["per_character"]) == {f"Sin / {n}" for n in ("Zhang Villager", "Chief Wang", "Officer Li", "Hu Investigate")}
     assert 0.0 <= res["weighted_score"] <= 1.0
+
+
+def test_player_star_agents_play_one_round_of_sin(tmp_path):
+    runner = CliRunner()
+    game = tmp_path / "ps"
+    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--agent", "player_star", "--rounds", "1", "--out", str(game)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((game / "result.json").read_text())
+    assert res["finished"] and res["agents"]["Chief Wang"] == "plain"   # the murderer keeps the fixed framework
+    assert {res["agents"][n] for n in ("Zhang Villager", "Officer Li", "Hu Investigate")} == {"player_star"}
+    events = [json.loads(l) for l in (game / "events.jsonl").read_text().splitlines()]
+    planning = [e for e in events if e["phase"] == "planning"]
+    kinds = {e["kind"] for e in planning}
+    assert {"sensor", "target_choice"} <= kinds
+    assert {e["actor"] for e in planning} == {"Zhang Villager", "Officer Li", "Hu Investigate"}
+    # each PLAYER* asker questioned the target its questioning block chose
+    for e in events:
+        if e["kind"] == "target_choice":
+            ask = next(x for x in events[events.index(e):] if x["kind"] in ("ask", "invalid") and x["actor"] == e["actor"])
+            if ask["kind"] == "ask":
+                assert ask["data"]["target"] == e["data"]["target"]
+    calls = [json.loads(l) for l in (game / "llm_calls.jsonl").read_text().splitlines()]
+    assert any(c["purpose"].startswith("sensor.") for c in calls)
+    t = (game / "transcript.md").read_text()
+    assert "(private sensor)" in t and "(private target_choice)" in t

@@ -223,7 +223,12 @@ class Pruner:
                        round=round)
 
     def contribute(self, agent: Any, request: Any) -> Contribution | None:
-        """On a ``vote``: the suspect list as context and as the narrowed choices."""
+        """On a ``vote``: the suspect list as context and as the narrowed choices. On a WellPlay
+        objective or reasoning question (``mcq``): the final suspect lists as context."""
+        if request.kind == "mcq" and (request.context or {}).get("category") in ("objective", "reasoning"):
+            st = self.state.ensure(agent)
+            lists = [f"{v}: {', '.join(st.suspects.get(v, [])) or 'none'}" for v in st.victims]
+            return Contribution(context=f"Your final suspect list(s) after the game: {'; '.join(lists)}.")
         if request.kind != "vote":
             return None
         st = self.state.ensure(agent)

@@ -32,6 +32,8 @@ emotion prompts) and for the evaluation's relation questions.
 
 from __future__ import annotations
 
+from planners.base import Contribution
+
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -288,8 +290,19 @@ class RelationMap:
     name: str = "player_star.relations"
     model_labelled: set = field(default_factory=set)
 
-    def contribute(self, agent: Any, request: Any) -> None:
-        return None
+    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+        """On a WellPlay relation question (``mcq`` with category ``relation``): this agent's
+        notes on the two characters the question names, as context (PLAYER* §2.3: the map is
+        fed to the relation questions at evaluation)."""
+        if getattr(request, "kind", None) != "mcq" or (request.context or {}).get("category") != "relation":
+            return None
+        st = self.state.ensure(agent)
+        text = request.prompt
+        named = sorted((n for n in st.names() if n and n in text), key=text.index)
+        if len(named) < 2 or st.graph is None:
+            return None
+        return Contribution(context="Your relationship notes: " + relation_summary(st.graph, named[0], named[1], me=st.me),
+                            notes={"relation": named[:2]})
 
     def on_event(self, agent: Any, event: dict) -> None:
         st = self.state.ensure(agent)

@@ -154,3 +154,19 @@ def test_graph_json_is_plain_json():
     add_script_relations(g, "Ann", "Bob killed nobody.", ["Ann", "Bob", "Vic"])
     data = graph_json(g)
     assert json.loads(json.dumps(data)) == data and {"nodes", "edges"} <= set(data)
+
+
+def test_relation_and_suspect_notes_reach_evaluation_questions():
+    from mas_agents.actions import ActionRequest
+    agent, rec, chat = make_agent(lambda m: "Answer: a", script="You are Ann. Bob owed Vic money.")
+    agent.observe([answer("Bob", "Dee quarrelled with Vic at nine.", round=1)])
+    rel = ActionRequest(kind="mcq", actor="Ann", choices=["x", "y"], context={"category": "relation"},
+                        prompt="Question: What is the relationship between Dee and Vic?")
+    contribs = [c for c in (b.contribute(agent, rel) for b in agent.blocks) if c is not None]
+    notes = " ".join(c.context for c in contribs)
+    assert "Your relationship notes:" in notes and "conflict" in notes
+    obj = ActionRequest(kind="mcq", actor="Ann", choices=["x", "y"], context={"category": "objective"},
+                        prompt="Question: Who killed Vic?")
+    notes = " ".join(c.context for c in (b.contribute(agent, obj) for b in agent.blocks) if c is not None)
+    assert "Your final suspect list(s) after the game: Vic: Bob, Cid, Dee." in notes
+    assert rec.totals()["calls"] == 0   # notes cost no model call
