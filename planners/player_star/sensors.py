@@ -38,12 +38,13 @@ QUESTIONS = {
 }
 
 #: The retrieval query of each sensor: it selects which script and dialogue excerpts the model sees.
-QUERIES = {
-    "emotion": "{c}: what {c} said and did",
-    "motivation": "{c} and {v}: relationship, grudge, money, motive",
-    "opportunity": "{c} at the time {v} died: whereabouts, alibi, seen near the scene",
-    "information": "{c}: what {c} knows, hides or has not explained about {v}",
-}
+#: One retrieval query per (character, victim) pair, shared by every sensor. Sharing it makes
+#: the retrieved excerpts (the long part of the prompt) identical across the sensors read on one
+#: pair, so llama.cpp's KV cache (and vLLM's prefix cache) evaluates only the short sensor
+#: question of the 2nd, 3rd and 4th reading (DESIGN.md "Speed lever"). It names what each
+#: sensor needs: relation and motive, whereabouts and alibi, what was said, done and hidden.
+PAIR_QUERY = ("{c} and {v}: relationship, grudge, money, motive; {c}'s whereabouts and alibi when {v} died; "
+              "what {c} said, did, knows or hides")
 
 HEADER = "Private assessment (not said aloud) of {c} in connection with the death of {v}."
 CIVILIAN_NOTE = "Keep in mind that the murderer may have lied in what you heard."
@@ -72,8 +73,14 @@ def sensor_prompt(sensor: str, character: str, victim: str, *, role: str = "civi
 
 
 def sensor_query(sensor: str, character: str, victim: str) -> str:
-    """The memory retrieval query of one sensor call."""
-    return QUERIES[sensor].format(c=character, v=victim)
+    """The memory retrieval query of one sensor call: the same for every ``sensor`` on one
+    pair (see :data:`PAIR_QUERY`).
+
+    Raises:
+        KeyError: unknown sensor.
+    """
+    SENSORS[sensor]
+    return PAIR_QUERY.format(c=character, v=victim)
 
 
 def describe(reading: SensorReading) -> str:

@@ -229,3 +229,19 @@ def test_resumed_agent_rebuilds_readings_and_suspects_from_its_events():
     assert st.suspects == {"Vic": ["Bob"]} and st.completed == 1
     assert {k: r.value for k, r in st.readings.items()} == {k: r.value for k, r in old.readings.items()}
     assert rec.totals()["calls"] == 0
+
+
+def test_sensors_on_one_pair_share_the_prompt_prefix():
+    """Speed: readings on one (character, victim) pair differ only after the retrieved excerpts,
+    so a prefix-caching backend evaluates just the short sensor question again."""
+    agent, rec, chat = make_agent(star_rule({}))
+    agent.observe([{"kind": "answer", "actor": "Cid", "visible_to": ["*"], "round": 1, "content": "I was asleep.",
+                    "data": {"asker": "Bob", "question": "Where were you?"}}])
+    st = state_of(agent)
+    read_sensor(agent, st, "motivation", "Bob", "Vic", round=1)
+    read_sensor(agent, st, "opportunity", "Bob", "Vic", round=1)
+    first, second = (str(m[-1].content) for m in chat.seen[-2:])
+    head = "Private assessment"
+    assert first.index(head) == second.index(head) > 0
+    assert first[: first.index(head)] == second[: second.index(head)]
+    assert first != second
