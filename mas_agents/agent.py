@@ -28,8 +28,10 @@ from planners.base import Contribution, PlannerBlock
 
 log = logging.getLogger(__name__)
 
-#: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag.
-MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 128, "mcq": 128, "choose": 128}
+#: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag: the
+#: grammar's thought line (mas_agents.grammar.THOUGHT_CHARS characters) must fit even at one
+#: token per character.
+MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 256, "choose": 256}
 
 
 @dataclass

@@ -15,7 +15,10 @@ from __future__ import annotations
 from mas_agents.actions import LETTERS, TAGS, ActionRequest
 
 #: Longest private thought line, in characters (keeps chain-of-thought short on small models).
-THOUGHT_CHARS = 300
+#: It must fit in the smallest completion budget even at one token per character (gibberish
+#: and CJK text tokenise that way), or the reply is cut before its tagged line: at 300 with a
+#: 128-token vote budget, 3 of 4 votes in a 1-round ocot game on SmolLM2 were lost that way.
+THOUGHT_CHARS = 200
 #: Bounds of a free-text utterance, in characters.
 TEXT_MIN, TEXT_MAX = 10, 400
 
