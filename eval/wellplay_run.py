@@ -15,7 +15,7 @@ from eval.wellplay_eval import (METHODS, MODEL_FREE, Answerer, agent_answerer, a
                                 session_events, summarise)
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
-from mas_agents.rundir import Stopwatch, read_json, versions, write_json
+from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
 
 
 def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run: Path | None) -> tuple[list[Script], list[dict]]:
@@ -111,7 +111,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         s["seed"] = run_seed
         per_run.append(s)
         all_records += records
-        _write_jsonl(out / "answers.jsonl", all_records)
+        write_jsonl(out / "answers.jsonl", all_records)
         write_events(out / "events.jsonl", all_events)
     agg = aggregate_runs(per_run)
     by_char: dict[str, list[dict]] = {}
@@ -153,12 +153,3 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     if method == "session":
         agent.observe(game_events)
     return agent, accounted
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    import json
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    tmp.replace(path)

@@ -9,6 +9,7 @@ graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` (by t
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -152,20 +153,13 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
         "finished": values.get("outcome") is not None,
         "counts": {k: sum(1 for e in events if e["kind"] == k) for k in ("introduce", "ask", "answer", "vote")},
         "invalid_actions": len(invalid),
-        "invalid_by_kind": _count(e["data"].get("action", e["kind"]) for e in invalid),
+        "invalid_by_kind": dict(Counter(e["data"].get("action", e["kind"]) for e in invalid)),
         "malformed_replies": agent_stats(rt.agents),
         "llm": recorder.totals(),
         "wall_time_s": wall_s,
         "model": config.get("model"),
         "seed": config.get("seed"),
     }
-
-
-def _count(items) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in items:
-        out[i] = out.get(i, 0) + 1
-    return out
 
 
 def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:

@@ -155,19 +155,9 @@ class Agent:
         dialogue excerpts retrieved for ``query`` (default: ``prompt``). Nothing is parsed: the
         caller uses the text as context for a later action. Returns ``(text, call_id)``.
         """
-        q = query or prompt
-        p = self.persona
-        system = prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
-        parts = []
-        if with_memory:
-            script = "\n".join(c.text for c in self.memory.retrieve(q, self.settings.script_budget, "script"))
-            dialogue = "\n".join(c.text for c in self.memory.retrieve(q, self.settings.dialogue_budget, "dialogue"))
-            if script:
-                parts.append(f"Excerpts from your script:\n{script}")
-            if dialogue:
-                parts.append(f"What you have heard so far (excerpts):\n{dialogue}")
-        parts.append(prompt)
-        return self.model.chat([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))],
+        script, dialogue = self.excerpts(query or prompt) if with_memory else ("", "")
+        user = prompts.memory_block(script, dialogue) + [prompt]
+        return self.model.chat([SystemMessage(content=self.system_message()), HumanMessage(content="\n\n".join(user))],
                                actor=self.name, purpose=purpose, max_tokens=max_tokens, phase=phase)
 
     # -- acting -----------------------------------------------------------------------------
@@ -218,18 +208,26 @@ class Agent:
 
     def messages(self, request: ActionRequest, contribs: Iterable[Contribution] = ()) -> list:
         """Build the chat messages for ``request``: stable system part, varying user part."""
-        p = self.persona
-        system = prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
-        query = request.query or request.prompt
-        script = "\n".join(c.text for c in self.memory.retrieve(query, self.settings.script_budget, "script"))
-        dialogue = "\n".join(c.text for c in self.memory.retrieve(query, self.settings.dialogue_budget, "dialogue"))
+        script, dialogue = self.excerpts(request.query or request.prompt)
         contribs = list(contribs)
         user = prompts.user_prompt(
             request, script, dialogue,
             "\n\n".join(c.context for c in contribs if c.context),
             " ".join(c.instructions for c in contribs if c.instructions),
         )
-        return [SystemMessage(content=system), HumanMessage(content=user)]
+        return [SystemMessage(content=self.system_message()), HumanMessage(content=user)]
+
+    def system_message(self) -> str:
+        """The stable system prompt of this agent (rules, role, goals)."""
+        p = self.persona
+        return prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
+
+    def excerpts(self, query: str) -> tuple[str, str]:
+        """``(script, dialogue)`` excerpts retrieved for ``query`` under the settings' token
+        budgets, each in document order, one chunk per line."""
+        return tuple("\n".join(c.text for c in self.memory.retrieve(query, budget, source))
+                     for source, budget in (("script", self.settings.script_budget),
+                                            ("dialogue", self.settings.dialogue_budget)))
 
 
 def supports_grammar(model: Any) -> bool:

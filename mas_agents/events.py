@@ -74,11 +74,8 @@ def number_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_events(path: Path, events: list[dict[str, Any]]) -> None:
     """Write ``events`` (numbered) to ``path`` as JSON lines, replacing the file atomically."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for e in number_events(events):
-            fh.write(json.dumps(e, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    from mas_agents.rundir import write_jsonl
+    write_jsonl(path, number_events(events))
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

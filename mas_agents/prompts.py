@@ -83,14 +83,20 @@ def format_instruction(request: ActionRequest) -> str:
     return FORMATS[request.kind]
 
 
-def user_prompt(request: ActionRequest, script_excerpts: str, dialogue_excerpts: str,
-                block_context: str, block_instructions: str) -> str:
-    """The varying user message: memory excerpts, block context, the task, choices, format."""
+def memory_block(script_excerpts: str, dialogue_excerpts: str) -> list[str]:
+    """The headed memory sections of a user message (empty sections are left out)."""
     parts = []
     if script_excerpts:
         parts.append(f"Excerpts from your script:\n{script_excerpts}")
     if dialogue_excerpts:
         parts.append(f"What you have heard so far (excerpts):\n{dialogue_excerpts}")
+    return parts
+
+
+def user_prompt(request: ActionRequest, script_excerpts: str, dialogue_excerpts: str,
+                block_context: str, block_instructions: str) -> str:
+    """The varying user message: memory excerpts, block context, the task, choices, format."""
+    parts = memory_block(script_excerpts, dialogue_excerpts)
     if block_context:
         parts.append(block_context)
     task = request.prompt

@@ -45,6 +45,15 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    tmp.replace(path)
+
+
 def read_json(path: Path) -> Any:
     """Read a JSON file; errors name the file.
 
