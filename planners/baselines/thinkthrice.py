@@ -127,7 +127,7 @@ class ThinkThrice:
             return self.timeline, []
         victim = _victims(agent)
         query = f"my timeline on the day {victim} died: time, place, what I did, whom I saw"
-        script = "\n".join(c.text for c in agent.memory.retrieve(query, agent.settings.script_budget, "script"))
+        script = agent.excerpts(query)[0]
         prompt = (f"Excerpts from your script:\n{script or '(nothing found)'}\n\n"
                   f"From these excerpts only, write your own timeline of the day {victim} died, in "
                   f"the order things happened: one short line per event, \"<when> - <what you did or "
