@@ -67,7 +67,7 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
     game = d / "game"
     ev = d / "eval"
     if (ev / "result.json").exists():
-        return summary_row(method, sc, seed, d)
+        return {**summary_row(method, sc, seed, d), "reused": True}
     game_result = None
     if is_game_method(method):
         if (game / "result.json").exists():
@@ -81,7 +81,7 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
     else:
         evaluate(data_root=data_root, method=method, out=ev, script=sc.id, lang=lang, model=model, seed=seed,
                  settings=settings)
-    return summary_row(method, sc, seed, d)
+    return {**summary_row(method, sc, seed, d), "reused": False}
 
 
 def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
@@ -184,6 +184,28 @@ def bar_chart(table: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+RESUME_KEYS = ("model", "lang", "rounds", "questions")
+
+
+def check_resume(out: Path, **settings: Any) -> None:
+    """Refuse to resume a run directory made with other game/eval settings.
+
+    Finished cells are reused as they are, so mixing (say) 1-round and 3-round games in one
+    table would be silently wrong. Methods, scripts and seeds may differ: they only add cells.
+
+    Raises:
+        ValueError: naming ``<out>/config.json``, the field, the stored and the requested value.
+    """
+    cfg_path = out / "config.json"
+    if not cfg_path.exists():
+        return
+    cfg = read_json(cfg_path)
+    for k in RESUME_KEYS:
+        if k in cfg and cfg[k] != settings[k]:
+            raise ValueError(f"{cfg_path}: field {k!r} is {cfg[k]!r} but this run asks for {settings[k]!r}; "
+                             f"use another --out or the same settings to resume")
+
+
 def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list[Any], seeds: int,
                 model: Any = "local", lang: str = "en", rounds: int = 3, questions: int = 1,
                 concurrency: int = 1, settings=None, tick: Callable[[str], None] | None = None,
@@ -202,6 +224,8 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     """
     check_methods(methods)
     out.mkdir(parents=True, exist_ok=True)
+    check_resume(out, model=model if isinstance(model, str) else type(model).__name__, lang=lang, rounds=rounds,
+                 questions=questions)
     write_json(out / "config.json", {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
                                      "seeds": seeds, "model": model if isinstance(model, str) else type(model).__name__,
                                      "lang": lang, "rounds": rounds, "questions": questions,
@@ -230,7 +254,8 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
               "model": model if isinstance(model, str) else type(model).__name__, "rounds": rounds,
-              "questions": questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table)}
+              "questions": questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table),
+              "reused_cells": sum(1 for r in rows if r.get("reused"))}
     write_json(out / "result.json", result)
     bar_chart(table, out / "scores.png")
     (out / "report.md").write_text(report_md(result), encoding="utf-8")

@@ -233,7 +233,7 @@ def wellplay_compare(
     from eval.compare import run_compare
     from eval.data import DataError
     from eval.wellplay import load_all, load_script
-    from mas_agents.rundir import default_run_dir
+    from mas_agents.rundir import stable_run_dir
 
     root = _data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]
@@ -241,7 +241,7 @@ def wellplay_compare(
         scripts = load_all(root, lang) if script.lower() == "all" else [load_script(root, script, lang)]
     except DataError as exc:
         _fail(str(exc))
-    out = out or default_run_dir("compare", script)
+    out = out or stable_run_dir("compare", script, lang, model, f"r{rounds}q{questions}")
     with _progress() as prog:
         task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
         try:
@@ -254,6 +254,7 @@ def wellplay_compare(
         console.print(f"{t['method']:>12}: {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} %, "
                       f"game calls {t['game_calls']:.0f}, eval calls {t['eval_calls']:.0f}")
     console.print(res["fewer_calls"])
+    console.print(f"cells reused from an earlier run: {res['reused_cells']} of {len(res['cells'])}")
     print(out)
 
 

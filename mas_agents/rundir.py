@@ -38,6 +38,16 @@ def default_run_dir(kind: str, label: str) -> Path:
     return Path("runs") / f"{kind}-{safe}-{stamp}"
 
 
+def stable_run_dir(kind: str, *parts: object) -> Path:
+    """``runs/<kind>-<part>-<part>...`` under the current directory, with no timestamp.
+
+    For resumable commands: the same arguments give the same directory, so rerunning the same
+    command continues the run instead of starting a new one.
+    """
+    safe = ["".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(p)) for p in parts]
+    return Path("runs") / "-".join([kind, *safe])
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented UTF-8 JSON, atomically (tmp file + rename)."""
     tmp = path.with_suffix(path.suffix + ".tmp")

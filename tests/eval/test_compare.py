@@ -50,6 +50,24 @@ def test_compare_runs_every_cell_and_resumes(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "| plain |" in report and "| always_a |" in report
     assert "not compared" in res["fewer_calls"]
+    assert res["reused_cells"] == 3          # seed 0's three cells came from the first, interrupted run
+
+
+def test_resume_with_other_settings_is_refused(tmp_path):
+    sc = load_script(ROOT, "Sin")
+    run_compare(data_root=ROOT, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
+    with pytest.raises(ValueError, match=r"config.json: field 'rounds' is 1 but this run asks for 3"):
+        run_compare(data_root=ROOT, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3)
+    # same settings, another method: allowed, and the finished cell is reused
+    res = run_compare(data_root=ROOT, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1)
+    assert res["reused_cells"] == 1 and len(res["cells"]) == 2
+
+
+def test_stable_run_dir_is_the_same_for_the_same_arguments():
+    from mas_agents.rundir import stable_run_dir
+    a = stable_run_dir("compare", "Sin", "en", "openai:gpt-4o-mini", "r3q1")
+    assert a == stable_run_dir("compare", "Sin", "en", "openai:gpt-4o-mini", "r3q1")
+    assert str(a) == "runs/compare-Sin-en-openai_gpt-4o-mini-r3q1"
 
 
 def test_unknown_method_is_rejected(tmp_path):
