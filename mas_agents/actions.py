@@ -30,6 +30,7 @@ TAGS = {
     "vote": "Vote",
     "mcq": "Answer",
     "choose": "Choice",
+    "describe": "Description",
 }
 
 LETTERS = string.ascii_lowercase
@@ -190,6 +191,7 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         mcq:       ``Answer: <letter>`` or, when ``multi``, ``Answer: <letter>, <letter>``
         choose:    ``Choice: <option>`` (from ``choices``; planner blocks use it for sensor
                    readings and other internal choices)
+        describe:  ``Description: <text>`` (Who is Spy: a clue about one's word)
 
     Raises:
         ParseError: the reply does not follow the format.
@@ -200,7 +202,7 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         target_text, reasoning = tagged_field(before, "To")
         target = match_choice(target_text, request.choices or [])
         return {"target": target, "question": _clean_free_text(question)}, reasoning
-    if kind in ("introduce", "answer"):
+    if kind in ("introduce", "answer", "describe"):
         value, reasoning = tagged_field(text, TAGS[kind])
         return _clean_free_text(value), reasoning
     if kind in ("vote", "choose"):
@@ -215,5 +217,5 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
 def _clean_free_text(value: str) -> str:
     """Drop a trailing tag block the model may append (``Vote: ...`` after an answer) and
     surrounding quotes; keep the text otherwise as said."""
-    cut = re.split(r"\n\s*(?:To|Question|Answer|Vote|Introduction)\s*:", value, maxsplit=1)[0]
+    cut = re.split(r"\n\s*(?:To|Question|Answer|Vote|Introduction|Description)\s*:", value, maxsplit=1)[0]
     return cut.strip().strip('"').strip()

@@ -31,7 +31,11 @@ log = logging.getLogger(__name__)
 #: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag: the
 #: grammar's thought line (mas_agents.grammar.THOUGHT_CHARS characters) must fit even at one
 #: token per character.
-MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 256, "choose": 256}
+MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 256, "choose": 256,
+              "describe": 256}
+#: Completion budget when the reply has no thought line (a bare tagged line): a description is
+#: at most 400 characters (WiS), a vote one name.
+MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16}
 
 
 @dataclass
@@ -39,22 +43,27 @@ class Persona:
     """Who an agent plays.
 
     Attributes:
-        name: character name (WellPlay ``character_name``).
+        name: character name (WellPlay ``character_name``), or seat name in other games.
         title: script display name.
-        role: ``"murderer"`` or ``"civilian"`` (from WellPlay ``is_murderer``).
+        role: ``"murderer"`` or ``"civilian"`` (from WellPlay ``is_murderer``); in other games
+            the true role as the harness knows it (``"spy"``...), which strategy blocks may read
+            but the prompts never show unless the game's rules tell it.
         script: the private script text.
         goals: the character's objectives (``acts_goal``).
         victims: the case's victims.
         players: every character in the game, this one included.
+        system: a full system prompt written by the game (Who is Spy, MAgIC); when set it
+            replaces the murder-mystery system prompt.
     """
 
     name: str
-    title: str
-    role: str
-    script: str
-    goals: str
-    victims: list[str]
-    players: list[str]
+    title: str = ""
+    role: str = "civilian"
+    script: str = ""
+    goals: str = ""
+    victims: list[str] = field(default_factory=list)
+    players: list[str] = field(default_factory=list)
+    system: str = ""
 
 
 @dataclass
@@ -64,7 +73,8 @@ class Agent:
     Args:
         persona: the character.
         model: an accounted chat model (shared between agents is fine).
-        memory: this agent's own vector memory (script already added by :meth:`build`).
+        memory: this agent's own vector memory (script already added by :meth:`build`), or None
+            for games whose prompts carry the whole (short) history themselves (Who is Spy).
         blocks: planner blocks consulted in order before each action.
         settings: retrieval budgets (tokens).
         spec: the agent spec string it was built from (for logs).
@@ -74,7 +84,7 @@ class Agent:
 
     persona: Persona
     model: AccountedModel
-    memory: VectorMemory
+    memory: VectorMemory | None
     blocks: list[PlannerBlock] = field(default_factory=list)
     settings: MemorySettings = field(default_factory=MemorySettings)
     spec: str = "plain"
@@ -105,7 +115,7 @@ class Agent:
                 if hook is not None:
                     hook(self, ev)
             text = dialogue_text(ev)
-            if text:
+            if text and self.memory is not None:
                 self.memory.add_dialogue(text, meta={"round": ev.get("round", 0), "kind": ev["kind"]})
                 added += 1
         self._seen = len(events)
@@ -177,10 +187,13 @@ class Agent:
                 narrowed = [x for x in request.choices or [] if x in c.choices]
                 request = dataclasses.replace(request, choices=narrowed or request.choices)
         messages = self.messages(request, contribs)
-        max_tokens = MAX_TOKENS.get(request.kind, 200)
+        # A thought line before the tagged line when a block asks for reasoning, and always in the
+        # murder-mystery game (whose agents all reason first; unchanged since the foundation issue).
+        think = request.context.get("game", "mmg") == "mmg" or any(c.instructions for c in contribs)
+        max_tokens = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
         extra = {}
         if self.constrained is not False and supports_grammar(self.model.model):
-            extra["grammar"] = reply_grammar(request)
+            extra["grammar"] = reply_grammar(request, think=think)
         call_ids: list[str] = []
         errors: list[str] = []
         text = ""
@@ -199,6 +212,9 @@ class Agent:
                 continue
             if attempt == 2:
                 self.stats["recovered_after_reprompt"] += 1
+            tail = " ".join(c.append for c in contribs if c.append)
+            if tail and isinstance(value, str):
+                value = f"{value} {tail}"
             return Action(kind=request.kind, actor=self.name, value=value, raw=text, valid=True,
                           attempts=attempt, call_ids=call_ids, errors=errors, reasoning=reasoning)
         self.stats[f"invalid_{request.kind}"] += 1
@@ -220,11 +236,15 @@ class Agent:
     def system_message(self) -> str:
         """The stable system prompt of this agent (rules, role, goals)."""
         p = self.persona
+        if p.system:
+            return p.system
         return prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
 
     def excerpts(self, query: str) -> tuple[str, str]:
         """``(script, dialogue)`` excerpts retrieved for ``query`` under the settings' token
-        budgets, each in document order, one chunk per line."""
+        budgets, each in document order, one chunk per line (empty without a memory)."""
+        if self.memory is None:
+            return "", ""
         return tuple("\n".join(c.text for c in self.memory.retrieve(query, budget, source))
                      for source, budget in (("script", self.settings.script_budget),
                                             ("dialogue", self.settings.dialogue_budget)))

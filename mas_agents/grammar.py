@@ -52,8 +52,8 @@ def reply_grammar(request: ActionRequest, think: bool = True) -> str:
         raise ValueError(f"a {kind} request needs choices")
     if kind == "introduce":
         body = f'{_lit(TAGS["introduce"] + ": ")} text'
-    elif kind == "answer":
-        body = f'{_lit(TAGS["answer"] + ": ")} text'
+    elif kind in ("answer", "describe"):
+        body = f'{_lit(TAGS[kind] + ": ")} text'
     elif kind == "ask":
         rules.append(f"name ::= {_alternatives(request.choices)}")
         body = f'"To: " name "\\n" {_lit(TAGS["ask"] + ": ")} text'

@@ -42,6 +42,7 @@ FORMATS = {
     "vote": 'End with a line "Vote: ..." holding exactly one name from the list.',
     "mcq": 'End with a line "Answer: ..." holding the letter of the correct option.',
     "choose": 'End with a line "Choice: ..." holding exactly one option from the list.',
+    "describe": 'End with a line "Description: ..." holding your description (never the word itself).',
     "mcq_multi": 'End with a line "Answer: ..." holding the letters of your choices, at most two, separated by a comma.',
 }
 

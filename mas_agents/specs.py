@@ -19,16 +19,37 @@ from planners.base import PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
 from planners.player_star import player_star_blocks
+from planners.wis_strategies import FACTORIES as WIS_STRATEGIES
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
 BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     "plain": lambda: [ChainOfThought()],
     "player_star": player_star_blocks,  # sensors + questioning + pruner + relation map (PLAYER* §2.3)
     **BASELINES,  # werewolf, ocot, thinkthrice (PLAYER* Appendix C.2)
+    **WIS_STRATEGIES,  # attack, defense, reasoning (WiS §4.2)
 }
 
 #: The one fixed framework every murderer plays with (PLAYER* §4.1).
 MURDERER_SPEC = "plain"
+
+
+def split_model(spec: str) -> tuple[str, str | None]:
+    """Split ``BLOCKS@MODEL`` into ``(BLOCKS, MODEL)``; ``MODEL`` is None when absent.
+
+    ``plain+reasoning@openai:gpt-4o-mini`` -> ``("plain+reasoning", "openai:gpt-4o-mini")``.
+
+    Raises:
+        ValueError: an empty model after ``@``.
+    """
+    blocks, at, model = spec.partition("@")
+    if at and not model.strip():
+        raise ValueError(f"agent spec {spec!r}: nothing after '@' (expected a model such as local or openai:NAME)")
+    return blocks.strip(), (model.strip() or None)
+
+
+def is_remote(spec: str) -> bool:
+    """True for a WiS-protocol agent given by URL (``http://...`` or ``https://...``)."""
+    return spec.startswith(("http://", "https://"))
 
 
 def parse_spec(spec: str) -> list[str]:

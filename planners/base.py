@@ -25,6 +25,8 @@ class Contribution:
         instructions: text appended to the task instructions (e.g. chain-of-thought).
         choices: a narrowed list of legal choices (must be a subset of the request's).
         action: a complete action; when set, the agent uses it and makes no model call.
+        append: text the agent appends to its parsed free-text reply (e.g. the WiS attack and
+            defense strategies add a fixed sentence to a spy's description).
         notes: structured facts for the event log (readings, scores...).
     """
 
@@ -32,6 +34,7 @@ class Contribution:
     instructions: str = ""
     choices: list[str] | None = None
     action: "Action | None" = None
+    append: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
 
 
