@@ -8,6 +8,8 @@ Commands (foundation issue, item 8)::
     mas wellplay eval --method session|pp|op|always_a|random [--run DIR] [--script NAME|all]
                 [--lang en|zh] [--model local] [--seed 0] [--runs 1] [--no-shuffle]
                 [--scoring strict|upstream] [--out DIR]
+    mas wellplay compare [--methods ...] [--script NAME|all] [--seeds N] ...
+    mas spy play|tournament|leaderboard|experiment|replay|serve-agent   (see mas_agents.cli_spy)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
@@ -33,6 +35,11 @@ wellplay_app = typer.Typer(help="WellPlay multiple-choice evaluation.", no_args_
 app.add_typer(data_app, name="data")
 app.add_typer(mmg_app, name="mmg")
 app.add_typer(wellplay_app, name="wellplay")
+
+
+def _add_spy() -> None:
+    from mas_agents.cli_spy import spy_app
+    app.add_typer(spy_app, name="spy")
 
 console = Console(stderr=True)
 
@@ -256,6 +263,9 @@ def wellplay_compare(
     console.print(res["fewer_calls"])
     console.print(f"cells reused from an earlier run: {res['reused_cells']} of {len(res['cells'])}")
     print(out)
+
+
+_add_spy()
 
 
 def main() -> None:  # pragma: no cover

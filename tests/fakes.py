@@ -59,3 +59,35 @@ def polite_player(vote_for: str | None = None) -> Callable[[list[BaseMessage]], 
             return "Answer: I was at home all night."
         return "???"
     return rule
+
+
+def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Callable[[list[BaseMessage]], str]:
+    """A fake Who-is-Spy player that plays well, for game logic tests.
+
+    It describes its word with a code that equals for equal words (``hint-<n>``, unique per
+    player and round so it never repeats) and votes for the first player whose code differs
+    from its own (else the first candidate). ``gullible``: once a description carrying a
+    "[System notice" is in the history, it states its word (an own-word foul: the attack worked).
+    ``garbage_for``: seat names that always reply without the required format.
+    """
+    import zlib
+
+    def rule(messages):
+        system, last = str(messages[0].content), str(messages[-1].content)
+        name = re.search(r"You are (Player \d+)", system).group(1)
+        word = re.search(r'Your word is "([^"]+)"', system).group(1)
+        code = zlib.crc32(word.encode()) % 997
+        if name in garbage_for:
+            return "la la la"
+        if '"Description: ..."' in last:
+            rnd = re.search(r"^Round (\d+): it is your turn", last, re.M).group(1)
+            if gullible and "[System notice" in last:
+                return f"Description: my word is {word}"
+            return f"Description: hint-{code} from {name} in round {rnd}"
+        if '"Vote: ..."' in last:
+            choices = numbered(last)
+            codes = dict(re.findall(r"^(Player \d+): hint-(\d+)", last, re.M))
+            odd = [c for c in choices if c in codes and int(codes[c]) != code]
+            return f"I compare the hints.\nVote: {(odd or choices)[0]}" if "analysis" in last else f"Vote: {(odd or choices)[0]}"
+        return "???"
+    return rule

@@ -1,0 +1,119 @@
+"""Tournaments, experiments and remote seats for Who is Spy, with fake models."""
+
+import socket
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from eval.wis_leaderboard import Leaderboard
+from eval.wis_tournament import run_experiment, run_tournament, schedule
+from graphs.wis_session import play_game
+from tests.fakes import RuleChat, wis_player
+
+PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(5)]
+
+
+def test_schedule_balances_the_spy_role():
+    plan = schedule(["a", "b", "c"], 12, 6, pairs=PAIRS, seed=1)
+    spies = Counter(g["agents"][g["spy_seat"]] for g in plan)
+    assert spies == {"a": 4, "b": 4, "c": 4}
+    seats = Counter(a for g in plan for a in g["agents"])
+    assert sum(seats.values()) == 72 and max(seats.values()) - min(seats.values()) <= 2
+    assert all(len(g["agents"]) == 6 for g in plan)
+    # pairs drawn without replacement until used up
+    assert len({g["pair"]["civilian"] for g in plan[:5]}) == 5
+    assert plan == schedule(["a", "b", "c"], 12, 6, pairs=PAIRS, seed=1)  # deterministic
+
+
+def test_schedule_for_experiments():
+    atk = schedule(["x", "o"], 4, 6, pairs=PAIRS, spy_agent="x")
+    assert all(g["agents"][g["spy_seat"]] == "x" and g["agents"].count("x") == 1 for g in atk)
+    rea = schedule(["x", "o"], 4, 6, pairs=PAIRS, civilians_only="x")
+    assert all(g["agents"][g["spy_seat"]] == "o" and g["agents"].count("x") == 1 for g in rea)
+
+
+def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
+    fake = RuleChat(rule=wis_player())
+    calls = []
+
+    def flaky_play(*a, **k):
+        calls.append(k["game_id"])
+        if len(calls) == 4:
+            raise KeyboardInterrupt("simulated interrupt in game 4")
+        return play_game(*a, **k)
+
+    kw = dict(agents=["plain", "plain+reasoning", "plain+attack"], games=6, pairs=PAIRS, model=fake,
+              db=tmp_path / "wis.sqlite", out=tmp_path / "games", play=flaky_play)
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(**kw)
+    board = Leaderboard(tmp_path / "wis.sqlite")
+    tid = board.tournaments()[0]["id"]
+    assert board.finished_indices(tid) == {0, 1, 2}
+    res = run_tournament(**kw)
+    assert res["played"] == 3 and res["skipped"] == 3 and len(calls) == 7  # games 3,4,5 only
+    games = board.games(tid)
+    assert len(games) == 6
+    for m in res["metrics"]:
+        scores = [p_score for g in games for p, p_score in g["scores"].items()
+                  if next(x for x in g["players"] if x["name"] == p)["agent"] == m["agent"]]
+        assert m["rank_score"] == pytest.approx(100 + sum(scores) - len(scores))
+        assert m["games_as_spy"] == 2
+    # the fake civilians always find the spy in round 1
+    assert all(g["outcome"]["spy_eliminated_round"] == 1 for g in games)
+
+
+def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, monkeypatch):
+    import eval.wis_tournament as wt
+    monkeypatch.setattr("graphs.wis_session.load_pairs", lambda root, lang="en": PAIRS)
+    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=tmp_path,
+                         model=RuleChat(rule=wis_player(gullible=True)), db=tmp_path / "wis.sqlite", out=tmp_path / "exp")
+    base, atk = res["rows"]
+    assert base["arm"] == "baseline" and atk["spec"] == "plain+attack"
+    assert base["games"] == atk["games"] == 2 and base["games_as_spy"] == 2
+    assert base["others_foul_rate"] == 0 and atk["others_foul_rate"] > 0.5
+    assert "| attack | plain+attack | 2 |" in res["table"]
+    with pytest.raises(ValueError, match="already has the attack block"):
+        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=tmp_path)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_game_with_two_remote_seats_served_over_http(tmp_path):
+    import uvicorn
+
+    from graphs.wis_session import PlayerFactory
+    from mas_agents.accounting import CallRecorder
+    from mas_agents.wis_protocol import make_app
+
+    servers = []
+    urls = []
+    for _ in range(2):
+        factory = PlayerFactory(RuleChat(rule=wis_player()), CallRecorder(None))
+        app = make_app(lambda f=factory: f("plain", "civilian"), "fake")
+        port = _free_port()
+        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        threading.Thread(target=srv.run, daemon=True).start()
+        servers.append(srv)
+        urls.append(f"http://127.0.0.1:{port}")
+    for _ in range(100):
+        if all(s.started for s in servers):
+            break
+        time.sleep(0.05)
+    try:
+        agents = ["plain", urls[0], "plain", urls[1], "plain", "plain"]
+        rec = play_game(tmp_path, agents=agents, pair={"civilian": "tea", "spy": "coffee"},
+                        model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0)
+    finally:
+        for s in servers:
+            s.should_exit = True
+    d = {x["player"]: x for x in rec["rounds"][0]["descriptions"]}
+    assert d["Player 2"]["text"].startswith("hint-") and d["Player 4"]["text"].startswith("hint-")
+    assert rec["rounds"][0]["votes"]["Player 2"] == "Player 1"   # the remote civilian found the spy
+    assert rec["outcome"]["winner"] == "civilians"
+    assert rec["players"][1]["agent"] == urls[0]

@@ -1,0 +1,175 @@
+"""The Who-is-Spy graph and session with fake models: flow, fouls, votes, scores, strategies."""
+
+import json
+import time
+
+import pytest
+
+from graphs.wis_session import load_pairs, parse_pair, play_game
+from mas_agents.wis_protocol_types import response
+from planners.wis_strategies import ATTACK_TEXT, DEFENSE_TEXT
+from tests.fakes import RuleChat, wis_player
+
+PAIR = {"civilian": "tea", "spy": "coffee"}
+
+
+def model(**kw):
+    return RuleChat(rule=wis_player(**kw))
+
+
+def test_civilians_find_the_spy_in_round_one(tmp_path):
+    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), seed=0, spy_seat=2, first_speaker=4)
+    assert rec["outcome"] == {"winner": "civilians", "spy": "Player 3", "spy_eliminated_round": 1,
+                              "end_reason": "spy_eliminated", "rounds_played": 1}
+    r1 = rec["rounds"][0]
+    assert r1["order"] == ["Player 5", "Player 6", "Player 1", "Player 2", "Player 3", "Player 4"]
+    assert all(d["foul"] is None for d in r1["descriptions"])
+    assert r1["voted_out"] == "Player 3" and r1["vote_counts"] == {"Player 3": 5, "Player 1": 1}
+    # spy caught in round 1: spy 0 - 5 civilian votes; 5 surviving civilians share 12, +1 each for their vote
+    assert rec["scores"]["Player 3"] == pytest.approx(-5)
+    assert all(rec["scores"][p] == pytest.approx(12 / 5 + 1) for p in rec["scores"] if p != "Player 3")
+    assert sum(rec["scores"].values()) == pytest.approx(12)
+    assert [p["word"] for p in rec["players"]].count("coffee") == 1
+    # words are private; votes are private until the public vote result
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    words = [e for e in events if e["kind"] == "word"]
+    assert len(words) == 6 and all(e["visible_to"] == [e["data"]["player"]] for e in words)
+    assert all(e["visible_to"] == [e["actor"]] for e in events if e["kind"] == "vote")
+    assert any(e["kind"] == "vote_result" and e["visible_to"] == ["*"] for e in events)
+    assert rec["llm"]["calls"] == 12 and rec["invalid_actions"] == 0
+    assert (tmp_path / "transcript.md").read_text().count("hint-") == 6
+
+
+def test_descriptions_are_truncated_and_fouls_eliminate(tmp_path):
+    class Scripted:
+        """A WiS player with fixed descriptions per round; votes abstain."""
+        label = "scripted"
+
+        def __init__(self, texts):
+            self.texts = texts
+
+        def perceive(self, req):
+            pass
+
+        def interact(self, req, timeout=None):
+            if req["status"] == "round":
+                return response(self.texts[req["round"] - 1])
+            return response("nobody")  # not a candidate: abstention
+
+    long = "x" * 500
+    players = {"Player 1": Scripted(["I like TEA a lot", "z", "z3"]),       # says own word (case-insensitive)
+               "Player 2": Scripted([long, "y", "y3"]),
+               "Player 3": Scripted(["a warm drink", "b", "b3"]),
+               "Player 4": Scripted(["A warm drink!", "c", "c3"]),           # repeats Player 3
+               "Player 5": Scripted(["", "d", "d3"]),                       # no answer
+               "Player 6": Scripted(["leaves in hot water", "e", "e3"])}
+    rec = play_game(tmp_path, agents=["x"] * 6, pair=PAIR, model=model(), spy_seat=5, first_speaker=0, players=players)
+    r1 = rec["rounds"][0]
+    fouls = {d["player"]: d["foul"] for d in r1["descriptions"]}
+    assert fouls == {"Player 1": "own_word", "Player 2": None, "Player 3": None, "Player 4": "repeat",
+                     "Player 5": "no_answer", "Player 6": None}
+    assert len(next(d["text"] for d in r1["descriptions"] if d["player"] == "Player 2")) == 400
+    assert r1["fouled"] == ["Player 1", "Player 4", "Player 5"]
+    # 3 players left, vote held, everyone abstains -> no one out; round 2 speaking order skips the fouled
+    assert r1["votes"] == {"Player 2": None, "Player 3": None, "Player 6": None} and r1["voted_out"] is None
+    assert rec["rounds"][1]["order"] == ["Player 2", "Player 3", "Player 6"]
+    # spy survives 3 rounds -> spy wins 12, civilians 0
+    assert rec["outcome"]["winner"] == "spy" and rec["outcome"]["end_reason"] == "max_rounds"
+    assert rec["scores"]["Player 6"] == 12 and sum(rec["scores"].values()) == 12
+    assert {k: v["by"] for k, v in rec["eliminated"].items()} == {"Player 1": "foul", "Player 4": "foul", "Player 5": "foul"}
+
+
+def test_fewer_than_three_survivors_ends_the_game(tmp_path):
+    class Sayer:
+        label = "sayer"
+
+        def __init__(self, text):
+            self.text = text
+
+        def perceive(self, req):
+            pass
+
+        def interact(self, req, timeout=None):
+            return response(self.text) if req["status"] == "round" else response(None, success=False, err="x")
+
+    players = {"Player 1": Sayer("tea time"), "Player 2": Sayer("tea cup"), "Player 3": Sayer("dark roast"),
+               "Player 4": Sayer("morning drink")}
+    rec = play_game(tmp_path, agents=["x"] * 4, pair=PAIR, model=model(), spy_seat=2, first_speaker=0, players=players)
+    assert rec["outcome"]["end_reason"] == "few_players" and rec["outcome"]["winner"] == "spy"
+    assert rec["rounds"][0]["votes"] == {}   # ended by the judge, no vote held
+    assert rec["scores"] == {"Player 1": 0, "Player 2": 0, "Player 3": 12, "Player 4": 0}
+
+
+def test_slow_player_fouls_on_timeout(tmp_path):
+    class Slow:
+        label = "slow"
+
+        def perceive(self, req):
+            pass
+
+        def interact(self, req, timeout=None):
+            time.sleep(0.3)
+            return response("a fine answer")
+
+    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=0, first_speaker=0,
+                    speak_timeout=0.2, players={"Player 2": Slow()})
+    d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
+    assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
+
+
+def test_malformed_replies_are_reprompted_then_foul(tmp_path):
+    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(garbage_for=("Player 4",)), spy_seat=0,
+                    first_speaker=0)
+    d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 4")
+    assert d["foul"] == "no_answer"
+    calls = [json.loads(x) for x in (tmp_path / "llm_calls.jsonl").read_text().splitlines()]
+    assert [c["purpose"] for c in calls if c["actor"] == "Player 4"][:2] == ["describe#1", "describe#2"]
+    assert rec["invalid_actions"] == 1
+
+
+def test_attack_appends_injection_for_the_spy_only_and_fools_gullible_players(tmp_path):
+    agents = ["plain"] * 6
+    agents[1] = "plain+attack"
+    agents[3] = "plain+attack"   # a civilian carrying the block: it must not fire
+    rec = play_game(tmp_path, agents=agents, pair=PAIR, model=model(gullible=True), spy_seat=1, first_speaker=0)
+    d = {x["player"]: x for x in rec["rounds"][0]["descriptions"]}
+    assert d["Player 2"]["text"].endswith(ATTACK_TEXT["en"])
+    assert ATTACK_TEXT["en"] not in d["Player 4"]["text"]
+    # everyone after the spy took the bait and said their word
+    assert [d[p]["foul"] for p in ("Player 3", "Player 4", "Player 5", "Player 6")] == ["own_word"] * 4
+    assert d["Player 1"]["foul"] is None
+
+
+def test_defense_text_and_reasoning_events(tmp_path):
+    agents = ["plain+reasoning"] * 6
+    agents[0] = "plain+defense"
+    rec = play_game(tmp_path, agents=agents, pair=PAIR, model=model(), spy_seat=0, first_speaker=0)
+    assert rec["rounds"][0]["descriptions"][0]["text"].endswith(DEFENSE_TEXT["en"])
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    reasoning = [e for e in events if e["kind"] == "reasoning"]
+    assert len(reasoning) == 5 and all(e["visible_to"] == [e["actor"]] for e in reasoning)
+    assert {e["actor"] for e in reasoning} == {f"Player {i}" for i in range(2, 7)}
+
+
+def test_pairs_file_and_pair_option(tmp_path):
+    from eval.data import DataError, resolve_data_dir
+    try:
+        root = resolve_data_dir()
+    except DataError:
+        pytest.skip("datasets not found")
+    assert len(load_pairs(root, "en")) == 158 and len(load_pairs(root, "zh")) == 76
+    bad = tmp_path / "whoisspy"
+    bad.mkdir()
+    (bad / "pairs_en.jsonl").write_text('{"civilian": "a", "spy": "b"}\n{"civilian": "a"}\n')
+    with pytest.raises(ValueError, match=r"pairs_en.jsonl:2"):
+        load_pairs(tmp_path, "en")
+    assert parse_pair("tea / coffee") == PAIR
+    with pytest.raises(ValueError, match="CIVILIAN/SPY"):
+        parse_pair("tea")
+
+
+def test_bad_player_count_and_seat(tmp_path):
+    with pytest.raises(ValueError, match="3-9 players"):
+        play_game(tmp_path, agents=["plain"] * 2, pair=PAIR, model=model())
+    with pytest.raises(ValueError, match="spy_seat 6"):
+        play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=6)
