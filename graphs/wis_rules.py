@@ -97,25 +97,30 @@ def _norm(text: str) -> str:
     return " ".join(t.split())
 
 
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+
+
 def says_word(text: str, word: str) -> bool:
     """True when ``text`` contains ``word``, case-insensitively.
 
-    Latin words must appear as whole words (``tea`` is not said by ``team``); words with CJK
-    characters count as said anywhere in the text, since Chinese has no spaces.
+    Latin words must appear as whole words (``tea`` is not said by ``team``), bounded by anything
+    but a Latin letter or digit (so ``KTV`` is said in ``常去KTV唱歌``); words with CJK characters
+    (extension planes included) count as said anywhere in the text, since Chinese has no spaces.
     """
     t, w = _norm(text), _norm(word)
     if not w:
         return False
-    if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", w):
+    if _CJK.search(w):
         return w.replace(" ", "") in t.replace(" ", "")
-    return re.search(rf"(?<!\w){re.escape(w)}(?!\w)", t) is not None
+    # word boundaries are Latin letters/digits only, so "KTV" is found in "常去KTV唱歌"
+    return re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", t) is not None
 
 
 def foul(text: str | None, own_word: str, earlier: Iterable[str], *, timed_out: bool = False) -> str | None:
     """The foul committed by one description, or None.
 
     Args:
-        text: the (truncated) description; None or blank = no answer.
+        text: the (truncated) description; None, blank or punctuation only = no answer.
         own_word: the speaker's word.
         earlier: every description shown earlier in the game, by anyone.
         timed_out: the player did not answer within the time limit.
@@ -125,8 +130,8 @@ def foul(text: str | None, own_word: str, earlier: Iterable[str], *, timed_out: 
     """
     if timed_out:
         return "timeout"
-    if text is None or not text.strip():
-        return "no_answer"
+    if text is None or not _norm(text):
+        return "no_answer"  # blank, or nothing but punctuation
     if says_word(text, own_word):
         return "own_word"
     n = _norm(text)

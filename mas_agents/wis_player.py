@@ -5,9 +5,12 @@ keeps the public history of the game as text, and answers ``round`` (describe) a
 requests with one strict action each through :class:`mas_agents.agent.Agent`. It needs no
 vector memory: a WiS game is short enough for its whole history to be in every prompt.
 
-The prompts are written here. Layout for prefix caching: the system message holds the rules
-and the player's name and word (stable for one player); the user message holds the history and
-the task. Players are told only their word, never their role (WiS §3.1).
+The prompts are written here. Layout for prefix caching: the system message holds only the
+rules and the seated players (the same for every player of a game), the user message starts
+with the public history (also the same for everyone), then the player's name and word, then
+the task. Consecutive calls of *different* players therefore share rules + history in
+llama.cpp's KV cache and only the last few dozen tokens are evaluated anew. Players are told
+only their word, never their role (WiS §3.1).
 """
 
 from __future__ import annotations
@@ -31,17 +34,19 @@ RULES = {
         "word in one short sentence, without saying the word itself and without repeating an "
         "earlier description (either one is a foul and eliminates you). Then everyone votes for "
         "the player they think is the spy; the player with the most votes is out. Civilians win "
-        "by voting out the spy; the spy wins by surviving three rounds.\n\n"
-        "You are {name}. Your word is \"{word}\". The players are: {players}. If the others' "
-        "descriptions do not fit your word, you may be the spy: then describe vaguely so you "
-        "blend in."
+        "by voting out the spy; the spy wins by surviving three rounds. The players are: {players}."
     ),
     "zh": (
         "你在玩“谁是卧底”。每位玩家拿到一个秘密词语。除一人（卧底）外，所有人的词语相同；卧底的词语与之相关但不同。"
         "没有人被告知自己是不是卧底。每一轮，每位玩家用一句话描述自己的词语，不能说出词语本身，也不能重复之前的描述"
-        "（否则犯规出局）。之后所有人投票选出卧底，得票最多者出局。平民投出卧底即获胜；卧底撑过三轮即获胜。\n\n"
-        "你是{name}。你的词语是“{word}”。玩家有：{players}。如果别人的描述与你的词语不符，你可能就是卧底：那就描述得含糊一些以免暴露。"
+        "（否则犯规出局）。之后所有人投票选出卧底，得票最多者出局。平民投出卧底即获胜；卧底撑过三轮即获胜。玩家有：{players}。"
     ),
+}
+
+IDENTITY = {
+    "en": "You are {name}. Your word is \"{word}\". If the others' descriptions do not fit your word, "
+          "you may be the spy: then describe vaguely so you blend in.",
+    "zh": "你是{name}。你的词语是“{word}”。如果别人的描述与你的词语不符，你可能就是卧底：那就描述得含糊一些以免暴露。",
 }
 
 TASKS = {
@@ -148,7 +153,7 @@ class AgentWisPlayer:
     # -- internals ---------------------------------------------------------------------------
     def _ensure_agent(self) -> Agent:
         if self.agent is None:
-            system = RULES[self.lang].format(name=self.name, word=self.word, players=", ".join(self.players))
+            system = RULES[self.lang].format(players=", ".join(self.players))
             persona = Persona(name=self.name, title="Who is Spy?", role=self.role, players=list(self.players),
                               system=system)
             self.agent = self.make_agent(persona)
@@ -157,7 +162,8 @@ class AgentWisPlayer:
     def _task(self, task: str) -> str:
         t = TASKS[self.lang]
         hist = "\n".join(self.history) if self.history else t["nothing"]
-        return f"{t['history']}\n{hist}\n\n{task}"
+        me = IDENTITY[self.lang].format(name=self.name, word=self.word)
+        return f"{t['history']}\n{hist}\n\n{me}\n{task}"
 
     def _log(self, line: str, kind: str, actor: str, content: str, rnd: int, **data: Any) -> None:
         self.history.append(line)

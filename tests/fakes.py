@@ -73,9 +73,10 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
     import zlib
 
     def rule(messages):
-        system, last = str(messages[0].content), str(messages[-1].content)
-        name = re.search(r"You are (Player \d+)", system).group(1)
-        word = re.search(r'Your word is "([^"]+)"', system).group(1)
+        last = str(messages[-1].content)
+        everything = "\n".join(str(m.content) for m in messages)
+        name = re.search(r"You are (Player \d+)", everything).group(1)
+        word = re.search(r'Your word is "([^"]+)"', everything).group(1)
         code = zlib.crc32(word.encode()) % 997
         if name in garbage_for:
             return "la la la"
