@@ -53,10 +53,11 @@ leaderboard and replays read only this and ``events.jsonl``)::
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from typing import Iterable, Mapping
+
+from mas_agents.text import norm_text as _norm
+from mas_agents.text import says_word
 
 #: Description length limit in characters, per language (WiS issue, item 1).
 MAX_CHARS = {"en": 400, "zh": 120}
@@ -89,31 +90,6 @@ def truncate(text: str, lang: str) -> str:
     if lang not in MAX_CHARS:
         raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(MAX_CHARS)}")
     return text[: MAX_CHARS[lang]]
-
-
-def _norm(text: str) -> str:
-    t = unicodedata.normalize("NFKC", text).casefold()
-    t = re.sub(r"[\W_]+", " ", t)
-    return " ".join(t.split())
-
-
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
-
-
-def says_word(text: str, word: str) -> bool:
-    """True when ``text`` contains ``word``, case-insensitively.
-
-    Latin words must appear as whole words (``tea`` is not said by ``team``), bounded by anything
-    but a Latin letter or digit (so ``KTV`` is said in ``常去KTV唱歌``); words with CJK characters
-    (extension planes included) count as said anywhere in the text, since Chinese has no spaces.
-    """
-    t, w = _norm(text), _norm(word)
-    if not w:
-        return False
-    if _CJK.search(w):
-        return w.replace(" ", "") in t.replace(" ", "")
-    # word boundaries are Latin letters/digits only, so "KTV" is found in "常去KTV唱歌"
-    return re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", t) is not None
 
 
 def foul(text: str | None, own_word: str, earlier: Iterable[str], *, timed_out: bool = False) -> str | None:

@@ -131,7 +131,9 @@ class AgentWisPlayer:
         t = TASKS[self.lang]
         if status == "round":
             request = ActionRequest(kind="describe", actor=self.name, prompt=self._task(t["describe"].format(round=rnd, word=self.word)),
-                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang})
+                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang,
+                                             # self-check: saying one's word is a foul (one re-prompt)
+                                             "forbidden_words": [self.word] if self.word else []})
         elif status == "vote":
             cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
             if not cands:

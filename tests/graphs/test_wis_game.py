@@ -135,8 +135,10 @@ def test_attack_appends_injection_for_the_spy_only_and_fools_gullible_players(tm
     d = {x["player"]: x for x in rec["rounds"][0]["descriptions"]}
     assert d["Player 2"]["text"].endswith(ATTACK_TEXT["en"])
     assert ATTACK_TEXT["en"] not in d["Player 4"]["text"]
-    # everyone after the spy took the bait and said their word
-    assert [d[p]["foul"] for p in ("Player 3", "Player 4", "Player 5", "Player 6")] == ["own_word"] * 4
+    # everyone after the spy took the bait and tried to say their word; our agents' self-check
+    # refuses such a reply, re-prompts once, and the second refusal is no answer: a foul either way
+    assert [d[p]["foul"] for p in ("Player 3", "Player 4", "Player 5", "Player 6")] == ["no_answer"] * 4
+    assert rec["invalid_actions"] == 4
     assert d["Player 1"]["foul"] is None
 
 

@@ -90,3 +90,12 @@ def test_choose_reads_one_option():
     assert parse_reply(r, "Choice: 3")[0] == "Negative"
     with pytest.raises(ParseError):
         parse_reply(r, "Choice: happy")
+
+
+def test_forbidden_words_make_a_free_text_reply_malformed():
+    from mas_agents.actions import ActionRequest, ParseError, parse_reply
+    req = ActionRequest(kind="describe", actor="P1", prompt="x", context={"forbidden_words": ["Tea"]})
+    assert parse_reply(req, "Description: a hot drink with leaves")[0] == "a hot drink with leaves"
+    assert parse_reply(req, "Description: a team sport")[0] == "a team sport"   # whole words only
+    with pytest.raises(ParseError, match="forbidden word 'Tea'"):
+        parse_reply(req, "Description: I love tea in the morning")
