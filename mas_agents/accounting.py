@@ -209,6 +209,16 @@ def _accepts_max_tokens(model: Any) -> bool:
     return "max_tokens" in fields
 
 
+#: Set to stop every accounted model: the next ``chat`` call in any thread raises
+#: :class:`StopRequested`. The CLI sets it on Ctrl-C, because LangGraph runs nodes in worker
+#: threads that a KeyboardInterrupt in the main thread does not reach.
+STOP = threading.Event()
+
+
+class StopRequested(KeyboardInterrupt):
+    """Raised by :meth:`AccountedModel.chat` once :data:`STOP` is set (before calling the model)."""
+
+
 class AccountedModel:
     """Wraps any langchain-core chat model: every call is timed, counted, retried and recorded.
 
@@ -262,9 +272,12 @@ class AccountedModel:
             ``(reply_text, call_id)``.
 
         Raises:
+            StopRequested: :data:`STOP` is set (nothing is called or recorded).
             The model's last exception, after recording the call with ``ok=False``, when it is not
             transient or the retries are exhausted.
         """
+        if STOP.is_set():
+            raise StopRequested("stop requested (Ctrl-C); finished work is saved")
         call_id = uuid.uuid4().hex
         started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         prompt_chars = sum(len(message_text(m.content)) for m in messages)

@@ -43,6 +43,36 @@ def _add_spy() -> None:
 
 console = Console(stderr=True)
 
+
+@app.callback()
+def _root() -> None:
+    """mas-agents: LLM multi-agent games and their evaluation."""
+    _install_interrupt()
+
+
+def _install_interrupt() -> None:
+    """First Ctrl-C: stop at the next model call in every thread (LangGraph runs nodes in worker
+    threads, which a KeyboardInterrupt in the main thread never reaches), keeping finished work;
+    second Ctrl-C: quit at once."""
+    import os
+    import signal
+    import threading
+
+    from mas_agents.accounting import STOP
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        if STOP.is_set():
+            os._exit(130)
+        STOP.set()
+        console.print("[yellow]Stopping after the current model call (finished work is kept; "
+                      "rerun the same command to continue). Ctrl-C again quits at once.[/yellow]")
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
 
 
