@@ -511,3 +511,30 @@ def test_recorder_creates_file_and_reloads_for_resume(tmp_path):
     path.write_text("not json\n")
     with pytest.raises(ValueError, match="llm_calls.jsonl:1"):
         CallRecorder(path, load_existing=True)
+
+
+def test_stop_flag_ends_the_next_call_in_any_thread(tmp_path):
+    import threading
+
+    from mas_agents.accounting import STOP, AccountedModel, CallRecorder, StopRequested
+    from tests.fakes import RuleChat
+
+    m = AccountedModel(RuleChat(rule=lambda msgs: "ok"), CallRecorder(tmp_path / "c.jsonl"), label="fake")
+    assert m.chat([HumanMessage(content="hi")], actor="a", purpose="p")[0] == "ok"
+    STOP.set()
+    try:
+        errors = []
+
+        def worker():
+            try:
+                m.chat([HumanMessage(content="hi")], actor="a", purpose="p")
+            except StopRequested as exc:
+                errors.append(exc)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        assert len(errors) == 1 and isinstance(errors[0], KeyboardInterrupt)
+    finally:
+        STOP.clear()
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1   # the stopped call was never made
