@@ -21,7 +21,7 @@ from mas_agents.text import says_word
 #: a generic pick-one-option request (planner blocks use it for sensor readings).
 KINDS = (
     "introduce", "ask", "answer", "vote", "mcq",
-    "describe", "guess", "propose", "choose", "contribute",
+    "describe", "guess", "propose", "choose", "contribute", "form",
 )
 
 #: The tag each kind's reply must carry, e.g. ``Vote: Chief Wang``.
@@ -33,6 +33,9 @@ TAGS = {
     "mcq": "Answer",
     "choose": "Choice",
     "describe": "Description",
+    "guess": "Guess",
+    "propose": "Proposal",
+    "contribute": "Contribution",
 }
 
 LETTERS = string.ascii_lowercase
@@ -53,6 +56,10 @@ class ActionRequest:
         choices: legal choices for choice actions (``vote``: names; ``ask``: whom one may ask;
             ``mcq``: option texts shown as a), b), ...); ``None`` for free text.
         multi: for ``mcq``, whether more than one letter may be chosen (WellPlay ``type=b``).
+        fields: for ``form``: ``[(tag, choices), ...]``, one line ``Tag: choice`` each, all in one
+            reply (a questionnaire answered in one model call). For ``propose``: the names of
+            the shares (e.g. ``["Airline A", "Airline B", "Airline C"]``), as ``[(name, [])]``.
+        max_value: for ``contribute``: the largest legal amount (the smallest is 0).
         query: text used to retrieve memory for this action (defaults to ``prompt``).
         context: extra structured facts (victim, asker, question...) for blocks and logs.
     """
@@ -64,10 +71,14 @@ class ActionRequest:
     multi: bool = False
     query: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
+    fields: list[tuple[str, list[str]]] | None = None
+    max_value: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown action kind {self.kind!r}; expected one of {KINDS}")
+        if self.kind in ("form", "propose") and not self.fields:
+            raise ValueError(f"a {self.kind} request needs fields")
 
 
 @dataclass
@@ -194,6 +205,11 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         choose:    ``Choice: <option>`` (from ``choices``; planner blocks use it for sensor
                    readings and other internal choices)
         describe:  ``Description: <text>`` (Who is Spy: a clue about one's word)
+        guess:     ``Guess: <word>`` (the first line of the value)
+        contribute: ``Contribution: <whole number>`` (0 .. ``max_value``)
+        propose:   ``Proposal: Airline A: 40%, Airline B: 30%, Airline C: 30%`` (one percentage
+                   per name in ``fields``; whether they sum to 100 is the game's rule)
+        form:      one ``<tag>: <choice>`` line per field, in order
 
     Free-text kinds also refuse a reply containing any of ``request.context["forbidden_words"]``
     (whole words, :func:`mas_agents.text.says_word`): an agent checks its own move against a rule
@@ -221,6 +237,40 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
     if kind == "mcq":
         value, reasoning = tagged_field(text, TAGS["mcq"])
         return parse_letters(value, len(request.choices or []), request.multi), reasoning
+    if kind == "guess":
+        value, reasoning = tagged_field(text, TAGS["guess"])
+        first = value.splitlines()[0].strip().strip('"').strip()
+        if not first:
+            raise ParseError("'Guess:' is empty")
+        return first, reasoning
+    if kind == "contribute":
+        value, reasoning = tagged_field(text, TAGS["contribute"])
+        m = re.match(r"^\$?\s*(\d+)\b", value.strip())
+        if not m:
+            raise ParseError(f"contribution {value[:40]!r} is not a whole number")
+        amount = int(m.group(1))
+        if request.max_value is not None and amount > request.max_value:
+            raise ParseError(f"contribution {amount} is more than the {request.max_value} you have left")
+        return amount, reasoning
+    if kind == "propose":
+        value, reasoning = tagged_field(text, TAGS["propose"])
+        names = [n for n, _ in request.fields or []]
+        shares = []
+        for n in names:
+            m = re.search(rf"{re.escape(n)}\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%", value, re.IGNORECASE)
+            if not m:
+                raise ParseError(f"no percentage for {n!r} in {value[:80]!r}")
+            shares.append(float(m.group(1)))
+        return tuple(shares), reasoning
+    if kind == "form":
+        answers = {}
+        reasoning = ""
+        for i, (tag, choices) in enumerate(request.fields or []):
+            value, before = tagged_field(text, tag)
+            answers[tag] = match_choice(value, choices)
+            if i == 0:
+                reasoning = before
+        return answers, reasoning
     raise ParseError(f"no parser for action kind {kind!r}")
 
 

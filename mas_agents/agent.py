@@ -32,10 +32,11 @@ log = logging.getLogger(__name__)
 #: grammar's thought line (mas_agents.grammar.THOUGHT_CHARS characters) must fit even at one
 #: token per character.
 MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 256, "choose": 256,
-              "describe": 256}
+              "describe": 256, "guess": 256, "propose": 256, "contribute": 256, "form": 256}
 #: Completion budget when the reply has no thought line (a bare tagged line): a description is
 #: at most 400 characters (WiS), a vote one name.
-MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16}
+MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
+                         "contribute": 16, "form": 96}
 
 
 @dataclass

@@ -10,6 +10,7 @@ Commands (foundation issue, item 8)::
                 [--scoring strict|upstream] [--out DIR]
     mas wellplay compare [--methods ...] [--script NAME|all] [--seeds N] ...
     mas spy play|tournament|leaderboard|experiment|replay|serve-agent   (see mas_agents.cli_spy)
+    mas magic run --scenario all --challenger SPEC --defender SPEC [--settings 0-1] ...  (mas_agents.cli_magic)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
@@ -38,8 +39,10 @@ app.add_typer(wellplay_app, name="wellplay")
 
 
 def _add_spy() -> None:
+    from mas_agents.cli_magic import magic_app
     from mas_agents.cli_spy import spy_app
     app.add_typer(spy_app, name="spy")
+    app.add_typer(magic_app, name="magic")
 
 console = Console(stderr=True)
 

@@ -66,6 +66,23 @@ def reply_grammar(request: ActionRequest, think: bool = True) -> str:
             raise ValueError("an mcq request needs options")
         rules.append(f"letter ::= [{LETTERS[0]}-{LETTERS[n - 1]}]")
         body = f'{_lit(TAGS["mcq"] + ": ")} letter' + (' (", " letter)?' if request.multi else "")
+    elif kind == "guess":
+        rules.append('word ::= [^\\n]{1,40}')
+        body = f'{_lit(TAGS["guess"] + ": ")} word'
+    elif kind == "contribute":
+        rules.append('num ::= [0-9] | [1-9] [0-9] | "100"')
+        body = f'{_lit(TAGS["contribute"] + ": ")} num'
+    elif kind == "propose":
+        names = [n for n, _ in request.fields or []]
+        rules.append('pct ::= [0-9] | [1-9] [0-9] | "100"')
+        parts = ' ", " '.join(f'{_lit(n + ": ")} pct "%"' for n in names)
+        body = f'{_lit(TAGS["propose"] + ": ")} {parts}'
+    elif kind == "form":
+        lines = []
+        for i, (tag, choices) in enumerate(request.fields or []):
+            rules.append(f"f{i} ::= {_alternatives(choices)}")
+            lines.append(f'{_lit(tag + ": ")} f{i}')
+        body = ' "\\n" '.join(lines)
     else:
         raise ValueError(f"no reply grammar for action kind {kind!r}")
     return "\n".join([head + body] + rules) + "\n"

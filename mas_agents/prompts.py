@@ -43,6 +43,9 @@ FORMATS = {
     "mcq": 'End with a line "Answer: ..." holding the letter of the correct option.',
     "choose": 'End with a line "Choice: ..." holding exactly one option from the list.',
     "describe": 'End with a line "Description: ..." holding your description (never the word itself).',
+    "guess": 'End with a line "Guess: ..." holding only the word you guess.',
+    "contribute": 'End with a line "Contribution: ..." holding one whole number.',
+    "propose": 'End with a line "Proposal: ..." giving each share as a percentage, e.g. "{example}".',
     "mcq_multi": 'End with a line "Answer: ..." holding the letters of your choices, at most two, separated by a comma.',
 }
 
@@ -81,7 +84,20 @@ def format_instruction(request: ActionRequest) -> str:
     """The answer-format line the strict parser expects for ``request``."""
     if request.kind == "mcq" and request.multi:
         return FORMATS["mcq_multi"]
+    if request.kind == "form":
+        lines = "\n".join(f"{tag}: <one of: {', '.join(choices)}>" for tag, choices in request.fields or [])
+        return f"End with exactly these lines, one answer each:\n{lines}"
+    if request.kind == "propose":
+        names = [n for n, _ in request.fields or []]
+        example = ", ".join(f"{n}: {p}%" for n, p in zip(names, _even_split(len(names))))
+        return FORMATS["propose"].format(example=example)
     return FORMATS[request.kind]
+
+
+def _even_split(n: int) -> list[int]:
+    base = [100 // n] * n
+    base[0] += 100 - sum(base)
+    return base
 
 
 def memory_block(script_excerpts: str, dialogue_excerpts: str) -> list[str]:

@@ -92,3 +92,34 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
             return f"I compare the hints.\nVote: {(odd or choices)[0]}" if "analysis" in last else f"Vote: {(odd or choices)[0]}"
         return "???"
     return rule
+
+
+def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[list[BaseMessage]], str]:
+    """A fake MAgIC player that always answers in format: names itself right (role: the first
+    listed), suspects and votes for the first other player, proposes an even split (all agree),
+    plays ``pd_move`` and contributes ``contribution``."""
+    def rule(messages):
+        last = str(messages[-1].content)
+        me = re.search(r"You are (Player \d)", last).group(1)
+        if '"Choice: ..."' in last:
+            choices = numbered(last)
+            mine = [c for c in choices if c.startswith(f"I am {me} ")]
+            if mine:
+                return f"Choice: {mine[0]}"
+            return f"Choice: {pd_move if pd_move in choices else choices[0]}"
+        if '"Description: ..."' in last:
+            rnd = re.search(r"Clue round (\d+)", last).group(1)
+            return f"Description: a clue from {me} in round {rnd}"
+        if "End with exactly these lines" in last:
+            tags = re.findall(r"^(.+?): <one of: (.+)>$", last, re.M)
+            return "\n".join(f"{t}: {next(o for o in opts.split(', ') if o != me)}" for t, opts in tags)
+        if '"Vote: ..."' in last:
+            return f"Vote: {numbered(last)[0]}"
+        if '"Guess: ..."' in last:
+            return "Guess: Apple"
+        if '"Proposal: ..."' in last:
+            return "Proposal: Airline A: 34%, Airline B: 33%, Airline C: 33%"
+        if '"Contribution: ..."' in last:
+            return f"Contribution: {contribution}"
+        return "???"
+    return rule
