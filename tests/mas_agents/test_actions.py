@@ -99,3 +99,29 @@ def test_forbidden_words_make_a_free_text_reply_malformed():
     assert parse_reply(req, "Description: a team sport")[0] == "a team sport"   # whole words only
     with pytest.raises(ParseError, match="forbidden word 'Tea'"):
         parse_reply(req, "Description: I love tea in the morning")
+
+
+def test_form_propose_contribute_guess_parse_strictly():
+    from mas_agents.actions import ActionRequest, ParseError, parse_reply
+    form = ActionRequest(kind="form", actor="P", prompt="x",
+                         fields=[("Suspect", ["Player 1", "Player 2"]), ("Player 1 suspects", ["Player 2", "Player 3"])])
+    assert parse_reply(form, "ok\nSuspect: Player 2\nPlayer 1 suspects: Player 3")[0] == {
+        "Suspect": "Player 2", "Player 1 suspects": "Player 3"}
+    with pytest.raises(ParseError):
+        parse_reply(form, "Suspect: Player 2")                       # a field is missing
+    with pytest.raises(ParseError):
+        parse_reply(form, "Suspect: Player 9\nPlayer 1 suspects: Player 3")
+    prop = ActionRequest(kind="propose", actor="P", prompt="x", fields=[("Airline A", []), ("Airline B", []), ("Airline C", [])])
+    assert parse_reply(prop, "Proposal: Airline A: 50%, Airline B: 25.5%, Airline C: 24.5%")[0] == (50.0, 25.5, 24.5)
+    with pytest.raises(ParseError, match="Airline C"):
+        parse_reply(prop, "Proposal: Airline A: 50%, Airline B: 50%")
+    con = ActionRequest(kind="contribute", actor="P", prompt="x", max_value=30)
+    assert parse_reply(con, "Contribution: 30")[0] == 30
+    with pytest.raises(ParseError, match="more than the 30"):
+        parse_reply(con, "Contribution: 31")
+    with pytest.raises(ParseError, match="whole number"):
+        parse_reply(con, "Contribution: some")
+    g = ActionRequest(kind="guess", actor="P", prompt="x")
+    assert parse_reply(g, 'Thinking.\nGuess: "Grape"\nmore')[0] == "Grape"
+    with pytest.raises(ValueError, match="needs fields"):
+        ActionRequest(kind="form", actor="P", prompt="x")

@@ -45,3 +45,16 @@ def test_thought_line_fits_every_completion_budget_at_one_token_per_char():
     from mas_agents.grammar import THOUGHT_CHARS
     # thought + newline + the longest tag ("Introduction: ") and a few tokens of the value
     assert THOUGHT_CHARS + 1 + len("Introduction: ") + 16 <= min(MAX_TOKENS.values())
+
+
+@pytest.mark.parametrize("req", [
+    ActionRequest(kind="form", actor="P", prompt="x", fields=[("Suspect", ["Player 1", "Player 2"]), ("B", ["x", "y"])]),
+    ActionRequest(kind="propose", actor="P", prompt="x", fields=[("Airline A", []), ("Airline B", []), ("Airline C", [])]),
+    ActionRequest(kind="contribute", actor="P", prompt="x", max_value=40),
+    ActionRequest(kind="guess", actor="P", prompt="x"),
+    ActionRequest(kind="describe", actor="P", prompt="x"),
+])
+def test_new_kinds_have_grammars_llama_cpp_accepts(req):
+    from llama_cpp import LlamaGrammar
+    for think in (True, False):
+        LlamaGrammar.from_string(reply_grammar(req, think=think), verbose=False)
