@@ -19,6 +19,7 @@ from planners.base import PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
 from planners.player_star import player_star_blocks
+from planners.pgm import FACTORIES as PGM
 from planners.wis_strategies import FACTORIES as WIS_STRATEGIES
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
@@ -27,6 +28,7 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     "player_star": player_star_blocks,  # sensors + questioning + pruner + relation map (PLAYER* §2.3)
     **BASELINES,  # werewolf, ocot, thinkthrice (PLAYER* Appendix C.2)
     **WIS_STRATEGIES,  # attack, defense, reasoning (WiS §4.2)
+    **PGM,  # pgm: pgmpy two-hop beliefs (MAgIC §4)
 }
 
 #: The one fixed framework every murderer plays with (PLAYER* §4.1).

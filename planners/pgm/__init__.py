@@ -1,0 +1,34 @@
+"""MAgIC's PGM-aware agent (arXiv 2311.08562 §3/§4) as a planner block, computed with pgmpy.
+
+* :class:`TwoHopBelief` (:mod:`planners.pgm.belief`): who holds the hidden role (first hop) and
+  what each other player believes about it (second hop), as exact Bayesian networks.
+* :class:`MovePredictor` (:mod:`planners.pgm.moves`): the others' next moves in the repeated games
+  and what they expect of me, learned from the revealed rounds.
+* :class:`PGMBlock` (:mod:`planners.pgm.block`): the ``pgm`` planner block using both.
+
+pgmpy itself is imported only when a network is first built.
+"""
+
+from planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
+from planners.pgm.block import PGMBlock, fit_prompt
+from planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
+                                pg_payoff_fn)
+
+#: spec name -> block factory, for registration in :data:`mas_agents.specs.BLOCKS`.
+FACTORIES = {"pgm": lambda: [PGMBlock()]}
+
+__all__ = [
+    "ANSWER_CPT",
+    "FACTORIES",
+    "FIT_CPT",
+    "MovePredictor",
+    "PD_MOVES",
+    "PG_MOVES",
+    "PGMBlock",
+    "TwoHopBelief",
+    "VOTE_RATIO",
+    "fit_prompt",
+    "pd_payoff_fn",
+    "pg_level",
+    "pg_payoff_fn",
+]
