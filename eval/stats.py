@@ -1,0 +1,306 @@
+"""Confidence intervals for the ablation reports: percentile bootstrap over sample units.
+
+Every number in a report is an :class:`Estimate`: a point estimate, a two-sided confidence
+interval (95 % by default), the sample size ``n`` and the name of the method.
+
+Method
+------
+The intervals are **percentile bootstrap** intervals (Efron & Tibshirani 1993, *An
+Introduction to the Bootstrap*, ch. 13): draw ``n_boot`` resamples of the ``n`` sample units
+with replacement, compute the statistic on every resample, and report the ``(1 - level) / 2``
+and ``(1 + level) / 2`` quantiles of those bootstrap statistics. The point estimate is the
+statistic on the original sample (not the mean of the bootstrap statistics).
+
+Resampling unit
+---------------
+The unit is whatever the caller passes one number for: one seed, one game, one setting. Units
+are assumed independent; numbers that are *not* independent (e.g. several votes inside one
+game) must be pooled into one unit first, or passed to :func:`bootstrap_ratio`, which keeps
+every unit's numerator and denominator together. In a paired design
+(:func:`paired_difference`) the unit is the key shared by the two arms (same seed / game /
+setting), and the resampled quantity is the per-unit difference, so the between-unit
+variation common to both arms cancels.
+
+What ``n`` means
+----------------
+``n`` is the number of sample units that entered the estimate: values that are ``None`` are
+dropped and not counted; for a paired difference, only keys present and non-``None`` in both
+arms count; for a ratio, every unit counts, including units whose denominator is zero.
+
+Determinism
+-----------
+Resampling uses ``numpy.random.default_rng(seed)``; the same data, ``level``, ``n_boot`` and
+``seed`` always give the same interval. Paired differences are ordered by sorted key (when the
+keys are sortable), so the result does not depend on dictionary insertion order.
+
+Degenerate cases
+----------------
+``n = 0``: mean, low and high are ``None``. ``n = 1``: the mean is reported with no interval
+(``low = high = None``). All values equal: ``low = high = mean`` (a zero-width interval).
+
+Caveat: at very small ``n`` (a handful of seeds) the percentile bootstrap interval is somewhat
+narrower than nominal, because the bootstrap distribution of the mean has variance
+``(n - 1) / n`` times the usual estimate and ignores the t-correction. Read intervals from
+``n < 10`` units as indicative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Hashable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Estimate",
+    "bootstrap_mean",
+    "paired_difference",
+    "bootstrap_ratio",
+    "summary_sentence",
+]
+
+# Upper bound on the number of resampled indices held in memory at once.
+_CHUNK_CELLS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its ``level`` confidence interval ``[low, high]`` over ``n`` units.
+
+    ``mean`` is ``None`` when there is nothing to estimate (``n = 0``, or a ratio whose
+    denominators are all zero); ``low``/``high`` are ``None`` when no interval can be computed
+    (in particular when ``n = 1``).
+    """
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+    level: float = 0.95
+    method: str = "percentile bootstrap"
+
+    @property
+    def includes_zero(self) -> bool | None:
+        """True if ``low <= 0 <= high``; ``None`` when there is no interval."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low <= 0.0 <= self.high
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-serialisable) including ``includes_zero``."""
+        d = asdict(self)
+        d["includes_zero"] = self.includes_zero
+        return d
+
+    def fmt(self, scale: float = 100, digits: int = 1, unit: str = "%", *, signed: bool = False) -> str:
+        """Human-readable form, e.g. ``"41.2 % [35.0, 47.9] (n=6)"``.
+
+        Values are multiplied by ``scale``. ``n = 0`` (or no mean) gives ``"- (n=0)"``; ``n = 1``
+        gives ``"41.2 % [no interval, n=1]"``. ``signed=True`` prefixes the mean with ``+`` when
+        positive (for differences).
+        """
+        if self.mean is None:
+            return f"- (n={self.n})"
+        mean = _num(self.mean * scale, digits, signed=signed)
+        head = f"{mean} {unit}" if unit else mean
+        if self.low is None or self.high is None:
+            return f"{head} [no interval, n={self.n}]"
+        low = _num(self.low * scale, digits)
+        high = _num(self.high * scale, digits)
+        return f"{head} [{low}, {high}] (n={self.n})"
+
+
+def _num(x: float, digits: int, *, signed: bool = False) -> str:
+    s = f"{x:.{digits}f}"
+    if float(s) == 0.0:  # no "-0.0"
+        s = f"{0.0:.{digits}f}"
+    elif signed and x > 0:
+        s = "+" + s
+    return s
+
+
+def _check_params(level: float, n_boot: int) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if int(n_boot) != n_boot or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+
+
+def _clean(values: Sequence[float | None] | Any) -> np.ndarray:
+    """Drop ``None``; reject NaN/inf (a NaN is a bug upstream, not a missing value)."""
+    kept = [float(v) for v in values if v is not None]
+    arr = np.asarray(kept, dtype=float)
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError("values must be finite (use None for a missing unit)")
+    return arr
+
+
+def _index_chunks(rng: np.random.Generator, n: int, n_boot: int):
+    """Yield ``(rows, n)`` arrays of resample indices, ``n_boot`` rows in total."""
+    per = max(1, _CHUNK_CELLS // max(n, 1))
+    done = 0
+    while done < n_boot:
+        rows = min(per, n_boot - done)
+        yield rng.integers(0, n, size=(rows, n))
+        done += rows
+
+
+def _percentiles(stats: np.ndarray, level: float) -> tuple[float, float]:
+    alpha = 1.0 - level
+    low, high = np.quantile(stats, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)
+
+
+def _bootstrap_mean_array(arr: np.ndarray, *, level: float, n_boot: int, seed: int, method: str) -> Estimate:
+    n = int(arr.size)
+    if n == 0:
+        return Estimate(None, None, None, 0, level, method)
+    mean = float(arr.mean())
+    if n == 1:
+        return Estimate(mean, None, None, 1, level, method)
+    if np.all(arr == arr[0]):
+        return Estimate(mean, mean, mean, n, level, method)
+    rng = np.random.default_rng(seed)
+    means = np.concatenate([arr[idx].mean(axis=1) for idx in _index_chunks(rng, n, n_boot)])
+    low, high = _percentiles(means, level)
+    return Estimate(mean, low, high, n, level, method)
+
+
+def bootstrap_mean(
+    values: Sequence[float | None],
+    *,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """Mean of ``values`` with a percentile-bootstrap interval (Efron & Tibshirani 1993).
+
+    ``values`` holds one number per sample unit (seed, game or setting); the units are
+    resampled with replacement ``n_boot`` times and the interval is the central ``level``
+    range of the resampled means. ``None`` values are dropped and not counted in ``n``.
+    Deterministic given ``seed`` (``numpy.random.default_rng``).
+
+    ``n = 0`` → mean/low/high ``None``; ``n = 1`` → mean with ``low = high = None``;
+    all values equal → ``low = high = mean``.
+    """
+    _check_params(level, n_boot)
+    return _bootstrap_mean_array(
+        _clean(values), level=level, n_boot=n_boot, seed=seed, method="percentile bootstrap"
+    )
+
+
+def _ordered_keys(keys: list[Hashable]) -> list[Hashable]:
+    try:
+        return sorted(keys)  # type: ignore[type-var]
+    except TypeError:
+        return keys
+
+
+def paired_difference(
+    variant: Mapping[Hashable, float | None],
+    base: Mapping[Hashable, float | None],
+    *,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """Mean paired difference ``variant[k] - base[k]`` with a percentile-bootstrap interval.
+
+    The sample units are the keys (seed / game / setting) present with a non-``None`` value in
+    *both* arms; other keys are dropped and not counted in ``n``. The per-unit differences are
+    resampled with replacement (Efron & Tibshirani 1993), so the interval reflects the
+    variation of the *difference* across units, not of each arm separately. Keys are sorted
+    (when sortable) before resampling, so the result is deterministic given ``seed``
+    regardless of mapping order. ``method = "paired bootstrap"``.
+    """
+    _check_params(level, n_boot)
+    common = [k for k in variant if k in base and variant[k] is not None and base[k] is not None]
+    keys = _ordered_keys(common)
+    diffs = _clean([float(variant[k]) - float(base[k]) for k in keys])  # type: ignore[arg-type]
+    return _bootstrap_mean_array(diffs, level=level, n_boot=n_boot, seed=seed, method="paired bootstrap")
+
+
+def bootstrap_ratio(
+    numerators: Sequence[float | None],
+    denominators: Sequence[float | None],
+    *,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """Pooled rate ``Σ numerators / Σ denominators`` with a percentile-bootstrap interval.
+
+    For rates pooled over units, e.g. vote accuracy = Σ correct votes / Σ votes over games:
+    unit ``i`` contributes ``(numerators[i], denominators[i])`` and whole units are resampled
+    with replacement, so within-unit correlation is kept. Units with denominator 0 stay in the
+    sample (and count in ``n``); a resample whose Σ denominators is 0 is skipped. A unit with
+    ``None`` in either position is dropped and not counted. Denominators must be ``>= 0``.
+
+    ``n`` is the number of units. ``mean`` is ``None`` when ``n = 0`` or all denominators are 0;
+    ``n = 1`` gives the unit's ratio with no interval. Deterministic given ``seed``.
+    """
+    _check_params(level, n_boot)
+    if len(numerators) != len(denominators):
+        raise ValueError(f"{len(numerators)} numerators but {len(denominators)} denominators")
+    pairs = [(a, b) for a, b in zip(numerators, denominators) if a is not None and b is not None]
+    num = _clean([a for a, _ in pairs])
+    den = _clean([b for _, b in pairs])
+    if np.any(den < 0):
+        raise ValueError("denominators must be >= 0")
+    n = int(num.size)
+    method = "ratio bootstrap"
+    total = float(den.sum()) if n else 0.0
+    if n == 0 or total == 0.0:
+        return Estimate(None, None, None, n, level, method)
+    ratio = float(num.sum()) / total
+    if n == 1:
+        return Estimate(ratio, None, None, 1, level, method)
+    rng = np.random.default_rng(seed)
+    stats: list[np.ndarray] = []
+    for idx in _index_chunks(rng, n, n_boot):
+        s_den = den[idx].sum(axis=1)
+        s_num = num[idx].sum(axis=1)
+        ok = s_den > 0
+        stats.append(s_num[ok] / s_den[ok])
+    ratios = np.concatenate(stats)
+    if ratios.size == 0:  # pragma: no cover - needs every resample to miss all non-zero units
+        return Estimate(ratio, None, None, n, level, method)
+    if np.all(ratios == ratios[0]):
+        return Estimate(ratio, ratio, ratio, n, level, method)
+    low, high = _percentiles(ratios, level)
+    return Estimate(ratio, low, high, n, level, method)
+
+
+def summary_sentence(
+    name: str,
+    est: Estimate,
+    scale: float = 100,
+    unit: str = "%",
+    *,
+    metric: str = "the score",
+    digits: int = 1,
+) -> str:
+    """One sentence about a paired difference ``est`` of variant ``name`` from the base.
+
+    E.g. ``"player_star changes the weighted score by +3.1 points [-2.0, 8.4] (n=6); the
+    interval includes zero, so this is not distinguishable from no effect."`` With
+    ``unit="%"`` the difference is in percentage *points*. The sentence always states whether
+    the interval includes zero (or that there is no interval).
+    """
+    diff_unit = "points" if unit == "%" else unit
+    if est.mean is None:
+        return f"{name}: no paired units (n={est.n}), so there is no estimate of its effect on {metric}."
+    head = f"{name} changes {metric} by {est.fmt(scale, digits, diff_unit, signed=True)}"
+    pct = f"{est.level * 100:g} %"
+    inc = est.includes_zero
+    if inc is None:
+        why = "with a single unit there is no interval" if est.n == 1 else "no interval could be computed"
+        return f"{head}; {why}, so this is not distinguishable from no effect."
+    if inc:
+        return f"{head}; the interval includes zero, so this is not distinguishable from no effect."
+    direction = "increase" if est.mean > 0 else "decrease"
+    return (
+        f"{head}; the {pct} interval excludes zero, so this {direction} is distinguishable "
+        "from no effect."
+    )
+
