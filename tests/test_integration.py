@@ -73,3 +73,36 @@ def test_player_star_agents_play_one_round_of_sin(tmp_path):
     assert any(c["purpose"].startswith("sensor.") for c in calls)
     t = (game / "transcript.md").read_text()
     assert "(private sensor)" in t and "(private target_choice)" in t
+
+
+def test_embedded_model_plays_who_is_spy_and_the_replay_shows_it(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "spy"
+    r = runner.invoke(app, ["spy", "play", "--agents", "plain,plain+reasoning", "--pair", "Tea/Coffee", "--seed", "3",
+                            "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rec = json.loads((out / "result.json").read_text())
+    assert sum(rec["scores"].values()) == pytest.approx(12)
+    assert rec["outcome"]["winner"] in ("spy", "civilians") and len(rec["players"]) == 6
+    html = (out / "replay.html").read_text()
+    for rnd in rec["rounds"]:
+        for d in rnd["descriptions"]:
+            if d["text"]:
+                import html as _h
+                assert _h.escape(d["text"][:30]) in html
+    calls = [json.loads(l) for l in (out / "llm_calls.jsonl").read_text().splitlines()]
+    assert len(calls) == rec["llm"]["calls"] >= 6
+
+
+def test_embedded_model_plays_a_prisoners_dilemma_with_the_pgm_block(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "magic"
+    r = runner.invoke(app, ["magic", "run", "--scenario", "prisoners_dilemma", "--challenger", "plain+pgm",
+                            "--defender", "plain", "--settings", "0", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((out / "result.json").read_text())
+    assert res["metrics"]["rationality"] is not None and 0 <= res["metrics"]["rationality"] <= 1
+    events = [json.loads(l) for l in (out / "games" / "prisoners_dilemma-test_seat-s00" / "events.jsonl").read_text().splitlines()]
+    assert sum(e["kind"] == "pd_reveal" for e in events) == 5
+    assert any(e["kind"] == "belief_table" for e in events)   # the pgm block logged its predictions
+    assert (out / "radar.png").exists() and "ours: plain+pgm" in (out / "report.md").read_text()
