@@ -290,8 +290,12 @@ def _deduction_graph(rt: MagicRuntime):
         if replay:
             text, ids, plan = recorded, [], []
         else:
+            word = rt.context(speaker).get("word")
             act, plan = rt.act(speaker, events + new, "describe",
-                               f"Clue round {rnd}: it is your turn. Give one short clue (a few words).")
+                               f"Clue round {rnd}: it is your turn. Give one short clue (a few words) without "
+                               f"saying the word itself.",
+                               # self-check, as in Who is Spy: a clue naming the word is re-prompted once
+                               context={"forbidden_words": [word] if word else []})
             text, ids = (act.value if act.valid else ""), act.call_ids
             plan = plan + _invalid(act, rnd)
         new += plan + [make_event(phase="clues", actor=speaker, kind="clue", round=rnd, content=text or "(no clue)",
