@@ -94,6 +94,14 @@ def schedule(agents: list[str], games: int, players: int = rules.DEFAULT_PLAYERS
     return out
 
 
+def _is_local_seat(spec: str, default_model: Any) -> bool:
+    from mas_agents.specs import is_remote, split_model
+    if is_remote(spec):
+        return False
+    m = split_model(spec)[1] or default_model
+    return not isinstance(m, str) or m.startswith("local")
+
+
 def tournament_id(config: dict) -> str:
     """A stable id for a tournament config: rerunning the same command finds the same id."""
     blob = json.dumps(config, sort_keys=True, ensure_ascii=False)
@@ -128,6 +136,9 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         if data_root is None:
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
+    if concurrency > 1 and any(_is_local_seat(a, model) for a in agents):
+        raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
+                         "player's speaking time would include other games' waits and count as timeout fouls")
     plan = games_plan or schedule(agents, games, players, pairs=pairs, seed=seed)
     config = {"agents": agents, "games": len(plan), "players": players, "lang": lang, "seed": seed,
               "model": model if isinstance(model, str) else type(model).__name__, "speak_timeout": speak_timeout,

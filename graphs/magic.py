@@ -160,19 +160,33 @@ class MagicRuntime:
             ctx["word"] = s.words[p]
         elif self.scenario == "prisoners_dilemma":
             ctx["payoffs"] = dict(s.payoffs)
+        elif self.scenario == "public_good":
+            ctx["multiplier"] = s.multiplier
         return ctx
 
     # -- acting ----------------------------------------------------------------------------
-    def act(self, p: str, events: list[dict], kind: str, task: str, **kw: Any) -> tuple[Action, list[dict]]:
-        """Let ``p`` read its visible events, then answer one request built from ``task``."""
+    def act(self, p: str, events: list[dict], kind: str, task: str, *, avoid: list[str] | None = None,
+            **kw: Any):
+        """Let ``p`` read its visible events, then answer one request built from ``task``.
+
+        Returns ``(action, planning events)``, or ``(action, planning events, retried)`` when
+        ``avoid`` is given (words the agent checks its own reply for, see
+        :meth:`mas_agents.agent.Agent.act_avoiding`).
+        """
         agent = self.agents[p]
         agent.observe(events)
         prompt = f"What has happened so far:\n{history(events, p)}\n\n{self.private_info(p)}\n{task}"
         ctx = {**self.context(p), **kw.pop("context", {})}
-        action = agent.act(ActionRequest(kind=kind, actor=p, prompt=prompt, context=ctx, **kw), phase="gameplay")
+        request = ActionRequest(kind=kind, actor=p, prompt=prompt, context=ctx, **kw)
+        if avoid is not None:
+            action, retried = agent.act_avoiding(request, avoid, phase="gameplay")
+        else:
+            action, retried = agent.act(request, phase="gameplay"), None
         self.stats["model_actions"] += 1
         if not action.valid:
             self.stats["invalid_actions"] += 1
+        if avoid is not None:
+            return action, agent.drain_events(), retried
         return action, agent.drain_events()
 
     def schedule(self) -> list[tuple[int, str]]:
@@ -259,7 +273,8 @@ def build_graph(rt: MagicRuntime):
 def _deduction_graph(rt: MagicRuntime):
     sched = rt.schedule()
     roles_told = ("chameleon", "non_chameleon") if rt.scenario == "chameleon" else ("undercover", "civilian")
-    sa_choices = [f"I am {p} and I am {_role_name(rt.scenario, r)}" for p in rt.players for r in roles_told]
+    sa_map = {f"I am {p} and I am {_role_name(rt.scenario, r)}": (p, r) for p in rt.players for r in roles_told}
+    sa_choices = list(sa_map)
 
     def setup(state: MagicState) -> dict:
         return {"events": _setup_events(rt), "turn": 0, "spoken": []}
@@ -274,12 +289,11 @@ def _deduction_graph(rt: MagicRuntime):
         for p in rt.players:
             act, plan = rt.act(p, events + new, "choose", "Before the next clue: who are you, and what is your role?",
                                choices=sa_choices, context={"purpose": "self_awareness"})
-            said_name = said_role = None
-            if act.valid:
-                said_name = next(q for q in rt.players if act.value.startswith(f"I am {q} "))
-                said_role = next(r for r in roles_told if act.value.endswith(_role_name(rt.scenario, r)))
+            said_name, said_role = sa_map.get(act.value, (None, None)) if act.valid else (None, None)
+            # the answer carries the ground truth for the metrics: visible to the game only, so no
+            # block of the player (who in Undercover does not know its role) ever reads it
             new += plan + _invalid(act, rnd) + [make_event(
-                phase="clues", actor=p, kind="self_awareness", round=rnd, visible_to=[p], llm_call_ids=act.call_ids,
+                phase="clues", actor=p, kind="self_awareness", round=rnd, visible_to=["game"], llm_call_ids=act.call_ids,
                 content=act.value or "", data={"clue_index": i, "said_name": said_name, "said_role": said_role,
                                                "true_name": p, "true_role": truth[p],
                                                "correct": said_name == p and said_role == truth[p]})]
@@ -288,18 +302,17 @@ def _deduction_graph(rt: MagicRuntime):
         replay = (rt.replay_openings and rnd == 1 and speaker not in rt.challenger_seats and recorded is not None
                   and not any(s in rt.challenger_seats for s in state["spoken"]))
         if replay:
-            text, ids, plan = recorded, [], []
+            text, ids, plan, retried = recorded, [], [], False
         else:
             word = rt.context(speaker).get("word")
-            act, plan = rt.act(speaker, events + new, "describe",
-                               f"Clue round {rnd}: it is your turn. Give one short clue (a few words) without "
-                               f"saying the word itself.",
-                               # self-check, as in Who is Spy: a clue naming the word is re-prompted once
-                               context={"forbidden_words": [word] if word else []})
+            act, plan, retried = rt.act(speaker, events + new, "describe",
+                                        f"Clue round {rnd}: it is your turn. Give one short clue (a few words) without "
+                                        f"saying the word itself.", avoid=[word] if word else [])
             text, ids = (act.value if act.valid else ""), act.call_ids
             plan = plan + _invalid(act, rnd)
         new += plan + [make_event(phase="clues", actor=speaker, kind="clue", round=rnd, content=text or "(no clue)",
-                                  llm_call_ids=ids, data={"clue_index": i, "text": text, "replayed": replay})]
+                                  llm_call_ids=ids, data={"clue_index": i, "text": text, "replayed": replay,
+                                                          "self_check_retry": False if replay else retried})]
         # 3. the belief questionnaire, every player, after the clue
         for p in rt.players:
             others = [q for q in rt.players if q != p]
@@ -496,9 +509,10 @@ def _repeated_graph(rt: MagicRuntime):
                             data={"round": rnd, "choices": now, "payoffs": pay})
         else:
             amounts = {p: now.get(p) or 0 for p in rt.players}
-            msg = f"Round {rnd}: " + ", ".join(f"{p} put in {amounts[p]}" for p in rt.players) + f" (pool now {sum(m['value'] or 0 for m in state['moves'])})."
+            total = sum(m["value"] or 0 for m in state["moves"])
+            msg = f"Round {rnd}: " + ", ".join(f"{p} put in {amounts[p]}" for p in rt.players) + f" (pool now {total})."
             ev = make_event(phase="moves", actor="game", kind="pg_reveal", round=rnd, content=msg,
-                            data={"round": rnd, "amounts": amounts, "pool": sum(amounts.values())})
+                            data={"round": rnd, "amounts": amounts, "pool": sum(amounts.values()), "pool_total": total})
         out: dict = {"events": [ev], "round": rnd + 1}
         if rnd >= rounds:
             moves = state["moves"]

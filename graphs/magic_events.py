@@ -5,7 +5,7 @@ event fields of :mod:`mas_agents.events` (``step, phase, round, actor, kind, con
 llm_call_ids, data``). Metrics (:mod:`eval.magic_metrics`) are computed from these events only,
 so a run can be re-scored. The kinds and their ``data`` payloads:
 
-``setup`` (actor ``game``, public; ground truth is in ``data`` but only the game reads it)::
+``setup`` (actor ``game``, ``visible_to=["game"]``: ground truth, seen by no player)::
 
     {"scenario": "chameleon"|"undercover"|"cost_sharing"|"prisoners_dilemma"|"public_good",
      "setting_id": int, "players": ["Player 1", "Player 2", "Player 3"],
@@ -16,7 +16,11 @@ so a run can be re-scored. The kinds and their ``data`` payloads:
      "payoffs" {cooperate, defect, one_defect, two_defect} (PD); "multiplier" (public good);
      "fee" (cost sharing)}
 
-``self_awareness`` (private to the actor; chameleon and undercover, before each clue)::
+``private_info`` (to one player): what the rules tell that player (topic, word, role if told).
+``invalid`` (to one player): an action unreadable after a re-prompt (``data``: action, raw, errors).
+
+``self_awareness`` (``visible_to=["game"]``: it carries the true role; chameleon and undercover,
+before each clue)::
 
     {"clue_index": int, "said_name": str|None, "said_role": str|None,
      "true_name": str, "true_role": str, "correct": bool}
@@ -26,18 +30,21 @@ so a run can be re-scored. The kinds and their ``data`` payloads:
     {"clue_index": int, "suspect": str|None,          # whom I think is the chameleon/undercover
      "predicted": {other_name: str|None}}             # whom I think each other player suspects
 
-``clue`` (public)::  {"clue_index": int, "text": str, "replayed": bool}
+``clue`` (public)::  {"clue_index": int, "text": str, "replayed": bool, "self_check_retry": bool}
 ``vote`` (private; the deduction games)::  {"target": str|None}
-``vote_result`` (public)::  {"counts": {name: int}, "accused": str|None, "tie": bool}
+``vote_result`` (public)::  {"counts": {name: int}, "accused": str|None, "tie": bool,
+                               "votes": {voter: target|None}}   # ballots are revealed after the vote
 ``guess`` (public; chameleon accused)::  {"word": str|None, "correct": bool}
 ``proposal`` (public; cost sharing)::  {"round": int, "split": [a, b, c] | None}
 ``proposal_vote`` (public; cost sharing)::  {"round": int, "for": name|None}
 ``pd_choice`` (private until revealed; a public ``pd_reveal`` follows each round)::
     {"round": int, "choice": "cooperate"|"defect"|None}
-``pd_reveal`` (public)::  {"round": int, "choices": {name: choice}, "payoffs": {name: int}}
+``pd_reveal`` (public)::  {"round": int, "choices": {name: choice|None}, "payoffs": {name: int}}
+                         # an unreadable choice (None) is scored as cooperate
 ``contribution`` (private until revealed; a public ``pg_reveal`` follows each round)::
     {"round": int, "amount": int|None}
-``pg_reveal`` (public)::  {"round": int, "amounts": {name: int}, "pool": int}
+``pg_reveal`` (public)::  {"round": int, "amounts": {name: int}, "pool": int (this round),
+                         "pool_total": int (all rounds so far)}
 ``outcome`` (actor ``game``, public)::
 
     chameleon:   {"code": 0|1|2|3, "accused": str|None}
@@ -60,5 +67,5 @@ SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "pu
 #: Settings sub-folder of each scenario under ``<data>/magic/settings/``.
 SETTINGS_DIR = {"chameleon": "chameleon", "undercover": "undercover", "cost_sharing": "airportfee",
                 "prisoners_dilemma": "prisoner", "public_good": "public_good"}
-KINDS = ("setup", "self_awareness", "belief", "clue", "vote", "vote_result", "guess", "proposal",
+KINDS = ("setup", "private_info", "invalid", "self_awareness", "belief", "clue", "vote", "vote_result", "guess", "proposal",
          "proposal_vote", "pd_choice", "pd_reveal", "contribution", "pg_reveal", "outcome", "belief_table")

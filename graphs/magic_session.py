@@ -51,6 +51,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
     seats = challenger_seats(scenario, setting, side)
     players = ["Player 1", "Player 2", "Player 3"]

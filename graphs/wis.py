@@ -108,14 +108,14 @@ class WisRuntime:
                 log.exception("%s: perceive(%s) failed", p, status)
 
     def interact(self, name: str, status: str, *, message: str, round: int) -> tuple[dict, float]:
-        """Ask ``name`` to act; returns ``(response, seconds)``. Exceptions become failures."""
+        """Ask ``name`` to act; returns ``(response, seconds)`` (wall time of the whole answer,
+        the agent's own extra model calls included)."""
         t0 = time.monotonic()
-        try:
-            resp = self.players[name].interact(request(status, name=name, message=message, round=round,
-                                                       word=self.words[name]), timeout=self.speak_timeout)
-        except Exception as exc:
-            log.exception("%s: interact(%s) failed", name, status)
-            resp = {"success": False, "result": None, "errMsg": f"{type(exc).__name__}: {exc}"}
+        # No catch-all: a remote player reports its own failures as success=False (a foul or an
+        # abstention, as on the WiS platform); an exception from a local player is a model or
+        # transport failure of ours, which aborts the game instead of being scored as a foul.
+        resp = self.players[name].interact(request(status, name=name, message=message, round=round,
+                                                   word=self.words[name]), timeout=self.speak_timeout)
         return resp, time.monotonic() - t0
 
     def step_bound(self) -> int:
@@ -180,6 +180,7 @@ def build_graph(rt: WisRuntime):
         ev = make_event(phase="speaking", actor=speaker, kind="describe", content=text or "", round=rnd,
                         llm_call_ids=meta.get("call_ids", ()),
                         data={"foul": foul, "seconds": d["seconds"], "valid": bool(resp.get("success")),
+                              "self_check_retry": bool(meta.get("self_check_retry")),
                               "error": resp.get("errMsg"), "attempts": meta.get("attempts")})
         return {"turn": state["turn"] + 1, "descriptions": state["descriptions"] + [d],
                 "shown": state["shown"] + ([text] if text else []),

@@ -149,6 +149,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in seats}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
     factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout)
     table = dict(players or {})

@@ -15,8 +15,6 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from mas_agents.text import says_word
-
 #: Action kinds a game may request (DESIGN.md). The MMG game uses the first five; ``choose`` is
 #: a generic pick-one-option request (planner blocks use it for sensor readings).
 KINDS = (
@@ -211,9 +209,6 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
                    per name in ``fields``; whether they sum to 100 is the game's rule)
         form:      one ``<tag>: <choice>`` line per field, in order
 
-    Free-text kinds also refuse a reply containing any of ``request.context["forbidden_words"]``
-    (whole words, :func:`mas_agents.text.says_word`): an agent checks its own move against a rule
-    it can see (a WiS player may not say its word) and gets the usual single re-prompt.
 
     Raises:
         ParseError: the reply does not follow the format.
@@ -226,11 +221,7 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         return {"target": target, "question": _clean_free_text(question)}, reasoning
     if kind in ("introduce", "answer", "describe"):
         value, reasoning = tagged_field(text, TAGS[kind])
-        value = _clean_free_text(value)
-        for w in request.context.get("forbidden_words", ()):
-            if says_word(value, w):
-                raise ParseError(f"the reply contains the forbidden word {w!r}")
-        return value, reasoning
+        return _clean_free_text(value), reasoning
     if kind in ("vote", "choose"):
         value, reasoning = tagged_field(text, TAGS[kind])
         return match_choice(value, request.choices or []), reasoning

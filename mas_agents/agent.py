@@ -223,6 +223,33 @@ class Agent:
         return Action(kind=request.kind, actor=self.name, value=None, raw=text, valid=False,
                       attempts=2, call_ids=call_ids, errors=errors)
 
+    def act_avoiding(self, request: ActionRequest, words: Iterable[str], *, phase: str | None = None) -> tuple[Action, bool]:
+        """Answer a free-text ``request``; if the reply says one of ``words`` (whole words,
+        :func:`mas_agents.text.says_word`), ask once more with a note, and keep the second reply
+        when it is readable.
+
+        The agent's own check of its move (a Who-is-Spy player must not say its word; a clue
+        should not name the secret word). The final text goes to the game either way, which
+        judges it (so a word said twice is still an own-word foul, seen by everyone).
+
+        Returns:
+            ``(action, retried)``; the retry is counted in :attr:`stats` (``self_check_retry``).
+        """
+        from mas_agents.text import says_word
+        words = [w for w in words if w]
+        action = self.act(request, phase=phase)
+        if not (action.valid and isinstance(action.value, str) and any(says_word(action.value, w) for w in words)):
+            return action, False
+        self.stats["self_check_retry"] += 1
+        note = ("Your answer contained the word itself, which is not allowed. Answer again without it.")
+        again = self.act(dataclasses.replace(request, prompt=f"{request.prompt}\n\n{note}"), phase=phase)
+        if again.valid:
+            again.call_ids = action.call_ids + again.call_ids
+            again.attempts += action.attempts
+            return again, True
+        action.call_ids = action.call_ids + again.call_ids
+        return action, True
+
     def messages(self, request: ActionRequest, contribs: Iterable[Contribution] = ()) -> list:
         """Build the chat messages for ``request``: stable system part, varying user part."""
         script, dialogue = self.excerpts(request.query or request.prompt)

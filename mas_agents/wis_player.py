@@ -131,9 +131,7 @@ class AgentWisPlayer:
         t = TASKS[self.lang]
         if status == "round":
             request = ActionRequest(kind="describe", actor=self.name, prompt=self._task(t["describe"].format(round=rnd, word=self.word)),
-                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang,
-                                             # self-check: saying one's word is a foul (one re-prompt)
-                                             "forbidden_words": [self.word] if self.word else []})
+                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang})
         elif status == "vote":
             cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
             if not cands:
@@ -144,8 +142,13 @@ class AgentWisPlayer:
         else:
             return response(None, success=False, err=f"cannot interact on status {status!r}")
         t0 = time.monotonic()
-        action = agent.act(request, phase="gameplay")
-        meta = {"call_ids": action.call_ids, "valid": action.valid, "attempts": action.attempts,
+        retried = False
+        if request.kind == "describe":
+            # our agent checks its own description for its word once; the game judges the final text
+            action, retried = agent.act_avoiding(request, [self.word], phase="gameplay")
+        else:
+            action = agent.act(request, phase="gameplay")
+        meta = {"call_ids": action.call_ids, "valid": action.valid, "attempts": action.attempts, "self_check_retry": retried,
                 "reasoning": action.reasoning, "errors": action.errors, "seconds": time.monotonic() - t0,
                 "planning_events": agent.drain_events()}
         if not action.valid:

@@ -76,3 +76,26 @@ def test_events_follow_the_contract(tmp_path):
 def test_bad_scenario():
     with pytest.raises(ValueError, match="unknown chess"):
         parse_scenarios("chess")
+
+
+def test_self_awareness_reads_the_exact_answer(tmp_path):
+    """A player who answers truthfully scores 1.0 (regression: "...not the chameleon" was read as
+    "the chameleon" because both end the same way)."""
+    import re as _re
+    base = magic_player()
+
+    def truthful(messages):
+        last = str(messages[-1].content)
+        if "who are you, and what is your role" in last:
+            me = _re.search(r"You are (Player \d)", last).group(1)
+            role = "the chameleon" if "You are the chameleon" in last else "not the chameleon"
+            return f"Choice: I am {me} and I am {role}"
+        return base(messages)
+
+    for side in ("non_chameleon", "chameleon"):
+        res = run_magic(data_root=ROOT, out=tmp_path / side, scenarios=["chameleon"], challenger="plain",
+                        defender="plain", settings="2", model=RuleChat(rule=truthful))
+        assert res["metrics"]["self_awareness"] == 1.0
+    ev = read_events(tmp_path / "chameleon" / "games" / "chameleon-chameleon-s02" / "events.jsonl")
+    sa = [e for e in ev if e["kind"] == "self_awareness"]
+    assert sa and all(e["visible_to"] == ["game"] for e in sa)     # carries the true role: no player sees it

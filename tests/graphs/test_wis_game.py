@@ -117,6 +117,14 @@ def test_slow_player_fouls_on_timeout(tmp_path):
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
 
 
+def test_local_model_errors_abort_the_game_instead_of_fouling(tmp_path):
+    def broken(messages):
+        raise RuntimeError("server down")
+    with pytest.raises(RuntimeError, match="server down"):
+        play_game(tmp_path, agents=["plain"] * 3, pair=PAIR, model=RuleChat(rule=broken), spy_seat=0)
+    assert not (tmp_path / "result.json").exists()
+
+
 def test_malformed_replies_are_reprompted_then_foul(tmp_path):
     rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(garbage_for=("Player 4",)), spy_seat=0,
                     first_speaker=0)
@@ -135,10 +143,15 @@ def test_attack_appends_injection_for_the_spy_only_and_fools_gullible_players(tm
     d = {x["player"]: x for x in rec["rounds"][0]["descriptions"]}
     assert d["Player 2"]["text"].endswith(ATTACK_TEXT["en"])
     assert ATTACK_TEXT["en"] not in d["Player 4"]["text"]
-    # everyone after the spy took the bait and tried to say their word; our agents' self-check
-    # refuses such a reply, re-prompts once, and the second refusal is no answer: a foul either way
-    assert [d[p]["foul"] for p in ("Player 3", "Player 4", "Player 5", "Player 6")] == ["no_answer"] * 4
-    assert rec["invalid_actions"] == 4
+    # everyone after the spy took the bait and said their word; our agents check their own
+    # description once (a retry), but the gullible fake says it again, so the game shows the text
+    # and the judge calls the own-word foul
+    assert [d[p]["foul"] for p in ("Player 3", "Player 4", "Player 5", "Player 6")] == ["own_word"] * 4
+    assert all("my word is tea" in d[p]["text"] for p in ("Player 3", "Player 4", "Player 5", "Player 6"))
+    assert rec["invalid_actions"] == 0
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    retried = [e["actor"] for e in events if e["kind"] == "describe" and e["data"].get("self_check_retry")]
+    assert retried == ["Player 3", "Player 4", "Player 5", "Player 6"]
     assert d["Player 1"]["foul"] is None
 
 
