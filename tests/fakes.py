@@ -74,6 +74,12 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
 
     def rule(messages):
         last = str(messages[-1].content)
+        if "End with exactly these lines" in last:   # PLAYER* clue sensors: judge the hint code
+            word = re.search(r'your word "([^"]+)"', last).group(1)
+            code = zlib.crc32(word.encode()) % 997
+            m = re.search(r"hint-(\d+)", last)
+            fits = "Fits" if m and int(m.group(1)) == code else "Does not fit"
+            return f"Specific: Specific\nFits my word: {fits}\nCopies others: No"
         everything = "\n".join(str(m.content) for m in messages)
         name = re.search(r"You are (Player \d+)", everything).group(1)
         word = re.search(r'Your word is "([^"]+)"', everything).group(1)
@@ -100,6 +106,9 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
     plays ``pd_move`` and contributes ``contribution``."""
     def rule(messages):
         last = str(messages[-1].content)
+        if "Private assessment" in last and "End with exactly these lines" in last:   # clue sensors
+            tags = re.findall(r"^(.+?): <one of: (.+)>$", last, re.M)
+            return "\n".join(f"{t}: {opts.split(', ')[0]}" for t, opts in tags)
         me = re.search(r"You are (Player \d)", last).group(1)
         if '"Choice: ..."' in last:
             choices = numbered(last)

@@ -15,6 +15,9 @@ block (module)                     what it does
                                     restricts votes to it
 :class:`RelationMap` (relations)    networkx relationship map, updated after every exchange,
                                     logged per round, ``relation_summary(a, b)``
+:class:`DeductionSensors`           the word games (Who is Spy, Undercover, Chameleon): clue
+  (deduction)                       sensors (specificity, fit, copying), a suspect list and
+                                    votes narrowed to it
 =================================  ==========================================================
 
 Build them with :func:`player_star_blocks` (one fresh state and fresh blocks per call, i.e. per
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 from planners.base import PlannerBlock
 from planners.cot import ChainOfThought
+from planners.player_star.deduction import GAME_SENSORS, DeductionSensors
 from planners.player_star.pruner import PruneDecision, Pruner, decide_suspects, judge
 from planners.player_star.questioning import (
     Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
@@ -38,7 +42,7 @@ from planners.player_star.state import (
 
 __all__ = [
     "PlayerStarConfig", "PlayerStarState", "SensorReading", "SensorSpec", "SENSORS", "UNKNOWN",
-    "SensorNotes", "Questioning", "Pruner", "RelationMap", "PruneDecision",
+    "SensorNotes", "Questioning", "Pruner", "RelationMap", "PruneDecision", "DeductionSensors", "GAME_SENSORS",
     "player_star_blocks", "find_state", "read_sensor", "read_sensors", "sensor_prompt",
     "suspicion_score", "information_weight", "target_scores", "choose_target", "weakest_point",
     "judge", "decide_suspects", "relation_summary", "agent_relation_summary",
@@ -56,8 +60,9 @@ def player_star_blocks(config: PlayerStarConfig | None = None) -> list[PlannerBl
         config: which blocks and sensors; default: everything on.
 
     Returns:
-        ``[ChainOfThought(), SensorNotes?, Questioning?, Pruner?, RelationMap?]`` (``?`` = present
-        when enabled in ``config``).
+        ``[ChainOfThought(), SensorNotes?, Questioning?, Pruner?, RelationMap?, DeductionSensors?]``
+        (``?`` = present when enabled in ``config``; the first five act in the murder mystery, the
+        last in the word games).
     """
     cfg = config or PlayerStarConfig()
     state = PlayerStarState(config=cfg)
@@ -70,4 +75,6 @@ def player_star_blocks(config: PlayerStarConfig | None = None) -> list[PlannerBl
         blocks.append(Pruner(state=state))
     if cfg.relations:
         blocks.append(RelationMap(state=state))
+    if cfg.sensors:  # the word games' sensor list; acts only in Who is Spy, Undercover, Chameleon
+        blocks.append(DeductionSensors(pruner=cfg.pruner, max_suspects=cfg.max_suspects or 2))
     return blocks

@@ -1,0 +1,181 @@
+"""PLAYER* sensors and pruner for word-deduction games (Who is Spy, Undercover, Chameleon).
+
+PLAYER* says a game needs only its own list of sensors (§2.3); the murder-mystery four
+(emotion, motivation, opportunity, information value) live in :mod:`.sensors`. In the word games
+the evidence is each player's clues, so the sensors read clues:
+
+==============  =======================================  ===================================
+sensor          question about one clue                  readings
+==============  =======================================  ===================================
+specificity     how specific is the clue?                Specific / Somewhat / Vague
+fit             does it fit my word (or topic)?          Fits / Partly / Does not fit
+copying         does it copy or echo earlier clues?      Yes / No
+==============  =======================================  ===================================
+
+All sensors of one clue are read in ONE ``form`` model call (one line per sensor), through
+:meth:`mas_agents.agent.Agent.act` (strict parsing, one re-prompt, ``unknown`` after that).
+The **suspicion** of a player is the mean over their clues of
+``fit_score + 0.5 * vague_score + 0.5 * copying`` (fit: Fits 0, Partly 0.5, Does not fit 1;
+specificity: Specific 0, Somewhat 0.5, Vague 1; copying: Yes 1, No 0; unknown readings count
+0.5) — our weights: a clue that does not fit my word is the strongest sign of the odd one out; a
+vague or copied clue is what someone without the word says. The **pruner** keeps as suspects
+every other player whose suspicion is within ``margin`` of the highest (at most
+``max_suspects``); the list may shrink, grow or shift as clues come in, and every change is a
+private ``suspect_list`` event. At a vote the agent sees the readings and the suspect list, and
+its legal choices are narrowed to the suspects (never widened).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from planners.base import Contribution
+
+#: Games this block plays (``request.context["game"]`` / ``["scenario"]``).
+DEDUCTION_GAMES = ("wis", "undercover", "chameleon")
+
+#: Sensor lists per game (PLAYER* §2.3: a game needs only its list of sensors).
+GAME_SENSORS = {
+    "mmg": ("emotion", "motivation", "opportunity", "information"),
+    "wis": ("specificity", "fit", "copying"),
+    "undercover": ("specificity", "fit", "copying"),
+    "chameleon": ("specificity", "fit", "copying"),
+}
+
+CLUE_SENSORS = {
+    "specificity": ("Specific", ("Specific", "Somewhat", "Vague")),
+    "fit": ("Fits", ("Fits", "Partly", "Does not fit")),
+    "copying": ("Copies others", ("Yes", "No")),
+}
+SCORES = {
+    "fit": {"Fits": 0.0, "Partly": 0.5, "Does not fit": 1.0},
+    "specificity": {"Specific": 0.0, "Somewhat": 0.5, "Vague": 1.0},
+    "copying": {"Yes": 1.0, "No": 0.0},
+}
+WEIGHTS = {"fit": 1.0, "specificity": 0.5, "copying": 0.5}
+UNKNOWN_SCORE = 0.5
+
+
+def game_of(context: dict) -> str | None:
+    """The deduction game of a request, or None (``wis``, ``undercover``, ``chameleon``)."""
+    if context.get("game") == "wis":
+        return "wis"
+    if context.get("scenario") in ("undercover", "chameleon"):
+        return context["scenario"]
+    return None
+
+
+def suspicion(readings: list[dict[str, str]], sensors: tuple[str, ...]) -> float:
+    """Mean weighted suspicion over one player's clue readings (see the module docstring); 0 for none."""
+    if not readings:
+        return 0.0
+    total = 0.0
+    for r in readings:
+        total += sum(WEIGHTS[s] * SCORES[s].get(r.get(s, ""), UNKNOWN_SCORE) for s in sensors)
+    return total / len(readings)
+
+
+def prune(scores: dict[str, float], margin: float, max_suspects: int | None) -> list[str]:
+    """The suspects: players within ``margin`` of the top score, best first (ties in the given order)."""
+    if not scores:
+        return []
+    top = max(scores.values())
+    keep = sorted((p for p, s in scores.items() if s >= top - margin), key=lambda p: -scores[p])
+    return keep[:max_suspects] if max_suspects else keep
+
+
+@dataclass
+class DeductionSensors:
+    """Clue sensors + suspect-list pruner for the word-deduction games.
+
+    Args:
+        sensors: the sensors in use (default: the game's list in :data:`GAME_SENSORS`).
+        pruner: keep a suspect list and narrow votes to it.
+        margin: suspicion distance from the top that still counts as a suspect.
+        max_suspects: cap on the suspect list (None = no cap).
+    """
+
+    sensors: tuple[str, ...] | None = None
+    pruner: bool = True
+    margin: float = 0.25
+    max_suspects: int | None = 2
+    name: str = "player_star"
+    readings: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    suspects: list[str] = field(default_factory=list)
+    _queue: list[dict[str, Any]] = field(default_factory=list)
+    _busy: bool = False
+
+    def on_event(self, agent: Any, event: dict) -> None:
+        """Queue every other player's clue (WiS ``describe``, MAgIC ``clue``) for reading."""
+        if event.get("kind") in ("describe", "clue") and event.get("actor") not in (agent.name, "game"):
+            text = event.get("content") or ""
+            if text and text != "(no clue)":
+                self._queue.append({"player": event["actor"], "text": text, "round": event.get("round", 0)})
+
+    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+        """Read queued clues (one ``form`` call each), prune, and at votes show the readings and
+        narrow the choices to the suspect list."""
+        game = game_of(request.context)
+        if game is None or self._busy:
+            return None
+        sensors = tuple(self.sensors or GAME_SENSORS[game])
+        self._read_queue(agent, request, sensors)
+        scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name}
+        if self.pruner:
+            new = prune(scores, self.margin, self.max_suspects)
+            if new != self.suspects:
+                change = _change(self.suspects, new)
+                agent.emit("suspect_list", f"suspects: {', '.join(new) or '(none)'} ({change})",
+                           data={"suspects": new, "previous": self.suspects, "change": change,
+                                 "scores": {p: round(s, 3) for p, s in scores.items()}},
+                           round=request.context.get("round", 0))
+                self.suspects = new
+        if request.kind != "vote" or not scores:
+            return None
+        lines = [f"- {p}: suspicion {scores[p]:.2f} from {len(self.readings[p])} clue(s); last: "
+                 + ", ".join(f"{s} {self.readings[p][-1].get(s, '?')}" for s in sensors)
+                 for p in sorted(scores, key=lambda q: -scores[q])]
+        ctx = "Your private clue readings (PLAYER* sensors):\n" + "\n".join(lines)
+        choices = None
+        if self.pruner and self.suspects:
+            ctx += f"\nYour suspect list: {', '.join(self.suspects)}."
+            choices = [c for c in (request.choices or []) if c in self.suspects] or None
+        return Contribution(context=ctx, choices=choices, notes={"scores": scores, "suspects": self.suspects})
+
+    def _read_queue(self, agent: Any, request: Any, sensors: tuple[str, ...]) -> None:
+        from mas_agents.actions import ActionRequest
+        queue, self._queue = self._queue, []
+        word = request.context.get("word")
+        topic = request.context.get("topic")
+        mine = (f'your word "{word}"' if word else f'the topic "{topic}"' if topic else "your word")
+        for c in queue:
+            fields = [(CLUE_SENSORS[s][0] if s != "fit" else "Fits " + ("my word" if word else "the topic"),
+                       list(CLUE_SENSORS[s][1])) for s in sensors]
+            req = ActionRequest(kind="form", actor=agent.name, fields=fields,
+                                prompt=(f'Private assessment (not said aloud) of a clue by {c["player"]}: "{c["text"]}".\n'
+                                        f"Judge it against {mine}: how specific is it, does it fit, and does it copy "
+                                        f"earlier clues?"),
+                                context={"game": request.context.get("game"), "purpose": "clue_sensors"})
+            self._busy = True
+            try:
+                act = agent.act(req, phase="gameplay")
+            finally:
+                self._busy = False
+            values = act.value if act.valid else {}
+            reading = {s: values.get(f[0], "unknown") for s, f in zip(sensors, fields)}
+            self.readings.setdefault(c["player"], []).append(reading)
+            agent.emit("sensor", f"{c['player']}: " + ", ".join(f"{s} {v}" for s, v in reading.items()),
+                       data={"player": c["player"], "clue": c["text"], "reading": reading, "valid": act.valid},
+                       round=c["round"], llm_call_ids=act.call_ids)
+
+
+def _change(old: list[str], new: list[str]) -> str:
+    o, n = set(old), set(new)
+    if not o:
+        return "first list"
+    if n < o:
+        return "shrink"
+    if n > o:
+        return "grow"
+    return "shift" if n != o else "reorder"

@@ -1,0 +1,60 @@
+"""PLAYER* clue sensors and pruner in the word games (Who is Spy, Undercover, Chameleon)."""
+
+import json
+
+import pytest
+
+from graphs.wis_session import play_game
+from planners.player_star.deduction import GAME_SENSORS, _change, prune, suspicion
+from tests.fakes import RuleChat, wis_player
+
+S = GAME_SENSORS["wis"]
+
+
+def test_suspicion_weights_fit_most():
+    fits = {"specificity": "Specific", "fit": "Fits", "copying": "No"}
+    odd = {"specificity": "Specific", "fit": "Does not fit", "copying": "No"}
+    vague_copy = {"specificity": "Vague", "fit": "Fits", "copying": "Yes"}
+    assert suspicion([fits], S) == 0.0
+    assert suspicion([odd], S) == 1.0
+    assert suspicion([vague_copy], S) == 1.0          # 0.5 * 1 + 0.5 * 1
+    assert suspicion([fits, odd], S) == 0.5           # mean over clues
+    assert suspicion([{"fit": "unknown"}], S) == pytest.approx(1.0 * 0.5 + 0.5 * 0.5 + 0.5 * 0.5)
+    assert suspicion([], S) == 0.0
+
+
+def test_pruner_shrinks_grows_and_shifts():
+    assert prune({"A": 1.0, "B": 0.9, "C": 0.1}, 0.25, 2) == ["A", "B"]
+    assert prune({"A": 1.0, "B": 0.5, "C": 0.1}, 0.25, 2) == ["A"]
+    assert prune({"A": 1.0, "B": 0.9, "C": 0.95}, 0.25, None) == ["A", "C", "B"]
+    assert _change(["A", "B"], ["A"]) == "shrink"
+    assert _change(["A"], ["A", "B"]) == "grow"
+    assert _change(["A"], ["B"]) == "shift"
+    assert _change([], ["B"]) == "first list"
+
+
+def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path):
+    rec = play_game(tmp_path, agents=["player_star"] * 6, pair={"civilian": "tea", "spy": "coffee"},
+                    model=RuleChat(rule=wis_player()), spy_seat=1, first_speaker=0)
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    sensors = [e for e in events if e["kind"] == "sensor"]
+    # before voting, every player has read the 5 clues of the others: 6 x 5 readings, private
+    assert len(sensors) == 30 and all(e["visible_to"] == [e["actor"]] for e in sensors)
+    lists = {e["actor"]: e["data"]["suspects"] for e in events if e["kind"] == "suspect_list"}
+    # civilians' sensors flag the spy's clue as not fitting: the spy is their only suspect
+    assert all(lists[p] == ["Player 2"] for p in lists if p != "Player 2")
+    # the spy finds every civilian clue odd: a tie of five, capped at two suspects
+    assert len(lists["Player 2"]) == 2
+    assert rec["rounds"][0]["voted_out"] == "Player 2"
+    # a vote of the spy went to one of its suspects (choices narrowed, never widened)
+    assert rec["rounds"][0]["votes"]["Player 2"] in lists["Player 2"]
+    assert rec["llm"]["calls"] == 6 + 30 + 6
+
+
+def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
+    from planners.player_star import PlayerStarConfig, player_star_blocks
+    blocks = player_star_blocks(PlayerStarConfig(sensors=False))
+    assert not any(type(b).__name__ == "DeductionSensors" for b in blocks)
+    rec = play_game(tmp_path, agents=["player_star"] * 3, pair={"civilian": "tea", "spy": "coffee"},
+                    model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0)
+    assert rec["invalid_actions"] == 0
