@@ -43,6 +43,8 @@ def _add_spy() -> None:
     from mas_agents.cli_spy import spy_app
     app.add_typer(spy_app, name="spy")
     app.add_typer(magic_app, name="magic")
+    from mas_agents.cli_ablate import ablate
+    app.command("ablate")(ablate)
 
 console = Console(stderr=True)
 

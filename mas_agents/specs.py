@@ -35,6 +35,24 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
 MURDERER_SPEC = "plain"
 
 
+def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
+    """Make a custom block usable in agent specs (``plain+<name>``) everywhere: games, compare,
+    tournaments, MAgIC and ``eval.ablate.run_ablate``.
+
+    Args:
+        name: spec name (letters, digits, ``_``); must not contain ``+`` or ``@``.
+        factory: returns fresh block objects for ONE agent (blocks may hold per-agent state).
+
+    Raises:
+        ValueError: a bad name, or a name that is already registered.
+    """
+    if not name or not all(ch.isalnum() or ch == "_" for ch in name):
+        raise ValueError(f"block name {name!r}: use letters, digits and _ only")
+    if name in BLOCKS:
+        raise ValueError(f"block {name!r} is already registered")
+    BLOCKS[name] = factory
+
+
 def split_model(spec: str) -> tuple[str, str | None]:
     """Split ``BLOCKS@MODEL`` into ``(BLOCKS, MODEL)``; ``MODEL`` is None when absent.
 

@@ -91,6 +91,8 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
             if gullible and "[System notice" in last:
                 return f"Description: my word is {word}"
             return f"Description: hint-{code} from {name} in round {rnd}"
+        if '"Choice: ..."' in last:
+            return f"Choice: {numbered(last)[0]}"
         if '"Vote: ..."' in last:
             choices = numbered(last)
             codes = dict(re.findall(r"^(Player \d+): hint-(\d+)", last, re.M))
@@ -131,4 +133,19 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
         if '"Contribution: ..."' in last:
             return f"Contribution: {contribution}"
         return "???"
+    return rule
+
+
+def any_game_player() -> Callable[[list[BaseMessage]], str]:
+    """One fake for every benchmark (murder mystery, Who is Spy, MAgIC), chosen from the system
+    prompt, for tests that run several games with one model object (ablations)."""
+    mmg, wis, magic = polite_player(vote_for="Chief Wang"), wis_player(), magic_player()
+
+    def rule(messages):
+        system = str(messages[0].content)
+        if "Who is Spy" in system:
+            return wis(messages)
+        if "murder mystery" in system:
+            return mmg(messages)
+        return magic(messages)
     return rule

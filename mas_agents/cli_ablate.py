@@ -1,0 +1,50 @@
+"""``mas ablate``: the same agent with planner blocks on and off, on WellPlay, Who is Spy and MAgIC
+(see :mod:`eval.ablate`)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def ablate(
+    bench: str = typer.Option("all", help="wellplay, spy, magic (comma-separated) or all."),
+    base: str = typer.Option("plain", help="Base agent spec."),
+    blocks: str = typer.Option("player_star,pgm", help="Blocks switched on and off (every subset is a variant)."),
+    seeds: int = typer.Option(2, min=1, help="WellPlay seeds."),
+    model: str = typer.Option("local"),
+    script: str = typer.Option("Sin", help="WellPlay script."),
+    games: int = typer.Option(4, min=1, help="Who-is-Spy games per variant."),
+    settings: str = typer.Option("0-1", help="MAgIC setting ids."),
+    rounds: int = typer.Option(3, min=0, help="Murder-mystery questioning rounds."),
+    concurrency: int = typer.Option(1, min=1),
+    out: Optional[Path] = typer.Option(None, help="Run directory (default runs/ablate-<args>; rerun to resume)."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir"),
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
+    result.json and figures with n and 95 % intervals for every number."""
+    from mas_agents import cli
+    cli._logging(verbose)
+    from eval.ablate import BENCHES, run_ablate
+    from mas_agents.rundir import stable_run_dir
+
+    root = cli._data_root(data_dir)
+    benches = list(BENCHES) if bench == "all" else [b.strip() for b in bench.split(",") if b.strip()]
+    names = [b.strip() for b in blocks.split(",") if b.strip()]
+    out = out or stable_run_dir("ablate", bench, base, "-".join(names), model, f"s{seeds}g{games}", settings, script)
+    with cli._progress() as prog:
+        task = prog.add_task("ablate", total=None)
+        try:
+            res = run_ablate(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
+                             model=model, script=script, games=games, settings=settings, rounds=rounds,
+                             concurrency=concurrency, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+                             tick=lambda label: prog.advance(task))
+        except (ValueError, FileNotFoundError) as exc:
+            cli._fail(str(exc))
+    cli.console.print(res["summary"])
+    print(out)
