@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS players (
     abstentions INTEGER NOT NULL,
     descriptions INTEGER NOT NULL,
     fouls INTEGER NOT NULL,
+    timeouts INTEGER NOT NULL DEFAULT 0,
     survival_rounds INTEGER NOT NULL,
     PRIMARY KEY (game_id, name)
 );
@@ -72,7 +73,7 @@ CREATE INDEX IF NOT EXISTS players_agent ON players(agent);
 
 _PLAYER_COLS = ("game_id", "tournament_id", "seat", "agent", "name", "role", "score", "won",
                 "votes_cast_as_civilian", "correct_votes", "abstentions", "descriptions", "fouls",
-                "survival_rounds")
+                "timeouts", "survival_rounds")
 
 
 def default_db_path() -> Path:
@@ -285,8 +286,9 @@ _COLUMNS = (
     ("win overall", lambda m: _pct(m["win_rate"])),
     ("vote acc", lambda m: _pct(m["vote_accuracy"])),
     ("foul rate", lambda m: _pct(m["foul_rate"])),
+    ("of which timeouts", lambda m: _pct(m.get("timeout_rate"))),
     ("avg survival", lambda m: _num(m["avg_survival_rounds"])),
-    ("games", lambda m: str(m["games"])),
+    ("games (seats)", lambda m: str(m["games"])),
 )
 HEADERS = ("rank", "agent") + tuple(h for h, _ in _COLUMNS)
 

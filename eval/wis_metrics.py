@@ -41,7 +41,7 @@ __all__ = ["ROW_KEYS", "agent_metrics", "player_rows"]
 
 #: Keys of a row from :func:`player_rows`, in order.
 ROW_KEYS = ("game_id", "agent", "name", "seat", "role", "score", "won", "votes_cast_as_civilian",
-            "correct_votes", "abstentions", "descriptions", "fouls", "survival_rounds")
+            "correct_votes", "abstentions", "descriptions", "fouls", "timeouts", "survival_rounds")
 
 
 def player_rows(game: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -54,6 +54,7 @@ def player_rows(game: Mapping[str, Any]) -> list[dict[str, Any]]:
     * ``correct_votes``: those of them naming the spy;
     * ``abstentions``: vote turns with no valid target (any role);
     * ``descriptions``: descriptions the player was asked for; ``fouls``: those with a foul;
+    * ``timeouts``: the fouls for answering too late (also counted in ``fouls``);
     * ``survival_rounds``: see the module docstring.
 
     Raises:
@@ -73,12 +74,13 @@ def player_rows(game: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for p in players:
         name, role = p["name"], p["role"]
-        votes = abstentions = correct = descriptions = fouls = 0
+        votes = abstentions = correct = descriptions = fouls = timeouts = 0
         for rnd in game.get("rounds", []):
             for d in rnd.get("descriptions", []):
                 if d["player"] == name:
                     descriptions += 1
                     fouls += d.get("foul") is not None
+                    timeouts += d.get("foul") == "timeout"
             ballot = rnd.get("votes") or {}
             if name in ballot:
                 target = ballot[name]
@@ -106,6 +108,7 @@ def player_rows(game: Mapping[str, Any]) -> list[dict[str, Any]]:
             "abstentions": abstentions,
             "descriptions": descriptions,
             "fouls": fouls,
+            "timeouts": timeouts,
             "survival_rounds": survival,
         })
     return rows
@@ -161,6 +164,8 @@ def agent_metrics(games: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "descriptions": descriptions,
             "fouls": fouls,
             "foul_rate": _ratio(fouls, descriptions),
+            # timeouts are also fouls; shown apart because they depend on the machine's speed
+            "timeout_rate": _ratio(sum(r["timeouts"] for r in rows), descriptions),
             "avg_survival_rounds": _mean([r["survival_rounds"] for r in rows]),
             "total_score": sum(scores),
             "rank_score": rank_score(scores),

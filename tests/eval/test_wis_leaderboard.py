@@ -205,9 +205,9 @@ def test_format_leaderboard_plain_text():
     body = [l for l in lines if l.strip() and l.split()[0].isdigit()]
     assert [l.split()[:2] for l in body] == [["1", C], ["2", B], ["3", A]]
     assert body[0].split()[2:] == ["110.0", "3.50", "100.0%", "66.7%", "75.0%", "50.0%", "16.7%",
-                                   "1.00", "4"]
+                                   "0.0%", "1.00", "4"]
     assert body[2].split()[2:] == ["104.0", "2.00", "0.0%", "66.7%", "50.0%", "42.9%", "0.0%",
-                                   "1.75", "4"]
+                                   "0.0%", "1.75", "4"]
     assert "\x1b" not in text  # no colour codes
 
 
@@ -217,11 +217,11 @@ def test_none_shows_as_dash_and_ties_share_a_rank():
     lines = md.splitlines()
     assert lines[0] == "| " + " | ".join(HEADERS) + " |"
     assert lines[1].startswith("|---:|---|---:|")
-    assert lines[2] == f"| 1 | {B} | 108.0 | 5.00 | - | 100.0% | 100.0% | 100.0% | 0.0% | 1.00 | 2 |"
-    assert lines[4] == f"| 3 | {A} | 96.0 | -3.00 | 0.0% | - | 0.0% | - | 0.0% | 0.00 | 1 |"
+    assert lines[2] == f"| 1 | {B} | 108.0 | 5.00 | - | 100.0% | 100.0% | 100.0% | 0.0% | 0.0% | 1.00 | 2 |"
+    assert lines[4] == f"| 3 | {A} | 96.0 | -3.00 | 0.0% | - | 0.0% | - | 0.0% | 0.0% | 0.00 | 1 |"
     text = format_leaderboard(ms)
     row_a = next(l for l in text.splitlines() if A in l.split())
-    assert row_a.split() == ["3", A, "96.0", "-3.00", "0.0%", "-", "0.0%", "-", "0.0%", "0.00", "1"]
+    assert row_a.split() == ["3", A, "96.0", "-3.00", "0.0%", "-", "0.0%", "-", "0.0%", "0.0%", "0.00", "1"]
     tied = [dict(m, rank_score=100.0) for m in ms]
     assert [l.split(" | ")[0] for l in leaderboard_markdown(tied).splitlines()[2:]] == ["| 1"] * 3
 

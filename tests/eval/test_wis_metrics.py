@@ -104,7 +104,7 @@ def test_player_rows_g1_tie_abstention_foul_spy_caught_round_2():
     assert _row(rows, P1) == {
         "game_id": "g1", "agent": A, "name": P1, "seat": 0, "role": "civilian", "score": 6.0,
         "won": True, "votes_cast_as_civilian": 2, "correct_votes": 2, "abstentions": 0,
-        "descriptions": 2, "fouls": 0, "survival_rounds": 2}
+        "descriptions": 2, "fouls": 0, "timeouts": 0, "survival_rounds": 2}
     spy = _row(rows, P2)
     assert (spy["role"], spy["won"], spy["score"], spy["votes_cast_as_civilian"],
             spy["correct_votes"], spy["descriptions"], spy["survival_rounds"]) == \
@@ -150,19 +150,19 @@ EXPECTED = {
         "win_rate_spy": 1.0, "win_rate_civilian": 2 / 3, "win_rate": 0.75,
         "avg_score": 3.5, "avg_score_spy": 9.0, "avg_score_civilian": 5 / 3,
         "votes_cast_as_civilian": 2, "correct_votes": 1, "abstentions": 0, "vote_accuracy": 0.5,
-        "descriptions": 6, "fouls": 1, "foul_rate": 1 / 6, "avg_survival_rounds": 1.0,
+        "descriptions": 6, "fouls": 1, "foul_rate": 1 / 6, "timeout_rate": 0.0, "avg_survival_rounds": 1.0,
         "total_score": 14.0, "rank_score": 110.0},
     B: {"games": 5, "games_as_spy": 1, "games_as_civilian": 4, "wins": 2,
         "win_rate_spy": 0.0, "win_rate_civilian": 0.5, "win_rate": 0.4,
         "avg_score": 2.8, "avg_score_spy": 1.0, "avg_score_civilian": 3.25,
         "votes_cast_as_civilian": 7, "correct_votes": 5, "abstentions": 0, "vote_accuracy": 5 / 7,
-        "descriptions": 9, "fouls": 0, "foul_rate": 0.0, "avg_survival_rounds": 1.2,
+        "descriptions": 9, "fouls": 0, "foul_rate": 0.0, "timeout_rate": 0.0, "avg_survival_rounds": 1.2,
         "total_score": 14.0, "rank_score": 109.0},
     A: {"games": 4, "games_as_spy": 1, "games_as_civilian": 3, "wins": 2,
         "win_rate_spy": 0.0, "win_rate_civilian": 2 / 3, "win_rate": 0.5,
         "avg_score": 2.0, "avg_score_spy": -3.0, "avg_score_civilian": 11 / 3,
         "votes_cast_as_civilian": 7, "correct_votes": 3, "abstentions": 1, "vote_accuracy": 3 / 7,
-        "descriptions": 8, "fouls": 0, "foul_rate": 0.0, "avg_survival_rounds": 1.75,
+        "descriptions": 8, "fouls": 0, "foul_rate": 0.0, "timeout_rate": 0.0, "avg_survival_rounds": 1.75,
         "total_score": 8.0, "rank_score": 104.0},
 }
 

@@ -115,6 +115,9 @@ def test_slow_player_fouls_on_timeout(tmp_path):
                     speak_timeout=0.2, players={"Player 2": Slow()})
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
+    from eval.wis_metrics import player_rows
+    row = next(r for r in player_rows(rec) if r["name"] == "Player 2")
+    assert row["timeouts"] == 1 and row["fouls"] == 1
 
 
 def test_local_model_errors_abort_the_game_instead_of_fouling(tmp_path):
