@@ -137,6 +137,11 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         ValueError: a player count outside 3..9, an unknown block, a bad seat index.
     """
     rules.check_players(len(agents))
+    urls = [a for a in agents if a.startswith(("http://", "https://"))]
+    dup = sorted({u for u in urls if urls.count(u) > 1})
+    if dup:
+        raise ValueError(f"a WiS-protocol agent holds one seat per game, but {', '.join(dup)} is seated "
+                         f"{urls.count(dup[0])} times; start one server per seat")
     rng = random.Random(seed)
     n = len(agents)
     spy_seat = rng.randrange(n) if spy_seat is None else spy_seat

@@ -191,3 +191,8 @@ def test_bad_player_count_and_seat(tmp_path):
         play_game(tmp_path, agents=["plain"] * 2, pair=PAIR, model=model())
     with pytest.raises(ValueError, match="spy_seat 6"):
         play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=6)
+
+
+def test_one_remote_agent_cannot_hold_two_seats(tmp_path):
+    with pytest.raises(ValueError, match="one seat per game"):
+        play_game(tmp_path, agents=["http://127.0.0.1:9", "plain", "http://127.0.0.1:9"], pair=PAIR, model=model())
