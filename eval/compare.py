@@ -19,12 +19,11 @@ The run directory holds ``cells/<method>/<script id>/seed<s>/{game,eval}/``, plu
 from __future__ import annotations
 
 import statistics
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
 from eval.wellplay_eval import CATEGORIES, MODEL_FREE
-from mas_agents.rundir import read_json, versions, write_json
+from mas_agents.rundir import read_json, run_each, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 DEFAULT_METHODS = ("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")
@@ -231,26 +230,14 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
                                      "lang": lang, "rounds": rounds, "questions": questions,
                                      "versions": versions()})
     cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
-    rows: list[dict] = []
 
     def one(cell):
         m, sc, s = cell
         return run_cell(out=out, method=m, sc=sc, seed=s, data_root=data_root, model=model, lang=lang,
                         rounds=rounds, questions=questions, settings=settings, play=play, evaluate=evaluate)
 
-    if concurrency <= 1:
-        for c in cells:
-            rows.append(one(c))
-            if tick:
-                tick(f"{c[0]} / {c[1].name} / seed {c[2]}")
-    else:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futs = {pool.submit(one, c): c for c in cells}
-            for f in as_completed(futs):
-                rows.append(f.result())
-                if tick:
-                    c = futs[f]
-                    tick(f"{c[0]} / {c[1].name} / seed {c[2]}")
+    rows = run_each(cells, one, concurrency=concurrency,
+                    done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
               "model": model if isinstance(model, str) else type(model).__name__, "rounds": rounds,

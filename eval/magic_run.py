@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import csv
 import math
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
 from eval.magic_metrics import CAPABILITIES, scenario_metrics
 from graphs.magic_events import SCENARIOS
 from mas_agents.events import read_events
-from mas_agents.rundir import read_json, versions, write_json
+from mas_agents.rundir import read_json, run_each, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -89,20 +88,8 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
              seed=seed, replay_openings=replay_openings)
         return d, False
 
-    done = []
-    if concurrency <= 1:
-        for g in games:
-            done.append(one(g))
-            if tick:
-                tick(f"{g[0]} {g[2]} s{g[1].id}")
-    else:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futs = {pool.submit(one, g): g for g in games}
-            for f in as_completed(futs):
-                done.append(f.result())
-                if tick:
-                    g = futs[f]
-                    tick(f"{g[0]} {g[2]} s{g[1].id}")
+    done = run_each(games, one, concurrency=concurrency,
+                    done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
     dirs = sorted(d for d, _ in done)
     logs = [read_events(d / "events.jsonl") for d in dirs]
     m = scenario_metrics(logs)

@@ -22,13 +22,13 @@ import hashlib
 import json
 import logging
 import random
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
 from eval.wis_leaderboard import Leaderboard
 from eval.wis_metrics import agent_metrics, player_rows
 from graphs import wis_rules as rules
+from mas_agents.rundir import run_each
 
 log = logging.getLogger(__name__)
 
@@ -157,18 +157,7 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         board.add_game(tid, g["index"], rec)
         return rec
 
-    if concurrency <= 1:
-        for g in todo:
-            one(g)
-            if tick:
-                tick(g["index"])
-    else:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futs = {pool.submit(one, g): g for g in todo}
-            for f in as_completed(futs):
-                f.result()
-                if tick:
-                    tick(futs[f]["index"])
+    run_each(todo, one, concurrency=concurrency, done=(lambda g, r: tick(g["index"])) if tick else None)
     return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
             "metrics": board.metrics(tid)}
 

@@ -89,3 +89,29 @@ class Stopwatch:
     @property
     def seconds(self) -> float:
         return round(time.perf_counter() - self.t0, 3)
+
+
+def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
+    """Call ``fn(item)`` for every item and return the results in completion order.
+
+    With ``concurrency`` 1 the items run in order in this thread; otherwise on a thread pool of
+    that size (useful for remote models; a local model serialises its calls anyway). ``done(item,
+    result)`` is called as each item finishes (progress bars). The first exception propagates.
+    """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    results = []
+    if concurrency <= 1:
+        for it in items:
+            r = fn(it)
+            results.append(r)
+            if done:
+                done(it, r)
+        return results
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futs = {pool.submit(fn, it): it for it in items}
+        for f in as_completed(futs):
+            r = f.result()
+            results.append(r)
+            if done:
+                done(futs[f], r)
+    return results
