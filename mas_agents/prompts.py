@@ -45,7 +45,7 @@ FORMATS = {
     "describe": 'End with a line "Description: ..." holding your description (never the word itself).',
     "guess": 'End with a line "Guess: ..." holding only the word you guess.',
     "contribute": 'End with a line "Contribution: ..." holding one whole number.',
-    "propose": 'End with a line "Proposal: ..." giving each share as a percentage, e.g. "{example}".',
+    "propose": 'End with a line "Proposal: {example}" with your own numbers (they must sum to 100).',
     "mcq_multi": 'End with a line "Answer: ..." holding the letters of your choices, at most two, separated by a comma.',
 }
 
@@ -88,16 +88,12 @@ def format_instruction(request: ActionRequest) -> str:
         lines = "\n".join(f"{tag}: <one of: {', '.join(choices)}>" for tag, choices in request.fields or [])
         return f"End with exactly these lines, one answer each:\n{lines}"
     if request.kind == "propose":
+        # placeholders, not numbers: the embedded model copied a numeric example verbatim, so
+        # every player proposed the same split and every negotiation "agreed" in round 1
         names = [n for n, _ in request.fields or []]
-        example = ", ".join(f"{n}: {p}%" for n, p in zip(names, _even_split(len(names))))
+        example = ", ".join(f"{n}: <{chr(97 + i)}>%" for i, n in enumerate(names))
         return FORMATS["propose"].format(example=example)
     return FORMATS[request.kind]
-
-
-def _even_split(n: int) -> list[int]:
-    base = [100 // n] * n
-    base[0] += 100 - sum(base)
-    return base
 
 
 def memory_block(script_excerpts: str, dialogue_excerpts: str) -> list[str]:
