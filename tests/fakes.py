@@ -128,7 +128,7 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
             return f"Vote: {numbered(last)[0]}"
         if '"Guess: ..."' in last:
             return "Guess: Apple"
-        if '"Proposal: ..."' in last:
+        if '"Proposal: ' in last:
             return "Proposal: Airline A: 34%, Airline B: 33%, Airline C: 33%"
         if '"Contribution: ..."' in last:
             return f"Contribution: {contribution}"
