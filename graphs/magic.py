@@ -405,12 +405,18 @@ def _cost_sharing_graph(rt: MagicRuntime):
         act, plan = rt.act(p, arg["events"], "propose",
                            f"Round {rnd}: propose how the fee is split between the three airlines (percentages summing to 100).",
                            fields=fields)
-        split = list(act.value) if act.valid and R.valid_split(act.value) else None
-        text = ", ".join(f"{a}: {x:g}%" for a, x in zip(AIRLINES.values(), split)) if split else "(no valid proposal)"
+        said = list(act.value) if act.valid else None
+        split = said if said and R.valid_split(said) else None
+        if split:
+            text = ", ".join(f"{a}: {x:g}%" for a, x in zip(AIRLINES.values(), split))
+        elif said:
+            text = f"(invalid: {' + '.join(f'{x:g}' for x in said)} = {sum(said):g}, not 100)"
+        else:
+            text = "(no readable proposal)"
         return {"moves": [{"round": rnd, "player": p, "value": split}],
                 "events": plan + _invalid(act, rnd) + [make_event(
                     phase="negotiation", actor=p, kind="proposal", round=rnd, content=text,
-                    llm_call_ids=act.call_ids, data={"round": rnd, "split": split})]}
+                    llm_call_ids=act.call_ids, data={"round": rnd, "split": split, "said": said})]}
 
     def fan_ballot(state: MagicState):
         return [Send("ballot_one", {"player": p, "round": state["round"], "events": state["events"]}) for p in rt.players]

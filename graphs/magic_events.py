@@ -35,7 +35,8 @@ before each clue)::
 ``vote_result`` (public)::  {"counts": {name: int}, "accused": str|None, "tie": bool,
                                "votes": {voter: target|None}}   # ballots are revealed after the vote
 ``guess`` (public; chameleon accused)::  {"word": str|None, "correct": bool}
-``proposal`` (public; cost sharing)::  {"round": int, "split": [a, b, c] | None}
+``proposal`` (public; cost sharing)::  {"round": int, "split": [a, b, c] | None (None unless it sums to 100 ± 0.5),
+                                          "said": [a, b, c] | None (the numbers as read)}
 ``proposal_vote`` (public; cost sharing)::  {"round": int, "for": name|None}
 ``pd_choice`` (private until revealed; a public ``pd_reveal`` follows each round)::
     {"round": int, "choice": "cooperate"|"defect"|None}
