@@ -206,7 +206,8 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
         guess:     ``Guess: <word>`` (the first line of the value)
         contribute: ``Contribution: <whole number>`` (0 .. ``max_value``)
         propose:   ``Proposal: Airline A: 40%, Airline B: 30%, Airline C: 30%`` (one percentage
-                   per name in ``fields``; whether they sum to 100 is the game's rule)
+                   per name in ``fields``, summing to 100 ± 0.5: a split that does not is
+                   malformed and gets the usual re-prompt)
         form:      one ``<tag>: <choice>`` line per field, in order
 
 
@@ -252,6 +253,8 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
             if not m:
                 raise ParseError(f"no percentage for {n!r} in {value[:80]!r}")
             shares.append(float(m.group(1)))
+        if abs(sum(shares) - 100) > 0.5:
+            raise ParseError(f"the shares sum to {sum(shares):g}, not 100")
         return tuple(shares), reasoning
     if kind == "form":
         answers = {}

@@ -106,6 +106,8 @@ def test_form_propose_contribute_guess_parse_strictly():
     assert parse_reply(prop, "Proposal: Airline A: 50%, Airline B: 25.5%, Airline C: 24.5%")[0] == (50.0, 25.5, 24.5)
     with pytest.raises(ParseError, match="Airline C"):
         parse_reply(prop, "Proposal: Airline A: 50%, Airline B: 50%")
+    with pytest.raises(ParseError, match="sum to 80, not 100"):
+        parse_reply(prop, "Proposal: Airline A: 10%, Airline B: 25%, Airline C: 45%")
     con = ActionRequest(kind="contribute", actor="P", prompt="x", max_value=30)
     assert parse_reply(con, "Contribution: 30")[0] == 30
     with pytest.raises(ParseError, match="more than the 30"):
