@@ -57,13 +57,13 @@ class WisRequest(BaseModel):
     round: int | None = 0
 
 
-def _envelope(result: Any = None, *, success: bool = True, err: str | None = None) -> dict[str, Any]:
-    """The HTTP response body: exactly ``{success, result, errMsg}`` (no local extras like ``meta``)."""
-    return {"success": bool(success), "result": result, "errMsg": err}
+def _envelope(result: Any = None) -> dict[str, Any]:
+    """A success body: exactly ``{success, result, errMsg}`` (no local extras like ``meta``)."""
+    return response(result)
 
 
 def _error(err: str) -> dict[str, Any]:
-    return _envelope(None, success=False, err=err)
+    return response(None, success=False, err=err)
 
 
 def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastapi.FastAPI:
@@ -168,8 +168,8 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
         if not isinstance(reply, dict):
             return _error(f"interact {req['status']}: player returned {type(reply).__name__}, "
                           "not a response dict")
-        return _envelope(reply.get("result"), success=bool(reply.get("success", True)),
-                         err=reply.get("errMsg"))
+        # the player's own response minus local extras (``meta``)
+        return response(reply.get("result"), success=bool(reply.get("success", True)), err=reply.get("errMsg"))
 
     return app
 
