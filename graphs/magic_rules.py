@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Real
 
+from graphs.voting import plurality
 from mas_agents.text import norm_text
 
 #: The seats of every MAgIC game, in seat (speaking) order.
@@ -115,11 +116,8 @@ def vote_outcome(votes: Mapping[str, str | None],
     for voter, target in votes.items():
         if voter in counts and target in counts and target != voter:
             counts[target] += 1
-    top = max(counts.values(), default=0)
-    leaders = [p for p, n in counts.items() if n == top]
-    if top == 0 or len(leaders) > 1:
-        return counts, None, True
-    return counts, leaders[0], False
+    accused = plurality(counts)
+    return counts, accused, accused is None
 
 
 def _check_accused(accused: str | None, tie: bool) -> None:

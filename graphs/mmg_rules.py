@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
+from graphs.voting import plurality  # noqa: F401  (part of this module's rules)
+
 
 def question_schedule(players: list[str], rounds: int, questions: int) -> list[tuple[int, str]]:
     """The ordered questioning turns as ``(round, asker)`` pairs (round is 1-based).
@@ -52,16 +54,6 @@ def tally(votes: Mapping[str, str | None]) -> Counter:
         if choice is not None and choice == voter:
             raise ValueError(f"{voter} voted for themselves, which the MMG rules forbid")
     return Counter(c for c in votes.values() if c is not None)
-
-
-def plurality(counts: Counter) -> str | None:
-    """The unique top vote-getter, or ``None`` on a tie or when no valid vote was cast."""
-    if not counts:
-        return None
-    ranked = counts.most_common()
-    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        return None
-    return ranked[0][0]
 
 
 def victim_outcome(victim: str, votes: Mapping[str, str | None], murderers: Iterable[str]) -> dict:

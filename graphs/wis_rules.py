@@ -56,6 +56,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
+from graphs.voting import plurality
 from mas_agents.text import norm_text as _norm
 from mas_agents.text import says_word
 
@@ -146,12 +147,7 @@ def tally(votes: Mapping[str, str | None], alive: Iterable[str]) -> tuple[dict[s
     """
     alive = list(alive)
     counts = Counter(t for v, t in votes.items() if t is not None and t in alive and t != v)
-    if not counts:
-        return {}, None
-    ranked = counts.most_common()
-    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        return dict(counts), None
-    return dict(counts), ranked[0][0]
+    return dict(counts), plurality(counts)
 
 
 def end_reason(spy: str, alive: Iterable[str], round: int, *, after_vote: bool,
