@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.wellplay_eval import CATEGORIES, MODEL_FREE
-from mas_agents.rundir import read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 DEFAULT_METHODS = ("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")
@@ -186,25 +186,6 @@ def bar_chart(table: list[dict], path: Path) -> None:
 RESUME_KEYS = ("model", "lang", "rounds", "questions")
 
 
-def check_resume(out: Path, **settings: Any) -> None:
-    """Refuse to resume a run directory made with other game/eval settings.
-
-    Finished cells are reused as they are, so mixing (say) 1-round and 3-round games in one
-    table would be silently wrong. Methods, scripts and seeds may differ: they only add cells.
-
-    Raises:
-        ValueError: naming ``<out>/config.json``, the field, the stored and the requested value.
-    """
-    cfg_path = out / "config.json"
-    if not cfg_path.exists():
-        return
-    cfg = read_json(cfg_path)
-    for k in RESUME_KEYS:
-        if k in cfg and cfg[k] != settings[k]:
-            raise ValueError(f"{cfg_path}: field {k!r} is {cfg[k]!r} but this run asks for {settings[k]!r}; "
-                             f"use another --out or the same settings to resume")
-
-
 def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list[Any], seeds: int,
                 model: Any = "local", lang: str = "en", rounds: int = 3, questions: int = 1,
                 concurrency: int = 1, settings=None, tick: Callable[[str], None] | None = None,
@@ -223,7 +204,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     """
     check_methods(methods)
     out.mkdir(parents=True, exist_ok=True)
-    check_resume(out, model=model if isinstance(model, str) else type(model).__name__, lang=lang, rounds=rounds,
+    check_resume(out, RESUME_KEYS, model=model if isinstance(model, str) else type(model).__name__, lang=lang, rounds=rounds,
                  questions=questions)
     write_json(out / "config.json", {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
                                      "seeds": seeds, "model": model if isinstance(model, str) else type(model).__name__,

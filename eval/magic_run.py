@@ -18,7 +18,7 @@ from typing import Any, Callable
 from eval.magic_metrics import CAPABILITIES, scenario_metrics
 from graphs.magic_events import SCENARIOS
 from mas_agents.events import read_events
-from mas_agents.rundir import read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -70,12 +70,7 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     out.mkdir(parents=True, exist_ok=True)
     cfg = {"challenger": challenger, "defender": defender, "model": model if isinstance(model, str) else type(model).__name__,
            "replay_openings": replay_openings, "seed": seed}
-    if (out / "config.json").exists():
-        old = read_json(out / "config.json")
-        for k, v in cfg.items():
-            if old.get(k) != v:
-                raise ValueError(f"{out / 'config.json'}: field {k!r} is {old.get(k)!r} but this run asks for {v!r}; "
-                                 f"use another --out")
+    check_resume(out, tuple(cfg), **cfg)
     write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings, "versions": versions()})
     games = plan(data_root, scenarios, settings)
 
