@@ -240,11 +240,11 @@ def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: st
         dirs[v] = d
         costs[v] = res["cost"]
         radar_chart(res["metrics"], d / "radar.png", title=v)
-    base_sets = _magic_by_setting(dirs[base])
+    by_setting = {v: _magic_by_setting(dirs[v]) for v in grid}   # each run's events read once
     rows = []
     for v in grid:
-        b = magic_bootstrap(_magic_by_setting(dirs[v]), None if v == base else base_sets, seed=seed)
-        rows.append({"variant": v, "n": len(_magic_by_setting(dirs[v])), "metrics": b,
+        b = magic_bootstrap(by_setting[v], None if v == base else by_setting[base], seed=seed)
+        rows.append({"variant": v, "n": len(by_setting[v]), "metrics": b,
                      "cost": {k: costs[v][k] for k in ("calls", "input_tokens", "output_tokens", "wall_s")},
                      "radar": str((dirs[v] / "radar.png").relative_to(out.parent))})
     return {"unit": "setting", "rows": rows}
