@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from graphs.magic import MagicRuntime, build_graph
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
 from mas_agents.rundir import Stopwatch, versions, write_json
 
@@ -32,21 +32,19 @@ def challenger_seats(scenario: str, setting: Any, side: str) -> list[str]:
 
 
 def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challenger: str, defender: str,
-                    model: Any = "local", seed: int = 0, replay_openings: bool = False,
-                    models: dict[str, AccountedModel] | None = None) -> dict:
+                    model: Any = "local", seed: int = 0, replay_openings: bool = False) -> dict:
     """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest.
 
     Args:
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
         model: default model spec (or a chat model object in tests).
-        models: optional cache of accounted models shared across games (keyed by model spec).
 
     Returns:
         ``result.json``: ``{"scenario", "setting_id", "side", "challenger", "defender", "seats",
         "outcome", "llm", "wall_time_s", "invalid_actions", "model_actions"}``.
     """
     from mas_agents.agent import Agent, Persona
-    from mas_agents.llm import make_chat_model, model_label
+    from mas_agents.llm import ModelPool
     from mas_agents.specs import build_blocks, split_model
 
     out = Path(out)
@@ -59,16 +57,12 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
     rt = MagicRuntime(scenario=scenario, setting=setting, agents={}, challenger_seats=seats, side=side,
                       replay_openings=replay_openings)
     system = rt.system()
-    chat_models: dict[str, Any] = {}
+    pool = ModelPool(recorder, seed)
     for p, spec in specs.items():
         blocks, mspec = split_model(spec)
-        key = mspec or (model if isinstance(model, str) else "default")
-        if key not in chat_models:
-            base = make_chat_model(mspec or model, seed=seed)
-            chat_models[key] = AccountedModel(base, recorder, label=model_label(mspec or model), phase="gameplay")
         rt.agents[p] = Agent(persona=Persona(name=p, title=f"MAgIC {scenario}", role=rt.roles()[p], players=players,
                                              system=system),
-                             model=chat_models[key], memory=None, blocks=build_blocks(blocks), spec=blocks)
+                             model=pool.get(mspec or model), memory=None, blocks=build_blocks(blocks), spec=blocks)
     write_json(out / "config.json", {"kind": "magic", "scenario": scenario, "setting_id": setting.id, "side": side,
                                      "challenger": challenger, "defender": defender, "seats": specs,
                                      "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,

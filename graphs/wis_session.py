@@ -78,17 +78,12 @@ class PlayerFactory:
         self.lang = lang
         self.seed = seed
         self.speak_timeout = speak_timeout
-        self._models: dict[str, Any] = {}
+        from mas_agents.llm import ModelPool
+        self._pool = ModelPool(recorder, seed)
 
     def model(self, spec: Any):
         """The accounted chat model for a model spec (one per distinct spec)."""
-        from mas_agents.accounting import AccountedModel
-        from mas_agents.llm import make_chat_model, model_label
-        key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
-        if key not in self._models:
-            self._models[key] = AccountedModel(make_chat_model(spec, seed=self.seed), self.recorder,
-                                               label=model_label(spec), phase="gameplay")
-        return self._models[key]
+        return self._pool.get(spec)
 
     def __call__(self, spec: str, role: str):
         """A :class:`~mas_agents.wis_protocol_types.WisPlayer` for ``spec`` playing ``role``.

@@ -421,3 +421,29 @@ def model_label(spec: Any) -> str:
         cls = type(spec).__name__
         return f"openai:{name}" if "OpenAI" in cls else f"{cls}:{name}"
     return type(spec).__name__
+
+
+class ModelPool:
+    """One accounted model per distinct model spec, all recording into one recorder.
+
+    Seats of a game whose specs name the same model (``plain@local``, ``plain+pgm``) share one
+    wrapper; a chat-model object is keyed by identity.
+
+    Args:
+        recorder: :class:`mas_agents.accounting.CallRecorder` for every call.
+        seed: sampling seed given to :func:`make_chat_model`.
+    """
+
+    def __init__(self, recorder: Any, seed: int = 0):
+        self.recorder = recorder
+        self.seed = seed
+        self._models: dict[str, Any] = {}
+
+    def get(self, spec: Any):
+        """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use)."""
+        from mas_agents.accounting import AccountedModel
+        key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
+        if key not in self._models:
+            self._models[key] = AccountedModel(make_chat_model(spec, seed=self.seed), self.recorder,
+                                               label=model_label(spec), phase="gameplay")
+        return self._models[key]
