@@ -149,10 +149,15 @@ class Agent:
 
     def choose(self, prompt: str, choices: list[str], *, query: str | None = None,
                phase: str | None = "gameplay", context: dict | None = None, purpose: str | None = None) -> Action:
-        """One strict pick-one-option model call (kind ``choose``), e.g. a sensor reading.
-        Re-prompts once, then returns an invalid action with ``value=None``. ``purpose`` names the
-        call in ``llm_calls.jsonl`` (``<purpose>#<attempt>``; default ``choose``)."""
+        """One strict pick-one-option model call (kind ``choose``): a block's private reading, e.g.
+        a sensor. Re-prompts once, then returns an invalid action with ``value=None``. ``purpose``
+        names the call in ``llm_calls.jsonl`` (``<purpose>#<attempt>``; default ``choose``).
+
+        The request is marked ``context["private"] = True``, so no block contributes to it (see
+        :meth:`act`): one block's reading is the same prompt whichever other blocks are switched on,
+        and it never sets off another block's own readings."""
         ctx = dict(context or {})
+        ctx["private"] = True
         if purpose:
             ctx["purpose"] = purpose
         return self.act(ActionRequest(kind="choose", actor=self.name, prompt=prompt, choices=list(choices),
@@ -175,11 +180,19 @@ class Agent:
     def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
         """Answer ``request`` with one :class:`Action` (at most two model calls).
 
+        Every block may contribute (context, instructions, narrowed choices, or the action
+        itself), except to a request marked ``context["private"]``: a block's own reading (a
+        sensor, a clue-fit judgement), which goes to the model as the block wrote it. Without
+        that rule a reading by one block picked up another block's context and set off that
+        block's readings inside it, so an ablation's "both blocks" variant changed the prompts
+        of each block alone.
+
         Raises nothing for malformed model output: the action comes back with
         ``valid=False`` and ``value=None`` (abstain) after one re-prompt. Model/transport
         errors after the accounted model's retries propagate.
         """
-        contribs = [c for c in (b.contribute(self, request) for b in self.blocks) if c is not None]
+        contribs = [] if request.context.get("private") else [
+            c for c in (b.contribute(self, request) for b in self.blocks) if c is not None]
         for c in contribs:
             if c.action is not None:
                 return c.action

@@ -156,7 +156,8 @@ class DeductionSensors:
                                 prompt=(f'Private assessment (not said aloud) of a clue by {c["player"]}: "{c["text"]}".\n'
                                         f"Judge it against {mine}: how specific is it, does it fit, and does it copy "
                                         f"earlier clues?"),
-                                context={"game": request.context.get("game"), "purpose": "clue_sensors"})
+                                context={"game": request.context.get("game"), "purpose": "clue_sensors",
+                                         "private": True})
             self._busy = True
             try:
                 act = agent.act(req, phase="gameplay")

@@ -76,6 +76,30 @@ def test_block_narrows_choices_without_touching_the_request():
     assert req.choices == ["Bob", "Cid"]
 
 
+@dataclass
+class Reader:
+    """A block that takes one private reading before every vote."""
+    name: str = "reader"
+
+    def contribute(self, agent, request):
+        if request.kind != "vote":
+            return None
+        agent.choose("Is Bob nervous?", ["yes", "no"], purpose="reader")
+        return None
+
+
+def test_private_readings_get_no_contribution_from_other_blocks():
+    seen = []
+    agent, rec = make_agent(lambda m: (seen.append(str(m[-1].content)),
+                                       "Choice: yes" if "nervous" in str(m[-1].content) else "Vote: Cid")[1],
+                            [Reader(), OnlyCid()])
+    assert agent.act(vote_req()).value == "Cid"
+    reading, vote = seen
+    assert "Suspect list" not in reading and "1. yes\n2. no" in reading   # OnlyCid kept out of the reading
+    assert "Suspect list: Cid" in vote
+    assert [c.purpose for c in rec.calls()] == ["reader#1", "vote#1"]
+
+
 def test_reprompt_then_abstain_and_counters():
     replies = iter(["rambling", "Vote: Bob", "rambling", "still rambling"])
     agent, rec = make_agent(lambda m: next(replies))
