@@ -80,6 +80,10 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
             m = re.search(r"hint-(\d+)", last)
             fits = "Fits" if m and int(m.group(1)) == code else "Does not fit"
             return f"Specific: Specific\nFits my word: {fits}\nCopies others: No"
+        if "How well does this clue fit YOUR word" in last:   # pgm clue-fit reading: the same hint code test
+            word = re.search(r'Your own secret word is "([^"]+)"', last).group(1)
+            m = re.search(r"hint-(\d+)", last)
+            return "Choice: fits" if m and int(m.group(1)) == zlib.crc32(word.encode()) % 997 else "Choice: odd"
         everything = "\n".join(str(m.content) for m in messages)
         name = re.search(r"You are (Player \d+)", everything).group(1)
         word = re.search(r'Your word is "([^"]+)"', everything).group(1)
@@ -111,6 +115,8 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
         if "Private assessment" in last and "End with exactly these lines" in last:   # clue sensors
             tags = re.findall(r"^(.+?): <one of: (.+)>$", last, re.M)
             return "\n".join(f"{t}: {opts.split(', ')[0]}" for t, opts in tags)
+        if "How well does this clue fit" in last:   # pgm clue-fit reading
+            return "Choice: fits"
         me = re.search(r"You are (Player \d)", last).group(1)
         if '"Choice: ..."' in last:
             choices = numbered(last)
