@@ -65,3 +65,19 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     assert res2["benches"] == res["benches"]
     assert snapshot() == before
     assert json.loads((tmp_path / "result.json").read_text())["variants"] == ["plain", "plain+my_cot"]
+
+
+def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path):
+    """Both real blocks together in Who is Spy and MAgIC: each block's private readings keep their
+    own prompts (the fake fails on a pgm reading that lost the player's word)."""
+    res = run_ablate(out=tmp_path, data_root=ROOT, benches=["spy", "magic"], base="plain",
+                     blocks=["player_star", "pgm"], model=RuleChat(rule=any_game_player()), games=2, players=4,
+                     settings="0")
+    spy = {r["variant"]: r for r in res["benches"]["spy"]["rows"]}
+    assert list(spy) == ["plain", "plain+player_star", "plain+pgm", "plain+player_star+pgm"]
+    calls = {v: r["cost"]["calls"] for v, r in spy.items()}
+    # every block adds its own readings; both blocks add both (no reading nested in another's)
+    assert calls["plain"] < calls["plain+player_star"] < calls["plain+player_star+pgm"]
+    assert calls["plain+player_star+pgm"] - calls["plain"] == \
+        (calls["plain+player_star"] - calls["plain"]) + (calls["plain+pgm"] - calls["plain"])
+    assert all(r["n"] == 1 for r in res["benches"]["magic"]["rows"])
