@@ -43,7 +43,7 @@ def ablate(
             res = run_ablate(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
                              model=model, script=script, games=games, settings=settings, rounds=rounds,
                              concurrency=concurrency, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-                             tick=lambda label: prog.advance(task))
+                             tick=cli._ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli._fail(str(exc))
     cli.console.print(res["summary"])

@@ -49,7 +49,7 @@ def run(
         try:
             res = run_magic(data_root=root, out=out, scenarios=scen, challenger=challenger, defender=defender,
                             settings=settings, model=model, seed=seed, replay_openings=replay_openings,
-                            concurrency=concurrency, tick=lambda label: prog.advance(task))
+                            concurrency=concurrency, tick=cli._ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli._fail(str(exc))
     m = res["metrics"]

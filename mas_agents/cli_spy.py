@@ -121,7 +121,7 @@ def tournament(
         try:
             res = run_tournament(agents=specs, games=games, data_root=root, players=players, lang=lang, model=model,
                                  seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db, out=out,
-                                 tick=lambda i: prog.advance(task))
+                                 tick=cli._ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli._fail(str(exc))
     cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
@@ -176,7 +176,7 @@ def experiment(
         try:
             res = run_experiment(kind=kind, subject=subject, others=others, games=games, data_root=root, players=players,
                                  lang=lang, model=model, seed=seed, speak_timeout=speak_timeout,
-                                 concurrency=concurrency, db=db, out=out, tick=lambda i: prog.advance(task))
+                                 concurrency=concurrency, db=db, out=out, tick=cli._ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli._fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)

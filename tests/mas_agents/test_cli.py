@@ -53,3 +53,16 @@ def test_wellplay_always_a_without_shuffle(tmp_path):
 def test_resume_without_out_is_refused():
     r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--resume"])
     assert r.exit_code == 2 and "--out" in r.output
+
+
+def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
+    from mas_agents import cli
+    with cli._progress() as prog:   # pytest's stderr is not a terminal: the bar is off
+        task = prog.add_task("ablate", total=3)
+        tick = cli._ticker(prog, task)
+        tick("plain / Sin / seed 0")
+        tick()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith(" min") and "ablate: 1/3 done (plain / Sin / seed 0)" in lines[0]
+    assert "ablate: 2/3 done," in lines[1]
