@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from eval.stats import Estimate, bootstrap_mean, paired_difference, summary_sentence
+from eval.stats import Estimate, bootstrap_mean, paired_difference
 from mas_agents.rundir import versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
@@ -291,24 +291,49 @@ def _e(d: dict) -> Estimate:
 
 
 def summary(result: dict) -> str:
-    """One paragraph from the numbers: each block's paired effect per bench, with intervals."""
-    parts = []
+    """One paragraph from the numbers: per bench, each variant's paired difference from the base
+    with its interval and n, then its cost in LLM calls relative to the base, then which effects
+    (if any) have intervals that exclude zero.
+
+    E.g. ``"WellPlay, weighted score vs plain (unit: seed): plain+pgm +3.1 points [-2.0, 8.4]
+    (n=2), ... LLM calls vs plain: plain+pgm ×1.4 on WellPlay, ... No interval excludes zero: ..."``
+    """
     b = result["benches"]
-    for row in (b.get("wellplay") or {}).get("rows", []):
-        if "diff_vs_base" in row:
-            parts.append(summary_sentence(f"On WellPlay, {row['variant']}", _e(row["diff_vs_base"]["weighted_score"]),
-                                          metric="the weighted score"))
-    for row in (b.get("spy") or {}).get("rows", []):
-        if "diff_vs_base" in row:
-            parts.append(summary_sentence(f"In Who is Spy, {row['variant']}", _e(row["diff_vs_base"]["avg_score"]),
-                                          scale=1, unit="", metric="the subject's average score"))
-    for row in (b.get("magic") or {}).get("rows", []):
-        d = row["metrics"]["win_rate"].get("diff_vs_base")
-        if d:
-            parts.append(summary_sentence(f"In MAgIC, {row['variant']}", _e(d), metric="the win rate"))
-    if not parts:
+    base = result["variants"][0] if result.get("variants") else "the base"
+    specs = [("wellplay", "WellPlay", "weighted score", "seed", lambda r: r.get("diff_vs_base", {}).get("weighted_score"), 100, "points"),
+             ("spy", "Who is Spy", "the subject's average score", "game", lambda r: r.get("diff_vs_base", {}).get("avg_score"), 1, ""),
+             ("magic", "MAgIC", "win rate", "setting", lambda r: r["metrics"]["win_rate"].get("diff_vs_base"), 100, "points")]
+    sentences, clear, unclear, costs = [], [], [], []
+    for key, title, metric, unit, get, scale, u in specs:
+        rows = (b.get(key) or {}).get("rows", [])
+        base_calls = next((r["cost"]["calls"] for r in rows if r["variant"] == base), None)
+        diffs = []
+        for r in rows:
+            d = get(r)
+            if not d:
+                continue
+            e = _e(d)
+            diffs.append(f"{r['variant']} {e.fmt(scale=scale, unit=u, signed=True)}")
+            where = f"{r['variant']} on {title}"
+            if e.includes_zero is False:
+                clear.append(f"{where} ({'up' if e.mean > 0 else 'down'})")
+            else:
+                unclear.append(where)
+            if base_calls:
+                costs.append(f"{r['variant']} ×{r['cost']['calls'] / base_calls:.1f} on {title}")
+        if diffs:
+            sentences.append(f"{title}, {metric} vs {base} (unit: {unit}): " + "; ".join(diffs) + ".")
+    if not sentences:
         return "Only the base variant was run; there is nothing to compare."
-    return " ".join(parts)
+    if costs:
+        sentences.append(f"LLM calls relative to {base}: " + "; ".join(costs) + ".")
+    if clear:
+        sentences.append("95 % intervals that exclude zero: " + "; ".join(clear) + ".")
+    sentences.append("No 95 % interval excludes zero, so no block's effect is distinguishable from none at this sample size."
+                     if not clear else
+                     f"Every other interval includes zero ({len(unclear)} of {len(clear) + len(unclear)}): "
+                     "those effects are not distinguishable from none." if unclear else "")
+    return " ".join(x for x in sentences if x)
 
 
 def report_md(result: dict) -> str:

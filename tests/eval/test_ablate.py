@@ -53,7 +53,7 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     assert mg["plain+my_cot"]["metrics"]["win_rate"]["diff_vs_base"]["mean"] == pytest.approx(0)
     report = (tmp_path / "report.md").read_text()
     assert "(n=2)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
-    assert "interval includes zero" in res["summary"]
+    assert "No 95 % interval excludes zero" in res["summary"] and "plain+my_cot ×1.0 on WellPlay" in res["summary"]
     for f in ("wellplay.png", "spy.png", "magic.png"):
         assert (tmp_path / f).stat().st_size > 1000
     # rerun: every cell, game and setting is reused (no game or evaluation file is rewritten)
@@ -81,3 +81,24 @@ def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path):
     assert calls["plain+player_star+pgm"] - calls["plain"] == \
         (calls["plain+player_star"] - calls["plain"]) + (calls["plain+pgm"] - calls["plain"])
     assert all(r["n"] == 1 for r in res["benches"]["magic"]["rows"])
+
+
+def test_summary_names_clear_effects_costs_and_the_rest():
+    from eval.ablate import summary
+    from eval.stats import Estimate
+
+    def d(mean, low, high, n=4):
+        return Estimate(mean, low, high, n).to_dict()
+    result = {"variants": ["plain", "plain+pgm"], "benches": {
+        "wellplay": {"rows": [{"variant": "plain", "cost": {"calls": 40}},
+                              {"variant": "plain+pgm", "cost": {"calls": 60},
+                               "diff_vs_base": {"weighted_score": d(0.05, 0.01, 0.09)}}]},
+        "spy": {"rows": [{"variant": "plain", "cost": {"calls": 10}},
+                         {"variant": "plain+pgm", "cost": {"calls": 30},
+                          "diff_vs_base": {"avg_score": d(-1.5, -4.0, 1.0)}}]}}}
+    text = summary(result)
+    assert "WellPlay, weighted score vs plain (unit: seed): plain+pgm +5.0 points [1.0, 9.0] (n=4)." in text
+    assert "Who is Spy, the subject's average score vs plain (unit: game): plain+pgm -1.5 [-4.0, 1.0] (n=4)." in text
+    assert "plain+pgm ×1.5 on WellPlay; plain+pgm ×3.0 on Who is Spy" in text
+    assert "exclude zero: plain+pgm on WellPlay (up)." in text
+    assert "(1 of 2)" in text
