@@ -21,8 +21,10 @@ specificity: Specific 0, Somewhat 0.5, Vague 1; copying: Yes 1, No 0; unknown re
 vague or copied clue is what someone without the word says. The **pruner** keeps as suspects
 every other player whose suspicion is within ``margin`` of the highest (at most
 ``max_suspects``); the list may shrink, grow or shift as clues come in, and every change is a
-private ``suspect_list`` event. At a vote the agent sees the readings and the suspect list, and
-its legal choices are narrowed to the suspects (never widened).
+private ``suspect_list`` event. At a vote the list is made over the living candidates only, the
+agent sees the readings and the suspect list, and its legal choices are narrowed to the suspects
+(never widened) — unless the cap cut the list inside a tie (:func:`cut_is_a_tie`, e.g. every
+reading ``unknown``): then the votes are not narrowed, since the list carries no evidence.
 """
 
 from __future__ import annotations
@@ -85,6 +87,15 @@ def prune(scores: dict[str, float], margin: float, max_suspects: int | None) -> 
     return keep[:max_suspects] if max_suspects else keep
 
 
+def cut_is_a_tie(scores: dict[str, float], suspects: list[str]) -> bool:
+    """True when the cap cut the list inside a tie: a player left out scores exactly as the last
+    suspect kept (e.g. every reading ``unknown``), so the list is an arbitrary pick, not evidence."""
+    if not suspects:
+        return False
+    last = scores[suspects[-1]]
+    return any(s == last for p, s in scores.items() if p not in suspects)
+
+
 @dataclass
 class DeductionSensors:
     """Clue sensors + suspect-list pruner for the word-deduction games.
@@ -122,6 +133,8 @@ class DeductionSensors:
         sensors = tuple(self.sensors or GAME_SENSORS[game])
         self._read_queue(agent, request, sensors)
         scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name}
+        if request.kind == "vote" and request.choices:   # only the living candidates (voted out / fouled drop)
+            scores = {p: s for p, s in scores.items() if p in request.choices}
         if self.pruner:
             new = prune(scores, self.margin, self.max_suspects)
             if new != self.suspects:
@@ -138,7 +151,7 @@ class DeductionSensors:
                  for p in sorted(scores, key=lambda q: -scores[q])]
         ctx = "Your private clue readings (PLAYER* sensors):\n" + "\n".join(lines)
         choices = None
-        if self.pruner and self.suspects:
+        if self.pruner and self.suspects and not cut_is_a_tie(scores, self.suspects):
             ctx += f"\nYour suspect list: {', '.join(self.suspects)}."
             choices = [c for c in (request.choices or []) if c in self.suspects] or None
         return Contribution(context=ctx, choices=choices, notes={"scores": scores, "suspects": self.suspects})

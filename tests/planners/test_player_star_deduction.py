@@ -1,11 +1,12 @@
 """PLAYER* clue sensors and pruner in the word games (Who is Spy, Undercover, Chameleon)."""
 
 import json
+import re
 
 import pytest
 
 from graphs.wis_session import play_game
-from planners.player_star.deduction import GAME_SENSORS, _change, prune, suspicion
+from planners.player_star.deduction import GAME_SENSORS, _change, cut_is_a_tie, prune, suspicion
 from tests.fakes import RuleChat, wis_player
 
 S = GAME_SENSORS["wis"]
@@ -27,6 +28,9 @@ def test_pruner_shrinks_grows_and_shifts():
     assert prune({"A": 1.0, "B": 0.9, "C": 0.1}, 0.25, 2) == ["A", "B"]
     assert prune({"A": 1.0, "B": 0.5, "C": 0.1}, 0.25, 2) == ["A"]
     assert prune({"A": 1.0, "B": 0.9, "C": 0.95}, 0.25, None) == ["A", "C", "B"]
+    assert not cut_is_a_tie({"A": 1.0, "B": 0.9, "C": 0.1}, ["A", "B"])
+    assert cut_is_a_tie({"A": 1.0, "B": 1.0, "C": 1.0}, ["A", "B"])      # e.g. every reading unknown
+    assert not cut_is_a_tie({"A": 1.0, "B": 1.0}, ["A", "B"])              # nothing was cut
     assert _change(["A", "B"], ["A"]) == "shrink"
     assert _change(["A"], ["A", "B"]) == "grow"
     assert _change(["A"], ["B"]) == "shift"
@@ -34,8 +38,16 @@ def test_pruner_shrinks_grows_and_shifts():
 
 
 def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path):
+    rule, ballots = wis_player(), {}
+
+    def recording(messages):
+        last = str(messages[-1].content)
+        if '"Vote: ..."' in last:
+            me = re.search(r"You are (Player \d+)", "\n".join(str(m.content) for m in messages)).group(1)
+            ballots[me] = re.findall(r"^\d+\. (Player \d+)$", last, re.M)
+        return rule(messages)
     rec = play_game(tmp_path, agents=["player_star"] * 6, pair={"civilian": "tea", "spy": "coffee"},
-                    model=RuleChat(rule=wis_player()), spy_seat=1, first_speaker=0)
+                    model=RuleChat(rule=recording), spy_seat=1, first_speaker=0)
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     sensors = [e for e in events if e["kind"] == "sensor"]
     # before voting, every player has read the 5 clues of the others: 6 x 5 readings, private
@@ -46,8 +58,10 @@ def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path
     # the spy finds every civilian clue odd: a tie of five, capped at two suspects
     assert len(lists["Player 2"]) == 2
     assert rec["rounds"][0]["voted_out"] == "Player 2"
-    # a vote of the spy went to one of its suspects (choices narrowed, never widened)
-    assert rec["rounds"][0]["votes"]["Player 2"] in lists["Player 2"]
+    # civilians' ballots are narrowed to their suspect list; the spy's two suspects were cut out
+    # of a five-way tie, which is no evidence, so its ballot keeps all five candidates
+    assert all(ballots[p] == ["Player 2"] for p in ballots if p != "Player 2")
+    assert len(ballots["Player 2"]) == 5
     assert rec["llm"]["calls"] == 6 + 30 + 6
 
 
@@ -58,3 +72,25 @@ def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
     rec = play_game(tmp_path, agents=["player_star"] * 3, pair={"civilian": "tea", "spy": "coffee"},
                     model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0)
     assert rec["invalid_actions"] == 0
+
+
+def test_vote_suspects_are_made_over_the_living_candidates():
+    from mas_agents.actions import ActionRequest
+    from planners.player_star.deduction import DeductionSensors
+
+    class Me:
+        name = "Player 1"
+        emitted = []
+
+        def emit(self, kind, content, **kw):
+            self.emitted.append((kind, kw["data"]))
+
+    odd, fits = {"specificity": "Specific", "fit": "Does not fit", "copying": "No"}, \
+        {"specificity": "Specific", "fit": "Fits", "copying": "No"}
+    block = DeductionSensors(readings={"Player 2": [odd], "Player 3": [odd], "Player 4": [fits],
+                                       "Player 5": [{"fit": "Partly", "specificity": "Specific", "copying": "No"}]})
+    # Player 2 (the top suspect) is out: the list is rebuilt from the candidates left
+    c = block.contribute(Me(), ActionRequest(kind="vote", actor="Player 1", prompt="Who is the spy?",
+                                             choices=["Player 3", "Player 4", "Player 5"], context={"game": "wis"}))
+    assert block.suspects == ["Player 3"] and c.choices == ["Player 3"]
+    assert "Player 2" not in c.context
