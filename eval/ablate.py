@@ -16,8 +16,13 @@ seeds, scripts, word pairs and settings (a paired design):
   events of those settings' games).
 
 Every number carries n and a 95 % percentile-bootstrap interval (:mod:`eval.stats`); each
-variant's paired difference from the base has its own interval, and the report says when an
-interval includes zero. Costs (LLM calls, tokens, seconds) are summed per variant and bench.
+variant's paired difference from the base, for every metric, has its own interval, and the
+report says when an interval includes zero. Costs (LLM calls, tokens, seconds of model time) are
+summed per variant and bench over the variant's own seats: every seat in WellPlay, the subject's
+seat in Who is Spy, the challenger's seats in MAgIC (the base agents around them are not
+counted). Who is Spy runs without a speaking limit by default (``speak_timeout=None``), so that a
+block's extra model calls on a slow machine are not scored as timeout fouls. A rerun with other
+settings in the same ``out`` is refused (``config.json``).
 Sub-runs are resumable (compare cells, the tournament database, MAgIC game directories), so
 rerunning the same command reuses finished cells.
 
@@ -36,7 +41,7 @@ from typing import Any, Callable
 import numpy as np
 
 from eval.stats import Estimate, bootstrap_mean, paired_difference
-from mas_agents.rundir import versions, write_json
+from mas_agents.rundir import check_resume, versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
 BASELINES = ("pp", "op", "always_a", "random")
@@ -66,6 +71,11 @@ def _est(values: list[float | None], seed: int) -> dict:
     return bootstrap_mean(values, seed=seed).to_dict()
 
 
+def _paired(arm: dict, base: dict) -> dict:
+    """Paired difference ``arm - base`` over the units (keys) present in both (:func:`eval.stats.paired_difference`)."""
+    return paired_difference(arm, base).to_dict()
+
+
 # ---------------------------------------------------------------------------- WellPlay
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
                  rounds: int, concurrency: int, tick: Callable | None = None) -> dict:
@@ -88,8 +98,11 @@ def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, se
                         "output_tokens": sum(r["game_output_tokens"] + r["eval_output_tokens"] for r in cells.values()),
                         "wall_s": round(sum(r["game_wall_s"] + r["eval_wall_s"] for r in cells.values()), 1)}}
         if m in grid and m != grid[0]:
-            base = {s: r["weighted_score"] for s, r in by[grid[0]].items()}
-            row["diff_vs_base"] = {"weighted_score": paired_difference(score, base).to_dict()}
+            base = by[grid[0]]
+            row["diff_vs_base"] = {"weighted_score": _paired(score, {s: r["weighted_score"] for s, r in base.items()}),
+                                   **{c: _paired({s: r["accuracy"].get(c) for s, r in cells.items()},
+                                                 {s: r["accuracy"].get(c) for s, r in base.items()})
+                                      for c in ("objective", "reasoning", "relation")}}
         rows.append(row)
     return {"unit": "seed", "rows": rows}
 
@@ -113,25 +126,69 @@ def spy_plan(games: int, players: int, pairs: list[dict], seed: int) -> list[dic
     return plan
 
 
-def subject_units(games: list[dict], subject_seat_of: dict[int, int]) -> dict[int, dict]:
-    """Per game index: the subject's score, whether it won as spy / as civilian, and its civilian
-    votes (correct, cast)."""
+def actor_cost(calls_file: Path, actors: set[str]) -> dict:
+    """LLM cost of the seats in ``actors`` in one game: ``{"calls", "input_tokens",
+    "output_tokens", "wall_s"}`` summed over the lines of ``calls_file`` (``llm_calls.jsonl``)
+    whose ``actor`` is in ``actors``; ``wall_s`` is their model time in seconds (``latency_s``).
+    A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
+    import json
+    out = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
+    if not calls_file.exists():
+        return out
+    for line in calls_file.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        c = json.loads(line)
+        if c.get("actor") in actors:
+            out["calls"] += 1
+            out["input_tokens"] += c.get("input_tokens") or 0
+            out["output_tokens"] += c.get("output_tokens") or 0
+            out["wall_s"] += c.get("latency_s") or 0.0
+    return out
+
+
+def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir: Path | None = None) -> dict[int, dict]:
+    """Per game index: the subject's score, role, whether it won, its civilian votes (correct,
+    cast), fouls (of which timeouts), and the subject's own LLM cost (from
+    ``games_dir/g<index>/llm_calls.jsonl`` when given, see :func:`actor_cost`)."""
     from eval.wis_metrics import player_rows
     out = {}
     for g in games:
         idx = int(g["game_id"].rsplit("-g", 1)[1])
         row = next(r for r in player_rows(g) if r["seat"] == subject_seat_of[idx])
+        name = next(p["name"] for p in g["players"] if p["seat"] == subject_seat_of[idx])
+        cost = actor_cost(games_dir / f"g{idx:04d}" / "llm_calls.jsonl", {name}) if games_dir else \
+            {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
         out[idx] = {"score": row["score"], "role": row["role"], "won": row["won"],
                     "correct": row["correct_votes"], "cast": row["votes_cast_as_civilian"],
-                    "fouls": row["fouls"], "descriptions": row["descriptions"],
-                    "calls": g["llm"]["calls"], "input_tokens": g["llm"]["input_tokens"],
-                    "output_tokens": g["llm"]["output_tokens"], "wall_s": g["wall_time_s"]}
+                    "fouls": row["fouls"], "timeouts": row["timeouts"], "descriptions": row["descriptions"],
+                    **cost}
     return out
 
 
+def spy_measures(u: dict[int, dict]) -> dict[str, dict[int, float | None]]:
+    """Per metric, the per-game values of one subject: ``avg_score`` (every game),
+    ``vote_accuracy_civilian`` (civilian games: correct / cast, None with no vote cast),
+    ``win_rate_spy`` (spy games), ``win_rate_civilian`` (civilian games). Vote accuracy is the
+    mean of per-game accuracies (each game one unit), not the leaderboard's pooled ratio."""
+    civ = {i: x for i, x in u.items() if x["role"] == "civilian"}
+    spy = {i: x for i, x in u.items() if x["role"] == "spy"}
+    return {"avg_score": {i: x["score"] for i, x in u.items()},
+            "vote_accuracy_civilian": {i: (x["correct"] / x["cast"] if x["cast"] else None) for i, x in civ.items()},
+            "win_rate_spy": {i: float(x["won"]) for i, x in spy.items()},
+            "win_rate_civilian": {i: float(x["won"]) for i, x in civ.items()}}
+
+
+SPY_KEYS = ("avg_score", "vote_accuracy_civilian", "win_rate_spy", "win_rate_civilian")
+
+
 def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players: int, seed: int, model: Any,
-            lang: str, tick: Callable | None = None) -> dict:
-    """The Who-is-Spy part: one tournament per variant as subject vs the base (same plan)."""
+            lang: str, speak_timeout: float | None = None, tick: Callable | None = None) -> dict:
+    """The Who-is-Spy part: one tournament per variant as subject vs the base (same plan).
+
+    ``speak_timeout``: the WiS speaking limit in seconds (the answer's whole wall time, a block's
+    readings included); ``None`` = no limit, the ablation default, so that a block's extra model
+    calls on a slow machine are not scored as timeout fouls."""
     from eval.wis_leaderboard import Leaderboard
     from eval.wis_tournament import run_tournament
     from graphs.wis_session import load_pairs
@@ -143,27 +200,25 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
     for v in grid:
         gp = [{"index": g["index"], "agents": [v if s == g["subject_seat"] else base for s in range(players)],
                "spy_seat": g["spy_seat"], "first_speaker": g["first_speaker"], "pair": g["pair"]} for g in plan]
+        vdir = out / v.replace("+", "_")
         res = run_tournament(agents=[v, base], games=games, pairs=pairs, players=players, lang=lang, model=model,
-                             seed=seed, db=db, out=out / v.replace("+", "_"), games_plan=gp,
+                             seed=seed, db=db, out=vdir, games_plan=gp, speak_timeout=speak_timeout,
                              tick=(lambda i: tick(f"spy {v} g{i}")) if tick else None)
-        units[v] = subject_units(Leaderboard(db).games(res["id"]), {g["index"]: g["subject_seat"] for g in plan})
+        units[v] = subject_units(Leaderboard(db).games(res["id"]), {g["index"]: g["subject_seat"] for g in plan},
+                                 games_dir=vdir / "games")
     rows = []
+    base_m = spy_measures(units[base])
     for v in grid:
         u = units[v]
-        civ = {i: x for i, x in u.items() if x["role"] == "civilian"}
-        spy = {i: x for i, x in u.items() if x["role"] == "spy"}
-        acc = {i: (x["correct"] / x["cast"] if x["cast"] else None) for i, x in civ.items()}
-        row = {"variant": v, "n": len(u), "avg_score": _est([x["score"] for x in u.values()], 0),
-               "vote_accuracy_civilian": _est(list(acc.values()), 0),
-               "win_rate_spy": _est([float(x["won"]) for x in spy.values()], 0),
-               "win_rate_civilian": _est([float(x["won"]) for x in civ.values()], 0),
+        m = spy_measures(u)
+        row = {"variant": v, "n": len(u), **{k: _est(list(m[k].values()), 0) for k in SPY_KEYS},
+               "fouls": sum(x["fouls"] for x in u.values()), "timeouts": sum(x["timeouts"] for x in u.values()),
+               "descriptions": sum(x["descriptions"] for x in u.values()),
                "cost": {k: round(sum(x[k] for x in u.values()), 1) for k in ("calls", "input_tokens", "output_tokens", "wall_s")}}
         if v != base:
-            b = units[base]
-            row["diff_vs_base"] = {"avg_score": paired_difference({i: x["score"] for i, x in u.items()},
-                                                                  {i: x["score"] for i, x in b.items()}).to_dict()}
+            row["diff_vs_base"] = {k: _paired(m[k], base_m[k]) for k in SPY_KEYS}
         rows.append(row)
-    return {"unit": "game", "rows": rows}
+    return {"unit": "game", "speak_timeout": speak_timeout, "cost_of": "the subject's seat", "rows": rows}
 
 
 # ---------------------------------------------------------------------------- MAgIC
@@ -171,14 +226,22 @@ MAGIC_KEYS = ("judgement", "reasoning", "deception", "self_awareness", "cooperat
               "rationality", "win_rate")
 
 
-def _magic_by_setting(run_dir: Path) -> dict[int, list[list[dict]]]:
+def _magic_by_setting(run_dir: Path, names: list[str]) -> tuple[dict[int, list[list[dict]]], dict]:
+    """The events of the games ``names`` (``run_magic``'s planned games, not every directory
+    left in ``run_dir/games``) grouped by setting id, and the challenger's own cost over them."""
     from mas_agents.events import read_events
+    from mas_agents.rundir import read_json
     out: dict[int, list] = {}
-    for d in sorted((run_dir / "games").glob("*")):
-        if (d / "events.jsonl").exists():
-            sid = int(d.name.rsplit("-s", 1)[1])
-            out.setdefault(sid, []).append(read_events(d / "events.jsonl"))
-    return out
+    cost = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
+    for name in sorted(names):
+        d = run_dir / "games" / name
+        sid = int(name.rsplit("-s", 1)[1])
+        out.setdefault(sid, []).append(read_events(d / "events.jsonl"))
+        seats = set(read_json(d / "result.json").get("challenger_seats") or [])
+        for k, x in actor_cost(d / "llm_calls.jsonl", seats).items():
+            cost[k] += x
+    cost["wall_s"] = round(cost["wall_s"], 1)
+    return out, cost
 
 
 def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list] | None = None, *,
@@ -230,52 +293,58 @@ def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: st
     from eval.magic_run import radar_chart, run_magic
     from graphs.magic_events import SCENARIOS
     base = grid[0]
-    dirs = {}
-    costs = {}
+    dirs, by_setting, costs = {}, {}, {}
     for v in grid:
         d = out / v.replace("+", "_")
         res = run_magic(data_root=data_root, out=d, scenarios=list(SCENARIOS), challenger=v, defender=base,
                         settings=settings, model=model, seed=seed,
                         tick=(lambda label: tick(f"magic {v} {label}")) if tick else None)
         dirs[v] = d
-        costs[v] = res["cost"]
+        by_setting[v], costs[v] = _magic_by_setting(d, res["games"])   # each game's events read once
         radar_chart(res["metrics"], d / "radar.png", title=v)
-    by_setting = {v: _magic_by_setting(dirs[v]) for v in grid}   # each run's events read once
     rows = []
     for v in grid:
         b = magic_bootstrap(by_setting[v], None if v == base else by_setting[base], seed=seed)
-        rows.append({"variant": v, "n": len(by_setting[v]), "metrics": b,
-                     "cost": {k: costs[v][k] for k in ("calls", "input_tokens", "output_tokens", "wall_s")},
+        rows.append({"variant": v, "n": len(by_setting[v]), "metrics": b, "cost": costs[v],
                      "radar": str((dirs[v] / "radar.png").relative_to(out.parent))})
-    return {"unit": "setting", "rows": rows}
+    return {"unit": "setting", "cost_of": "the challenger's seats", "rows": rows}
 
 
 # ---------------------------------------------------------------------------- runner + report
 def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "plain", blocks: list[str],
                seeds: int = 2, model: Any = "local", script: str = "Sin", games: int = 4, players: int = 6,
                settings: str = "0-1", rounds: int = 3, lang: str = "en", concurrency: int = 1,
-               command: str = "", tick: Callable | None = None) -> dict:
+               speak_timeout: float | None = None, command: str = "", tick: Callable | None = None) -> dict:
     """Run the grid on the chosen benches and write ``result.json``, ``report.md`` and figures.
 
+    ``speak_timeout``: the Who-is-Spy speaking limit in seconds (None: no limit; see :func:`run_spy`).
+
     Raises:
-        ValueError: unknown bench or block.
+        ValueError: unknown bench or block, or ``out`` holds an ablation with other settings
+            (``<out>/config.json`` names the field; benches may differ, so a run can be extended).
     """
     bad = [b for b in benches if b not in BENCHES]
     if bad or not benches:
         raise ValueError(f"--bench: unknown {', '.join(bad) or '(empty)'}; expected all or {', '.join(BENCHES)}")
     grid = variants(base, blocks)
     out.mkdir(parents=True, exist_ok=True)
+    cfg = {"base": base, "blocks": list(blocks), "seeds": seeds, "script": script, "games": games, "players": players,
+           "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
+           "model": model if isinstance(model, str) else type(model).__name__}
+    check_resume(out, tuple(cfg), **cfg)   # a resumed grid must not mix settings
+    write_json(out / "config.json", {**cfg, "benches": benches, "command": command, "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": base, "blocks": blocks, "variants": grid,
                               "model": model if isinstance(model, str) else type(model).__name__,
                               "seeds": seeds, "script": script, "games": games, "settings": settings,
-                              "rounds": rounds, "lang": lang, "versions": versions(), "benches": {}}
+                              "rounds": rounds, "lang": lang, "players": players, "speak_timeout": speak_timeout,
+                              "versions": versions(), "benches": {}}
     if "wellplay" in benches:
         result["benches"]["wellplay"] = run_wellplay(out / "wellplay", grid, data_root=data_root, script=script,
                                                      seeds=seeds, model=model, lang=lang, rounds=rounds,
                                                      concurrency=concurrency, tick=tick)
     if "spy" in benches:
         result["benches"]["spy"] = run_spy(out / "spy", grid, data_root=data_root, games=games, players=players,
-                                           seed=0, model=model, lang=lang, tick=tick)
+                                           seed=0, model=model, lang=lang, speak_timeout=speak_timeout, tick=tick)
     if "magic" in benches:
         result["benches"]["magic"] = run_magic_bench(out / "magic", grid, data_root=data_root, settings=settings,
                                                      seed=0, model=model, tick=tick)
@@ -337,48 +406,79 @@ def summary(result: dict) -> str:
 
 
 def report_md(result: dict) -> str:
-    """The Markdown report: summary, command/model/versions, one table per bench, cost, figures."""
+    """The Markdown report: summary, command/model/versions, per bench a table of estimates with
+    cost and a table of paired differences from the base, and the figures."""
+    n_units = [r["n"] for bench in result["benches"].values() for r in bench.get("rows", [])]
     lines = ["# Ablation: " + ", ".join(result["variants"]), "", result["summary"], "",
              f"Command: `{result['command'] or '(Python API)'}`  ", f"Model: {result['model']}  ",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()), "",
              "Every number is the mean with a 95 % percentile-bootstrap interval and its sample size n; "
              "\"diff\" is the paired difference from the base (same seeds / games / settings), and "
-             "\"(includes 0)\" marks an interval that includes zero.", ""]
+             "\"(includes 0)\" marks an interval that includes zero. Costs are summed over the units: "
+             "LLM calls, input/output tokens and seconds."]
+    if n_units and min(n_units) < 10:
+        lines += ["", f"Small samples (n = {min(n_units)} to {max(n_units)}): percentile intervals from fewer than "
+                  "10 units are narrower than nominal (eval/stats.py), and with n = 2 an interval is the range "
+                  "of the two units. Read them as indicative; add seeds, games or settings to tighten them."]
+    lines.append("")
     b = result["benches"]
+    grid = result["variants"]
+
+    def diff_table(rows: list[dict], keys: list[tuple[str, str]], get, scale: float = 100, unit: str = "pt") -> list[str]:
+        out = ["Paired differences from the base (pt = percentage points):", "", "| variant | " + " | ".join(t for _, t in keys) + " |",
+               "|---|" + "---|" * len(keys)]
+        for r in rows:
+            if r["variant"] in grid[1:]:
+                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k == "avg_score" else (scale, unit)))
+                                                             for k, _ in keys) + " |")
+        return out + [""]
+
     if "wellplay" in b:
+        cats = ("objective", "reasoning", "relation")
         lines += ["## WellPlay (unit: seed)", "",
-                  "| variant | weighted score | objective | reasoning | relation | diff vs base | LLM calls | tokens in/out | s |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| variant | weighted score | objective | reasoning | relation | LLM calls | tokens in/out | s |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in b["wellplay"]["rows"]:
-            d = r.get("diff_vs_base", {}).get("weighted_score")
             lines.append(f"| {r['variant']} | {_e(r['weighted_score']).fmt()} | "
-                         + " | ".join(_e(r["accuracy"][c]).fmt() for c in ("objective", "reasoning", "relation"))
-                         + f" | {_diff(d)} | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
-        lines += ["", "![WellPlay](wellplay.png)", ""]
+                         + " | ".join(_e(r["accuracy"][c]).fmt() for c in cats)
+                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
+        lines += [""] + diff_table(b["wellplay"]["rows"], [("weighted_score", "weighted score")] + [(c, c) for c in cats],
+                                   lambda r, k: r.get("diff_vs_base", {}).get(k))
+        lines += ["![WellPlay](wellplay.png)", ""]
     if "spy" in b:
-        lines += ["## Who is Spy (unit: game; subject vs the base agent)", "",
-                  "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | diff vs base (score) | LLM calls | tokens in/out | s |",
+        sp = b["spy"]
+        limit = sp.get("speak_timeout")
+        lines += [f"## Who is Spy (unit: game; subject vs the base agent)", "",
+                  f"Speaking limit: {'none' if limit is None else f'{limit:g} s'}. Cost: {sp.get('cost_of', 'whole games')}.", "",
+                  "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s |",
                   "|---|---|---|---|---|---|---|---|---|"]
-        for r in b["spy"]["rows"]:
-            d = r.get("diff_vs_base", {}).get("avg_score")
+        for r in sp["rows"]:
             lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='')} | {_e(r['vote_accuracy_civilian']).fmt()} | "
-                         f"{_e(r['win_rate_spy']).fmt()} | {_e(r['win_rate_civilian']).fmt()} | {_diff(d, scale=1, unit='')} | "
+                         f"{_e(r['win_rate_spy']).fmt()} | {_e(r['win_rate_civilian']).fmt()} | "
+                         f"{r.get('fouls', '-')} ({r.get('timeouts', '-')}) / {r.get('descriptions', '-')} | "
                          f"{r['cost']['calls']:.0f} | {r['cost']['input_tokens']:.0f}/{r['cost']['output_tokens']:.0f} | {r['cost']['wall_s']} |")
-        lines += ["", "![Who is Spy](spy.png)", ""]
+        lines += [""] + diff_table(sp["rows"], [("avg_score", "avg score"), ("vote_accuracy_civilian", "vote accuracy (civilian)"),
+                                                ("win_rate_spy", "win rate as spy"), ("win_rate_civilian", "win rate as civilian")],
+                                   lambda r, k: r.get("diff_vs_base", {}).get(k))
+        lines += ["![Who is Spy](spy.png)", ""]
     if "magic" in b:
-        lines += ["## MAgIC (unit: setting; challenger vs the base as defender)", "",
-                  "| variant | " + " | ".join(MAGIC_KEYS) + " | diff vs base (win rate) | LLM calls | tokens in/out | s |",
-                  "|---|" + "---|" * (len(MAGIC_KEYS) + 4)]
-        for r in b["magic"]["rows"]:
+        mg = b["magic"]
+        lines += ["## MAgIC (unit: setting id; challenger vs the base as defender)", "",
+                  "A unit pools the games of every scenario with that setting id; a bootstrap draw resamples ids and "
+                  f"recomputes each metric from the drawn games' events. Cost: {mg.get('cost_of', 'whole games')}.", "",
+                  "| variant | " + " | ".join(MAGIC_KEYS) + " | LLM calls | tokens in/out | s |",
+                  "|---|" + "---|" * (len(MAGIC_KEYS) + 3)]
+        for r in mg["rows"]:
             m = r["metrics"]
             lines.append(f"| {r['variant']} | " + " | ".join(_e(m[k]["estimate"]).fmt() for k in MAGIC_KEYS)
-                         + f" | {_diff(m['win_rate'].get('diff_vs_base'))} | {r['cost']['calls']} | "
-                           f"{r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
-        lines += ["", "![MAgIC](magic.png)", ""] + [f"![{r['variant']}]({r['radar']})" for r in b["magic"]["rows"]] + [""]
+                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
+        lines += [""] + diff_table(mg["rows"], [(k, k) for k in MAGIC_KEYS],
+                                   lambda r, k: r["metrics"][k].get("diff_vs_base"))
+        lines += ["![MAgIC](magic.png)", ""] + [f"![{r['variant']}]({r['radar']})" for r in mg["rows"]] + [""]
     return "\n".join(lines)
 
 
-def _diff(d: dict | None, scale: float = 100, unit: str = "%") -> str:
+def _diff(d: dict | None, scale: float = 100, unit: str = "pt") -> str:
     if not d:
         return "-"
     e = _e(d)
@@ -401,6 +501,9 @@ def figures(result: dict, out: Path) -> None:
             err = [[scale * ((e["mean"] or 0) - (e["low"] if e["low"] is not None else e["mean"] or 0)) for e in ests],
                    [scale * ((e["high"] if e["high"] is not None else e["mean"] or 0) - (e["mean"] or 0)) for e in ests]]
             ax.bar(xs, means, w, yerr=err, capsize=3, label=name)
+            for x, e in zip(xs, ests):   # no estimate (n=0): say so instead of drawing a zero
+                if e["mean"] is None:
+                    ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_xticks([i + w * (len(series) - 1) / 2 for i in range(len(groups))])
         ax.set_xticklabels(groups, fontsize=8)
         ax.set_ylabel(ylabel)

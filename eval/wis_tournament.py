@@ -110,7 +110,7 @@ def tournament_id(config: dict) -> str:
 
 def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
                    players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
-                   speak_timeout: float = 10.0, concurrency: int = 1, db: Path | None = None, out: Path | None = None,
+                   speak_timeout: float | None = 10.0, concurrency: int = 1, db: Path | None = None, out: Path | None = None,
                    tid: str | None = None, games_plan: list[dict] | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Play (or continue) a tournament and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
@@ -184,7 +184,7 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
 
 
 def run_experiment(*, kind: str, subject: str, others: str, games: int, data_root: Path, players: int = rules.DEFAULT_PLAYERS,
-                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float = 10.0,
+                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None = 10.0,
                    concurrency: int = 1, db: Path | None = None, out: Path | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.

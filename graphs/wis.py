@@ -73,7 +73,8 @@ class WisRuntime:
         players: name -> :class:`~mas_agents.wis_protocol_types.WisPlayer`.
         first: the first speaker (drawn at random by the session).
         lang: ``"en"`` / ``"zh"``.
-        speak_timeout: seconds a player has to describe (WiS issue: 10 s by default).
+        speak_timeout: seconds a player has to describe (WiS issue: 10 s by default); ``None`` = no
+            limit (used by ablations, where a block's extra model calls must not become fouls).
         max_rounds: rounds before the spy wins (3).
     """
 
@@ -83,7 +84,7 @@ class WisRuntime:
     players: dict[str, WisPlayer]
     first: str
     lang: str = "en"
-    speak_timeout: float = 10.0
+    speak_timeout: float | None = 10.0
     max_rounds: int = rules.MAX_ROUNDS
     stats: dict[str, int] = field(default_factory=lambda: {"invalid_actions": 0, "timeouts": 0})
 
@@ -165,7 +166,7 @@ def build_graph(rt: WisRuntime):
         rnd, speaker = state["round"], state["order"][state["turn"]]
         resp, secs = rt.interact(speaker, "round", message="Your turn: describe your word.", round=rnd)
         meta = resp.get("meta") or {}
-        timed_out = bool(resp.get("timed_out")) or secs > rt.speak_timeout
+        timed_out = bool(resp.get("timed_out")) or (rt.speak_timeout is not None and secs > rt.speak_timeout)
         text = None
         if resp.get("success") and isinstance(resp.get("result"), str) and not timed_out:
             text = rules.truncate(resp["result"].strip(), rt.lang)

@@ -68,11 +68,11 @@ class PlayerFactory:
         recorder: where local seats' LLM calls are recorded.
         lang: prompt language.
         seed: sampling seed for local models.
-        speak_timeout: used as the HTTP read timeout of remote seats.
+        speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
     """
 
     def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
-                 speak_timeout: float = 10.0):
+                 speak_timeout: float | None = 10.0):
         self.default_model = default_model
         self.recorder = recorder
         self.lang = lang
@@ -96,7 +96,8 @@ class PlayerFactory:
         from mas_agents.wis_player import AgentWisPlayer
         if is_remote(spec):
             from mas_agents.wis_protocol import RemoteWisPlayer
-            player = RemoteWisPlayer(spec, timeout=self.speak_timeout)
+            # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
+            player = RemoteWisPlayer(spec, timeout=self.speak_timeout if self.speak_timeout is not None else 600.0)
             player.init()
             return player
         blocks, model_spec = split_model(spec)
@@ -111,7 +112,7 @@ class PlayerFactory:
 
 def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
               seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
-              speak_timeout: float = 10.0, game_id: str | None = None,
+              speak_timeout: float | None = 10.0, game_id: str | None = None,
               players: dict[str, Any] | None = None) -> dict:
     """Play one game with one seat per entry of ``agents`` and write its files into ``out``.
 
@@ -122,7 +123,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
         spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
-        speak_timeout: seconds to describe (foul after), WiS issue default 10.
+        speak_timeout: seconds to describe (foul after), WiS issue default 10; None = no limit.
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
 
     Returns:

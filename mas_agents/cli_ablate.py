@@ -22,6 +22,10 @@ def ablate(
     settings: str = typer.Option("0-1", help="MAgIC setting ids."),
     rounds: int = typer.Option(3, min=0, help="Murder-mystery questioning rounds."),
     concurrency: int = typer.Option(1, min=1),
+    speak_timeout: Optional[float] = typer.Option(
+        None, "--speak-timeout", min=0,
+        help="Who-is-Spy speaking limit in seconds, a block's readings included (default: none, so that "
+             "extra model calls on a slow machine are not fouls)."),
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/ablate-<args>; rerun to resume)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir"),
     verbose: bool = typer.Option(False, "-v", "--verbose"),
@@ -42,7 +46,7 @@ def ablate(
         try:
             res = run_ablate(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
                              model=model, script=script, games=games, settings=settings, rounds=rounds,
-                             concurrency=concurrency, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+                             concurrency=concurrency, speak_timeout=speak_timeout, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                              tick=cli._ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli._fail(str(exc))

@@ -51,6 +51,13 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     mg = {r["variant"]: r for r in res["benches"]["magic"]["rows"]}
     assert mg["plain"]["n"] == 2 and mg["plain"]["metrics"]["rationality"]["estimate"]["mean"] == 1.0
     assert mg["plain+my_cot"]["metrics"]["win_rate"]["diff_vs_base"]["mean"] == pytest.approx(0)
+    # every metric has its paired difference; costs are the variant's own seats
+    assert set(spy["plain+my_cot"]["diff_vs_base"]) == {"avg_score", "vote_accuracy_civilian", "win_rate_spy",
+                                                       "win_rate_civilian"}
+    assert set(wp["plain+my_cot"]["diff_vs_base"]) == {"weighted_score", "objective", "reasoning", "relation"}
+    games = [json.loads(p.read_text()) for p in (tmp_path / "spy" / "plain" / "games").glob("g*/result.json")]
+    assert 0 < spy["plain"]["cost"]["calls"] < sum(g["llm"]["calls"] for g in games)
+    assert res["speak_timeout"] is None and spy["plain"]["fouls"] >= spy["plain"]["timeouts"] == 0
     report = (tmp_path / "report.md").read_text()
     assert "(n=2)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
     assert "No 95 % interval excludes zero" in res["summary"] and "plain+my_cot ×1.0 on WellPlay" in res["summary"]
@@ -59,12 +66,18 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     # rerun: every cell, game and setting is reused (no game or evaluation file is rewritten)
     def snapshot():
         return {p: p.stat().st_mtime_ns for p in tmp_path.rglob("llm_calls.jsonl")}
+    # a game left over from another --settings selection is not part of this run's units
+    import shutil
+    games_dir = tmp_path / "magic" / "plain" / "games"
+    shutil.copytree(next(games_dir.glob("*-s00")), games_dir / "prisoners_dilemma-left-s09")
     before = snapshot()
     assert len(before) >= 6 + 2 * 2 + 2 * 14
     res2 = run_ablate(**kw)
-    assert res2["benches"] == res["benches"]
+    assert res2["benches"] == res["benches"]   # incl. MAgIC n=2 (the s09 copy is ignored)
     assert snapshot() == before
     assert json.loads((tmp_path / "result.json").read_text())["variants"] == ["plain", "plain+my_cot"]
+    with pytest.raises(ValueError, match="field 'games' is 2 but this run asks for 3"):
+        run_ablate(**{**kw, "games": 3})
 
 
 def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path):
