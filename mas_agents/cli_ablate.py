@@ -40,7 +40,8 @@ def ablate(
     root = cli._data_root(data_dir)
     benches = list(BENCHES) if bench == "all" else [b.strip() for b in bench.split(",") if b.strip()]
     names = [b.strip() for b in blocks.split(",") if b.strip()]
-    out = out or stable_run_dir("ablate", bench, base, "-".join(names), model, f"s{seeds}g{games}", settings, script)
+    label = "all" if set(benches) == set(BENCHES) else ",".join(b for b in BENCHES if b in benches)
+    out = out or stable_run_dir("ablate", label, base, "-".join(names), model, f"s{seeds}g{games}", settings, script)
     with cli._progress() as prog:
         task = prog.add_task("ablate", total=None)
         try:

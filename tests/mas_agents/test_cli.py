@@ -66,3 +66,22 @@ def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
     assert len(lines) == 2
     assert lines[0].endswith(" min") and "ablate: 1/3 done (plain / Sin / seed 0)" in lines[0]
     assert "ablate: 2/3 done," in lines[1]
+
+
+@needs_data
+def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path):
+    import eval.ablate
+    seen = []
+
+    def fake_run(**kw):
+        seen.append(kw)
+        return {"summary": "ok"}
+    monkeypatch.setattr(eval.ablate, "run_ablate", fake_run)
+    monkeypatch.chdir(tmp_path)
+    for bench in ("all", "magic,spy,wellplay", "spy,wellplay", "wellplay,spy"):
+        r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12"])
+        assert r.exit_code == 0, r.output
+    outs = [str(kw["out"]) for kw in seen]
+    assert outs[0] == outs[1] == "runs/ablate-all-plain-player_star-pgm-local-s2g4-0-1-Sin"
+    assert outs[2] == outs[3] == "runs/ablate-wellplay_spy-plain-player_star-pgm-local-s2g4-0-1-Sin"
+    assert seen[0]["speak_timeout"] == 12.0 and seen[2]["benches"] == ["spy", "wellplay"]
