@@ -5,6 +5,11 @@ The block keeps exact Bayesian-network beliefs and puts them in the prompt:
 * deduction games (chameleon, undercover, Who is Spy; also any game with ``clue``/``describe``
   and ``vote`` events): a :class:`~planners.pgm.belief.TwoHopBelief` about who holds the hidden
   role, updated from public clues (read lazily, see below), votes and vote counts;
+* the murder mystery: the same belief about who the murderer is, updated from every other
+  character's ``introduce`` and ``answer`` statements, each read like a clue
+  (:func:`statement_prompt`: fits = open and consistent, odd = evasive, contradictory, motive or
+  chance). Before any observation the block shows nothing (a uniform prior's "most likely" would
+  only be the first seat);
 * repeated games (prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
   learned from each revealed round (``pd_reveal`` / ``pg_reveal``).
 
@@ -65,6 +70,23 @@ FIT_PROMPT = {
         "ask_topic": "你不知道秘密词语。这条描述与主题和其他描述有多吻合？fits = 合理；neutral = 含糊；odd = 不对劲。",
     },
 }
+
+
+#: Murder mystery: how one statement (an introduction or an answer) bears on the hidden role.
+STATEMENT_PROMPT = {
+    "en": ('{subject} said: "{text}"\nYou are finding out who killed {victims}. Judged by this statement alone, '
+           "how does {subject} look? fits = consistent and open, nothing to hide; neutral = tells nothing either way; "
+           "odd = evasive, contradicts known facts, or has a motive or chance to kill."),
+    "zh": "{subject} 说：“{text}”\n你在查明谁杀了{victims}。仅凭这句话，{subject} 看起来如何？fits = 一致坦诚，没有隐瞒；"
+          "neutral = 看不出什么；odd = 回避、与已知事实矛盾，或有杀人动机或机会。",
+}
+
+
+def statement_prompt(subject: str, text: str, victims: list[str], lang: str = "en") -> str:
+    """The prompt of one murder-mystery statement reading (same three readings as a clue)."""
+    sep = "、" if lang == "zh" else " and "
+    return STATEMENT_PROMPT.get(lang, STATEMENT_PROMPT["en"]).format(
+        subject=subject, text=text[:600], victims=sep.join(victims) or "the victim")
 
 
 def fit_prompt(subject: str, clue: str, word: str = "", topic: str = "", lang: str = "en") -> str:
@@ -169,12 +191,18 @@ class PGMBlock:
             if pred is not None:
                 pred.update(row)
             return
-        if kind not in ("clue", "describe", "vote", "vote_result"):
+        if kind not in ("clue", "describe", "vote", "vote_result", "introduce", "answer"):
             return
         belief = self._belief(agent)
         if belief is None:
             return
         players = belief.players
+        if kind in ("introduce", "answer"):   # murder mystery: a statement is read like a clue
+            text = str(event.get("content") or "").strip()
+            if actor in players and actor != agent.name and text:
+                self.queue.append({"subject": actor, "clue": text, "round": rnd, "seen_by": _seen_by(event),
+                                   "statement": True})
+            return
         if kind in ("clue", "describe"):
             for out in self.pending_out:  # the game went on: the player voted out was not the holder
                 belief.eliminate(out)
@@ -209,7 +237,9 @@ class PGMBlock:
         try:
             while self.queue:
                 item = self.queue.pop(0)
-                prompt = fit_prompt(item["subject"], item["clue"], self.word, self.topic, lang)
+                prompt = (statement_prompt(item["subject"], item["clue"],
+                                           list(getattr(agent.persona, "victims", None) or []), lang)
+                          if item.get("statement") else fit_prompt(item["subject"], item["clue"], self.word, self.topic, lang))
                 action = agent.choose(prompt, FIT_CHOICES, purpose="pgm_fit",
                                       context={"game": ctx.get("game") or self.scenario or "pgm", "lang": lang})
                 value = action.value if action.value in FIT_CHOICES else None
@@ -246,6 +276,15 @@ class PGMBlock:
         text = belief.summary(lang)
         table = {"model": "hidden_role", **belief.table(), "readings": list(self.readings),
                  "new_readings": n_read, "request": request.kind}
+        if not belief.observations:
+            # No evidence yet (e.g. murder-mystery dialogue, which gives this block no observations
+            # before the vote): the prior is uniform, so the model is shown nothing rather than a
+            # "most likely" player that is only the first seat.
+            table["shown"] = False
+            agent.emit("belief_table", "no observations yet: uniform belief, nothing shown",
+                       data=table, round=int(ctx.get("round", 0) or 0))
+            return None
+        table["shown"] = True
         action = None
         notes: dict[str, Any] = {"most_likely": table["most_likely"]}
         if request.kind == "vote" and request.choices:
@@ -257,6 +296,9 @@ class PGMBlock:
                 dist = {p: sum(d[p] for d in others.values()) / max(1, len(others)) for p in belief.players}
                 table["vote_basis"] = "others_mean"
             best = max(among, key=lambda p: (dist[p], -among.index(p))) if among else None
+            if best is not None and belief.is_tied(dist, among):
+                table["vote_suggestion"] = None   # a tie at the top: no suggestion, no pgm vote
+                best = None
             if best is not None:
                 p = dist[best]
                 if belief.me_hidden:

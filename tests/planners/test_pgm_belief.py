@@ -315,6 +315,37 @@ def test_vote_context_and_pgm_vote_without_a_model_call():
     assert agent.calls == [] and agent.emitted[-1]["data"]["pgm_vote"] is True
 
 
+def test_no_evidence_shows_nothing_and_a_tie_suggests_nobody():
+    agent = FakeAgent(players=["A", "B", "C", "D"])
+    blk = PGMBlock()
+    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C", "D"],
+                        context={"game": "mmg", "pgm_vote": True})
+    # murder-mystery dialogue gives the block no observations: uniform prior, nothing shown
+    assert blk.contribute(agent, req) is None
+    assert agent.emitted[-1]["data"]["shown"] is False and agent.calls == []
+    # one vote against D: D leads alone; a vote against C too makes C and D tie at the top
+    blk.on_event(agent, ev("vote", "B", "D", target="D"))
+    c = blk.contribute(agent, req)
+    assert c.action.value == "D" and "Most likely: D" in c.context
+    blk.on_event(agent, ev("vote", "B", "C", round=2, target="C"))
+    c = blk.contribute(agent, req)
+    assert c.action is None and "Most likely" not in c.context
+    assert agent.emitted[-1]["data"]["vote_suggestion"] is None
+
+
+def test_murder_mystery_statements_are_read_like_clues():
+    agent = FakeAgent(readings={"I was asleep": "fits", "none of your business": "odd"})
+    agent.persona.victims = ["Vic"]
+    blk = PGMBlock()
+    blk.on_event(agent, ev("introduce", "B", "I was asleep all night.", round=0))
+    blk.on_event(agent, ev("answer", "C", "That is none of your business.", round=1))
+    blk.on_event(agent, ev("answer", "A", "my own answer"))   # never read
+    c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"game": "mmg"}))
+    assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
+    assert "who killed Vic" in agent.calls[0]["prompt"] and '"I was asleep all night."' in agent.calls[0]["prompt"]
+    assert blk.belief.most_likely(among=["B", "C"]) == "C" and "Bayesian-network belief" in c.context
+
+
 def test_private_vote_and_counts_in_magic():
     agent = FakeAgent(role="non_chameleon")
     blk = PGMBlock()
