@@ -198,6 +198,8 @@ class PGMBlock:
             return
         players = belief.players
         if kind in ("introduce", "answer"):   # murder mystery: a statement is read like a clue
+            self.scenario = self.scenario or "mmg"   # its requests carry no game name
+            belief.set_role_knowledge(*self._role_flags(agent))
             text = str(event.get("content") or "").strip()
             if actor in players and actor != agent.name and text:
                 self.queue.append({"subject": actor, "clue": text, "round": rnd, "seen_by": _seen_by(event),

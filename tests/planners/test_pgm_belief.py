@@ -340,10 +340,28 @@ def test_murder_mystery_statements_are_read_like_clues():
     blk.on_event(agent, ev("introduce", "B", "I was asleep all night.", round=0))
     blk.on_event(agent, ev("answer", "C", "That is none of your business.", round=1))
     blk.on_event(agent, ev("answer", "A", "my own answer"))   # never read
-    c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"game": "mmg"}))
+    # murder-mystery requests name no game (as in graphs/mmg.py); the statements tell the block
+    c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"round": 1}))
     assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
     assert "who killed Vic" in agent.calls[0]["prompt"] and '"I was asleep all night."' in agent.calls[0]["prompt"]
-    assert blk.belief.most_likely(among=["B", "C"]) == "C" and "Bayesian-network belief" in c.context
+    assert blk.belief.most_likely() == "C" and "Bayesian-network belief" in c.context
+    assert blk.belief.posterior()["A"] == 0   # a civilian knows it is not the murderer
+
+
+def test_murder_mystery_odd_statements_never_make_a_civilian_suspect_itself():
+    agent = FakeAgent(readings={"said": "odd"})
+    agent.persona.victims = ["Vic"]
+    blk = PGMBlock()
+    for p in ("B", "C"):
+        blk.on_event(agent, ev("answer", p, f"{p} said something.", round=1))
+    blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], context={"victim": "Vic"}))
+    post = blk.belief.posterior()
+    assert post["A"] == 0 and post["B"] == pytest.approx(post["C"]) == pytest.approx(0.5)
+    murderer = FakeAgent(name="B", role="murderer", readings={"said": "odd"})
+    blk = PGMBlock()
+    blk.on_event(murderer, ev("answer", "C", "C said something.", round=1))
+    blk.contribute(murderer, ActionRequest(kind="answer", actor="B", prompt="Answer.", context={}))
+    assert blk.belief.posterior()["B"] == 1
 
 
 def test_private_vote_and_counts_in_magic():
