@@ -37,6 +37,7 @@ ground truth).
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any, Callable, Mapping
 
@@ -135,7 +136,9 @@ class PGMBlock:
         self.named_votes: dict[int, Counter] = {}  # round -> targets of votes seen by name
         self.word = ""
         self.topic = ""
-        self._busy = False
+        self._busy = False   # True while this block's own reading call runs (in the reading thread)
+        self._reader: int | None = None
+        self._lock = threading.RLock()
 
     # -- state -------------------------------------------------------------------------------
     def _players(self, agent: Any) -> list[str]:
@@ -174,6 +177,10 @@ class PGMBlock:
     # -- events ------------------------------------------------------------------------------
     def on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
         """Update the beliefs from one visible event (clue readings are only queued)."""
+        with self._lock:
+            self._on_event(agent, event)
+
+    def _on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
         kind, data, actor = event.get("kind"), event.get("data") or {}, event.get("actor", "")
         rnd = int(event.get("round", 0) or 0)
         if kind == "setup":
@@ -235,7 +242,7 @@ class PGMBlock:
         ctx = request.context
         lang = ctx.get("lang", "en")
         made = 0
-        self._busy = True
+        self._busy, self._reader = True, threading.get_ident()
         try:
             while self.queue:
                 item = self.queue.pop(0)
@@ -252,14 +259,22 @@ class PGMBlock:
                 belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
                 made += 1
         finally:
-            self._busy = False
+            self._busy, self._reader = False, None
         return made
 
     # -- contributing ------------------------------------------------------------------------
     def contribute(self, agent: Any, request: Any) -> Contribution | None:
-        """Belief context (and, on request, the PGM vote) for ``request``."""
-        if self._busy:  # our own reading call
+        """Belief context (and, on request, the PGM vote) for ``request``.
+
+        Thread-safe: the murder mystery votes for each victim in parallel (LangGraph runs the
+        fan-out in a thread pool) with the same agent, so a second request waits for the first
+        one's readings instead of seeing a half-read queue (or none)."""
+        if self._busy and self._reader == threading.get_ident():  # our own reading call
             return None
+        with self._lock:
+            return self._contribute(agent, request)
+
+    def _contribute(self, agent: Any, request: Any) -> Contribution | None:
         ctx = request.context
         self._set_scenario(ctx)
         self.word = str(ctx.get("word") or self.word or "")

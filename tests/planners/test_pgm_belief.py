@@ -468,3 +468,33 @@ def test_with_a_real_agent_the_reading_is_one_strict_choose_call():
     assert [c.purpose for c in rec.calls()] == ["pgm_fit#1", "pgm_fit#1", "vote#1"]
     (e,) = agent.drain_events()
     assert e["kind"] == "belief_table" and e["visible_to"] == ["A"] and e["data"]["new_readings"] == 2
+
+
+def test_parallel_votes_of_one_agent_both_see_every_reading():
+    """The murder mystery votes for each victim in parallel with the same agent: the second
+    vote waits for the first one's readings instead of going without a belief."""
+    import threading
+    import time
+
+    class Slow(FakeAgent):
+        def choose(self, prompt, choices, **kw):
+            time.sleep(0.05)
+            return super().choose(prompt, choices, **kw)
+
+    agent = Slow(players=["A", "B", "C"], readings={"said": "odd"})
+    agent.persona.victims = ["V1", "V2"]
+    blk = PGMBlock()
+    for i in range(3):
+        blk.on_event(agent, ev("answer", "B", f"B said {i}.", round=1))
+    out = {}
+
+    def vote(victim):
+        out[victim] = blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"],
+                                                          context={"victim": victim}))
+    threads = [threading.Thread(target=vote, args=(v,)) for v in ("V1", "V2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(agent.calls) == 3   # each statement read once
+    assert all(c is not None and "Most likely: B" in c.context for c in out.values())
