@@ -18,9 +18,9 @@ seeds, scripts, word pairs and settings (a paired design):
 Every number carries n and a 95 % percentile-bootstrap interval (:mod:`eval.stats`); each
 variant's paired difference from the base, for every metric, has its own interval, and the
 report says when an interval includes zero. Costs (LLM calls, tokens, seconds of model time) are
-summed per variant and bench over the variant's own seats: every seat in WellPlay, the subject's
-seat in Who is Spy, the challenger's seats in MAgIC (the base agents around them are not
-counted). Who is Spy runs without a speaking limit by default (``speak_timeout=None``), so that a
+summed per variant and bench over the variant's own seats: in WellPlay the characters it plays
+(all but the murderer, who always plays ``plain``) and the whole evaluation, the subject's seat
+in Who is Spy, the challenger's seats in MAgIC (the base agents around them are not counted). Who is Spy runs without a speaking limit by default (``speak_timeout=None``), so that a
 block's extra model calls on a slow machine are not scored as timeout fouls. A rerun with other
 settings in the same ``out`` is refused (``config.json``).
 Sub-runs are resumable (compare cells, the tournament database, MAgIC game directories), so
@@ -77,10 +77,31 @@ def _paired(arm: dict, base: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------- WellPlay
+def wellplay_cost(d: Path) -> dict:
+    """The variant's cost in one compare cell ``d``: every evaluation call, and the game's calls
+    by the characters the variant played (not the murderer, whom PLAYER*'s protocol always gives
+    the ``plain`` framework). Same units as :func:`actor_cost` (``wall_s`` = model seconds)."""
+    from mas_agents.rundir import read_json
+    parts = [actor_cost(d / "eval" / "llm_calls.jsonl", None)]
+    if (d / "game" / "result.json").exists():
+        roles = read_json(d / "game" / "result.json").get("roles") or {}
+        parts.append(actor_cost(d / "game" / "llm_calls.jsonl", {p for p, r in roles.items() if r != "murderer"}))
+    return _sum_costs(parts)
+
+
+def _sum_costs(parts) -> dict:
+    out = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
+    for c in parts:
+        for k in out:
+            out[k] += c[k]
+    out["wall_s"] = round(out["wall_s"], 1)
+    return out
+
+
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
                  rounds: int, concurrency: int, tick: Callable | None = None) -> dict:
     """The WellPlay part: compare cells for every variant and baseline; estimates per method."""
-    from eval.compare import run_compare
+    from eval.compare import cell_dir, run_compare
     from eval.wellplay import load_script
     sc = load_script(data_root, script, lang)
     res = run_compare(data_root=data_root, out=out, methods=grid + list(BASELINES), scripts=[sc], seeds=seeds,
@@ -93,10 +114,7 @@ def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, se
         row = {"variant": m, "n": len(cells), "weighted_score": _est(list(score.values()), 0),
                "accuracy": {c: _est([r["accuracy"].get(c) for r in cells.values()], 0)
                             for c in ("objective", "reasoning", "relation")},
-               "cost": {"calls": sum(r["game_calls"] + r["eval_calls"] for r in cells.values()),
-                        "input_tokens": sum(r["game_input_tokens"] + r["eval_input_tokens"] for r in cells.values()),
-                        "output_tokens": sum(r["game_output_tokens"] + r["eval_output_tokens"] for r in cells.values()),
-                        "wall_s": round(sum(r["game_wall_s"] + r["eval_wall_s"] for r in cells.values()), 1)}}
+               "cost": _sum_costs(wellplay_cost(cell_dir(out, m, sc.id, s)) for s in cells)}
         if m in grid and m != grid[0]:
             base = by[grid[0]]
             row["diff_vs_base"] = {"weighted_score": _paired(score, {s: r["weighted_score"] for s, r in base.items()}),
@@ -126,10 +144,11 @@ def spy_plan(games: int, players: int, pairs: list[dict], seed: int) -> list[dic
     return plan
 
 
-def actor_cost(calls_file: Path, actors: set[str]) -> dict:
-    """LLM cost of the seats in ``actors`` in one game: ``{"calls", "input_tokens",
-    "output_tokens", "wall_s"}`` summed over the lines of ``calls_file`` (``llm_calls.jsonl``)
-    whose ``actor`` is in ``actors``; ``wall_s`` is their model time in seconds (``latency_s``).
+def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
+    """LLM cost of the seats in ``actors`` (None: every caller) in one game: ``{"calls",
+    "input_tokens", "output_tokens", "wall_s"}`` summed over the lines of ``calls_file``
+    (``llm_calls.jsonl``) whose ``actor`` is in ``actors``; ``wall_s`` is their model time in
+    seconds (``latency_s``; a missing file costs 0).
     A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
     import json
     out = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
@@ -139,7 +158,7 @@ def actor_cost(calls_file: Path, actors: set[str]) -> dict:
         if not line.strip():
             continue
         c = json.loads(line)
-        if c.get("actor") in actors:
+        if actors is None or c.get("actor") in actors:
             out["calls"] += 1
             out["input_tokens"] += c.get("input_tokens") or 0
             out["output_tokens"] += c.get("output_tokens") or 0
@@ -320,13 +339,16 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
     ``speak_timeout``: the Who-is-Spy speaking limit in seconds (None: no limit; see :func:`run_spy`).
 
     Raises:
-        ValueError: unknown bench or block, or ``out`` holds an ablation with other settings
-            (``<out>/config.json`` names the field; benches may differ, so a run can be extended).
+        ValueError: unknown bench, block, script or settings range, or ``out`` holds an ablation
+            with other settings (``<out>/config.json`` names the field). Benches may differ: a
+            run can be extended bench by bench, and the report keeps the benches run before.
+        FileNotFoundError / DataError: a data file is missing or malformed.
     """
     bad = [b for b in benches if b not in BENCHES]
     if bad or not benches:
         raise ValueError(f"--bench: unknown {', '.join(bad) or '(empty)'}; expected all or {', '.join(BENCHES)}")
     grid = variants(base, blocks)
+    _check_inputs(data_root, benches, script=script, lang=lang, settings=settings)
     out.mkdir(parents=True, exist_ok=True)
     cfg = {"base": base, "blocks": list(blocks), "seeds": seeds, "script": script, "games": games, "players": players,
            "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
@@ -348,11 +370,31 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
     if "magic" in benches:
         result["benches"]["magic"] = run_magic_bench(out / "magic", grid, data_root=data_root, settings=settings,
                                                      seed=0, model=model, tick=tick)
+    if (out / "result.json").exists():   # a run extended bench by bench keeps the benches it ran before
+        from mas_agents.rundir import read_json
+        earlier = read_json(out / "result.json").get("benches") or {}
+        result["benches"] = {b: result["benches"].get(b) or earlier[b] for b in BENCHES
+                             if b in result["benches"] or b in earlier}
     result["summary"] = summary(result)
     write_json(out / "result.json", result)
     figures(result, out)
     (out / "report.md").write_text(report_md(result), encoding="utf-8")
     return result
+
+
+def _check_inputs(data_root: Path, benches: list[str], *, script: str, lang: str, settings: str) -> None:
+    """Load what each bench needs before anything is written, so that a typo (a script or a
+    settings range) fails at once and does not leave a ``config.json`` that refuses the fix."""
+    if "wellplay" in benches:
+        from eval.wellplay import load_script
+        load_script(data_root, script, lang)
+    if "spy" in benches:
+        from graphs.wis_session import load_pairs
+        load_pairs(data_root, lang)
+    if "magic" in benches:
+        from eval.magic_run import plan
+        from graphs.magic_events import SCENARIOS
+        plan(data_root, list(SCENARIOS), settings)
 
 
 def _e(d: dict) -> Estimate:
@@ -408,7 +450,7 @@ def summary(result: dict) -> str:
 def report_md(result: dict) -> str:
     """The Markdown report: summary, command/model/versions, per bench a table of estimates with
     cost and a table of paired differences from the base, and the figures."""
-    n_units = [r["n"] for bench in result["benches"].values() for r in bench.get("rows", [])]
+    n_units = [r["n"] for bench in result["benches"].values() for r in bench.get("rows", []) if r["n"]]
     lines = ["# Ablation: " + ", ".join(result["variants"]), "", result["summary"], "",
              f"Command: `{result['command'] or '(Python API)'}`  ", f"Model: {result['model']}  ",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()), "",
@@ -448,7 +490,7 @@ def report_md(result: dict) -> str:
     if "spy" in b:
         sp = b["spy"]
         limit = sp.get("speak_timeout")
-        lines += [f"## Who is Spy (unit: game; subject vs the base agent)", "",
+        lines += ["## Who is Spy (unit: game; subject vs the base agent)", "",
                   f"Speaking limit: {'none' if limit is None else f'{limit:g} s'}. Cost: {sp.get('cost_of', 'whole games')}.", "",
                   "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s |",
                   "|---|---|---|---|---|---|---|---|---|"]

@@ -35,6 +35,7 @@ def ablate(
     from mas_agents import cli
     cli._logging(verbose)
     from eval.ablate import BENCHES, run_ablate
+    from eval.data import DataError
     from mas_agents.rundir import stable_run_dir
 
     root = cli._data_root(data_dir)
@@ -49,7 +50,7 @@ def ablate(
                              model=model, script=script, games=games, settings=settings, rounds=rounds,
                              concurrency=concurrency, speak_timeout=speak_timeout, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                              tick=cli._ticker(prog, task))
-        except (ValueError, FileNotFoundError) as exc:
+        except (ValueError, FileNotFoundError, DataError) as exc:
             cli._fail(str(exc))
     cli.console.print(res["summary"])
     print(out)

@@ -87,7 +87,7 @@ def statement_prompt(subject: str, text: str, victims: list[str], lang: str = "e
     """The prompt of one murder-mystery statement reading (same three readings as a clue)."""
     sep = "、" if lang == "zh" else " and "
     return STATEMENT_PROMPT.get(lang, STATEMENT_PROMPT["en"]).format(
-        subject=subject, text=text[:600], victims=sep.join(victims) or "the victim")
+        subject=subject, text=text[:600], victims=sep.join(victims) or ("死者" if lang == "zh" else "the victim"))
 
 
 def fit_prompt(subject: str, clue: str, word: str = "", topic: str = "", lang: str = "en") -> str:

@@ -114,11 +114,15 @@ class DeductionSensors:
     name: str = "player_star"
     readings: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     suspects: list[str] = field(default_factory=list)
+    out: set[str] = field(default_factory=set)   # voted out (``vote_result`` events): never suspects again
     _queue: list[dict[str, Any]] = field(default_factory=list)
     _busy: bool = False
 
     def on_event(self, agent: Any, event: dict) -> None:
-        """Queue every other player's clue (WiS ``describe``, MAgIC ``clue``) for reading."""
+        """Queue every other player's clue (WiS ``describe``, MAgIC ``clue``) for reading, and
+        note who was voted out."""
+        if event.get("kind") == "vote_result" and (event.get("data") or {}).get("out"):
+            self.out.add(str(event["data"]["out"]))
         if event.get("kind") in ("describe", "clue") and event.get("actor") not in (agent.name, "game"):
             text = event.get("content") or ""
             if text and text != "(no clue)":
@@ -132,7 +136,7 @@ class DeductionSensors:
             return None
         sensors = tuple(self.sensors or GAME_SENSORS[game])
         self._read_queue(agent, request, sensors)
-        scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name}
+        scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name and p not in self.out}
         if request.kind == "vote" and request.choices:   # only the living candidates (voted out / fouled drop)
             scores = {p: s for p, s in scores.items() if p in request.choices}
         if self.pruner:

@@ -57,6 +57,12 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     assert set(wp["plain+my_cot"]["diff_vs_base"]) == {"weighted_score", "objective", "reasoning", "relation"}
     games = [json.loads(p.read_text()) for p in (tmp_path / "spy" / "plain" / "games").glob("g*/result.json")]
     assert 0 < spy["plain"]["cost"]["calls"] < sum(g["llm"]["calls"] for g in games)
+    played = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/result.json")]
+    evals = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/eval/result.json")]
+    murderer_calls = sum(1 for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/llm_calls.jsonl")
+                         for line in p.read_text().splitlines() if json.loads(line)["actor"] == "Chief Wang")
+    assert murderer_calls > 0 and wp["plain"]["cost"]["calls"] == \
+        sum(g["llm"]["calls"] for g in played) + sum(e["llm"]["calls"] for e in evals) - murderer_calls
     assert res["speak_timeout"] is None and spy["plain"]["fouls"] >= spy["plain"]["timeouts"] == 0
     report = (tmp_path / "report.md").read_text()
     assert "(n=2)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
@@ -78,6 +84,19 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     assert json.loads((tmp_path / "result.json").read_text())["variants"] == ["plain", "plain+my_cot"]
     with pytest.raises(ValueError, match="field 'games' is 2 but this run asks for 3"):
         run_ablate(**{**kw, "games": 3})
+    # extending the run bench by bench keeps the benches run before in the report
+    res3 = run_ablate(**{**kw, "benches": ["magic"]})
+    assert list(res3["benches"]) == ["wellplay", "spy", "magic"] and res3["benches"] == res["benches"]
+
+
+def test_a_typo_fails_before_anything_is_written(tmp_path):
+    from eval.data import DataError
+    kw = dict(out=tmp_path / "run", data_root=ROOT, base="plain", blocks=["pgm"], model=RuleChat(rule=any_game_player()))
+    with pytest.raises((ValueError, DataError, FileNotFoundError)):
+        run_ablate(benches=["wellplay"], script="Sinn", **kw)
+    with pytest.raises(ValueError):
+        run_ablate(benches=["magic"], settings="0-x", **kw)
+    assert not (tmp_path / "run" / "config.json").exists()
 
 
 def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path):

@@ -94,3 +94,20 @@ def test_vote_suspects_are_made_over_the_living_candidates():
                                              choices=["Player 3", "Player 4", "Player 5"], context={"game": "wis"}))
     assert block.suspects == ["Player 3"] and c.choices == ["Player 3"]
     assert "Player 2" not in c.context
+
+
+def test_voted_out_players_leave_the_suspect_list_for_good():
+    from mas_agents.actions import ActionRequest
+    from planners.player_star.deduction import DeductionSensors
+
+    class Me:
+        name = "Player 1"
+
+        def emit(self, kind, content, **kw):
+            pass
+
+    odd = {"specificity": "Specific", "fit": "Does not fit", "copying": "No"}
+    block = DeductionSensors(readings={"Player 2": [odd], "Player 3": [odd]})
+    block.on_event(Me(), {"kind": "vote_result", "actor": "game", "data": {"out": "Player 2"}})
+    block.contribute(Me(), ActionRequest(kind="describe", actor="Player 1", prompt="Describe.", context={"game": "wis"}))
+    assert block.suspects == ["Player 3"]
