@@ -89,11 +89,13 @@ def wellplay_cost(d: Path) -> dict:
     return _sum_costs(parts)
 
 
+COST_KEYS = ("calls", "input_tokens", "output_tokens", "wall_s")
+
+
 def _sum_costs(parts) -> dict:
-    out = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
-    for c in parts:
-        for k in out:
-            out[k] += c[k]
+    """Sum the :data:`COST_KEYS` of ``parts`` (dicts that may hold other keys too)."""
+    parts = list(parts)
+    out = {k: sum(c[k] for c in parts) for k in COST_KEYS}
     out["wall_s"] = round(out["wall_s"], 1)
     return out
 
@@ -150,34 +152,23 @@ def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
     (``llm_calls.jsonl``) whose ``actor`` is in ``actors``; ``wall_s`` is their model time in
     seconds (``latency_s``; a missing file costs 0).
     A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
-    import json
-    out = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
-    if not calls_file.exists():
-        return out
-    for line in calls_file.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        c = json.loads(line)
-        if actors is None or c.get("actor") in actors:
-            out["calls"] += 1
-            out["input_tokens"] += c.get("input_tokens") or 0
-            out["output_tokens"] += c.get("output_tokens") or 0
-            out["wall_s"] += c.get("latency_s") or 0.0
-    return out
+    from mas_agents.accounting import call_totals, read_calls
+    t = call_totals(c for c in read_calls(calls_file) if actors is None or c.actor in actors)
+    return {"calls": t["calls"], "input_tokens": t["input_tokens"], "output_tokens": t["output_tokens"],
+            "wall_s": t["latency_s"]}
 
 
-def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir: Path | None = None) -> dict[int, dict]:
+def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir: Path) -> dict[int, dict]:
     """Per game index: the subject's score, role, whether it won, its civilian votes (correct,
     cast), fouls (of which timeouts), and the subject's own LLM cost (from
-    ``games_dir/g<index>/llm_calls.jsonl`` when given, see :func:`actor_cost`)."""
+    ``games_dir/g<index>/llm_calls.jsonl``, see :func:`actor_cost`)."""
     from eval.wis_metrics import player_rows
     out = {}
     for g in games:
         idx = int(g["game_id"].rsplit("-g", 1)[1])
         row = next(r for r in player_rows(g) if r["seat"] == subject_seat_of[idx])
         name = next(p["name"] for p in g["players"] if p["seat"] == subject_seat_of[idx])
-        cost = actor_cost(games_dir / f"g{idx:04d}" / "llm_calls.jsonl", {name}) if games_dir else \
-            {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
+        cost = actor_cost(games_dir / f"g{idx:04d}" / "llm_calls.jsonl", {name})
         out[idx] = {"score": row["score"], "role": row["role"], "won": row["won"],
                     "correct": row["correct_votes"], "cast": row["votes_cast_as_civilian"],
                     "fouls": row["fouls"], "timeouts": row["timeouts"], "descriptions": row["descriptions"],
@@ -233,7 +224,7 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
         row = {"variant": v, "n": len(u), **{k: _est(list(m[k].values()), 0) for k in SPY_KEYS},
                "fouls": sum(x["fouls"] for x in u.values()), "timeouts": sum(x["timeouts"] for x in u.values()),
                "descriptions": sum(x["descriptions"] for x in u.values()),
-               "cost": {k: round(sum(x[k] for x in u.values()), 1) for k in ("calls", "input_tokens", "output_tokens", "wall_s")}}
+               "cost": _sum_costs(u.values())}
         if v != base:
             row["diff_vs_base"] = {k: _paired(m[k], base_m[k]) for k in SPY_KEYS}
         rows.append(row)
@@ -251,16 +242,14 @@ def _magic_by_setting(run_dir: Path, names: list[str]) -> tuple[dict[int, list[l
     from mas_agents.events import read_events
     from mas_agents.rundir import read_json
     out: dict[int, list] = {}
-    cost = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0}
+    costs = []
     for name in sorted(names):
         d = run_dir / "games" / name
         sid = int(name.rsplit("-s", 1)[1])
         out.setdefault(sid, []).append(read_events(d / "events.jsonl"))
         seats = set(read_json(d / "result.json").get("challenger_seats") or [])
-        for k, x in actor_cost(d / "llm_calls.jsonl", seats).items():
-            cost[k] += x
-    cost["wall_s"] = round(cost["wall_s"], 1)
-    return out, cost
+        costs.append(actor_cost(d / "llm_calls.jsonl", seats))
+    return out, _sum_costs(costs)
 
 
 def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list] | None = None, *,

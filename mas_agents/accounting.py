@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -105,16 +105,8 @@ class CallRecorder:
         self._calls: list[LLMCall] = []
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if load_existing and self.path.exists():
-                names = {f.name for f in dataclasses.fields(LLMCall)}
-                for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        d = json.loads(line)
-                        self._calls.append(LLMCall(**{k: v for k, v in d.items() if k in names}))
-                    except (json.JSONDecodeError, TypeError) as exc:
-                        raise ValueError(f"{self.path}:{lineno}: not an LLM call record ({exc})") from exc
+            if load_existing:
+                self._calls.extend(read_calls(self.path))
             self.path.touch()
 
     def record(self, call: LLMCall) -> None:
@@ -141,17 +133,45 @@ class CallRecorder:
             rounded to ms), "retries": int, "failures": int}``. Calls whose token counts are
             ``None`` add 0 tokens; ``failures`` counts calls with ``ok == False``.
         """
-        out: dict[str, Any] = dict.fromkeys(_TOTAL_KEYS, 0)
-        out["latency_s"] = 0.0
-        for c in self.calls(phase):
-            out["calls"] += 1
-            out["input_tokens"] += c.input_tokens or 0
-            out["output_tokens"] += c.output_tokens or 0
-            out["latency_s"] += c.latency_s
-            out["retries"] += c.retries
-            out["failures"] += 0 if c.ok else 1
-        out["latency_s"] = round(out["latency_s"], 3)
-        return out
+        return call_totals(self.calls(phase))
+
+
+def read_calls(path: Path) -> list[LLMCall]:
+    """The call records of an ``llm_calls.jsonl`` file ([] when it does not exist); reading
+    changes nothing on disk. Unknown fields are ignored.
+
+    Raises:
+        ValueError: a line is not a JSON call record (the message names the file and line).
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    names = {f.name for f in dataclasses.fields(LLMCall)}
+    calls = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            calls.append(LLMCall(**{k: v for k, v in d.items() if k in names}))
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise ValueError(f"{path}:{lineno}: not an LLM call record ({exc})") from exc
+    return calls
+
+
+def call_totals(calls: Iterable[LLMCall]) -> dict:
+    """Totals over ``calls``, as :meth:`CallRecorder.totals` returns them."""
+    out: dict[str, Any] = dict.fromkeys(_TOTAL_KEYS, 0)
+    out["latency_s"] = 0.0
+    for c in calls:
+        out["calls"] += 1
+        out["input_tokens"] += c.input_tokens or 0
+        out["output_tokens"] += c.output_tokens or 0
+        out["latency_s"] += c.latency_s
+        out["retries"] += c.retries
+        out["failures"] += 0 if c.ok else 1
+    out["latency_s"] = round(out["latency_s"], 3)
+    return out
 
 
 def _transient_types() -> tuple[type[BaseException], ...]:
