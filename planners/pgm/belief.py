@@ -298,20 +298,18 @@ class TwoHopBelief:
 
     # -- reading the beliefs -----------------------------------------------------------------
     def _argmax(self, dist: Mapping[str, float], among: Iterable[str] | None) -> str | None:
+        top = self.leaders(dist, among)
+        return top[0] if top else None  # first in seat order on a tie
+
+    def leaders(self, dist: Mapping[str, float], among: Iterable[str] | None = None) -> list[str]:
+        """The players of ``among`` (default every player, in that order) that share the top of
+        ``dist``. More than one means the MAP is only seat order, not evidence: the block then
+        offers no "most likely" to the model."""
         cands = [p for p in (among if among is not None else self.players) if p in dist]
         if not cands:
-            return None
+            return []
         best = max(dist[p] for p in cands)
-        return next(p for p in cands if dist[p] >= best - 1e-12)  # first in seat order on a tie
-
-    def is_tied(self, dist: Mapping[str, float], among: Iterable[str] | None = None) -> bool:
-        """True when more than one of ``among`` (default every player) shares the top of ``dist``:
-        the MAP is then only seat order, not evidence, and is not offered to the model."""
-        cands = [p for p in (among if among is not None else self.players) if p in dist]
-        if len(cands) < 2:
-            return False
-        best = max(dist[p] for p in cands)
-        return sum(dist[p] >= best - 1e-12 for p in cands) > 1
+        return [p for p in cands if dist[p] >= best - 1e-12]
 
     def most_likely(self, among: Iterable[str] | None = None) -> str | None:
         """My MAP holder of the role (among ``among``, default every player)."""
@@ -348,7 +346,7 @@ class TwoHopBelief:
         dist = ", ".join(f"{p} {post[p]:.2f}" for p in ranked)
         others = self.others_beliefs()
         others = {q: d for q, d in others.items() if self.predicted_suspect(q) is not None
-                  and not self.is_tied(d, [p for p in self.players if p != q and p not in self.eliminated])}
+                  and len(self.leaders(d, [p for p in self.players if p != q and p not in self.eliminated])) == 1}
         if lang == "zh":
             lines = [f"贝叶斯网络推断（{len(self.observations)} 条证据）谁是隐藏身份：{dist}。"]
             if others:

@@ -136,8 +136,7 @@ class PGMBlock:
         self.named_votes: dict[int, Counter] = {}  # round -> targets of votes seen by name
         self.word = ""
         self.topic = ""
-        self._busy = False   # True while this block's own reading call runs (in the reading thread)
-        self._reader: int | None = None
+        self._reader: int | None = None   # the thread running this block's own reading calls
         self._lock = threading.RLock()
 
     # -- state -------------------------------------------------------------------------------
@@ -242,7 +241,7 @@ class PGMBlock:
         ctx = request.context
         lang = ctx.get("lang", "en")
         made = 0
-        self._busy, self._reader = True, threading.get_ident()
+        self._reader = threading.get_ident()
         try:
             while self.queue:
                 item = self.queue.pop(0)
@@ -259,7 +258,7 @@ class PGMBlock:
                 belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
                 made += 1
         finally:
-            self._busy, self._reader = False, None
+            self._reader = None
         return made
 
     # -- contributing ------------------------------------------------------------------------
@@ -269,7 +268,7 @@ class PGMBlock:
         Thread-safe: the murder mystery votes for each victim in parallel (LangGraph runs the
         fan-out in a thread pool) with the same agent, so a second request waits for the first
         one's readings instead of seeing a half-read queue (or none)."""
-        if self._busy and self._reader == threading.get_ident():  # our own reading call
+        if self._reader == threading.get_ident():  # our own reading call
             return None
         with self._lock:
             return self._contribute(agent, request)
@@ -290,7 +289,6 @@ class PGMBlock:
         ctx = request.context
         lang = ctx.get("lang", "en")
         n_read = self.read_queue(agent, request)
-        text = belief.summary(lang)
         table = {"model": "hidden_role", **belief.table(), "readings": list(self.readings),
                  "new_readings": n_read, "request": request.kind}
         if not belief.observations:
@@ -302,6 +300,7 @@ class PGMBlock:
                        data=table, round=int(ctx.get("round", 0) or 0))
             return None
         table["shown"] = True
+        text = belief.summary(lang)
         action = None
         notes: dict[str, Any] = {"most_likely": table["most_likely"]}
         if request.kind == "vote" and request.choices:
@@ -312,10 +311,10 @@ class PGMBlock:
                 others = belief.others_beliefs()
                 dist = {p: sum(d[p] for d in others.values()) / max(1, len(others)) for p in belief.players}
                 table["vote_basis"] = "others_mean"
-            best = max(among, key=lambda p: (dist[p], -among.index(p))) if among else None
-            if best is not None and belief.is_tied(dist, among):
+            leaders = belief.leaders(dist, among)
+            best = leaders[0] if len(leaders) == 1 else None
+            if len(leaders) > 1:
                 table["vote_suggestion"] = None   # a tie at the top: no suggestion, no pgm vote
-                best = None
             if best is not None:
                 p = dist[best]
                 if belief.me_hidden:

@@ -116,7 +116,6 @@ class DeductionSensors:
     suspects: list[str] = field(default_factory=list)
     out: set[str] = field(default_factory=set)   # voted out (``vote_result`` events): never suspects again
     _queue: list[dict[str, Any]] = field(default_factory=list)
-    _busy: bool = False
 
     def on_event(self, agent: Any, event: dict) -> None:
         """Queue every other player's clue (WiS ``describe``, MAgIC ``clue``) for reading, and
@@ -132,7 +131,7 @@ class DeductionSensors:
         """Read queued clues (one ``form`` call each), prune, and at votes show the readings and
         narrow the choices to the suspect list."""
         game = game_of(request.context)
-        if game is None or self._busy:
+        if game is None:   # its own clue readings are private requests: Agent.act never asks the block
             return None
         sensors = tuple(self.sensors or GAME_SENSORS[game])
         self._read_queue(agent, request, sensors)
@@ -175,11 +174,7 @@ class DeductionSensors:
                                         f"earlier clues?"),
                                 context={"game": request.context.get("game"), "purpose": "clue_sensors",
                                          "private": True})
-            self._busy = True
-            try:
-                act = agent.act(req, phase="gameplay")
-            finally:
-                self._busy = False
+            act = agent.act(req, phase="gameplay")
             values = act.value if act.valid else {}
             reading = {s: values.get(f[0], "unknown") for s, f in zip(sensors, fields)}
             self.readings.setdefault(c["player"], []).append(reading)
