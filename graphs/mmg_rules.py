@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
-from graphs.voting import plurality  # noqa: F401  (part of this module's rules)
+from graphs.voting import plurality
 
 
 def question_schedule(players: list[str], rounds: int, questions: int) -> list[tuple[int, str]]:

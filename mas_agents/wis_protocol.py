@@ -57,15 +57,6 @@ class WisRequest(BaseModel):
     round: int | None = 0
 
 
-def _envelope(result: Any = None) -> dict[str, Any]:
-    """A success body: exactly ``{success, result, errMsg}`` (no local extras like ``meta``)."""
-    return response(result)
-
-
-def _error(err: str) -> dict[str, Any]:
-    return response(None, success=False, err=err)
-
-
 def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastapi.FastAPI:
     """A FastAPI app serving one WiS player over the WiS platform's agent protocol.
 
@@ -117,7 +108,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
     async def _invalid_body(_req: fastapi.Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}" for e in exc.errors())
-        return JSONResponse(status_code=200, content=_error(f"invalid request: {problems}"))
+        return JSONResponse(status_code=200, content=response(None, success=False, err=f"invalid request: {problems}"))
 
     # Sync handlers: FastAPI runs them in its thread pool, so a slow player blocks no other route.
     @app.post("/agent/init")
@@ -127,47 +118,47 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
                 fresh_player()
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: player factory failed")
-            return _error(f"init failed: {type(exc).__name__}: {exc}")
-        return _envelope("ok")
+            return response(None, success=False, err=f"init failed: {type(exc).__name__}: {exc}")
+        return response("ok")
 
     @app.api_route("/agent/getModelName", methods=["GET", "POST"])
     def get_model_name() -> dict[str, Any]:
-        return _envelope(model_name)
+        return response(model_name)
 
     @app.api_route("/agent/checkHealth", methods=["GET", "POST"])
     def check_health() -> dict[str, Any]:
-        return _envelope("ok")
+        return response("ok")
 
     @app.post("/agent/perceive")
     def perceive(body: WisRequest) -> dict[str, Any]:
         try:
             req = to_request(body, STATUSES)
         except ValueError as exc:
-            return _error(f"perceive: {exc}")
+            return response(None, success=False, err=f"perceive: {exc}")
         try:
             with lock:
                 player = fresh_player() if req["status"] == "start" else current_player()
                 player.perceive(req)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: perceive(%s) failed", req["status"])
-            return _error(f"perceive {req['status']} failed: {type(exc).__name__}: {exc}")
-        return _envelope(None)
+            return response(None, success=False, err=f"perceive {req['status']} failed: {type(exc).__name__}: {exc}")
+        return response(None)
 
     @app.post("/agent/interact")
     def interact(body: WisRequest) -> dict[str, Any]:
         try:
             req = to_request(body, INTERACT_STATUSES)
         except ValueError as exc:
-            return _error(f"interact: {exc}")
+            return response(None, success=False, err=f"interact: {exc}")
         try:
             with lock:
                 reply = current_player().interact(req)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: interact(%s) failed", req["status"])
-            return _error(f"interact {req['status']} failed: {type(exc).__name__}: {exc}")
+            return response(None, success=False, err=f"interact {req['status']} failed: {type(exc).__name__}: {exc}")
         if not isinstance(reply, dict):
-            return _error(f"interact {req['status']}: player returned {type(reply).__name__}, "
-                          "not a response dict")
+            return response(None, success=False, err=f"interact {req['status']}: player returned {type(reply).__name__}, "
+                                                   "not a response dict")
         # the player's own response minus local extras (``meta``)
         return response(reply.get("result"), success=bool(reply.get("success", True)), err=reply.get("errMsg"))
 
