@@ -84,13 +84,18 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
 
 
 def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
-    """One (method, script, seed) row from the cell's result files."""
+    """One (method, script, seed) row from the cell's result files.
+
+    ``*_model_s`` is the summed latency of the part's model calls in seconds (every call in
+    ``llm_calls.jsonl``, so it includes a game's calls before a resume); ``*_wall_s`` is the
+    wall time of the process that finished the part (a resumed game counts only its last run)."""
     ev = read_json(d / "eval" / "result.json")
     row = {"method": method, "script": sc.name, "seed": seed, "weighted_score": ev["weighted_score"],
            "accuracy": ev["accuracy"], "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
-           "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0,
+           "eval_model_s": ev["llm"].get("latency_s", 0.0),
+           "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
            "murderer_caught": None, "invalid_actions": None}
     g = d / "game" / "result.json"
     if g.exists():
@@ -98,6 +103,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
         llm = gr["llm"]
         row.update(game_calls=llm["calls"], game_input_tokens=llm["input_tokens"],
                    game_output_tokens=llm["output_tokens"], game_wall_s=gr["wall_time_s"],
+                   game_model_s=llm.get("latency_s", 0.0),
                    murderer_caught=(gr.get("outcome") or {}).get("murderer_caught"),
                    invalid_actions=gr.get("invalid_actions"))
     return row
@@ -121,9 +127,9 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
                             for c in CATEGORIES if any(r["accuracy"].get(c) is not None for r in rs)}}
         caught = [r["murderer_caught"] for r in rs if r["murderer_caught"] is not None]
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
-        for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s",
-                  "eval_calls", "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "abstained"):
-            agg[k] = statistics.fmean(r[k] for r in rs)
+        for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s",
+                  "eval_calls", "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained"):
+            agg[k] = statistics.fmean(r.get(k, 0.0) for r in rs)
         out.append(agg)
     return out
 
@@ -146,7 +152,7 @@ def report_md(result: dict) -> str:
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
              "| method | weighted (mean ± std) | objective | reasoning | relation | murderer caught | "
-             "game calls | game tokens in/out | game s | eval calls | eval tokens in/out | eval s | abstained |",
+             "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
         acc = t["accuracy"]
@@ -155,10 +161,13 @@ def report_md(result: dict) -> str:
             f"| {t['method']} | {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} | "
             + " | ".join(f"{100 * acc[c]:.1f}" if c in acc else "-" for c in CATEGORIES)
             + f" | {caught} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
-              f"{t['game_wall_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
-              f"{t['eval_wall_s']:.0f} | {t['abstained']:.1f} |")
+              f"{t['game_model_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
+              f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} |")
     lines += ["", result["fewer_calls"], "",
-              "Costs are means per cell (one game and its evaluation for one script and seed). "
+              "Costs are means per cell (one game and its evaluation for one script and seed); model s is "
+              "the summed latency of the model calls, so it counts a resumed game's calls before the resume "
+              "(result.json also keeps each part's wall time, which does not). Game costs count every "
+              "character, the murderer too. "
               "Weighted score = Σ w·correct / Σ w, w = 10 / 5 / 2 (PLAYER* §3).", "",
               "![weighted score](scores.png)", ""]
     return "\n".join(lines)

@@ -87,3 +87,24 @@ def test_fewer_calls_line():
                                                       "eval_wall_s", "abstained")}},
     ], ["player_star", "werewolf"])
     assert fewer_calls_line(table) == "PLAYER* used fewer gameplay LLM calls per game than: werewolf yes (50 vs 80)."
+
+
+def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):
+    """A resumed game's result.json wall time covers only the last process; the table's model
+    seconds are the summed call latencies, so they still count the calls before the resume."""
+    from types import SimpleNamespace
+    from eval.compare import report_md, summary_row
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "game").mkdir()
+    llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}
+    (tmp_path / "eval" / "result.json").write_text(json.dumps(
+        {"weighted_score": 0.25, "accuracy": {"objective": 0.0}, "llm": llm, "wall_time_s": 360.0}))
+    (tmp_path / "game" / "result.json").write_text(json.dumps(
+        {"llm": {"calls": 165, "input_tokens": 9, "output_tokens": 1, "latency_s": 800.0},
+         "wall_time_s": 162.0, "outcome": {"murderer_caught": False}}))
+    row = summary_row("plain", SimpleNamespace(name="Sin"), 1, tmp_path)
+    assert row["game_model_s"] == 800.0 and row["game_wall_s"] == 162.0 and row["eval_model_s"] == 350.0
+    table = aggregate([row], ["plain"])
+    md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 3, "questions": 1,
+                    "table": table, "fewer_calls": ""})
+    assert "| game model s |" in md and "| 165 | 9/1 | 800 | 44 | 100/10 | 350 |" in md
