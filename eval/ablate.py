@@ -536,7 +536,8 @@ def figures(result: dict, out: Path) -> None:
                 if e["mean"] is None:
                     ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_xticks([i + w * (len(series) - 1) / 2 for i in range(len(groups))])
-        ax.set_xticklabels(groups, fontsize=8)
+        long = max((len(g) for g in groups), default=0) > 12   # variant names like plain+player_star+pgm overlap
+        ax.set_xticklabels(groups, fontsize=8, rotation=25 if long else 0, ha="right" if long else "center")
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=7)
         fig.tight_layout()
