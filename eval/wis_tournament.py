@@ -125,7 +125,8 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         tid: tournament id (default :func:`tournament_id` of the config).
         games_plan: a ready schedule (experiments); default :func:`schedule`.
         play: game function (default :func:`graphs.wis_session.play_game`).
-        tick: called with each finished game's index.
+        tick: called with each game's index as it finishes, and at once for each game already
+            stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
 
     Raises:
         ValueError: bad arguments, or an existing tournament id with another config.
@@ -157,6 +158,10 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         board.add_game(tid, g["index"], rec)
         return rec
 
+    if tick:
+        for g in plan:
+            if g["index"] in done:
+                tick(g["index"])
     run_each(todo, one, concurrency=concurrency, done=(lambda g, r: tick(g["index"])) if tick else None)
     return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
             "metrics": board.metrics(tid)}

@@ -51,8 +51,10 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
     board = Leaderboard(tmp_path / "wis.sqlite")
     tid = board.tournaments()[0]["id"]
     assert board.finished_indices(tid) == {0, 1, 2}
-    res = run_tournament(**kw)
+    ticks = []
+    res = run_tournament(**kw, tick=ticks.append)
     assert res["played"] == 3 and res["skipped"] == 3 and len(calls) == 7  # games 3,4,5 only
+    assert ticks == [0, 1, 2, 3, 4, 5]  # stored games count towards progress too
     games = board.games(tid)
     assert len(games) == 6
     for m in res["metrics"]:
