@@ -9,7 +9,6 @@ Word pairs come from ``<data>/whoisspy/pairs_<lang>.jsonl`` (``{"civilian", "spy
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any, Callable
@@ -18,7 +17,7 @@ from graphs import wis_rules as rules
 from graphs.wis import WisRuntime, build_graph
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
-from mas_agents.rundir import Stopwatch, versions, write_json
+from mas_agents.rundir import Stopwatch, read_jsonl, versions, write_json
 
 
 def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
@@ -32,13 +31,7 @@ def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
     if not path.exists():
         raise FileNotFoundError(f"Who-is-Spy word pairs not found: {path}")
     out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: not JSON ({exc.msg})") from exc
+    for i, row in read_jsonl(path):
         if not isinstance(row, dict) or not str(row.get("civilian", "")).strip() or not str(row.get("spy", "")).strip():
             raise ValueError(f"{path}:{i}: needs non-empty 'civilian' and 'spy' fields")
         out.append({"civilian": row["civilian"].strip(), "spy": row["spy"].strip()})

@@ -143,18 +143,16 @@ def read_calls(path: Path) -> list[LLMCall]:
     Raises:
         ValueError: a line is not a JSON call record (the message names the file and line).
     """
+    from mas_agents.rundir import read_jsonl
     path = Path(path)
     if not path.exists():
         return []
     names = {f.name for f in dataclasses.fields(LLMCall)}
     calls = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for lineno, d in read_jsonl(path, "an LLM call record"):
         try:
-            d = json.loads(line)
             calls.append(LLMCall(**{k: v for k, v in d.items() if k in names}))
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (AttributeError, TypeError) as exc:
             raise ValueError(f"{path}:{lineno}: not an LLM call record ({exc})") from exc
     return calls
 

@@ -20,7 +20,6 @@ step) with the keys::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -85,13 +84,5 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         FileNotFoundError: the file does not exist.
         ValueError: a line is not valid JSON (the message names the file and line).
     """
-    out = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not a JSON event ({exc.msg})") from exc
-    return out
+    from mas_agents.rundir import read_jsonl
+    return [e for _, e in read_jsonl(path, "a JSON event")]

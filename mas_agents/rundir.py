@@ -64,6 +64,26 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     tmp.replace(path)
 
 
+def read_jsonl(path: Path, what: str = "JSON") -> list[tuple[int, Any]]:
+    """The parsed lines of a JSON-lines file as ``(line number, value)`` pairs, blank lines
+    skipped, so a caller that validates the values can name the line of a bad one.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: a line is not valid JSON (the message names file and line, and ``what``).
+    """
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not {what} ({exc.msg})") from exc
+    return out
+
+
 def read_json(path: Path) -> Any:
     """Read a JSON file; errors name the file.
 
