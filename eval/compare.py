@@ -94,7 +94,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
            "accuracy": ev["accuracy"], "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
-           "eval_model_s": ev["llm"].get("latency_s", 0.0),
+           "eval_model_s": ev["llm"]["latency_s"],
            "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
            "murderer_caught": None, "invalid_actions": None}
     g = d / "game" / "result.json"
@@ -103,7 +103,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
         llm = gr["llm"]
         row.update(game_calls=llm["calls"], game_input_tokens=llm["input_tokens"],
                    game_output_tokens=llm["output_tokens"], game_wall_s=gr["wall_time_s"],
-                   game_model_s=llm.get("latency_s", 0.0),
+                   game_model_s=llm["latency_s"],
                    murderer_caught=(gr.get("outcome") or {}).get("murderer_caught"),
                    invalid_actions=gr.get("invalid_actions"))
     return row
@@ -129,7 +129,7 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
         for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s",
                   "eval_calls", "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained"):
-            agg[k] = statistics.fmean(r.get(k, 0.0) for r in rs)
+            agg[k] = statistics.fmean(r[k] for r in rs)
         out.append(agg)
     return out
 

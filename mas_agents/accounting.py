@@ -30,6 +30,8 @@ from typing import Any, Iterable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from mas_agents.rundir import read_jsonl
+
 log = logging.getLogger(__name__)
 
 __all__ = ["LLMCall", "CallRecorder", "AccountedModel", "is_transient_error", "message_text"]
@@ -143,7 +145,6 @@ def read_calls(path: Path) -> list[LLMCall]:
     Raises:
         ValueError: a line is not a JSON call record (the message names the file and line).
     """
-    from mas_agents.rundir import read_jsonl
     path = Path(path)
     if not path.exists():
         return []

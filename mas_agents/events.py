@@ -23,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from mas_agents.rundir import read_jsonl, write_jsonl
+
 EVERYONE = "*"
 
 
@@ -73,7 +75,6 @@ def number_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_events(path: Path, events: list[dict[str, Any]]) -> None:
     """Write ``events`` (numbered) to ``path`` as JSON lines, replacing the file atomically."""
-    from mas_agents.rundir import write_jsonl
     write_jsonl(path, number_events(events))
 
 
@@ -84,5 +85,4 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         FileNotFoundError: the file does not exist.
         ValueError: a line is not valid JSON (the message names the file and line).
     """
-    from mas_agents.rundir import read_jsonl
     return [e for _, e in read_jsonl(path, "a JSON event")]

@@ -6,6 +6,7 @@ import pytest
 
 from eval.ablate import run_ablate, spy_plan, variants
 from eval.data import DataError, resolve_data_dir
+from mas_agents.accounting import read_calls
 from tests.fakes import RuleChat, any_game_player
 
 try:
@@ -60,7 +61,7 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
     played = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/result.json")]
     evals = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/eval/result.json")]
     murderer_calls = sum(1 for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/llm_calls.jsonl")
-                         for line in p.read_text().splitlines() if json.loads(line)["actor"] == "Chief Wang")
+                         for c in read_calls(p) if c.actor == "Chief Wang")
     assert murderer_calls > 0 and wp["plain"]["cost"]["calls"] == \
         sum(g["llm"]["calls"] for g in played) + sum(e["llm"]["calls"] for e in evals) - murderer_calls
     assert res["speak_timeout"] is None and spy["plain"]["fouls"] >= spy["plain"]["timeouts"] == 0
@@ -90,7 +91,6 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path):
 
 
 def test_a_typo_fails_before_anything_is_written(tmp_path):
-    from eval.data import DataError
     kw = dict(out=tmp_path / "run", data_root=ROOT, base="plain", blocks=["pgm"], model=RuleChat(rule=any_game_player()))
     with pytest.raises((ValueError, DataError, FileNotFoundError)):
         run_ablate(benches=["wellplay"], script="Sinn", **kw)

@@ -79,12 +79,12 @@ def test_fewer_calls_line():
     table = aggregate([
         {"method": "player_star", "seed": 0, "weighted_score": 0.5, "accuracy": {}, "game_calls": 50,
          "murderer_caught": True, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
-                                                     "eval_calls", "eval_input_tokens", "eval_output_tokens",
-                                                     "eval_wall_s", "abstained")}},
+                                                     "game_model_s", "eval_calls", "eval_input_tokens",
+                                                     "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained")}},
         {"method": "werewolf", "seed": 0, "weighted_score": 0.4, "accuracy": {}, "game_calls": 80,
          "murderer_caught": False, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
-                                                      "eval_calls", "eval_input_tokens", "eval_output_tokens",
-                                                      "eval_wall_s", "abstained")}},
+                                                      "game_model_s", "eval_calls", "eval_input_tokens",
+                                                      "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained")}},
     ], ["player_star", "werewolf"])
     assert fewer_calls_line(table) == "PLAYER* used fewer gameplay LLM calls per game than: werewolf yes (50 vs 80)."
 
