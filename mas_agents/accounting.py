@@ -17,6 +17,7 @@ the server's ``usage``); models that report no usage (e.g. langchain-core's fake
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import threading
@@ -30,6 +31,7 @@ from typing import Any, Iterable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from mas_agents.errors import CallFailed, ContextOverflowError, MalformedResponse, ModelUnavailable
 from mas_agents.rundir import read_jsonl
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,13 @@ class LLMCall:
         prompt_chars: total characters of the text content of the prompt messages.
         output_chars: characters of the reply text (0 on failure).
         phase: ``"gameplay"``, ``"evaluation"``, ... (set by the caller / :class:`AccountedModel`).
+        cached_tokens: prompt tokens the server reused from its prefix cache
+            (``usage.prompt_tokens_details.cached_tokens``, langchain's ``input_token_details.cache_read``;
+            the local model reports its KV-cache reuse); ``None`` when not reported.
+        max_tokens: the reply cap this call was sent with (after fitting to the context window).
+        finish_reason: ``"stop"``, ``"length"`` (the cap cut the reply), ... as the model reported it.
+        structured: how the reply format was enforced: ``"grammar"`` (local GBNF), ``"gbnf"``,
+            ``"vllm"``, ``"sglang"``, ``"json"`` or ``"prompt"`` (remote dialects), ``None`` for other models.
     """
 
     call_id: str
@@ -73,13 +82,17 @@ class LLMCall:
     prompt_chars: int
     output_chars: int
     phase: str = "gameplay"
+    cached_tokens: int | None = None
+    max_tokens: int | None = None
+    finish_reason: str | None = None
+    structured: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a JSON-ready dict (field name -> value)."""
         return dataclasses.asdict(self)
 
 
-_TOTAL_KEYS = ("calls", "input_tokens", "output_tokens", "latency_s", "retries", "failures")
+_TOTAL_KEYS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "latency_s", "retries", "failures")
 
 
 class CallRecorder:
@@ -131,9 +144,11 @@ class CallRecorder:
         """Totals over the calls recorded by this object (optionally only those of ``phase``).
 
         Returns:
-            ``{"calls": int, "input_tokens": int, "output_tokens": int, "latency_s": float (seconds,
-            rounded to ms), "retries": int, "failures": int}``. Calls whose token counts are
-            ``None`` add 0 tokens; ``failures`` counts calls with ``ok == False``.
+            ``{"calls": int, "input_tokens": int, "output_tokens": int, "cached_tokens": int,
+            "cache_hit": float | None, "latency_s": float (seconds, rounded to ms), "retries": int,
+            "failures": int}``. Calls whose token counts are ``None`` add 0 tokens; ``cache_hit`` is
+            cached / input tokens over the calls that reported a cache count (None when none did);
+            ``failures`` counts calls with ``ok == False``.
         """
         return call_totals(self.calls(phase))
 
@@ -162,42 +177,86 @@ def call_totals(calls: Iterable[LLMCall]) -> dict:
     """Totals over ``calls``, as :meth:`CallRecorder.totals` returns them."""
     out: dict[str, Any] = dict.fromkeys(_TOTAL_KEYS, 0)
     out["latency_s"] = 0.0
+    cache_in = 0
     for c in calls:
         out["calls"] += 1
         out["input_tokens"] += c.input_tokens or 0
         out["output_tokens"] += c.output_tokens or 0
+        if c.cached_tokens is not None and c.input_tokens:
+            out["cached_tokens"] += c.cached_tokens
+            cache_in += c.input_tokens
         out["latency_s"] += c.latency_s
         out["retries"] += c.retries
         out["failures"] += 0 if c.ok else 1
     out["latency_s"] = round(out["latency_s"], 3)
+    out["cache_hit"] = round(out["cached_tokens"] / cache_in, 4) if cache_in else None
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def _transient_types() -> tuple[type[BaseException], ...]:
-    types: list[type[BaseException]] = [TimeoutError, ConnectionError]
+    types: list[type[BaseException]] = [TimeoutError, ConnectionError, MalformedResponse]
     try:
         import openai
 
         # APITimeoutError is a subclass of APIConnectionError; listed for clarity.
         types += [openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-                  openai.InternalServerError]
+                  openai.InternalServerError, openai.APIResponseValidationError]
     except ImportError:  # pragma: no cover - openai is a hard dependency
         pass
     return tuple(types)
-
-
-_TRANSIENT = _transient_types()
 
 
 def is_transient_error(exc: BaseException) -> bool:
     """Whether ``exc`` is worth retrying.
 
     True for ``openai.APITimeoutError``, ``openai.APIConnectionError``, ``openai.RateLimitError``,
-    ``openai.InternalServerError`` (HTTP >= 500) and the builtin ``TimeoutError`` / ``ConnectionError``.
-    False for everything else, notably :class:`mas_agents.llm.ContextOverflowError` (a ``ValueError``;
-    the same prompt would overflow again) and ``openai.BadRequestError`` / other 4xx errors.
+    ``openai.InternalServerError`` (HTTP >= 500), ``openai.APIResponseValidationError`` and
+    :class:`mas_agents.remote.MalformedResponse` (a body that is not a completion), a
+    ``json.JSONDecodeError`` raised while reading a response, and the builtin ``TimeoutError`` /
+    ``ConnectionError``. False for everything else, notably
+    :class:`mas_agents.errors.ContextOverflowError` (the same prompt would overflow again) and
+    ``openai.BadRequestError`` / other 4xx errors.
     """
-    return isinstance(exc, _TRANSIENT)
+    if isinstance(exc, json.JSONDecodeError):
+        return True
+    return isinstance(exc, _transient_types())
+
+
+def _is_unreachable(exc: BaseException) -> bool:
+    """A connection that could not be made or broke (not a timeout: a slow server is up)."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return isinstance(exc, ConnectionError)
+    if isinstance(exc, openai.APITimeoutError):
+        return False
+    return isinstance(exc, (openai.APIConnectionError, ConnectionError))
+
+
+def _is_refusal(exc: BaseException) -> bool:
+    """A 4xx the server gives every request alike (auth, unknown model, a rejected parameter)."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, openai.APIStatusError) and 400 <= exc.status_code < 500 and exc.status_code != 429
+
+
+def retry_after_s(exc: BaseException, cap: float = 60.0) -> float | None:
+    """Seconds the server asked to wait (``Retry-After`` / ``retry-after-ms`` headers of a 429 or
+    503), capped at ``cap``; None when it did not say."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return min(float(headers["retry-after-ms"]) / 1000.0, cap)
+        if headers.get("retry-after"):
+            return min(float(headers["retry-after"]), cap)
+    except ValueError:
+        return None
+    return None
 
 
 def message_text(content: Any) -> str:
@@ -238,15 +297,44 @@ class StopRequested(KeyboardInterrupt):
     """Raised by :meth:`AccountedModel.chat` once :data:`STOP` is set (before calling the model)."""
 
 
+#: Logical calls to one model that may fail in a row (each after its retries) before the backend
+#: counts as down and the run stops: one failure is a lost action, three in a row a dead server.
+FAIL_STREAK = 3
+
+
+class _Streak:
+    """Failed logical calls in a row of one model, shared by its phase wrappers (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._lock = threading.Lock()
+
+    def failed(self) -> int:
+        with self._lock:
+            self.n += 1
+            return self.n
+
+    def ok(self) -> None:
+        self.n = 0
+
+
 class AccountedModel:
     """Wraps any langchain-core chat model: every call is timed, counted, retried and recorded.
 
     Transient errors (see :func:`is_transient_error`) are retried up to ``max_retries`` times, sleeping
-    ``backoff_s * 2**k`` seconds before retry ``k`` (k = 0, 1, ...). Non-transient errors (e.g.
-    :class:`mas_agents.llm.ContextOverflowError`, bad requests) are recorded and re-raised at once.
+    ``backoff_s * 2**k`` seconds before retry ``k`` (k = 0, 1, ...), or what a 429's ``Retry-After``
+    asks if that is longer. When a call has failed for good it is recorded with ``ok=False`` and:
+
+    * a context-length error (:class:`mas_agents.errors.ContextOverflowError`) is re-raised as is;
+    * a server that cannot be reached, or that refuses the request (4xx other than 429), raises
+      :class:`mas_agents.errors.ModelUnavailable` (the run stops; finished work is kept);
+    * any other transient failure raises :class:`mas_agents.errors.CallFailed` (the game turns it
+      into the rule's no-answer), unless it is the :data:`FAIL_STREAK`-th in a row, which raises
+      ``ModelUnavailable``;
+    * anything else (a bug, a local model's own error) is re-raised unchanged.
 
     Args:
-        model: the chat model (``LocalLlamaChat``, ``ChatOpenAI``, a fake model, ...). For remote
+        model: the chat model (``LocalLlamaChat``, ``RemoteChat``, a fake model, ...). For remote
             models build it with ``max_retries=0`` (as :func:`mas_agents.llm.make_chat_model` does)
             so retries happen here, where they are counted.
         recorder: where each call is recorded.
@@ -257,7 +345,7 @@ class AccountedModel:
     """
 
     def __init__(self, model: BaseChatModel, recorder: CallRecorder, *, label: str, max_retries: int = 3,
-                 backoff_s: float = 1.0, phase: str = "gameplay"):
+                 backoff_s: float = 1.0, phase: str = "gameplay", _streak: _Streak | None = None):
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if backoff_s < 0:
@@ -268,11 +356,42 @@ class AccountedModel:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.phase = phase
+        self._streak = _streak or _Streak()
 
     def with_phase(self, phase: str) -> "AccountedModel":
         """A wrapper around the same model and recorder whose default phase is ``phase``."""
         return AccountedModel(self.model, self.recorder, label=self.label, max_retries=self.max_retries,
-                              backoff_s=self.backoff_s, phase=phase)
+                              backoff_s=self.backoff_s, phase=phase, _streak=self._streak)
+
+    def constrain(self, fmt: Any) -> dict:
+        """Invoke kwargs that make the wrapped model follow the reply format ``fmt`` (a
+        :class:`mas_agents.grammar.ReplyFormat`): a GBNF grammar for a local model, the server's
+        structured-output fields for a remote one, ``{}`` for a model that takes neither."""
+        hook = getattr(_unbound(self.model), "constrain", None)
+        return hook(fmt) if hook is not None else {}
+
+    def _where(self) -> str:
+        m = _unbound(self.model)
+        if hasattr(m, "openai_api_base"):
+            return f"model server {m.openai_api_base or 'https://api.openai.com/v1'}"
+        return f"model {self.label}"
+
+    def _failure(self, exc: Exception, call_id: str, retries: int) -> BaseException:
+        """The exception a call that failed for good raises (see the class docstring)."""
+        if isinstance(exc, ContextOverflowError):
+            return exc
+        what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        tries = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
+        if _is_unreachable(exc):
+            return ModelUnavailable(f"{self._where()} is unreachable{tries} ({what})")
+        if _is_refusal(exc):
+            return ModelUnavailable(f"{self._where()} refused the request ({what})")
+        if is_transient_error(exc):
+            n = self._streak.failed()
+            if n >= FAIL_STREAK:
+                return ModelUnavailable(f"{self._where()}: {n} calls in a row failed{tries}; last: {what}")
+            return CallFailed(call_id, what)
+        return exc
 
     def chat(self, messages: list[BaseMessage], *, actor: str, purpose: str, max_tokens: int | None = None,
              phase: str | None = None, **invoke_kwargs: Any) -> tuple[str, str]:
@@ -284,16 +403,17 @@ class AccountedModel:
             max_tokens: reply length cap for this call; passed as an invoke kwarg only to models that
                 declare a ``max_tokens`` field (else the model's own setting applies).
             phase: overrides the wrapper's default phase for this record.
-            invoke_kwargs: passed to ``model.invoke`` unchanged, e.g. ``grammar="root ::= ..."`` (GBNF)
-                for :class:`mas_agents.llm.LocalLlamaChat`; only pass what the model type accepts.
+            invoke_kwargs: passed to ``model.invoke`` unchanged, e.g. what :meth:`constrain` returns;
+                only pass what the model type accepts.
 
         Returns:
             ``(reply_text, call_id)``.
 
         Raises:
             StopRequested: :data:`STOP` is set (nothing is called or recorded).
-            The model's last exception, after recording the call with ``ok=False``, when it is not
-            transient or the retries are exhausted.
+            ContextOverflowError, ModelUnavailable, CallFailed: see the class docstring (the call is
+                recorded with ``ok=False`` first).
+            The model's own exception, for errors that are none of those.
         """
         if STOP.is_set():
             raise StopRequested("stop requested (Ctrl-C); finished work is saved")
@@ -303,6 +423,7 @@ class AccountedModel:
         kwargs: dict[str, Any] = dict(invoke_kwargs)
         if max_tokens is not None and _accepts_max_tokens(self.model):
             kwargs["max_tokens"] = max_tokens
+        structured = "grammar" if "grammar" in kwargs else None
         retries = 0
         t0 = time.perf_counter()
         while True:
@@ -311,24 +432,46 @@ class AccountedModel:
                 break
             except Exception as exc:  # noqa: BLE001 - recorded and re-raised below
                 if is_transient_error(exc) and retries < self.max_retries:
-                    delay = self.backoff_s * (2 ** retries)
+                    delay = max(self.backoff_s * (2 ** retries), retry_after_s(exc) or 0.0)
                     retries += 1
                     log.warning("%s/%s: transient %s (retry %d/%d in %.2fs): %s", actor, purpose,
                                 type(exc).__name__, retries, self.max_retries, delay, exc)
-                    time.sleep(delay)
+                    if _sleep(delay):
+                        raise StopRequested("stop requested (Ctrl-C); finished work is saved") from exc
                     continue
                 self.recorder.record(LLMCall(
                     call_id=call_id, actor=actor, purpose=purpose, model=self.label, input_tokens=None,
                     output_tokens=None, latency_s=round(time.perf_counter() - t0, 4), retries=retries,
                     ok=False, error=f"{type(exc).__name__}: {exc}", started_at=started_at,
-                    prompt_chars=prompt_chars, output_chars=0, phase=phase or self.phase))
-                raise
+                    prompt_chars=prompt_chars, output_chars=0, phase=phase or self.phase,
+                    max_tokens=kwargs.get("max_tokens")))
+                err = self._failure(exc, call_id, retries)
+                if err is exc:
+                    raise
+                raise err from exc
+        self._streak.ok()
         latency = time.perf_counter() - t0
         text = message_text(getattr(reply, "content", reply))
         usage = getattr(reply, "usage_metadata", None) or {}
+        meta = getattr(reply, "response_metadata", None) or {}
+        cached = (usage.get("input_token_details") or {}).get("cache_read")
         self.recorder.record(LLMCall(
             call_id=call_id, actor=actor, purpose=purpose, model=self.label,
             input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
             latency_s=round(latency, 4), retries=retries, ok=True, error=None, started_at=started_at,
-            prompt_chars=prompt_chars, output_chars=len(text), phase=phase or self.phase))
+            prompt_chars=prompt_chars, output_chars=len(text), phase=phase or self.phase,
+            cached_tokens=cached, max_tokens=meta.get("max_tokens", kwargs.get("max_tokens")),
+            finish_reason=meta.get("finish_reason"), structured=meta.get("structured", structured)))
         return text, call_id
+
+
+def _sleep(seconds: float) -> bool:
+    """Back off for ``seconds``; True when Ctrl-C (:data:`STOP`) cut the wait short."""
+    return STOP.wait(seconds)
+
+
+def _unbound(model: Any) -> Any:
+    """The model inside ``.bind(...)`` wrappers."""
+    while getattr(model, "bound", None) is not None:
+        model = model.bound
+    return model

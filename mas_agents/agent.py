@@ -22,7 +22,8 @@ from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
 from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
 from mas_agents.events import is_visible, make_event
-from mas_agents.grammar import reply_grammar
+from mas_agents.errors import CallFailed
+from mas_agents.grammar import ReplyFormat
 from memory import MemorySettings, VectorMemory
 from planners.base import Contribution, PlannerBlock
 
@@ -35,6 +36,9 @@ MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 2
               "describe": 256, "guess": 256, "propose": 256, "contribute": 256, "form": 256}
 #: Completion budget when the reply has no thought line (a bare tagged line): a description is
 #: at most 400 characters (WiS), a vote one name.
+#: Characters of an unreadable reply echoed back in the re-prompt: the longest well-formed reply
+#: (a thought of mas_agents.grammar.THOUGHT_CHARS, a tag, a TEXT_MAX utterance) fits.
+REPROMPT_ECHO_CHARS = 700
 MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
                          "contribute": 16, "form": 96}
 
@@ -173,8 +177,13 @@ class Agent:
         """
         script, dialogue = self.excerpts(query or prompt) if with_memory else ("", "")
         user = prompts.memory_block(script, dialogue) + [prompt]
-        return self.model.chat([SystemMessage(content=self.system_message()), HumanMessage(content="\n\n".join(user))],
-                               actor=self.name, purpose=purpose, max_tokens=max_tokens, phase=phase)
+        try:
+            return self.model.chat([SystemMessage(content=self.system_message()), HumanMessage(content="\n\n".join(user))],
+                                   actor=self.name, purpose=purpose, max_tokens=max_tokens, phase=phase)
+        except CallFailed as exc:   # a lost reflection is an empty one; the action itself still follows
+            self.stats["failed_calls"] += 1
+            log.warning("%s: %s call failed: %s", self.name, purpose, exc)
+            return "", exc.call_id
 
     # -- acting -----------------------------------------------------------------------------
     def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
@@ -188,8 +197,10 @@ class Agent:
         of each block alone.
 
         Raises nothing for malformed model output: the action comes back with
-        ``valid=False`` and ``value=None`` (abstain) after one re-prompt. Model/transport
-        errors after the accounted model's retries propagate.
+        ``valid=False`` and ``value=None`` (abstain) after one re-prompt. A call that failed for
+        good (:class:`mas_agents.errors.CallFailed`, after the accounted model's retries) is an
+        abstention too, without a re-prompt, counted in :attr:`stats` (``failed_calls``).
+        ``ModelUnavailable`` and ``ContextOverflowError`` propagate: they stop the run.
         """
         contribs = [] if request.context.get("private") else [
             c for c in (b.contribute(self, request) for b in self.blocks) if c is not None]
@@ -205,15 +216,25 @@ class Agent:
         # murder-mystery game (whose agents all reason first; unchanged since the foundation issue).
         think = request.context.get("game", "mmg") == "mmg" or any(c.instructions for c in contribs)
         max_tokens = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
-        extra = {}
-        if self.constrained is not False and supports_grammar(self.model.model):
-            extra["grammar"] = reply_grammar(request, think=think)
+        extra = self.model.constrain(ReplyFormat(request, think)) if self.constrained is not False else {}
         call_ids: list[str] = []
         errors: list[str] = []
         text = ""
         for attempt in (1, 2):
-            text, cid = self.model.chat(messages, actor=self.name, purpose=f"{request.context.get('purpose', request.kind)}#{attempt}",
-                                        max_tokens=max_tokens, phase=phase, **extra)
+            try:
+                text, cid = self.model.chat(messages, actor=self.name,
+                                            purpose=f"{request.context.get('purpose', request.kind)}#{attempt}",
+                                            max_tokens=max_tokens, phase=phase, **extra)
+            except CallFailed as exc:
+                # the call failed for good (after its retries): the action is what the rules say
+                # for no answer, as for an unreadable reply; not re-prompted (it was retried)
+                call_ids.append(exc.call_id)
+                errors.append(str(exc))
+                self.stats["failed_calls"] += 1
+                log.warning("%s: %s abstained: %s", self.name, request.kind, exc)
+                self.stats[f"invalid_{request.kind}"] += 1
+                return Action(kind=request.kind, actor=self.name, value=None, raw=text, valid=False,
+                              attempts=attempt, call_ids=call_ids, errors=errors)
             call_ids.append(cid)
             try:
                 value, reasoning = parse_reply(request, text)
@@ -222,7 +243,10 @@ class Agent:
                 self.stats[f"malformed_{request.kind}"] += 1
                 log.info("%s: malformed %s reply (attempt %d): %s | %r", self.name, request.kind,
                          attempt, exc, text[:200])
-                messages = messages + [AIMessage(content=text), HumanMessage(content=prompts.reprompt(str(exc), request))]
+                # the bad reply is echoed at most REPROMPT_ECHO_CHARS long, so the re-prompt fits
+                # wherever the first prompt did (a remote reply once ran to 2,869 tokens)
+                messages = messages + [AIMessage(content=text[:REPROMPT_ECHO_CHARS]),
+                                       HumanMessage(content=prompts.reprompt(str(exc), request))]
                 continue
             if attempt == 2:
                 self.stats["recovered_after_reprompt"] += 1
@@ -289,12 +313,6 @@ class Agent:
         return tuple("\n".join(c.text for c in self.memory.retrieve(query, budget, source))
                      for source, budget in (("script", self.settings.script_budget),
                                             ("dialogue", self.settings.dialogue_budget)))
-
-
-def supports_grammar(model: Any) -> bool:
-    """True for chat models that take a GBNF ``grammar`` (the in-process llama.cpp model)."""
-    from mas_agents.llm import LocalLlamaChat
-    return isinstance(model, LocalLlamaChat)
 
 
 def dialogue_text(event: dict[str, Any]) -> str:

@@ -86,3 +86,141 @@ def reply_grammar(request: ActionRequest, think: bool = True) -> str:
     else:
         raise ValueError(f"no reply grammar for action kind {kind!r}")
     return "\n".join([head + body] + rules) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# the same reply format for remote servers: GBNF, or a JSON schema whose object is rendered back
+# into the tagged lines (so the strict parser reads exactly what it reads from a local model)
+
+def _field_key(tag: str) -> str:
+    """JSON key of a tagged line (``"Vote"`` -> ``"vote"``)."""
+    return tag.lower()
+
+
+def _letter_sets(n: int, multi: bool) -> list[str]:
+    """Legal mcq answers as the parser reads them: one letter, or (``multi``) two in order."""
+    letters = list(LETTERS[:n])
+    if not multi:
+        return letters
+    return letters + [f"{a}, {b}" for i, a in enumerate(letters) for b in letters[i + 1:]]
+
+
+def _text_schema(lo: int, hi: int) -> dict:
+    return {"type": "string", "minLength": lo, "maxLength": hi}
+
+
+def reply_schema(request: ActionRequest, think: bool = True) -> dict:
+    """JSON schema of the reply of ``request``: the same fields and limits as
+    :func:`reply_grammar` (a thought of at most :data:`THOUGHT_CHARS` characters when ``think``,
+    then one property per tagged line, choices as ``enum``), every property required, no others.
+
+    Used for servers that take OpenAI's ``response_format: {"type": "json_schema"}`` but no
+    grammar; :func:`render_json_reply` turns the object back into the tagged lines.
+
+    Raises:
+        ValueError: as :func:`reply_grammar` (no choices, unknown kind).
+    """
+    props: dict[str, dict] = {}
+    if think:
+        props["thought"] = _text_schema(1, THOUGHT_CHARS)
+    kind = request.kind
+    if kind in ("vote", "ask", "choose") and not request.choices:
+        raise ValueError(f"a {kind} request needs choices")
+    if kind in ("introduce", "answer", "describe"):
+        props[_field_key(TAGS[kind])] = _text_schema(TEXT_MIN, TEXT_MAX)
+    elif kind == "ask":
+        props["to"] = {"type": "string", "enum": list(request.choices)}
+        props["question"] = _text_schema(TEXT_MIN, TEXT_MAX)
+    elif kind in ("vote", "choose"):
+        props[_field_key(TAGS[kind])] = {"type": "string", "enum": list(request.choices)}
+    elif kind == "mcq":
+        n = len(request.choices or [])
+        if n < 1:
+            raise ValueError("an mcq request needs options")
+        props["answer"] = {"type": "string", "enum": _letter_sets(n, request.multi)}
+    elif kind == "guess":
+        props["guess"] = _text_schema(1, 40)
+    elif kind == "contribute":
+        props["contribution"] = {"type": "integer", "minimum": 0, "maximum": 100}
+    elif kind == "propose":
+        names = [n for n, _ in request.fields or []]
+        props["proposal"] = {"type": "object", "additionalProperties": False, "required": names,
+                             "properties": {n: {"type": "integer", "minimum": 0, "maximum": 100} for n in names}}
+    elif kind == "form":
+        for tag, choices in request.fields or []:
+            props[tag] = {"type": "string", "enum": list(choices)}
+    else:
+        raise ValueError(f"no reply schema for action kind {kind!r}")
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+def render_json_reply(request: ActionRequest, think: bool, text: str) -> str:
+    """The tagged lines of a JSON reply that matches :func:`reply_schema`, or ``text`` unchanged.
+
+    Only an object with exactly the schema's keys is rendered (values are put on their lines as
+    they are; the strict parser then judges them, e.g. a name outside the choices). Anything else
+    (not JSON, missing or extra keys) is returned as it came, so the parser rejects it and the
+    usual re-prompt follows: nothing is ever picked out of free text.
+    """
+    import json
+
+    try:
+        obj = json.loads(text)
+    except (ValueError, TypeError):
+        return text
+    schema = reply_schema(request, think)
+    if not isinstance(obj, dict) or set(obj) != set(schema["properties"]):
+        return text
+    lines = [_one_line(obj["thought"])] if think else []
+    kind = request.kind
+    if kind == "ask":
+        lines += [f"To: {_one_line(obj['to'])}", f"{TAGS['ask']}: {_one_line(obj['question'])}"]
+    elif kind == "propose":
+        shares = obj["proposal"]
+        if not isinstance(shares, dict):
+            return text
+        lines.append(f"{TAGS['propose']}: " + ", ".join(f"{n}: {_one_line(shares.get(n))}%" for n, _ in request.fields or []))
+    elif kind == "form":
+        lines += [f"{tag}: {_one_line(obj[tag])}" for tag, _ in request.fields or []]
+    else:
+        lines.append(f"{TAGS[kind]}: {_one_line(obj[_field_key(TAGS[kind])])}")
+    return "\n".join(lines)
+
+
+class ReplyFormat:
+    """The reply format of one action request, in every dialect a model may decode it under.
+
+    Args:
+        request: the action request.
+        think: whether a one-line thought comes before the tagged line(s).
+
+    ``gbnf()`` is the llama.cpp grammar (local models, llama.cpp / llama-cpp-python servers, and
+    xgrammar-based servers); ``schema()`` the JSON schema (OpenAI-style ``response_format``);
+    ``render(text)`` maps a JSON reply back to the tagged lines; ``one_line`` says whether a
+    well-formed reply is a single line (so a stop sequence cannot cut it short).
+    """
+
+    def __init__(self, request: ActionRequest, think: bool):
+        self.request = request
+        self.think = think
+
+    def gbnf(self) -> str:
+        """GBNF text (:func:`reply_grammar`)."""
+        return reply_grammar(self.request, self.think)
+
+    def schema(self) -> dict:
+        """JSON schema (:func:`reply_schema`)."""
+        return reply_schema(self.request, self.think)
+
+    def render(self, text: str) -> str:
+        """Tagged lines of a JSON reply (:func:`render_json_reply`)."""
+        return render_json_reply(self.request, self.think, text)
+
+    @property
+    def one_line(self) -> bool:
+        """True when a well-formed reply is one line: no thought line and a one-line format."""
+        return not self.think and self.request.kind not in ("ask", "form")

