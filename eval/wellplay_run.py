@@ -15,6 +15,7 @@ from eval.wellplay_eval import (METHODS, MODEL_FREE, Answerer, agent_answerer, a
                                 session_events, summarise)
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
 
 
@@ -113,6 +114,9 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         all_records += records
         write_jsonl(out / "answers.jsonl", all_records)
         write_events(out / "events.jsonl", all_events)
+    if accounted is not None:
+        config["endpoints"] = endpoint_report([accounted])
+        write_json(out / "config.json", config)
     agg = aggregate_runs(per_run)
     by_char: dict[str, list[dict]] = {}
     for r in all_records:

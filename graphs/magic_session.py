@@ -9,6 +9,7 @@ from typing import Any
 from graphs.magic import MagicRuntime, build_graph
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, versions, write_json
 
 #: The challenger's sides per scenario (MAgIC §3.2, A.1): in the deduction games it plays each
@@ -66,7 +67,8 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
     write_json(out / "config.json", {"kind": "magic", "scenario": scenario, "setting_id": setting.id, "side": side,
                                      "challenger": challenger, "defender": defender, "seats": specs,
                                      "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,
-                                     "replay_openings": replay_openings, "versions": versions()})
+                                     "replay_openings": replay_openings, "endpoints": endpoint_report(pool.models()),
+                                     "versions": versions()})
     clock = Stopwatch()
     state = build_graph(rt).invoke({"events": [], "moves": []}, {"recursion_limit": 300})
     events = state["events"]

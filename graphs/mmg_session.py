@@ -53,6 +53,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     from graphs.mmg import MMGRuntime
     from mas_agents.accounting import AccountedModel
     from mas_agents.llm import make_chat_model, model_label
+    from mas_agents.remote import endpoint_report
     from mas_agents.rundir import versions
     from mas_agents.specs import MURDERER_SPEC, build_mmg_agents, parse_spec
     from memory import MemorySettings, default_embedder
@@ -70,7 +71,8 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
               "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
               "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
-              "data_dir": str(data_root) if data_root else None, "versions": versions()}
+              "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
+              "versions": versions()}
     return run_game(rt, out, recorder, config, resume=resume, progress=progress)
 
 

@@ -27,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from graphs import wis_rules as rules
+from mas_agents.errors import RunStopped
 from mas_agents.events import make_event
 from mas_agents.wis_protocol_types import WisPlayer, request
 
@@ -105,6 +106,8 @@ class WisRuntime:
         for p in self.seats:
             try:
                 self.players[p].perceive(request(status, name=name, message=message, round=round))
+            except RunStopped:  # our model server is down: the run stops (one line, no traceback)
+                raise
             except Exception:  # a broken player must not stop the game
                 log.exception("%s: perceive(%s) failed", p, status)
 

@@ -17,6 +17,7 @@ from graphs import wis_rules as rules
 from graphs.wis import WisRuntime, build_graph
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, read_jsonl, versions, write_json
 
 
@@ -73,6 +74,10 @@ class PlayerFactory:
         self.speak_timeout = speak_timeout
         from mas_agents.llm import ModelPool
         self._pool = ModelPool(recorder, seed)
+
+    def models(self) -> list:
+        """The accounted models the seats built so far."""
+        return self._pool.models()
 
     def model(self, spec: Any):
         """The accounted chat model for a model spec (one per distinct spec)."""
@@ -154,7 +159,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
               "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
-              "versions": versions()}
+              "endpoints": endpoint_report(factory.models()), "versions": versions()}
     write_json(out / "config.json", config)
     rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
                     speak_timeout=speak_timeout)

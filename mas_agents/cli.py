@@ -47,7 +47,7 @@ def _add_spy() -> None:
     from mas_agents.cli_ablate import ablate
     app.command("ablate")(ablate)
 
-console = Console(stderr=True)
+from mas_agents.cli_common import console, remote_options, set_resume_hint  # noqa: E402
 
 
 @app.callback()
@@ -83,8 +83,8 @@ DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/)
 
 
 def _fail(msg: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {msg}")
-    raise typer.Exit(code)
+    from mas_agents.cli_common import fail
+    fail(msg, code)
 
 
 def _data_root(data_dir: Optional[Path]) -> Path:
@@ -161,6 +161,7 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
 
 
 @mmg_app.command("run")
+@remote_options
 def mmg_run(
     script: str = typer.Option(..., help="Script display name (\"Sin\", \"Death Wears White\") or id (\"131\")."),
     agent: str = typer.Option("plain", help="Agent spec for the non-murderer characters."),
@@ -207,6 +208,7 @@ def mmg_run(
     if dialogue_budget is not None:
         settings.dialogue_budget = dialogue_budget
     out = out or default_run_dir("mmg", sc.name)
+    set_resume_hint(f"rerun with --resume --out {out}")
     console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
     bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
     with _progress() as prog:
@@ -228,6 +230,7 @@ def mmg_run(
 
 
 @wellplay_app.command("eval")
+@remote_options
 def wellplay_eval(
     method: str = typer.Option(..., help="session | pp | op | always_a | random"),
     run: Optional[Path] = typer.Option(None, help="Game directory (for --method session)."),
@@ -275,6 +278,7 @@ def wellplay_eval(
 
 
 @wellplay_app.command("compare")
+@remote_options
 def wellplay_compare(
     methods: str = typer.Option(",".join(("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")),
                                 help="Comma-separated: pp, op, always_a, random and agent specs (plain, player_star, ...)."),

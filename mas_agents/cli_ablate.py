@@ -10,7 +10,10 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli_common import remote_options
 
+
+@remote_options
 def ablate(
     bench: str = typer.Option("all", help="wellplay, spy, magic (comma-separated) or all."),
     base: str = typer.Option("plain", help="Base agent spec."),

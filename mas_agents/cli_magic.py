@@ -7,11 +7,14 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli_common import remote_options
+
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
                         no_args_is_help=True)
 
 
 @magic_app.command("run")
+@remote_options
 def run(
     scenario: str = typer.Option("all", help="all, or comma-separated: chameleon, undercover, cost_sharing, "
                                              "prisoners_dilemma, public_good"),

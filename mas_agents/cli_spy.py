@@ -22,6 +22,8 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli_common import remote_options
+
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds whoisspy/); else $MAS_DATA_DIR, else ../shared/datasets.")
@@ -49,6 +51,7 @@ def _specs(text: str) -> list[str]:
 
 
 @spy_app.command("play")
+@remote_options
 def play(
     players: int = typer.Option(6, help="Seats (3-9)."),
     agents: str = typer.Option("plain", help="Comma-separated seat specs; cycled over the seats."),
@@ -94,6 +97,7 @@ def play(
 
 
 @spy_app.command("tournament")
+@remote_options
 def tournament(
     agents: str = typer.Option(..., help="Comma-separated agent specs or URLs."),
     games: int = typer.Option(..., min=1, help="Games to play (a multiple of the number of agents balances the spy role)."),
@@ -146,6 +150,7 @@ def leaderboard(
 
 
 @spy_app.command("experiment")
+@remote_options
 def experiment(
     kind: str = typer.Option(..., help="attack | defense | reasoning"),
     subject: str = typer.Option(..., help="Baseline spec of the tested agent (the strategy block is added to it)."),
@@ -199,6 +204,7 @@ def replay(game_dir: Path = typer.Argument(..., help="A game directory (holds re
 
 
 @spy_app.command("serve-agent")
+@remote_options
 def serve_agent(
     agent: str = typer.Option("plain", help="Agent spec BLOCKS[@MODEL]."),
     port: int = typer.Option(7860),

@@ -424,6 +424,10 @@ class ModelPool:
         self.seed = seed
         self._models: dict[str, Any] = {}
 
+    def models(self) -> list:
+        """The accounted models built so far (one per distinct spec)."""
+        return list(self._models.values())
+
     def get(self, spec: Any):
         """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use)."""
         from mas_agents.accounting import AccountedModel

@@ -1,0 +1,83 @@
+"""What every ``mas`` command shares: the console, the one-line failure, and the options of the
+OpenAI-compatible model path (``--structured``, ``--context-window``, ``--max-connections``,
+``--adaptive-connections``) with the one-line stop on a dead backend or an overflowing prompt.
+
+A leaf of the CLI: the command modules import it; it imports no command module.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=True)
+
+#: What to tell the user about continuing after a stop; set by a command once it knows its
+#: run directory (e.g. ``rerun with --resume --out runs/x``).
+_RESUME_HINT: contextvars.ContextVar[str] = contextvars.ContextVar("resume_hint", default="rerun the same command to continue")
+
+
+def fail(msg: str, code: int = 2) -> None:
+    """Print ``error: msg`` (one line, no traceback) on stderr and exit with ``code``."""
+    console.print(f"[red]error:[/red] {msg}", soft_wrap=True, markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def set_resume_hint(text: str) -> None:
+    """How the command's run continues after a stop (shown in the stop's one-line error)."""
+    _RESUME_HINT.set(text)
+
+
+_REMOTE_PARAMS = [
+    ("structured", str, typer.Option("auto", "--structured",
+                                     help="Remote models: how the reply format is enforced: auto (probe the server "
+                                          "once), grammar, json, prompt.")),
+    ("context_window", Optional[int], typer.Option(None, "--context-window",
+                                                   help="Remote models: context length in tokens when the server "
+                                                        "does not report one.")),
+    ("max_connections", int, typer.Option(8, "--max-connections",
+                                          help="Remote models: requests in flight per server, shared by all games "
+                                               "of this run.")),
+    ("adaptive_connections", bool, typer.Option(False, "--adaptive-connections",
+                                                help="Remote models: halve the requests in flight on HTTP 429, "
+                                                     "grow back slowly.")),
+]
+
+
+def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a model-using command the remote-model options and the one-line stop.
+
+    The options configure :mod:`mas_agents.remote` for the whole process before the command
+    runs. A :class:`mas_agents.errors.RunStopped` (the model server is down or refuses requests)
+    or a :class:`mas_agents.errors.ContextOverflowError` raised by the command ends it with one
+    line, exit code 3, naming what happened and how to continue (finished work is on disk).
+    """
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for name, ann, opt in _REMOTE_PARAMS]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mas_agents import remote
+        from mas_agents.errors import ContextOverflowError, RunStopped
+
+        opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
+        try:
+            remote.configure(structured=opts["structured"], context_window=opts["context_window"],
+                             max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
+        except ValueError as exc:
+            fail(str(exc))
+        try:
+            return fn(*args, **kwargs)
+        except (RunStopped, ContextOverflowError) as exc:
+            fail(f"{exc}. Finished work is kept; {_RESUME_HINT.get()}.", code=3)
+
+    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _REMOTE_PARAMS}}
+    return wrapper
