@@ -75,9 +75,42 @@ def agent_answerer(agent) -> Answerer:
     return Answerer(agent.name, answer)
 
 
-def evaluate_script(script: Script, answerers: dict[str, Answerer], *, seed: int, shuffle: bool,
-                    scoring: str, tick: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
-    """Answer every per-character question of ``script`` once.
+def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, shuffle: bool, scoring: str,
+                       tick: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
+    """Answer every question of one character's file once (see :func:`evaluate_script`)."""
+    records, events = [], []
+    for q in script.questions.get(name, []):
+        if shuffle:
+            options, key, perm = shuffled_view(q, random.Random(f"{seed}/{q.qid}"))
+        else:
+            options, key, perm = q.options, q.key, tuple(range(len(q.options)))
+        req = mcq_request(name, q, options)
+        chosen, call_ids, raw = ans.answer(req)
+        ok = is_correct(chosen, key, q.multi, scoring)
+        back = None if chosen is None else sorted(LETTERS[perm[LETTERS.index(c)]] for c in chosen)
+        rec = {"qid": q.qid, "script": script.name, "character": name, "category": q.category,
+               "multi": q.multi, "question": q.text, "perm": list(perm),
+               "chosen_shown": None if chosen is None else sorted(chosen),
+               "chosen": back, "key": sorted(q.key), "correct": ok, "abstained": chosen is None,
+               "call_ids": call_ids}
+        records.append(rec)
+        events.append(make_event(
+            phase="evaluation", actor=name, kind="mcq", visible_to=[name],
+            content=f"{q.text} -> {', '.join(back) if back else '(abstained)'}",
+            llm_call_ids=call_ids, data={"qid": q.qid, "correct": ok, "raw": raw[:500]}))
+        if tick:
+            tick()
+    return records, events
+
+
+def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: int, shuffle: bool, scoring: str,
+                     tick: Callable[[], None] | None = None, concurrency: int = 1) -> tuple[list[dict], list[dict]]:
+    """Answer every per-character question of each ``(script, answerers)`` job once.
+
+    Characters answer their own files; with ``concurrency`` > 1 that many characters (over all
+    the scripts) answer at once, each its own questions in order (an agent is never asked two
+    things at once). Records and events come back in script, character, question order whatever
+    the concurrency, so a run's files do not depend on it.
 
     The option shuffle uses ``random.Random(f"{seed}/{qid}")`` per question, so the same seed
     shows the same order to every method (a paired comparison).
@@ -87,33 +120,29 @@ def evaluate_script(script: Script, answerers: dict[str, Answerer], *, seed: int
         perm, chosen/key in upstream letters, correct, abstained, call_ids) and one ``mcq``
         event per question.
     """
+    from mas_agents.rundir import run_each
+
+    items = [(i, j, sc, ch.name, answerers[ch.name]) for i, (sc, answerers) in enumerate(jobs)
+             for j, ch in enumerate(sc.characters) if ch.name in answerers]
+    done: dict[tuple[int, int], tuple[list[dict], list[dict]]] = {}
+
+    def one(item):
+        i, j, sc, name, ans = item
+        done[(i, j)] = evaluate_character(sc, name, ans, seed=seed, shuffle=shuffle, scoring=scoring, tick=tick)
+
+    run_each(items, one, concurrency=concurrency)
     records, events = [], []
-    for ch in script.characters:
-        if ch.name not in answerers:
-            continue
-        ans = answerers[ch.name]
-        for q in script.questions.get(ch.name, []):
-            if shuffle:
-                options, key, perm = shuffled_view(q, random.Random(f"{seed}/{q.qid}"))
-            else:
-                options, key, perm = q.options, q.key, tuple(range(len(q.options)))
-            req = mcq_request(ch.name, q, options)
-            chosen, call_ids, raw = ans.answer(req)
-            ok = is_correct(chosen, key, q.multi, scoring)
-            back = None if chosen is None else sorted(LETTERS[perm[LETTERS.index(c)]] for c in chosen)
-            rec = {"qid": q.qid, "script": script.name, "character": ch.name, "category": q.category,
-                   "multi": q.multi, "question": q.text, "perm": list(perm),
-                   "chosen_shown": None if chosen is None else sorted(chosen),
-                   "chosen": back, "key": sorted(q.key), "correct": ok, "abstained": chosen is None,
-                   "call_ids": call_ids}
-            records.append(rec)
-            events.append(make_event(
-                phase="evaluation", actor=ch.name, kind="mcq", visible_to=[ch.name],
-                content=f"{q.text} -> {', '.join(back) if back else '(abstained)'}",
-                llm_call_ids=call_ids, data={"qid": q.qid, "correct": ok, "raw": raw[:500]}))
-            if tick:
-                tick()
+    for key in sorted(done):
+        records += done[key][0]
+        events += done[key][1]
     return records, events
+
+
+def evaluate_script(script: Script, answerers: dict[str, Answerer], *, seed: int, shuffle: bool,
+                    scoring: str, tick: Callable[[], None] | None = None, concurrency: int = 1) -> tuple[list[dict], list[dict]]:
+    """Answer every per-character question of ``script`` once (:func:`evaluate_scripts` with one job)."""
+    return evaluate_scripts([(script, answerers)], seed=seed, shuffle=shuffle, scoring=scoring, tick=tick,
+                            concurrency=concurrency)
 
 
 def summarise(records: Iterable[dict]) -> dict[str, Any]:

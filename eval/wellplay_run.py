@@ -11,11 +11,11 @@ from typing import Any, Callable
 
 from eval.wellplay import Script, load_all, load_script
 from eval.wellplay_eval import (METHODS, MODEL_FREE, Answerer, agent_answerer, aggregate_runs,
-                                evaluate_script, heard_by, model_free_answerer, report_md,
+                                evaluate_scripts, heard_by, model_free_answerer, report_md,
                                 session_events, summarise)
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
-from mas_agents.remote import endpoint_report
+from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
 
 
@@ -43,7 +43,8 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
                       lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
                       shuffle: bool = True, scoring: str = "strict", run: Path | None = None,
                       settings=None, agent_spec: str = "plain", make_agent: Callable[..., Any] | None = None,
-                      tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None) -> dict:
+                      tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None,
+                      concurrency: int | None = None) -> dict:
     """Evaluate ``method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
     ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``out``.
 
@@ -63,6 +64,9 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
             spec) -> (Agent, AccountedModel)`` (tests inject fakes);
             defaults to :func:`build_eval_agent`.
         tick/total: progress callbacks (one tick per question; total questions once).
+        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
+            of ``model`` (1 for a local model, ``--max-connections`` for a remote one). The files
+            written do not depend on it.
 
     Raises:
         ValueError: unknown method or scoring, or session without run.
@@ -92,7 +96,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     for i in range(runs):
         run_seed = seed + i
         rng = random.Random(run_seed)
-        records = []
+        jobs = []
         for sc in scripts:
             if method in MODEL_FREE:
                 answerers = {c.name: model_free_answerer(method, c.name, rng) for c in sc.characters}
@@ -103,11 +107,14 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
                                                   recorder=recorder, settings=settings, accounted=accounted,
                                                   spec=specs.get(c.name, agent_spec))
                     answerers[c.name] = agent_answerer(agent)
-            recs, evs = evaluate_script(sc, answerers, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick)
-            for r in recs:
-                r["run"] = i
-            records += recs
-            all_events += evs
+            jobs.append((sc, answerers))
+        # model-free answerers share one random stream: they answer in order, whatever the model
+        parallel = 1 if method in MODEL_FREE else (concurrency or parallel_calls(model))
+        records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick,
+                                        concurrency=parallel)
+        for r in records:
+            r["run"] = i
+        all_events += evs
         s = summarise(records)
         s["seed"] = run_seed
         per_run.append(s)

@@ -112,9 +112,22 @@ def _ticker(prog: Progress, task: Any) -> Callable[..., None]:
             t = next(x for x in prog.tasks if x.id == task)
             of = f"/{int(t.total)}" if t.total else ""
             what = f" ({' '.join(map(str, label))})" if label else ""
+            busy = _remote_activity()
             print(f"{time.strftime('%H:%M:%S')} {t.description}: {int(t.completed)}{of} done{what}, "
-                  f"{(time.monotonic() - start) / 60:.1f} min", file=sys.stderr, flush=True)
+                  f"{(time.monotonic() - start) / 60:.1f} min" + (f", {busy}" if busy else ""),
+                  file=sys.stderr, flush=True)
+        else:
+            busy = _remote_activity()
+            if busy:
+                t = next(x for x in prog.tasks if x.id == task)
+                prog.update(task, description=f"{t.description.split(' [')[0]} [{busy}]")
     return tick
+
+
+def _remote_activity() -> str:
+    """Requests in flight and calls/s of the OpenAI-compatible endpoints used so far ('' if none)."""
+    remote = sys.modules.get("mas_agents.remote")
+    return remote.activity() if remote is not None else ""
 
 
 def _logging(verbose: bool) -> None:

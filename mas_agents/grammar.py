@@ -106,7 +106,9 @@ def _letter_sets(n: int, multi: bool) -> list[str]:
 
 
 def _text_schema(lo: int, hi: int) -> dict:
-    return {"type": "string", "minLength": lo, "maxLength": hi}
+    # one line of lo..hi characters as a pattern: OpenAI's strict mode takes ``pattern`` but not
+    # minLength/maxLength
+    return {"type": "string", "pattern": f"^[^\\n]{{{lo},{hi}}}$"}
 
 
 def reply_schema(request: ActionRequest, think: bool = True) -> dict:

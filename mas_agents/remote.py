@@ -53,7 +53,7 @@ from mas_agents.errors import ContextOverflowError, MalformedResponse
 log = logging.getLogger(__name__)
 
 __all__ = ["STRUCTURED_MODES", "DIALECTS", "RemoteSettings", "configure", "settings", "EndpointLimiter",
-           "Endpoint", "endpoint", "RemoteChat", "MalformedResponse", "activity", "endpoint_report",
+           "Endpoint", "endpoint", "RemoteChat", "MalformedResponse", "activity", "endpoint_report", "parallel_calls",
            "context_error_numbers"]
 
 #: ``--structured`` values: ``grammar`` = whichever grammar field the server applies (probed).
@@ -286,6 +286,16 @@ def endpoint(base_url: str | None) -> Endpoint:
         return ep
 
 
+def parallel_calls(model: Any) -> int:
+    """How many calls a run should keep going at once for ``model`` (a spec or a model object):
+    ``--max-connections`` for an OpenAI-compatible server, 1 for anything else (the embedded
+    model serialises its calls on one lock, so more threads would only wait)."""
+    m = getattr(model, "model", model)
+    if isinstance(m, RemoteChat) or (isinstance(m, str) and m.strip().startswith("openai:")):
+        return _SETTINGS.max_connections
+    return 1
+
+
 def activity() -> str:
     """``"12 in flight, 35.2 calls/s"`` over every endpoint used so far ('' when none)."""
     with _REGISTRY_LOCK:
@@ -356,7 +366,7 @@ def _probe_fields(dialect: str) -> dict:
     if dialect == "gbnf":
         return {"grammar": grammar}
     if dialect == "vllm":
-        return {"structured_outputs": {"grammar": grammar}, "guided_grammar": grammar}
+        return {"structured_outputs": {"grammar": grammar}}
     if dialect == "sglang":
         return {"ebnf": grammar}
     schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": [PROBE_TEXT]}},
@@ -408,21 +418,33 @@ def _token_field(model: "RemoteChat", n: int) -> dict:
 # ---------------------------------------------------------------------------------------------
 # context-length rejections
 
-_NUMS = [
-    # OpenAI / vLLM: "maximum context length is 4096 tokens. However, you requested 5000 tokens
-    # (4744 in the messages, 256 in the completion)"
-    re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?(?P<prompt>\d+) in the messages,? (?P<max>\d+) in the completion", re.S),
-    # llama-cpp-python: "Requested tokens (5000) exceed context window of 4096"
-    re.compile(r"Requested tokens \((?P<total>\d+)\) exceed context window of (?P<ctx>\d+)"),
+_CTX_PATTERNS = [
+    re.compile(r"maximum context length is (\d+)"),                       # OpenAI, vLLM, llama-cpp-python
+    re.compile(r"available context size \((\d+) tokens\)"),              # llama.cpp server
+    re.compile(r"exceed context window of (\d+)"),                        # older llama-cpp-python
 ]
+_PROMPT_PATTERNS = [
+    re.compile(r"(\d+) in the messages"),                                 # OpenAI, llama-cpp-python, older vLLM
+    re.compile(r"prompt contains at least (\d+) input tokens"),           # newer vLLM
+    re.compile(r"request \((\d+) tokens\) exceeds"),                     # llama.cpp server
+]
+
+
+def _first_int(patterns: list[re.Pattern], text: str) -> int | None:
+    for pat in patterns:
+        m = pat.search(text)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 def context_error_numbers(exc: Exception) -> dict | None:
     """``{"prompt", "ctx"}`` (either may be None) when ``exc`` is a server's context-length
-    rejection, else None. Recognised: OpenAI/vLLM ``context_length_exceeded``, llama.cpp
-    ``exceed_context_size_error`` (with ``n_prompt_tokens``/``n_ctx``), llama-cpp-python
-    "Requested tokens (...) exceed context window of ...", and langchain-openai's own
-    context-overflow error classes."""
+    rejection, else None. Recognised (HTTP 400 bodies as each server words them): OpenAI and
+    llama-cpp-python ``context_length_exceeded`` ("maximum context length is N tokens ... P in the
+    messages"), vLLM "maximum context length ... prompt contains at least P input tokens", the
+    llama.cpp server's ``exceed_context_size_error`` (with ``n_prompt_tokens``/``n_ctx``), and
+    langchain-openai's own context-overflow error classes."""
     text = str(exc)
     body = getattr(exc, "body", None)
     err = body.get("error", body) if isinstance(body, dict) else {}
@@ -432,16 +454,9 @@ def context_error_numbers(exc: Exception) -> dict | None:
               or "ContextOverflow" in type(exc).__name__ or err.get("type") == "exceed_context_size_error")
     if not is_ctx:
         return None
-    out: dict[str, int | None] = {"prompt": err.get("n_prompt_tokens"), "ctx": err.get("n_ctx")}
-    for pat in _NUMS:
-        m = pat.search(text)
-        if m:
-            g = m.groupdict()
-            out["ctx"] = out["ctx"] or int(g["ctx"])
-            if g.get("prompt"):
-                out["prompt"] = out["prompt"] or int(g["prompt"])
-            break
-    return out
+    prompt, ctx = err.get("n_prompt_tokens"), err.get("n_ctx")
+    return {"prompt": prompt if isinstance(prompt, int) else _first_int(_PROMPT_PATTERNS, text),
+            "ctx": ctx if isinstance(ctx, int) else _first_int(_CTX_PATTERNS, text)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -487,7 +502,7 @@ class RemoteChat(ChatOpenAI):
         if dialect == "gbnf":
             return {"grammar": fmt.gbnf()}, None
         if dialect == "vllm":
-            return {"structured_outputs": {"grammar": fmt.gbnf()}, "guided_grammar": fmt.gbnf()}, None
+            return {"structured_outputs": {"grammar": fmt.gbnf()}}, None
         if dialect == "sglang":
             return {"ebnf": fmt.gbnf()}, None
         if dialect == "json":
