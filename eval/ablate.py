@@ -101,7 +101,7 @@ def _sum_costs(parts) -> dict:
 
 
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
-                 rounds: int, concurrency: int, tick: Callable | None = None) -> dict:
+                 rounds: int, concurrency: int | None, tick: Callable | None = None) -> dict:
     """The WellPlay part: compare cells for every variant and baseline; estimates per method."""
     from eval.compare import cell_dir, run_compare
     from eval.wellplay import load_script
@@ -321,7 +321,7 @@ def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: st
 # ---------------------------------------------------------------------------- runner + report
 def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "plain", blocks: list[str],
                seeds: int = 2, model: Any = "local", script: str = "Sin", games: int = 4, players: int = 6,
-               settings: str = "0-1", rounds: int = 3, lang: str = "en", concurrency: int = 1,
+               settings: str = "0-1", rounds: int = 3, lang: str = "en", concurrency: int | None = None,
                speak_timeout: float | None = None, command: str = "", tick: Callable | None = None) -> dict:
     """Run the grid on the chosen benches and write ``result.json``, ``report.md`` and figures.
 

@@ -197,7 +197,7 @@ RESUME_KEYS = ("model", "lang", "rounds", "questions")
 
 def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list[Any], seeds: int,
                 model: Any = "local", lang: str = "en", rounds: int = 3, questions: int = 1,
-                concurrency: int = 1, settings=None, tick: Callable[[str], None] | None = None,
+                concurrency: int | None = None, settings=None, tick: Callable[[str], None] | None = None,
                 play: Callable | None = None, evaluate: Callable | None = None) -> dict:
     """Run every cell (skipping finished ones) and write ``result.json``, ``report.md``, ``scores.png``.
 
@@ -205,7 +205,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
         scripts: loaded :class:`eval.wellplay.Script` objects.
         seeds: seeds ``0 .. seeds-1``.
         concurrency: cells run at once (threads; the local model serialises its own calls, so
-            >1 helps remote models only).
+            >1 helps remote models only); None = ``--max-connections`` for a remote model, else 1.
         tick: called with a cell label as each cell finishes.
 
     Raises:
@@ -226,6 +226,9 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
         return run_cell(out=out, method=m, sc=sc, seed=s, data_root=data_root, model=model, lang=lang,
                         rounds=rounds, questions=questions, settings=settings, play=play, evaluate=evaluate)
 
+    if concurrency is None:
+        from mas_agents.remote import auto_concurrency
+        concurrency = auto_concurrency([model])
     rows = run_each(cells, one, concurrency=concurrency,
                     done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)

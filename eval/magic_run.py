@@ -57,7 +57,7 @@ def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
 
 def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: str, defender: str,
               settings: str | None = None, model: Any = "local", seed: int = 0, replay_openings: bool = False,
-              concurrency: int = 1, tick: Callable[[str], None] | None = None,
+              concurrency: int | None = None, tick: Callable[[str], None] | None = None,
               play: Callable | None = None) -> dict:
     """Play (or finish) every planned game and write the reports; returns ``result.json``.
 
@@ -83,6 +83,10 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
              seed=seed, replay_openings=replay_openings)
         return d, False
 
+    if concurrency is None:   # --max-connections when every seat's model is remote, else 1
+        from mas_agents.remote import auto_concurrency
+        from mas_agents.specs import split_model
+        concurrency = auto_concurrency([split_model(a)[1] or model for a in (challenger, defender)])
     done = run_each(games, one, concurrency=concurrency,
                     done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
     dirs = sorted(d for d, _ in done)

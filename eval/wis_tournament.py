@@ -110,7 +110,7 @@ def tournament_id(config: dict) -> str:
 
 def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
                    players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
-                   speak_timeout: float | None = 10.0, concurrency: int = 1, db: Path | None = None, out: Path | None = None,
+                   speak_timeout: float | None = 10.0, concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
                    tid: str | None = None, games_plan: list[dict] | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Play (or continue) a tournament and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
@@ -119,7 +119,8 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         agents: agent specs / URLs; games, players, lang, seed: see :func:`schedule`.
         data_root: datasets root (for the word pairs) unless ``pairs`` is given.
         model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
-        concurrency: games played at once (threads; the local model serialises its calls).
+        concurrency: games played at once (threads; the local model serialises its calls); None =
+            ``--max-connections`` when every seat's model is remote, else 1.
         db: leaderboard database (default :func:`eval.wis_leaderboard.default_db_path`).
         out: directory for the game directories (default ``runs/spy-<id>``).
         tid: tournament id (default :func:`tournament_id` of the config).
@@ -137,6 +138,10 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         if data_root is None:
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
+    if concurrency is None:
+        from mas_agents.remote import auto_concurrency
+        from mas_agents.specs import is_remote, split_model
+        concurrency = auto_concurrency([split_model(a)[1] or model for a in agents if not is_remote(a)])
     if concurrency > 1 and any(_is_local_seat(a, model) for a in agents):
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
                          "player's speaking time would include other games' waits and count as timeout fouls")
@@ -190,7 +195,7 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
 
 def run_experiment(*, kind: str, subject: str, others: str, games: int, data_root: Path, players: int = rules.DEFAULT_PLAYERS,
                    lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None = 10.0,
-                   concurrency: int = 1, db: Path | None = None, out: Path | None = None,
+                   concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.
 

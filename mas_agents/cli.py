@@ -299,7 +299,7 @@ def wellplay_compare(
     seeds: int = typer.Option(1, min=1, help="Seeds 0..N-1; each seed = one game per method and one option shuffle."),
     model: str = typer.Option("local"),
     rounds: int = typer.Option(3, min=0), questions: int = typer.Option(1, min=0),
-    concurrency: int = typer.Option(1, min=1, help="Cells run at once (helps remote models)."),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
     lang: str = typer.Option("en"),
     out: Optional[Path] = typer.Option(None, help="Run directory; rerun the same command with it to resume."),
     data_dir: Optional[Path] = DataDir,

@@ -24,7 +24,7 @@ def ablate(
     games: int = typer.Option(4, min=1, help="Who-is-Spy games per variant."),
     settings: str = typer.Option("0-1", help="MAgIC setting ids."),
     rounds: int = typer.Option(3, min=0, help="Murder-mystery questioning rounds."),
-    concurrency: int = typer.Option(1, min=1),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
     speak_timeout: Optional[float] = typer.Option(
         None, "--speak-timeout", min=0,
         help="Who-is-Spy speaking limit in seconds, a block's readings included (default: none, so that "

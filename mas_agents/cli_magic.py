@@ -25,7 +25,7 @@ def run(
                                                                           "replay the setting's recorded round-1 clues."),
     model: str = typer.Option("local", help="Default model: local | local:/path.gguf | openai:MODEL"),
     seed: int = typer.Option(0),
-    concurrency: int = typer.Option(1, min=1, help="Games at once (helps remote models)."),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/magic-<args>; rerun to resume)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (holds magic/)."),
     verbose: bool = typer.Option(False, "-v", "--verbose"),

@@ -53,7 +53,7 @@ from mas_agents.errors import ContextOverflowError, MalformedResponse
 log = logging.getLogger(__name__)
 
 __all__ = ["STRUCTURED_MODES", "DIALECTS", "RemoteSettings", "configure", "settings", "EndpointLimiter",
-           "Endpoint", "endpoint", "RemoteChat", "MalformedResponse", "activity", "endpoint_report", "parallel_calls",
+           "Endpoint", "endpoint", "RemoteChat", "MalformedResponse", "activity", "endpoint_report", "parallel_calls", "auto_concurrency",
            "context_error_numbers"]
 
 #: ``--structured`` values: ``grammar`` = whichever grammar field the server applies (probed).
@@ -294,6 +294,13 @@ def parallel_calls(model: Any) -> int:
     if isinstance(m, RemoteChat) or (isinstance(m, str) and m.strip().startswith("openai:")):
         return _SETTINGS.max_connections
     return 1
+
+
+def auto_concurrency(models: list[Any]) -> int:
+    """Games/cells a run plays at once by default: ``--max-connections`` when every model in
+    ``models`` (specs or objects) is on an OpenAI-compatible server, else 1. An empty list (all
+    seats are WiS-protocol agents) counts as remote."""
+    return min((parallel_calls(m) for m in models), default=_SETTINGS.max_connections)
 
 
 def activity() -> str:
