@@ -89,15 +89,23 @@ def wellplay_cost(d: Path) -> dict:
     return _sum_costs(parts)
 
 
-COST_KEYS = ("calls", "input_tokens", "output_tokens", "wall_s")
+COST_KEYS = ("calls", "input_tokens", "output_tokens", "wall_s", "cached_tokens", "cache_in")
 
 
 def _sum_costs(parts) -> dict:
-    """Sum the :data:`COST_KEYS` of ``parts`` (dicts that may hold other keys too)."""
+    """Sum the :data:`COST_KEYS` of ``parts`` (dicts that may hold other keys too) and add
+    ``cache_hit`` = cached / prompt tokens over the calls that reported a cache count (None when
+    no call did: llama-cpp-python's server and Ollama report none)."""
     parts = list(parts)
     out = {k: sum(c[k] for c in parts) for k in COST_KEYS}
     out["wall_s"] = round(out["wall_s"], 1)
+    out["cache_hit"] = round(out["cached_tokens"] / out["cache_in"], 4) if out["cache_in"] else None
     return out
+
+
+def _hit(cost: dict) -> str:
+    """A cost's cache-hit ratio as a percentage, or '-' when the server reported none."""
+    return "-" if cost.get("cache_hit") is None else f"{100 * cost['cache_hit']:.0f} %"
 
 
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
@@ -148,14 +156,18 @@ def spy_plan(games: int, players: int, pairs: list[dict], seed: int) -> list[dic
 
 def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
     """LLM cost of the seats in ``actors`` (None: every caller) in one game: ``{"calls",
-    "input_tokens", "output_tokens", "wall_s"}`` summed over the lines of ``calls_file``
-    (``llm_calls.jsonl``) whose ``actor`` is in ``actors``; ``wall_s`` is their model time in
-    seconds (``latency_s``; a missing file costs 0).
+    "input_tokens", "output_tokens", "wall_s", "cached_tokens", "cache_in"}`` summed over the lines
+    of ``calls_file`` (``llm_calls.jsonl``) whose ``actor`` is in ``actors``; ``wall_s`` is their
+    model time in seconds (``latency_s``; a missing file costs 0); ``cached_tokens`` the prompt
+    tokens the server reported as served from its prefix cache, ``cache_in`` the prompt tokens of
+    the calls that reported a cache count at all.
     A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
     from mas_agents.accounting import call_totals, read_calls
-    t = call_totals(c for c in read_calls(calls_file) if actors is None or c.actor in actors)
+    calls = [c for c in read_calls(calls_file) if actors is None or c.actor in actors]
+    t = call_totals(calls)
     return {"calls": t["calls"], "input_tokens": t["input_tokens"], "output_tokens": t["output_tokens"],
-            "wall_s": t["latency_s"]}
+            "wall_s": t["latency_s"], "cached_tokens": t["cached_tokens"],
+            "cache_in": sum(c.input_tokens for c in calls if c.cached_tokens is not None and c.input_tokens)}
 
 
 def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir: Path) -> dict[int, dict]:
@@ -467,12 +479,12 @@ def report_md(result: dict) -> str:
     if "wellplay" in b:
         cats = ("objective", "reasoning", "relation")
         lines += ["## WellPlay (unit: seed)", "",
-                  "| variant | weighted score | objective | reasoning | relation | LLM calls | tokens in/out | s |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| variant | weighted score | objective | reasoning | relation | LLM calls | tokens in/out | s | cache hit |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in b["wellplay"]["rows"]:
             lines.append(f"| {r['variant']} | {_e(r['weighted_score']).fmt()} | "
                          + " | ".join(_e(r["accuracy"][c]).fmt() for c in cats)
-                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
+                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(b["wellplay"]["rows"], [("weighted_score", "weighted score")] + [(c, c) for c in cats],
                                    lambda r, k: r.get("diff_vs_base", {}).get(k))
         lines += ["![WellPlay](wellplay.png)", ""]
@@ -481,13 +493,13 @@ def report_md(result: dict) -> str:
         limit = sp.get("speak_timeout")
         lines += ["## Who is Spy (unit: game; subject vs the base agent)", "",
                   f"Speaking limit: {'none' if limit is None else f'{limit:g} s'}. Cost: {sp.get('cost_of', 'whole games')}.", "",
-                  "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s | cache hit |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sp["rows"]:
             lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='')} | {_e(r['vote_accuracy_civilian']).fmt()} | "
                          f"{_e(r['win_rate_spy']).fmt()} | {_e(r['win_rate_civilian']).fmt()} | "
                          f"{r.get('fouls', '-')} ({r.get('timeouts', '-')}) / {r.get('descriptions', '-')} | "
-                         f"{r['cost']['calls']:.0f} | {r['cost']['input_tokens']:.0f}/{r['cost']['output_tokens']:.0f} | {r['cost']['wall_s']} |")
+                         f"{r['cost']['calls']:.0f} | {r['cost']['input_tokens']:.0f}/{r['cost']['output_tokens']:.0f} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(sp["rows"], [("avg_score", "avg score"), ("vote_accuracy_civilian", "vote accuracy (civilian)"),
                                                 ("win_rate_spy", "win rate as spy"), ("win_rate_civilian", "win rate as civilian")],
                                    lambda r, k: r.get("diff_vs_base", {}).get(k))
@@ -497,12 +509,12 @@ def report_md(result: dict) -> str:
         lines += ["## MAgIC (unit: setting id; challenger vs the base as defender)", "",
                   "A unit pools the games of every scenario with that setting id; a bootstrap draw resamples ids and "
                   f"recomputes each metric from the drawn games' events. Cost: {mg.get('cost_of', 'whole games')}.", "",
-                  "| variant | " + " | ".join(MAGIC_KEYS) + " | LLM calls | tokens in/out | s |",
-                  "|---|" + "---|" * (len(MAGIC_KEYS) + 3)]
+                  "| variant | " + " | ".join(MAGIC_KEYS) + " | LLM calls | tokens in/out | s | cache hit |",
+                  "|---|" + "---|" * (len(MAGIC_KEYS) + 4)]
         for r in mg["rows"]:
             m = r["metrics"]
             lines.append(f"| {r['variant']} | " + " | ".join(_e(m[k]["estimate"]).fmt() for k in MAGIC_KEYS)
-                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} |")
+                         + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(mg["rows"], [(k, k) for k in MAGIC_KEYS],
                                    lambda r, k: r["metrics"][k].get("diff_vs_base"))
         lines += ["![MAgIC](magic.png)", ""] + [f"![{r['variant']}]({r['radar']})" for r in mg["rows"]] + [""]

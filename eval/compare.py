@@ -94,8 +94,8 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
            "accuracy": ev["accuracy"], "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
-           "eval_model_s": ev["llm"]["latency_s"],
-           "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
+           "eval_model_s": ev["llm"]["latency_s"], "eval_cache_hit": ev["llm"].get("cache_hit"),
+           "game_cache_hit": None, "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
            "murderer_caught": None, "invalid_actions": None}
     g = d / "game" / "result.json"
     if g.exists():
@@ -103,7 +103,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
         llm = gr["llm"]
         row.update(game_calls=llm["calls"], game_input_tokens=llm["input_tokens"],
                    game_output_tokens=llm["output_tokens"], game_wall_s=gr["wall_time_s"],
-                   game_model_s=llm["latency_s"],
+                   game_model_s=llm["latency_s"], game_cache_hit=llm.get("cache_hit"),
                    murderer_caught=(gr.get("outcome") or {}).get("murderer_caught"),
                    invalid_actions=gr.get("invalid_actions"))
     return row
@@ -127,6 +127,9 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
                             for c in CATEGORIES if any(r["accuracy"].get(c) is not None for r in rs)}}
         caught = [r["murderer_caught"] for r in rs if r["murderer_caught"] is not None]
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
+        for k in ("game_cache_hit", "eval_cache_hit"):   # servers that report no cache: None
+            hits = [r[k] for r in rs if r.get(k) is not None]
+            agg[k] = statistics.fmean(hits) if hits else None
         for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s",
                   "eval_calls", "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained"):
             agg[k] = statistics.fmean(r[k] for r in rs)
@@ -145,6 +148,10 @@ def fewer_calls_line(table: list[dict]) -> str:
     return "PLAYER* used fewer gameplay LLM calls per game than: " + "; ".join(parts) + "."
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f} %"
+
+
 def report_md(result: dict) -> str:
     """The Markdown report of a comparison."""
     lines = [f"# WellPlay comparison", "",
@@ -152,8 +159,9 @@ def report_md(result: dict) -> str:
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
              "| method | weighted (mean ± std) | objective | reasoning | relation | murderer caught | "
-             "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained | "
+             "cache hit game/eval |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
         acc = t["accuracy"]
         caught = "-" if t["murderer_caught"] is None else f"{100 * t['murderer_caught']:.0f} %"
@@ -162,12 +170,14 @@ def report_md(result: dict) -> str:
             + " | ".join(f"{100 * acc[c]:.1f}" if c in acc else "-" for c in CATEGORIES)
             + f" | {caught} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
               f"{t['game_model_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
-              f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} |")
+              f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} | {_pct(t.get('game_cache_hit'))}/{_pct(t.get('eval_cache_hit'))} |")
     lines += ["", result["fewer_calls"], "",
               "Costs are means per cell (one game and its evaluation for one script and seed); model s is "
               "the summed latency of the model calls, so it counts a resumed game's calls before the resume "
               "(result.json also keeps each part's wall time, which does not). Game costs count every "
-              "character, the murderer too. "
+              "character, the murderer too. Cache hit: prompt tokens the server served from its prefix cache, "
+              "where it reports them (usage.prompt_tokens_details.cached_tokens; the local model's KV-cache "
+              "reuse). "
               "Weighted score = Σ w·correct / Σ w, w = 10 / 5 / 2 (PLAYER* §3).", "",
               "![weighted score](scores.png)", ""]
     return "\n".join(lines)
