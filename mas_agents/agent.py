@@ -83,8 +83,10 @@ class Agent:
         blocks: planner blocks consulted in order before each action.
         settings: retrieval budgets (tokens).
         spec: the agent spec string it was built from (for logs).
-        constrained: decode under the request's reply grammar (:mod:`mas_agents.grammar`) when the
-            model supports grammars (local GGUF models); ``None`` = whenever supported.
+        constrained: make the reply follow the request's format (:class:`mas_agents.grammar.ReplyFormat`)
+            in whatever way the model takes it: a GBNF grammar for a local GGUF model, the server's
+            structured-output fields for a remote one (see :meth:`AccountedModel.constrain`);
+            ``None`` = whenever the model takes one, ``False`` = never (prompt only).
     """
 
     persona: Persona

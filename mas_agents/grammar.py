@@ -1,13 +1,15 @@
-"""Reply grammars: the answer format of an action request as a llama.cpp GBNF grammar.
+"""Reply grammars: the answer format of an action request as a llama.cpp GBNF grammar, or as a
+JSON schema whose object is rendered back into the same tagged lines.
 
-Local GGUF models (``local``, ``local:/path.gguf``) decode under this grammar (llama.cpp
+Local GGUF models (``local``, ``local:/path.gguf``) decode under the GBNF grammar (llama.cpp
 constrained decoding), so the *format* of the reply is guaranteed (an optional one-line thought,
 then the tagged line with a legal choice) while its *content* is still the model's choice.
 The embedded SmolLM2-135M rarely follows a format from the prompt alone (a one-off probe on a
 "Sin" vote prompt: 0 of 2 replies parsed without a grammar, 3 of 3 with it; a 3-round "Sin" game
-under the grammar had 0 invalid actions), which would make most actions abstentions. Remote models get the same format in the prompt and no grammar.
-Every reply, constrained or not, still goes through the strict parser in
-:mod:`mas_agents.actions` (a reply cut off by ``max_tokens`` can still fail).
+under the grammar had 0 invalid actions), which would make most actions abstentions. Remote
+servers get the same format in their own structured-output dialect (:class:`ReplyFormat`,
+:mod:`mas_agents.remote`). Every reply, constrained or not, still goes through the strict parser
+in :mod:`mas_agents.actions` (a reply cut off by ``max_tokens`` can still fail).
 """
 
 from __future__ import annotations
