@@ -36,9 +36,10 @@ MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 2
               "describe": 256, "guess": 256, "propose": 256, "contribute": 256, "form": 256}
 #: Completion budget when the reply has no thought line (a bare tagged line): a description is
 #: at most 400 characters (WiS), a vote one name.
-#: Characters of an unreadable reply echoed back in the re-prompt: the longest well-formed reply
-#: (a thought of mas_agents.grammar.THOUGHT_CHARS, a tag, a TEXT_MAX utterance) fits.
-REPROMPT_ECHO_CHARS = 700
+#: Characters of an unreadable reply echoed back in the re-prompt. Any reply a grammar allows (a
+#: thought of mas_agents.grammar.THOUGHT_CHARS, tags, a TEXT_MAX utterance: under 800) is echoed
+#: whole, so the local path is unchanged; a server that ignores the cap cannot blow up the re-prompt.
+REPROMPT_ECHO_CHARS = 1200
 MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
                          "contribute": 16, "form": 96}
 
