@@ -205,7 +205,8 @@ SPY_KEYS = ("avg_score", "vote_accuracy_civilian", "win_rate_spy", "win_rate_civ
 
 
 def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players: int, seed: int, model: Any,
-            lang: str, speak_timeout: float | None = None, tick: Callable | None = None) -> dict:
+            lang: str, speak_timeout: float | None = None, tick: Callable | None = None,
+            concurrency: int | None = None) -> dict:
     """The Who-is-Spy part: one tournament per variant as subject vs the base (same plan).
 
     ``speak_timeout``: the WiS speaking limit in seconds (the answer's whole wall time, a block's
@@ -225,7 +226,7 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
         vdir = out / v.replace("+", "_")
         res = run_tournament(agents=[v, base], games=games, pairs=pairs, players=players, lang=lang, model=model,
                              seed=seed, db=db, out=vdir, games_plan=gp, speak_timeout=speak_timeout,
-                             tick=(lambda i: tick(f"spy {v} g{i}")) if tick else None)
+                             concurrency=concurrency, tick=(lambda i: tick(f"spy {v} g{i}")) if tick else None)
         units[v] = subject_units(Leaderboard(db).games(res["id"]), {g["index"]: g["subject_seat"] for g in plan},
                                  games_dir=vdir / "games")
     rows = []
@@ -308,7 +309,7 @@ def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list
 
 
 def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: str, seed: int, model: Any,
-                    tick: Callable | None = None) -> dict:
+                    tick: Callable | None = None, concurrency: int | None = None) -> dict:
     """The MAgIC part: each variant challenges the base on the same settings."""
     from eval.magic_run import radar_chart, run_magic
     from graphs.magic_events import SCENARIOS
@@ -317,7 +318,7 @@ def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: st
     for v in grid:
         d = out / v.replace("+", "_")
         res = run_magic(data_root=data_root, out=d, scenarios=list(SCENARIOS), challenger=v, defender=base,
-                        settings=settings, model=model, seed=seed,
+                        settings=settings, model=model, seed=seed, concurrency=concurrency,
                         tick=(lambda label: tick(f"magic {v} {label}")) if tick else None)
         dirs[v] = d
         by_setting[v], costs[v] = _magic_by_setting(d, res["games"])   # each game's events read once
@@ -367,10 +368,11 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
                                                      concurrency=concurrency, tick=tick)
     if "spy" in benches:
         result["benches"]["spy"] = run_spy(out / "spy", grid, data_root=data_root, games=games, players=players,
-                                           seed=0, model=model, lang=lang, speak_timeout=speak_timeout, tick=tick)
+                                           seed=0, model=model, lang=lang, speak_timeout=speak_timeout, tick=tick,
+                                           concurrency=concurrency)
     if "magic" in benches:
         result["benches"]["magic"] = run_magic_bench(out / "magic", grid, data_root=data_root, settings=settings,
-                                                     seed=0, model=model, tick=tick)
+                                                     seed=0, model=model, tick=tick, concurrency=concurrency)
     if (out / "result.json").exists():   # a run extended bench by bench keeps the benches it ran before
         from mas_agents.rundir import read_json
         earlier = read_json(out / "result.json").get("benches") or {}

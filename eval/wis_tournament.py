@@ -120,7 +120,8 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         data_root: datasets root (for the word pairs) unless ``pairs`` is given.
         model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
         concurrency: games played at once (threads; the local model serialises its calls); None =
-            ``--max-connections`` when every seat's model is remote, else 1.
+            ``--max-connections`` when every seat's model is remote and there is no speaking
+            limit, else 1.
         db: leaderboard database (default :func:`eval.wis_leaderboard.default_db_path`).
         out: directory for the game directories (default ``runs/spy-<id>``).
         tid: tournament id (default :func:`tournament_id` of the config).
@@ -139,9 +140,12 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
     if concurrency is None:
+        # with a speaking limit, one game at a time: a description waiting for a connection
+        # behind other games' votes would count against the limit and foul by chance
         from mas_agents.remote import auto_concurrency
         from mas_agents.specs import is_remote, split_model
-        concurrency = auto_concurrency([split_model(a)[1] or model for a in agents if not is_remote(a)])
+        concurrency = 1 if speak_timeout is not None else auto_concurrency(
+            [split_model(a)[1] or model for a in agents if not is_remote(a)])
     if concurrency > 1 and any(_is_local_seat(a, model) for a in agents):
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
                          "player's speaking time would include other games' waits and count as timeout fouls")

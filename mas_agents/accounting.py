@@ -211,7 +211,7 @@ def is_transient_error(exc: BaseException) -> bool:
     """Whether ``exc`` is worth retrying.
 
     True for ``openai.APITimeoutError``, ``openai.APIConnectionError``, ``openai.RateLimitError``,
-    ``openai.InternalServerError`` (HTTP >= 500), ``openai.APIResponseValidationError`` and
+    ``openai.InternalServerError`` (HTTP >= 500), HTTP 408 and 409, ``openai.APIResponseValidationError`` and
     :class:`mas_agents.remote.MalformedResponse` (a body that is not a completion), a
     ``json.JSONDecodeError`` raised while reading a response, and the builtin ``TimeoutError`` /
     ``ConnectionError``. False for everything else, notably
@@ -219,6 +219,8 @@ def is_transient_error(exc: BaseException) -> bool:
     ``openai.BadRequestError`` / other 4xx errors.
     """
     if isinstance(exc, json.JSONDecodeError):
+        return True
+    if getattr(exc, "status_code", None) in (408, 409):     # request timeout / conflict: try again
         return True
     return isinstance(exc, _transient_types())
 
@@ -234,13 +236,19 @@ def _is_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, (openai.APIConnectionError, ConnectionError))
 
 
+#: HTTP statuses a server gives every request alike: the key, the permission, the model name.
+REFUSALS = (401, 403, 404)
+
+
 def _is_refusal(exc: BaseException) -> bool:
-    """A 4xx the server gives every request alike (auth, unknown model, a rejected parameter)."""
-    try:
-        import openai
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(exc, openai.APIStatusError) and 400 <= exc.status_code < 500 and exc.status_code != 429
+    """A 401/403/404: the server refuses every request of this run alike."""
+    return getattr(exc, "status_code", None) in REFUSALS
+
+
+def _is_request_error(exc: BaseException) -> bool:
+    """Another 4xx (400, 413, 422, ...): this request was refused; the next may not be."""
+    code = getattr(exc, "status_code", None)
+    return isinstance(code, int) and 400 <= code < 500 and code not in (408, 409, 429) + REFUSALS
 
 
 def retry_after_s(exc: BaseException, cap: float = 60.0) -> float | None:
@@ -326,11 +334,12 @@ class AccountedModel:
     asks if that is longer. When a call has failed for good it is recorded with ``ok=False`` and:
 
     * a context-length error (:class:`mas_agents.errors.ContextOverflowError`) is re-raised as is;
-    * a server that cannot be reached, or that refuses the request (4xx other than 429), raises
-      :class:`mas_agents.errors.ModelUnavailable` (the run stops; finished work is kept);
-    * any other transient failure raises :class:`mas_agents.errors.CallFailed` (the game turns it
-      into the rule's no-answer), unless it is the :data:`FAIL_STREAK`-th in a row, which raises
-      ``ModelUnavailable``;
+    * a server that cannot be reached, or that refuses every request (401/403/404: the key, the
+      permission, the model name), raises :class:`mas_agents.errors.ModelUnavailable` (the run
+      stops; finished work is kept);
+    * any other transient failure, or another 4xx (this request refused, not retried), raises
+      :class:`mas_agents.errors.CallFailed` (the game turns it into the rule's no-answer), unless
+      it is the :data:`FAIL_STREAK`-th failed call in a row, which raises ``ModelUnavailable``;
     * anything else (a bug, a local model's own error) is re-raised unchanged.
 
     Args:
@@ -386,7 +395,7 @@ class AccountedModel:
             return ModelUnavailable(f"{self._where()} is unreachable{tries} ({what})")
         if _is_refusal(exc):
             return ModelUnavailable(f"{self._where()} refused the request ({what})")
-        if is_transient_error(exc):
+        if is_transient_error(exc) or _is_request_error(exc):
             n = self._streak.failed()
             if n >= FAIL_STREAK:
                 return ModelUnavailable(f"{self._where()}: {n} calls in a row failed{tries}; last: {what}")

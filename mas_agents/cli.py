@@ -274,6 +274,7 @@ def wellplay_eval(
         settings.dialogue_budget = dialogue_budget
     label = run.name if (method == "session" and run) else script
     out = out or default_run_dir(f"eval-{method}", label)
+    set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
     with _progress() as prog:
         task = prog.add_task(f"{method}", total=None)
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import sys
 from typing import Any, Callable, Optional
 
 import typer
@@ -19,12 +20,27 @@ console = Console(stderr=True)
 
 #: What to tell the user about continuing after a stop; set by a command once it knows its
 #: run directory (e.g. ``rerun with --resume --out runs/x``).
-_RESUME_HINT: contextvars.ContextVar[str] = contextvars.ContextVar("resume_hint", default="rerun the same command to continue")
+DEFAULT_HINT = "rerun the same command to continue (finished games and cells are reused)"
+_RESUME_HINT: contextvars.ContextVar[str] = contextvars.ContextVar("resume_hint", default=DEFAULT_HINT)
 
 
 def fail(msg: str, code: int = 2) -> None:
-    """Print ``error: msg`` (one line, no traceback) on stderr and exit with ``code``."""
-    console.print(f"[red]error:[/red] {msg}", soft_wrap=True, markup=True, highlight=False)
+    """Print ``error: msg`` (one line, no traceback) on stderr and exit with ``code``.
+
+    Called while a run-stopping fault is being handled (a command's ``except ValueError`` also
+    catches :class:`mas_agents.errors.ContextOverflowError`), it exits 3 and says how to continue,
+    as :func:`remote_options` does."""
+    from mas_agents.errors import ContextOverflowError, RunStopped
+
+    handling = sys.exc_info()[1]
+    if isinstance(handling, (RunStopped, ContextOverflowError)) and code == 2:
+        code = 3
+        if "Finished work is kept" not in msg:
+            msg = f"{msg}. Finished work is kept; {_RESUME_HINT.get()}."
+    from rich.markup import escape
+
+    # escaped: a server's message or a prompt may hold [brackets] that rich would take for markup
+    console.print(f"[red]error:[/red] {escape(msg)}", soft_wrap=True, markup=True, highlight=False)
     raise typer.Exit(code)
 
 
@@ -73,10 +89,13 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                              max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
         except ValueError as exc:
             fail(str(exc))
+        token = _RESUME_HINT.set(DEFAULT_HINT)
         try:
             return fn(*args, **kwargs)
         except (RunStopped, ContextOverflowError) as exc:
             fail(f"{exc}. Finished work is kept; {_RESUME_HINT.get()}.", code=3)
+        finally:
+            _RESUME_HINT.reset(token)
 
     wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
     wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _REMOTE_PARAMS}}

@@ -22,7 +22,7 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli_common import remote_options
+from mas_agents.cli_common import remote_options, set_resume_hint
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
@@ -83,6 +83,7 @@ def play(
         cli._fail(str(exc))
     seat_specs = [specs[i % len(specs)] for i in range(players)]
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
+    set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     try:
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
                         speak_timeout=speak_timeout)

@@ -3,10 +3,11 @@
 * :class:`ContextOverflowError`: a prompt does not fit the model's context window. A setting
   problem (budgets, ``n_ctx``, ``--context-window``): the run stops with one line, never retried.
 * :class:`CallFailed`: one logical call failed after its retries (a timeout, a 5xx, a 429, a
-  malformed or empty response). The action it was for becomes what the game's rules say for no
+  malformed or empty response) or was refused on its own (a 400 for this request). The action it was for becomes what the game's rules say for no
   answer (abstention, foul, no proposal), counted in ``result.json``; the game goes on.
-* :class:`ModelUnavailable`: the backend is down (connection refused after the retries, or several
-  calls in a row failed) or refuses every request (401/403/404, a rejected parameter). The run
+* :class:`ModelUnavailable`: the backend is down (connection refused after the retries, three
+  calls in a row failed, or it kept answering 5xx to the start-up probes) or refuses every request
+  (401/403/404). The run
   stops with one line; what is finished is kept, and rerunning the command continues.
 """
 
@@ -38,9 +39,10 @@ class ContextOverflowError(ValueError):
         self.max_tokens = max_tokens
         self.limit = n_ctx - max_tokens
         self.where = where
+        self.estimated = estimated
         trained = f" (the model was trained with {n_ctx_train})" if n_ctx_train else ""
         about = "about " if estimated else ""
-        at = f"{where}: " if where else ""
+        at = f"model server {where}: " if where else ""
         extra = f" [{detail}]" if detail else ""
         super().__init__(
             f"{at}prompt is {about}{prompt_tokens} tokens but only {self.limit} fit "

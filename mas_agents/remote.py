@@ -5,8 +5,9 @@ is not the embedded model:
 
 * **Requests every server reads.** The reply cap goes out as ``max_tokens`` (langchain-openai
   renames it ``max_completion_tokens``, which llama-cpp-python's server ignores, so generation ran
-  unbounded); only ``api.openai.com`` gets ``max_completion_tokens``. A stop sequence is sent only
-  where the reply format is one line and nothing constrains decoding (see :meth:`RemoteChat._extra`).
+  unbounded); only ``api.openai.com`` gets ``max_completion_tokens``. No stop sequence is sent:
+  no string is safe before the tagged line (a preamble, a ``<think>`` block, the invited thought),
+  and after it the grammar ends decoding or the cap bounds it.
 * **Structured outputs.** The reply format the local model decodes under
   (:class:`mas_agents.grammar.ReplyFormat`) is sent in the dialect the server speaks: ``gbnf``
   (llama.cpp / llama-cpp-python: a ``grammar`` field), ``vllm`` (``structured_outputs.grammar``),
@@ -18,9 +19,10 @@ is not the embedded model:
 * **Context windows.** Read once per base URL from ``GET /models`` (``max_model_len``: vLLM,
   SGLang; ``meta.n_ctx`` / ``meta.n_ctx_train``: llama.cpp) or from ``--context-window``; each
   prompt's size is estimated conservatively (UTF-8 bytes over the smallest bytes-per-token ratio
-  the server's own ``usage`` has shown, 2.5 before any) and the reply cap is lowered to fit, or
-  :class:`~mas_agents.errors.ContextOverflowError` is raised before sending. A server's
-  context-length rejection (HTTP 400) becomes the same error.
+  the server's own ``usage`` has shown, 2.5 before any) and the reply cap is lowered to fit (down
+  to :data:`MIN_FIT_TOKENS`; the server has the last word). A server's context-length rejection
+  (HTTP 400) becomes :class:`~mas_agents.errors.ContextOverflowError`, except that a prompt that
+  fits with a smaller cap is asked once more with the room the server says is left.
 * **Concurrency.** One :class:`EndpointLimiter` per base URL, shared by every game, tournament
   cell, evaluation and ablation cell of the process: at most ``max_connections`` requests in
   flight; ``adaptive`` halves the limit on a 429 and adds one back after 20 successes. It counts
@@ -71,6 +73,8 @@ MIN_FIT_TOKENS = 16
 START_BYTES_PER_TOKEN = 2.5
 #: Tokens added per message for the chat template (role markers).
 TEMPLATE_TOKENS_PER_MESSAGE = 8
+#: Prompts shorter than this (UTF-8 bytes) teach nothing about the bytes-per-token ratio.
+LEARN_MIN_BYTES = 400
 
 
 @dataclass
@@ -127,7 +131,8 @@ class EndpointLimiter:
 
     Args:
         limit: the most requests in flight (>= 1).
-        adaptive: on :meth:`rate_limited` halve the current limit (never below 1); after 20
+        adaptive: on :meth:`rate_limited` halve the current limit (never below 1; once per
+            generation: not again before ``limit`` more requests have completed); after 20
             successes in a row at a lowered limit, raise it by one, up to ``limit``.
 
     Use as a context manager around one request. Counters: :attr:`in_flight`, :attr:`completed`,
@@ -145,6 +150,7 @@ class EndpointLimiter:
         self.completed = 0
         self.started: float | None = None
         self._ok_streak = 0
+        self._cut_at = -1            # requests completed at the last cut (-1: none yet)
         self._cond = threading.Condition()
 
     def __enter__(self) -> "EndpointLimiter":
@@ -164,11 +170,15 @@ class EndpointLimiter:
             self._cond.notify()
 
     def rate_limited(self) -> None:
-        """A 429 came back: in adaptive mode, halve the limit."""
+        """A 429 came back: in adaptive mode, halve the limit, at most once per generation of
+        requests (a burst of 429s from the requests already in flight is one signal, not many)."""
         if not self.adaptive:
             return
         with self._cond:
+            if self.completed - self._cut_at < self.limit and self._cut_at >= 0:
+                return
             self.limit = max(1, self.limit // 2)
+            self._cut_at = self.completed
             self._ok_streak = 0
             log.warning("429 from the server: at most %d requests in flight now", self.limit)
 
@@ -223,7 +233,11 @@ class Endpoint:
         the user's own limit)."""
         with self._lock:
             if self._ctx is None:
-                reported, where = _reported_context(model, self.base_url)
+                try:
+                    reported, where = _reported_context(model, self.base_url)
+                except _NotReady as exc:
+                    from mas_agents.errors import ModelUnavailable
+                    raise ModelUnavailable(f"model server {self.base_url} is not ready: {exc}") from exc
                 mine = self.cfg.context_window
                 if reported and (mine is None or reported <= mine):
                     self._ctx = (reported, where)
@@ -241,10 +255,11 @@ class Endpoint:
     def learn(self, messages: list[BaseMessage], prompt_tokens: int | None) -> None:
         """Take the server's prompt token count of ``messages`` into the bytes-per-token ratio
         (the smallest ratio seen is kept, so the estimate stays an over-count)."""
-        if not prompt_tokens:
-            return
         n_bytes = sum(len(message_text(m.content).encode("utf-8")) for m in messages)
-        ratio = n_bytes / prompt_tokens
+        text_tokens = (prompt_tokens or 0) - TEMPLATE_TOKENS_PER_MESSAGE * len(messages)
+        if n_bytes < LEARN_MIN_BYTES or text_tokens <= 0:   # too short to say anything about the text
+            return
+        ratio = n_bytes / text_tokens
         with self._lock:
             if not self._ratio_seen or ratio < self._bytes_per_token:
                 self._bytes_per_token = max(ratio, 0.5)
@@ -260,7 +275,11 @@ class Endpoint:
                     self._dialect, self._probe_note = mode, f"--structured {mode}"
                 else:
                     tries = GRAMMAR_DIALECTS if mode == "grammar" else DIALECTS[:-1]
-                    self._dialect, self._probe_note = _probe(model, tries)
+                    try:
+                        self._dialect, self._probe_note = _probe(model, tries)
+                    except _NotReady as exc:
+                        from mas_agents.errors import ModelUnavailable
+                        raise ModelUnavailable(f"model server {self.base_url} is not ready: {exc}") from exc
                     if mode == "grammar" and self._dialect == "prompt":
                         log.warning("%s applied none of the grammar fields (%s); the format is in the "
                                     "prompt only", self.base_url, self._probe_note)
@@ -330,27 +349,49 @@ def endpoint_report(models: list[Any]) -> list[dict]:
 # probes
 
 
-def _http_get_json(model: "RemoteChat", url: str) -> Any:
+#: Tries of a probe request that meets a temporary fault (a 429, a 5xx such as llama.cpp's
+#: 503 while the model loads, a timeout), with PROBE_BACKOFF_S * 2**k seconds between them.
+PROBE_TRIES = 4
+PROBE_BACKOFF_S = 1.0
+
+
+class _NotReady(RuntimeError):
+    """A probe met only temporary faults: nothing is cached, the run stops with one line."""
+
+
+def _http_get_json(model: "RemoteChat", base: str, path: str) -> Any:
+    """The JSON of ``GET base + path`` (None for a 4xx or a body that is not JSON); temporary
+    faults (5xx, 429, timeouts) are retried, and raise :class:`_NotReady` when they persist; a
+    refused connection raises ModelUnavailable naming ``base``."""
     import httpx
 
+    url = base + path
     headers = {"Authorization": f"Bearer {model.openai_api_key.get_secret_value()}"} if model.openai_api_key else {}
-    try:
-        r = httpx.get(url, headers=headers, timeout=10.0)
-    except httpx.HTTPError:
-        return None
-    if r.status_code != 200:
-        return None
-    try:
-        return r.json()
-    except ValueError:
-        return None
+    for k in range(PROBE_TRIES):
+        try:
+            r = httpx.get(url, headers=headers, timeout=10.0)
+        except httpx.ConnectError as exc:
+            from mas_agents.errors import ModelUnavailable
+            raise ModelUnavailable(f"model server {base} is unreachable (GET {path}: {type(exc).__name__}: {exc})") from exc
+        except httpx.HTTPError:
+            r = None
+        if r is not None and r.status_code < 500 and r.status_code != 429:
+            if r.status_code != 200:
+                return None
+            try:
+                return r.json()
+            except ValueError:
+                return None
+        if k < PROBE_TRIES - 1:
+            time.sleep(PROBE_BACKOFF_S * 2 ** k)
+    raise _NotReady(f"GET {url} kept failing ({'no answer' if r is None else r.status_code})")
 
 
 def _reported_context(model: "RemoteChat", base_url: str) -> tuple[int | None, str]:
     """The context window the server reports for ``model.model_name``: ``/models``
     (``max_model_len``, ``context_length``, ``meta.n_ctx``, ``meta.n_ctx_train``), then llama.cpp's
     ``/props`` (``default_generation_settings.n_ctx``)."""
-    listing = _http_get_json(model, f"{base_url}/models")
+    listing = _http_get_json(model, base_url, "/models")
     entries = listing.get("data") if isinstance(listing, dict) else None
     for e in entries or []:
         if not isinstance(e, dict) or (e.get("id") != model.model_name and len(entries) > 1):
@@ -360,7 +401,7 @@ def _reported_context(model: "RemoteChat", base_url: str) -> tuple[int | None, s
                          ("meta.n_ctx", meta.get("n_ctx")), ("meta.n_ctx_train", meta.get("n_ctx_train"))):
             if isinstance(val, int) and val > 0:
                 if key == "meta.n_ctx_train":   # the trained length; the server's own n_ctx may be smaller
-                    props = _http_get_json(model, f"{_server_root(base_url)}/props")
+                    props = _http_get_json(model, _server_root(base_url), "/props")
                     n = ((props or {}).get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
                     if isinstance(n, int) and n > 0:
                         return n, "server: /props default_generation_settings.n_ctx"
@@ -393,23 +434,38 @@ def _probe_ok(dialect: str, text: str) -> bool:
 
 def _probe(model: "RemoteChat", dialects: tuple[str, ...]) -> tuple[str, str]:
     """The first of ``dialects`` whose probe reply is exactly what its constraint forces;
-    ``("prompt", note)`` when none is. One short request per dialect tried (max 8 tokens)."""
+    ``("prompt", note)`` when none is. One short request per dialect tried (at most 12 reply
+    tokens). A dialect is settled only by an answer: a reply (applied or ignored) or a 4xx
+    (rejected). Temporary faults (429, 5xx, timeouts) are retried; when they persist nothing is
+    cached and :class:`_NotReady` is raised."""
     import openai
 
     client = model.root_client
     notes = []
     for d in dialects:
-        try:
-            resp = client.chat.completions.create(
-                model=model.model_name, messages=[{"role": "user", "content": "Say anything."}],
-                temperature=0, extra_body={**_token_field(model, 12), **_probe_fields(d)})
-            text = (resp.choices[0].message.content or "") if resp.choices else ""
-        except openai.APIConnectionError as exc:
-            from mas_agents.errors import ModelUnavailable
-            raise ModelUnavailable(f"model server {model.endpoint().base_url} is unreachable "
-                                   f"({type(exc).__name__}: {exc})") from exc
-        except openai.APIError as exc:
-            notes.append(f"{d}: {type(exc).__name__}")
+        for k in range(PROBE_TRIES):
+            try:
+                resp = client.chat.completions.create(
+                    model=model.model_name, messages=[{"role": "user", "content": "Say anything."}],
+                    temperature=0, extra_body={**_token_field(model, 12), **_probe_fields(d)})
+                text = (resp.choices[0].message.content or "") if resp.choices else ""
+                break
+            except openai.APITimeoutError:
+                pass
+            except openai.APIConnectionError as exc:
+                from mas_agents.errors import ModelUnavailable
+                raise ModelUnavailable(f"model server {model.endpoint().base_url} is unreachable "
+                                       f"({type(exc).__name__}: {exc})") from exc
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
+                    text = None
+                    notes.append(f"{d}: rejected ({exc.status_code})")
+                    break
+            if k < PROBE_TRIES - 1:
+                time.sleep(PROBE_BACKOFF_S * 2 ** k)
+        else:
+            raise _NotReady(f"the structured-output probe ({d}) met only temporary faults")
+        if text is None:
             continue
         if _probe_ok(d, text):
             return d, f"probe: the server applied {d}" + (f" (not: {', '.join(notes)})" if notes else "")
@@ -433,6 +489,7 @@ _CTX_PATTERNS = [
 _PROMPT_PATTERNS = [
     re.compile(r"(\d+) in the messages"),                                 # OpenAI, llama-cpp-python, older vLLM
     re.compile(r"prompt contains at least (\d+) input tokens"),           # newer vLLM
+    re.compile(r"request has (\d+) input tokens"),                        # vLLM, prompt + cap too long
     re.compile(r"request \((\d+) tokens\) exceeds"),                     # llama.cpp server
 ]
 
@@ -504,8 +561,9 @@ class RemoteChat(ChatOpenAI):
     def _extra(self, fmt: Any, dialect: str) -> tuple[dict, list[str] | None]:
         """``(extra_body fields, stop)`` for one request under ``dialect``."""
         if fmt is None or dialect == "prompt":
-            # one-line formats: a blank line can only come after the answer (or before none at all)
-            return {}, (["\n\n"] if fmt is not None and fmt.one_line else None)
+            # no stop sequence: a preamble, a reasoning model's <think> block or the thought the
+            # prompt invites may hold any line break before the tagged line; the cap bounds length
+            return {}, None
         if dialect == "gbnf":
             return {"grammar": fmt.gbnf()}, None
         if dialect == "vllm":
@@ -517,43 +575,63 @@ class RemoteChat(ChatOpenAI):
                 "name": f"{fmt.request.kind}_reply", "strict": True, "schema": fmt.schema()}}}, None
         raise ValueError(f"unknown structured dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _send(self, ep: Endpoint, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any,
+              kwargs: dict) -> ChatResult:
+        """One request under the endpoint's limiter, server faults mapped to our errors."""
         import openai
 
+        with ep.limiter:
+            try:
+                return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+            except openai.RateLimitError:
+                ep.limiter.rate_limited()
+                raise
+            except openai.APIError as exc:
+                nums = context_error_numbers(exc)
+                if nums is not None:
+                    raise ContextOverflowError(nums["prompt"] or ep.estimate_tokens(messages), nums["ctx"] or 0,
+                                               kwargs["max_tokens"], where=ep.base_url,
+                                               estimated=nums["prompt"] is None,
+                                               detail=f"the server said: {_one_line(exc)}") from exc
+                raise
+            except (KeyError, ValueError) as exc:
+                # langchain-openai on a 200 whose body is no completion: no "choices", an "error"
+                # object, or not JSON at all
+                raise MalformedResponse(f"{ep.base_url}: malformed response ({type(exc).__name__}: {exc})") from exc
+            except TypeError as exc:
+                if "NoneType" not in str(exc):        # "choices": null; anything else is a bug of ours
+                    raise
+                raise MalformedResponse(f"{ep.base_url}: malformed response ({exc})") from exc
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
         fmt = kwargs.pop("reply_format", None)
         ep = self.endpoint()
         max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens or 256
         ctx, _ = ep.context_window(self)
         if ctx:
-            est = ep.estimate_tokens(messages)
-            room = ctx - est
-            if room < MIN_FIT_TOKENS:
-                raise ContextOverflowError(est, ctx, max_tokens, where=ep.base_url, estimated=True)
+            # fit the cap to what the (over-counted) prompt leaves; the server has the last word
+            room = ctx - ep.estimate_tokens(messages)
             if room < max_tokens:
+                fitted = max(room, MIN_FIT_TOKENS)
                 log.info("%s: reply cap lowered from %d to %d tokens to fit the %d-token context",
-                         ep.base_url, max_tokens, room, ctx)
-                max_tokens = room
+                         ep.base_url, max_tokens, fitted, ctx)
+                max_tokens = fitted
         dialect = (self.structured_dialect or ep.dialect(self)) if fmt is not None else "prompt"
         extra, fmt_stop = self._extra(fmt, dialect)
         stop = stop or fmt_stop
         kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
         kwargs["max_tokens"] = max_tokens
-        with ep.limiter:
-            try:
-                result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-            except openai.RateLimitError:
-                ep.limiter.rate_limited()
+        try:
+            result = self._send(ep, messages, stop, run_manager, kwargs)
+        except ContextOverflowError as exc:
+            # the prompt fits but prompt + cap does not (vLLM says so): once more with the room left
+            room = exc.n_ctx - exc.prompt_tokens if exc.n_ctx and not exc.estimated else 0
+            if room < MIN_FIT_TOKENS or room >= kwargs["max_tokens"]:
                 raise
-            except openai.APIStatusError as exc:
-                nums = context_error_numbers(exc)
-                if nums is not None:
-                    raise ContextOverflowError(nums["prompt"] or ep.estimate_tokens(messages), nums["ctx"] or ctx or 0,
-                                               max_tokens, where=ep.base_url, estimated=nums["prompt"] is None,
-                                               detail=f"the server said: {_one_line(exc)}") from exc
-                raise
-            except (KeyError, TypeError) as exc:   # langchain-openai on a body with no / null choices
-                raise MalformedResponse(f"{ep.base_url}: malformed response ({type(exc).__name__}: {exc})") from exc
+            log.info("%s: the server's context leaves %d reply tokens; asking again with that cap", ep.base_url, room)
+            kwargs["max_tokens"] = max_tokens = room
+            result = self._send(ep, messages, stop, run_manager, kwargs)
         ep.limiter.succeeded()
         if not result.generations:
             raise MalformedResponse(f"{ep.base_url}: the response has no choices")

@@ -116,7 +116,8 @@ def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
 
     With ``concurrency`` 1 the items run in order in this thread; otherwise on a thread pool of
     that size (useful for remote models; a local model serialises its calls anyway). ``done(item,
-    result)`` is called as each item finishes (progress bars). The first exception propagates.
+    result)`` is called as each item finishes (progress bars). The first exception propagates;
+    items that have not started by then are cancelled.
     """
     from concurrent.futures import ThreadPoolExecutor, as_completed
     results = []
@@ -130,7 +131,13 @@ def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         futs = {pool.submit(fn, it): it for it in items}
         for f in as_completed(futs):
-            r = f.result()
+            try:
+                r = f.result()
+            except BaseException:
+                # items not started yet never start (a dead model server would fail each of them
+                # in turn, minutes before the one-line stop); those running finish or fail
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
             results.append(r)
             if done:
                 done(futs[f], r)

@@ -28,6 +28,8 @@ decides its answer:
 ``"500"``, ``"503"``     that status with an OpenAI-style error JSON
 ``"400:context"``        HTTP 400, llama.cpp's ``exceed_context_size_error`` body (5000 > 4096)
 ``"400:openai-context"`` HTTP 400, OpenAI's ``context_length_exceeded`` body (5000 > 4096)
+``"400:<message>"``      HTTP 400 with ``message`` in a vLLM-style error body (any other text)
+``"ok"``                 no fault: answered normally (to let requests through before a fault)
 ``"hang:S"``             wait S seconds, then answer normally (to trigger client timeouts)
 ``"reset"``              close the TCP connection without writing anything
 ``"malformed"``          HTTP 200, ``application/json``, body ``{"id": "x", "choices": [``
@@ -78,7 +80,7 @@ CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 
 #: Fault forms accepted by :meth:`StubServer.push_faults` (``S``: seconds, a number >= 0).
-FAULTS = ("429", "429:S", "500", "503", "400:context", "400:openai-context", "hang:S", "reset",
+FAULTS = ("ok", "429", "429:S", "500", "503", "400:context", "400:openai-context", "400:<message>", "hang:S", "reset",
           "malformed", "empty_choices", "no_usage")
 _PLAIN_FAULTS = frozenset({"500", "503", "400:context", "400:openai-context", "reset", "malformed",
                            "empty_choices", "no_usage"})
@@ -129,6 +131,8 @@ def _seconds(text: str, fault: str) -> float:
 def _parse_fault(fault: Any) -> tuple[str, Any]:
     """``fault`` -> ``(kind, argument)``; ValueError naming the known forms when unrecognised."""
     if isinstance(fault, str):
+        if fault == "ok":
+            return None, None
         if fault in _PLAIN_FAULTS:
             return fault, None
         if fault == "429":
@@ -139,6 +143,8 @@ def _parse_fault(fault: Any) -> tuple[str, Any]:
             return "429", arg
         if sep and kind == "hang":
             return "hang", _seconds(arg, fault)
+        if sep and kind == "400" and arg.strip():
+            return "400", arg
     raise ValueError(f"unknown stub fault {fault!r}; known: {', '.join(FAULTS)}")
 
 
@@ -443,6 +449,8 @@ class StubServer:
         if kind in ("500", "503"):
             status = int(kind)
             return _Answer(status, _error(f"{_REASONS[status]} (stub fault)", "server_error", code=status))
+        if kind == "400":
+            return _Answer(400, _error(arg, "BadRequestError", code=400))
         if kind == "400:context":
             return _Answer(400, LLAMA_CPP_CONTEXT_ERROR)
         if kind == "400:openai-context":

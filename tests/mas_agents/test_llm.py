@@ -350,7 +350,8 @@ def test_gives_up_after_max_retries(tmp_path):
 
 
 @pytest.mark.parametrize("make_err,raised", [(lambda: ContextOverflowError(5000, 4096, 256), ContextOverflowError),
-                                              (lambda: status_error(openai.BadRequestError, 400), ModelUnavailable),
+                                              (lambda: status_error(openai.BadRequestError, 400), CallFailed),
+                                              (lambda: status_error(openai.AuthenticationError, 401), ModelUnavailable),
                                               (lambda: RuntimeError("bug"), RuntimeError)])
 def test_non_transient_errors_are_not_retried(tmp_path, make_err, raised):
     err = make_err()

@@ -128,13 +128,13 @@ def test_json_reply_that_is_not_the_schema_is_not_scraped(monkeypatch):
         assert agent.stats["malformed_vote"] == 2
 
 
-def test_prompt_mode_sends_no_structure_and_stops_one_line_formats(monkeypatch):
+def test_prompt_mode_sends_no_structure_and_no_stop(monkeypatch):
     remote.configure(structured="prompt")
     with StubServer(reply=lambda body: "Vote: Bob") as stub:
         vote_agent(accounted(stub, monkeypatch)).act(vote_request())
         [call] = stub.requests                                   # no probe
         assert not {"grammar", "response_format", "structured_outputs", "ebnf"} & set(call)
-        assert call["stop"] == ["\n\n"]
+        assert "stop" not in call        # no stop string is safe before the tagged line
 
 
 def test_a_server_that_applies_nothing_is_prompted(monkeypatch):
@@ -151,7 +151,7 @@ def test_a_server_that_applies_nothing_is_prompted(monkeypatch):
 # context windows
 
 
-def test_context_window_from_the_model_list_fits_and_refuses_prompts(monkeypatch):
+def test_context_window_from_the_model_list_lowers_the_cap(monkeypatch):
     models = [{"id": "stub", "object": "model", "max_model_len": 400}]
     with StubServer(reply=llama_like("Vote: Cy"), models=models) as stub:
         am = accounted(stub, monkeypatch)
@@ -160,11 +160,34 @@ def test_context_window_from_the_model_list_fits_and_refuses_prompts(monkeypatch
         # ~250 estimated tokens: the cap is lowered from 256 to what is left
         am.chat([HumanMessage("x" * 600)], actor="a", purpose="p", max_tokens=256)
         assert 100 < stub.requests[-1]["max_tokens"] < 256
-        sent = len(stub.requests)
-        with pytest.raises(ContextOverflowError) as err:           # does not fit at all: nothing sent
-            am.chat([HumanMessage("x" * 2000)], actor="a", purpose="p", max_tokens=256)
-        assert len(stub.requests) == sent
-        assert stub.base_url in str(err.value) and "about" in str(err.value)
+        # a prompt our over-count says cannot fit still goes, at the smallest cap: the server decides
+        am.chat([HumanMessage("x" * 2000)], actor="a", purpose="p", max_tokens=256)
+        assert stub.requests[-1]["max_tokens"] == remote.MIN_FIT_TOKENS
+
+
+def test_the_ratio_is_learned_from_usage(monkeypatch):
+    with StubServer(reply=llama_like("ok")) as stub:      # the stub counts 4 characters a token
+        am = accounted(stub, monkeypatch)
+        ep = remote.endpoint(stub.base_url)
+        msgs = [HumanMessage("y" * 4000)]
+        assert ep.estimate_tokens(msgs) == int(4000 / remote.START_BYTES_PER_TOKEN) + 1 + 8
+        am.chat([HumanMessage("q")], actor="a", purpose="p")           # too short to learn from
+        assert ep._bytes_per_token == remote.START_BYTES_PER_TOKEN
+        am.chat(msgs, actor="a", purpose="p")
+        assert 3.9 < ep._bytes_per_token < 4.1
+        assert ep.estimate_tokens(msgs) == pytest.approx(1000 + 9, abs=15)
+
+
+def test_a_cap_too_large_for_the_context_is_asked_again_with_the_room_left(monkeypatch):
+    with StubServer(reply=llama_like("ok")) as stub:
+        am = accounted(stub, monkeypatch)
+        remote.endpoint(stub.base_url).dialect(am.model)
+        # vLLM: the prompt fits, prompt + cap does not
+        vllm = ("'max_tokens' or 'max_completion_tokens' is too large: 256. This model's maximum context length is "
+                "4096 tokens and your request has 4000 input tokens (256 > 4096 - 4000)")
+        stub.push_faults("400:" + vllm)
+        assert am.chat([HumanMessage("q")], actor="a", purpose="p", max_tokens=256)[0] == "ok"
+        assert [r["max_tokens"] for r in stub.requests[-2:]] == [256, 96]
 
 
 def test_context_window_option_when_the_server_reports_none(monkeypatch):
@@ -242,15 +265,32 @@ def test_a_failed_call_is_an_abstention_and_the_third_in_a_row_stops_the_run(mon
             agent.act(vote_request())
 
 
+def test_a_server_still_loading_is_probed_again_not_taken_for_prompt_only(monkeypatch):
+    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 0.01)
+    with StubServer(reply=llama_like("ok")) as stub:
+        stub.push_faults("503", "503")                  # llama.cpp answers 503 while loading
+        assert remote.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch)) == "gbnf"
+    with StubServer(reply=llama_like("ok")) as stub:
+        stub.push_faults(*["503"] * remote.PROBE_TRIES)
+        with pytest.raises(ModelUnavailable, match="not ready"):
+            remote.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch))
+        assert remote.endpoint(stub.base_url)._dialect is None          # nothing cached
+
+
 def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch):
     stub = StubServer(reply=llama_like("ok")).start()
     am = accounted(stub, monkeypatch)
-    remote.endpoint(stub.base_url).dialect(am.model)
+    ep = remote.endpoint(stub.base_url)
+    ep.dialect(am.model)
+    ep.context_window(am.model)
     stub.stop()
     with pytest.raises(ModelUnavailable) as err:
         am.chat([HumanMessage("q")], actor="a", purpose="p")
     assert str(err.value).startswith(f"model server {stub.base_url} is unreachable after 3 retries")
     assert "\n" not in str(err.value)
+    remote.configure()                                  # a fresh start meets the dead server at once
+    with pytest.raises(ModelUnavailable, match=f"model server {stub.base_url} is unreachable \\(GET /models"):
+        am.chat([HumanMessage("q")], actor="a", purpose="p")
 
 
 def test_a_refused_request_stops_the_run(monkeypatch):
@@ -288,6 +328,9 @@ def test_requests_in_flight_are_capped_per_base_url(monkeypatch):
 def test_adaptive_limit_halves_on_429_and_grows_back():
     lim = remote.EndpointLimiter(8, adaptive=True)
     lim.rate_limited()
+    lim.rate_limited()            # the same burst: one signal
+    assert lim.limit == 4
+    lim.completed += 4            # a generation later
     lim.rate_limited()
     assert lim.limit == 2
     for _ in range(20):
@@ -345,3 +388,19 @@ def test_spy_play_against_a_server_and_a_one_line_stop_when_it_dies(monkeypatch,
     assert "Traceback" not in res.output
     [line] = [x for x in res.output.splitlines() if x.startswith("error:")]
     assert f"model server {stub.base_url} is unreachable" in line and "Finished work is kept" in line
+
+
+def test_a_context_overflow_ends_any_command_with_exit_3(monkeypatch, tmp_path):
+    from mas_agents.cli import app
+
+    with StubServer(reply=wis_reply) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        stub.push_faults("ok", "400:context")      # the probe passes, the first description overflows
+        res = CliRunner().invoke(app, ["spy", "play", "--agents", "plain@openai:stub", "--pair", "tea/coffee",
+                                       "--out", str(tmp_path / "g")])
+    assert res.exit_code == 3                        # spy play's own `except ValueError` sees it first
+    [line] = [x for x in res.output.splitlines() if x.startswith("error:")]
+    assert line.startswith(f"error: model server {stub.base_url}: prompt is 5000 tokens but only 3968 fit")
+    assert "[the server said: Error code: 400" in line and "exceeds the available context size" in line
+    assert "Finished work is kept" in " ".join(res.output.split())
