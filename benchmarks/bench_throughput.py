@@ -20,6 +20,8 @@ How:
   ``started_at + latency_s`` (``started_at`` has millisecond precision). For WellPlay this leaves
   out building the characters' FAISS memories (sentence-transformers, CPU-bound, before any
   call). calls/s = calls / calling-phase seconds.
+* **Steady state**: the rate (and the client's cores) over the windows in which ``min(C, units)``
+  games or characters were running at once, i.e. without ramp-up and tail.
 * **Ideals**: ``C / latency`` (the issue's in-flight / latency), ``min(C, P) / latency`` where P
   is the most calls the workload can have in flight (WiS: 6 seats x games; WellPlay: 68
   characters, each answering its own questions one at a time), and a **schedule bound**: calls
@@ -29,15 +31,16 @@ How:
   games whose length is their critical path (each description, and each round's parallel vote,
   is one latency). ratio = achieved / ideal.
 * **Overhead** (stub latency 0, one call at a time): the ``latency_s`` of each record (our
-  ``RemoteChat`` + langchain-openai + openai SDK + httpx + loopback + the stub), median and p95;
+  ``RemoteChat`` + langchain-openai + openai SDK + httpx2 + loopback + the stub), median and p95;
   the wall time per call of whole sequential WiS games and of a WellPlay answering phase (adds
   prompt building, retrieval, parsing, event and record writing); and the same request sent
-  through each layer alone (``http.client``, ``httpx``, the openai SDK, ``ChatOpenAI``,
+  through each layer alone (``http.client``, ``httpx2``, the openai SDK, ``ChatOpenAI``,
   ``RemoteChat``, ``AccountedModel``) so the stub's own share and each layer's can be told apart.
 * **Where the time goes**: CPU seconds of this process and of the stub per cell (``getrusage``,
   ``/proc/<pid>/stat``); a cProfile with a per-thread CPU clock (``time.thread_time``, every
-  thread) of one sequential WiS run and of the WiS cell at ``--profile-connections``, grouped by
-  package.
+  thread) of sequential WiS games and of a WiS tournament at ``--profile-connections`` (run
+  after the measured cells), by package (stdlib/builtin time charged to the caller) and through
+  a few inclusive boundaries.
 
 Units: seconds (``*_s``), milliseconds (``*_ms``), calls per second. The machine is shared (2
 cores): ratios come from one run; load averages are recorded.
@@ -291,8 +294,8 @@ def cell_meters(stub: StubProcess) -> Iterator[tuple[dict, CpuSampler]]:
     m.update(run_wall_s=time.perf_counter() - w0, loadavg_1m_before=l0, loadavg_1m_after=os.getloadavg()[0])
 
 
-def steady_state(units: list[list[dict]], c: int) -> tuple[float, int]:
-    """``(seconds, calls)`` of the windows in which ``min(c, len(units))`` units (games, characters)
+def steady_state(units: list[list[dict]], c: int) -> tuple[float, int, list[tuple[float, float]]]:
+    """``(seconds, calls, windows)`` of the windows in which ``min(c, len(units))`` units (games, characters)
     are running at once, a unit running from its first call's start to its last call's end; calls
     are counted by their end. The rate over these windows leaves out ramp-up and the tail."""
     k = min(c, len(units))
@@ -313,7 +316,7 @@ def steady_state(units: list[list[dict]], c: int) -> tuple[float, int]:
     ends = sorted(dt.datetime.fromisoformat(x["started_at"]).timestamp() + x["latency_s"] for u in units for x in u)
     seconds = sum(b - a for a, b in windows)
     calls = sum(bisect.bisect_right(ends, b) - bisect.bisect_left(ends, a) for a, b in windows)
-    return seconds, calls
+    return seconds, calls, windows
 
 
 def configure(connections: int) -> Any:
@@ -330,7 +333,8 @@ def summarise_cell(kind: str, c: int, units: list[list[dict]], meters: dict, sam
     calls = [x for u in units for x in u]
     parallelism = PLAYERS * len(units) if kind == "wis" else len(units)
     t0, t1, phase_s = calling_phase(calls)
-    steady_s, steady_calls = steady_state(units, c)
+    steady_s, steady_calls, windows = steady_state(units, c)
+    steady_cpu = sum(sampler.between(a, b)[0] for a, b in windows)
     n = len(calls)
     rate = n / phase_s if phase_s > 0 else math.nan
     lat = [x["latency_s"] for x in calls]
@@ -347,7 +351,8 @@ def summarise_cell(kind: str, c: int, units: list[list[dict]], meters: dict, sam
            "stub_cpu_ms_per_call": round(1000 * stub_cpu / n, 3) if n else None,
            "cpu_ceiling_calls_per_s": round(n / client_cpu, 1) if client_cpu > 0 else None,
            "steady_s": round(steady_s, 3), "steady_calls": steady_calls,
-           "steady_calls_per_s": round(steady_calls / steady_s, 2) if steady_s > 0 else None, **extra}
+           "steady_calls_per_s": round(steady_calls / steady_s, 2) if steady_s > 0 else None,
+           "steady_client_cpu_cores": round(steady_cpu / steady_s, 3) if steady_s > 0 else None, **extra}
     if latency > 0:
         ideal_plain = c / latency
         ideal_par = min(c, parallelism) / latency
@@ -864,11 +869,12 @@ def render_md(out: dict) -> str:
                   "Ideals: C / latency; min(C, P) / latency with P the calls the workload can have in flight "
                   "(WiS 6 x games, WellPlay 68 characters); and the schedule bound, calls over the shortest calling "
                   "phase possible with zero overhead (see the module docstring). Steady: the rate while min(C, units) "
-                  "games or characters were running at once (no ramp-up, no tail). CPU columns are over the calling "
+                  "games or characters were running at once (no ramp-up, no tail), and the client's cores then. "
+                  "The other CPU columns are over the calling "
                   "phase: cores = CPU seconds / phase seconds of this (client) process; ceiling = calls per client "
                   "CPU second.", "",
                   "| workload | C | work | calls | phase s | calls/s | C/lat | ideal min(C,P)/lat | ratio | schedule bound "
-                  "| ratio to bound | steady calls/s (ratio) | peak in flight | client cores | client CPU ms/call | "
+                  "| ratio to bound | steady calls/s (ratio, client cores) | peak in flight | client cores | client CPU ms/call | "
                   "stub CPU ms/call | CPU ceiling calls/s | call latency median / p95 ms | invalid |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for x in cells:
@@ -879,14 +885,14 @@ def render_md(out: dict) -> str:
                 f"| {x['workload']} | {x['connections']} | {work} | {x['calls']} | {x['calling_phase_s']:.1f} | "
                 f"{x['calls_per_s']:.1f} | {x['ideal_plain']:.1f} | {x['ideal']:.1f} | {_pc(x['ratio'])} | "
                 f"{x['ideal_schedule']:.1f} | {_pc(x['ratio_schedule'])} | {_f(x['steady_calls_per_s'])} "
-                f"({_pc(x['steady_ratio'])}) | {x['limiter_peak_in_flight']} | "
+                f"({_pc(x['steady_ratio'])}, {_f(x.get('steady_client_cpu_cores'), 2)} cores) | "
+                f"{x['limiter_peak_in_flight']} | "
                 f"{_f(x['client_cpu_cores'], 2)} | {_f(x['client_cpu_ms_per_call'])} | {_f(x['stub_cpu_ms_per_call'], 2)} | "
                 f"{_f(x['cpu_ceiling_calls_per_s'], 0)} | {x['latency_ms_median']:.0f} / {x['latency_ms_p95']:.0f} | "
                 f"{invalid} |")
         wp = [x for x in cells if x["workload"] == "wellplay"]
         if wp:
-            lines += ["", "WellPlay memory building before the first call (not in the phase): " + ", ".join(
-                f"C={x['connections']} {x['build_s']:.0f} s" for x in wp) + ". WiS: " + ", ".join(
+            lines += ["", "WiS: " + ", ".join(
                 f"C={x['connections']} {x['rounds']} rounds, {x['fouls']} fouls, {x['timeouts']} timeouts, "
                 f"~{x['connections_closed_approx']} connections closed"
                 for x in cells if x["workload"] == "wis") + "."]
@@ -992,13 +998,17 @@ def render_md(out: dict) -> str:
                      f"last games finish their threads and connections stay idle.")
     wp64 = c64.get("wellplay")
     if wp64:
-        lines.append(f"* **WellPlay** at C={TARGET_RATIO_AT}: {wp64['calls_per_s']:.1f} calls/s at "
-                     f"{_f(wp64['client_cpu_ms_per_call'])} ms CPU per call ({_f(wp64['client_cpu_cores'], 2)} cores), "
+        lines.append(f"* **WellPlay** at C={TARGET_RATIO_AT}: {wp64['calls_per_s']:.1f} calls/s, "
                      f"{_pc(wp64['ratio_schedule'])} of what its schedule allows: each character answers its own "
-                     f"questions in order, so the character with the most questions sets the phase's length (zero-"
-                     f"overhead {wp64['zero_overhead_phase_s']:.1f} s, i.e. {wp64['ideal_schedule']:.0f} calls/s), and "
-                     f"the ramp-down to that last character leaves connections idle; 68 characters is also the most "
-                     f"it can keep in flight.")
+                     f"questions in order, so the character with the most questions sets the phase's length "
+                     f"(zero-overhead {wp64['zero_overhead_phase_s']:.1f} s, i.e. {wp64['ideal_schedule']:.0f} "
+                     f"calls/s), and in the ramp-down to that last character connections stay idle. While "
+                     f"{min(TARGET_RATIO_AT, wp64['characters'])} characters were running the rate was "
+                     f"{_f(wp64['steady_calls_per_s'])} calls/s ({_pc(wp64.get('steady_ratio'))} of ideal) with the "
+                     f"client at {_f(wp64.get('steady_client_cpu_cores'), 2)} cores"
+                     + (" -- the same one-core (GIL) ceiling as WiS, reached with retrieval from cached vectors, "
+                        "prompt building and the call" if (wp64.get("steady_client_cpu_cores") or 0) >= 0.85 else "")
+                     + ". 68 characters is also the most it can keep in flight, so C=256 runs like C=68.")
     for key, title in (("profile_sequential_wis", "sequential WiS games, stub latency 0"),
                        ("profile_wis_concurrent", f"WiS tournament at C={(pcn or {}).get('connections')}, "
                                                   f"stub latency {lat * 1000:.0f} ms")):
@@ -1031,7 +1041,7 @@ def render_md(out: dict) -> str:
               "retrieval embedding. WellPlay can use at most 68 characters at once: C=256 runs like C=68.",
               "* Connections closed: TIME_WAIT sockets on the stub's port after a cell minus before (approximate). "
               "langchain-openai's default HTTP client keeps at most 100 idle keep-alive connections.",
-              "* One run, on a shared 2-core machine: repeated runs differed by up to ~15 % per cell (other "
+              "* One run, on a shared 2-core machine: four full runs on one afternoon differed by up to ~20 % per cell (other "
               "processes' load), so compare the ratios within one run.",
               "* Under cProfile everything is 3-5x slower, and more so code made of many small calls; the shares are a "
               "guide, the unprofiled CPU per call in the throughput table is the measurement.", ""]
