@@ -204,8 +204,7 @@ class ReplyFormat:
 
     ``gbnf()`` is the llama.cpp grammar (local models, llama.cpp / llama-cpp-python servers, and
     xgrammar-based servers); ``schema()`` the JSON schema (OpenAI-style ``response_format``);
-    ``render(text)`` maps a JSON reply back to the tagged lines; ``one_line`` says whether a
-    well-formed reply is a single line (so a stop sequence cannot cut it short).
+    ``render(text)`` maps a JSON reply back to the tagged lines.
     """
 
     def __init__(self, request: ActionRequest, think: bool):
@@ -223,8 +222,3 @@ class ReplyFormat:
     def render(self, text: str) -> str:
         """Tagged lines of a JSON reply (:func:`render_json_reply`)."""
         return render_json_reply(self.request, self.think, text)
-
-    @property
-    def one_line(self) -> bool:
-        """True when a well-formed reply is one line: no thought line and a one-line format."""
-        return not self.think and self.request.kind not in ("ask", "form")

@@ -558,21 +558,21 @@ class RemoteChat(ChatOpenAI):
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         return payload
 
-    def _extra(self, fmt: Any, dialect: str) -> tuple[dict, list[str] | None]:
-        """``(extra_body fields, stop)`` for one request under ``dialect``."""
+    def _extra(self, fmt: Any, dialect: str) -> dict:
+        """The extra_body fields of one request under ``dialect``. Never a stop sequence: a
+        preamble, a reasoning model's <think> block or the thought the prompt invites may hold
+        any line break before the tagged line; the cap bounds length."""
         if fmt is None or dialect == "prompt":
-            # no stop sequence: a preamble, a reasoning model's <think> block or the thought the
-            # prompt invites may hold any line break before the tagged line; the cap bounds length
-            return {}, None
+            return {}
         if dialect == "gbnf":
-            return {"grammar": fmt.gbnf()}, None
+            return {"grammar": fmt.gbnf()}
         if dialect == "vllm":
-            return {"structured_outputs": {"grammar": fmt.gbnf()}}, None
+            return {"structured_outputs": {"grammar": fmt.gbnf()}}
         if dialect == "sglang":
-            return {"ebnf": fmt.gbnf()}, None
+            return {"ebnf": fmt.gbnf()}
         if dialect == "json":
             return {"response_format": {"type": "json_schema", "json_schema": {
-                "name": f"{fmt.request.kind}_reply", "strict": True, "schema": fmt.schema()}}}, None
+                "name": f"{fmt.request.kind}_reply", "strict": True, "schema": fmt.schema()}}}
         raise ValueError(f"unknown structured dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
 
     def _send(self, ep: Endpoint, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any,
@@ -618,8 +618,7 @@ class RemoteChat(ChatOpenAI):
                          ep.base_url, max_tokens, fitted, ctx)
                 max_tokens = fitted
         dialect = (self.structured_dialect or ep.dialect(self)) if fmt is not None else "prompt"
-        extra, fmt_stop = self._extra(fmt, dialect)
-        stop = stop or fmt_stop
+        extra = self._extra(fmt, dialect)
         kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
         kwargs["max_tokens"] = max_tokens
         try:
