@@ -13,8 +13,8 @@ How:
   :func:`reply_table`) that keeps every action valid: six distinct descriptions per round
   (a repeat would be a foul), a vote for the first listed candidate, ``Answer: a`` for WellPlay.
 * Every cell runs the real code paths: ``remote.configure(structured="prompt",
-  max_connections=C)`` (no grammar probe), then ``eval.wis_tournament.run_tournament(...,
-  model="openai:stub", concurrency=C)`` or ``eval.wellplay_run.run_wellplay_eval(method="pp",
+  max_connections=C)`` (no grammar probe), then ``eval.runs.wis_tournament.run_tournament(...,
+  model="openai:stub", concurrency=C)`` or ``eval.runs.wellplay_run.run_wellplay_eval(method="pp",
   model="openai:stub", concurrency=C)``.
 * **Calling phase**: from the ``llm_calls.jsonl`` records, first ``started_at`` to the last
   ``started_at + latency_s`` (``started_at`` has millisecond precision). For WellPlay this leaves
@@ -396,7 +396,7 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
              profile: "ThreadProfile | None" = None) -> dict:
     """One tournament of ``games`` 6-player games (agents ``plain``) on ``c`` threads and ``c``
     connections; returns the cell's numbers."""
-    from eval.wis_tournament import run_tournament
+    from eval.runs.wis_tournament import run_tournament
 
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wis{c}-", dir=tmp))
@@ -425,7 +425,7 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
 
 def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, latency: float, tmp: Path) -> dict:
     """One ``pp`` WellPlay evaluation of ``script`` with ``c`` characters answering at once."""
-    from eval.wellplay_run import run_wellplay_eval, scripts_for
+    from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
 
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wp{c}-", dir=tmp))
@@ -649,11 +649,11 @@ BOUNDARIES = (
      "httpcore2/_sync/connection_pool.py", "_assign_requests_to_connections"),
     ("EndpointLimiter.__enter__ (waiting for a connection slot; CPU only)", "mas_agents/remote.py", "__enter__"),
     ("CallRecorder.record (llm_calls.jsonl line)", "mas_agents/accounting.py", "record"),
-    ("graphs.wis.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis.py",
+    ("graphs.wis.graph.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis/graph.py",
      "build_graph"),
     ("importlib.metadata.version (rundir.versions(), per game config.json)", "importlib/metadata/__init__.py",
      "version"),
-    ("Leaderboard.add_game (SQLite, per game)", "eval/wis_leaderboard.py", "add_game"),
+    ("Leaderboard.add_game (SQLite, per game)", "eval/reports/wis_leaderboard.py", "add_game"),
 )
 OURS = ("mas_agents", "graphs", "eval", "memory", "planners")
 
@@ -741,8 +741,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import logging
     logging.basicConfig(level=logging.WARNING)
-    from eval.data import resolve_data_dir
-    from graphs.wis_session import load_pairs
+    from eval.datasets import resolve_data_dir
+    from eval.runs.wis_session import load_pairs
 
     data_root = resolve_data_dir(args.data_dir)
     pairs = load_pairs(data_root, "en")
@@ -968,8 +968,8 @@ def render_md(out: dict) -> str:
         lines.append(f"* **Around the call** (WiS, profile below): the model call is {_pc(call['share'])} of the "
                      f"client's CPU; the rest is the game: langgraph's steps and fan-out, our prompts, parsing, events "
                      f"and records, and two per-game costs in our code that are worth removing -- "
-                     f"`graphs.wis.build_graph` compiles the graph for every game (compiling, langgraph walks each "
-                     f"node function's bytecode with `dis` looking for subgraphs; {_pc(b['graphs.wis.build_graph, once per game']['share'])} of "
+                     f"`graphs.wis.graph.build_graph` compiles the graph for every game (compiling, langgraph walks each "
+                     f"node function's bytecode with `dis` looking for subgraphs; {_pc(b['graphs.wis.graph.build_graph, once per game']['share'])} of "
                      f"the CPU) and `rundir.versions()` reads package metadata for every game's config.json "
                      f"({_pc(b['importlib.metadata.version']['share'])}). The openai SDK's "
                      f"`maybe_transform` alone is {_pc(b['openai SDK maybe_transform']['share'])}.")

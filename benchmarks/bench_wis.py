@@ -34,8 +34,8 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args()
 
-    from eval.data import resolve_data_dir
-    from graphs.wis_session import load_pairs, play_game
+    from eval.datasets import resolve_data_dir
+    from eval.runs.wis_session import load_pairs, play_game
     from mas_agents.llm import make_chat_model
 
     root = resolve_data_dir(args.data_dir)

@@ -1,8 +1,8 @@
 """Typed action requests and strict parsing of model replies.
 
 A game node asks an agent for one :class:`ActionRequest`; the agent answers with an
-:class:`Action` holding the parsed value and the raw model text (DESIGN.md, "ActionRequest ->
-Action"). Parsing is strict: each kind expects one tagged line (``Vote: <name>``,
+:class:`Action` holding the parsed value and the raw model text (the request and action types are the
+block contract, :mod:`planners.base`). Parsing is strict: each kind expects one tagged line (``Vote: <name>``,
 ``Answer: <letter>``...). A reply that does not parse raises :class:`ParseError`; the agent
 re-prompts once and then records an invalid action (abstain). A legal move is never scraped out
 of free prose: a name merely *mentioned* somewhere in a reply is not a vote.
@@ -12,99 +12,15 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
 from typing import Any
 
-#: Action kinds a game may request (DESIGN.md). The MMG game uses the first five; ``choose`` is
-#: a generic pick-one-option request (planner blocks use it for sensor readings).
-KINDS = (
-    "introduce", "ask", "answer", "vote", "mcq",
-    "describe", "guess", "propose", "choose", "contribute", "form",
-)
-
-#: The tag each kind's reply must carry, e.g. ``Vote: Chief Wang``.
-TAGS = {
-    "introduce": "Introduction",
-    "ask": "Question",
-    "answer": "Answer",
-    "vote": "Vote",
-    "mcq": "Answer",
-    "choose": "Choice",
-    "describe": "Description",
-    "guess": "Guess",
-    "propose": "Proposal",
-    "contribute": "Contribution",
-}
+from planners.base import KINDS, TAGS, Action, ActionRequest, GameInfo  # noqa: F401  (the contract, re-exported)
 
 LETTERS = string.ascii_lowercase
 
 
 class ParseError(ValueError):
     """A model reply did not match the format its action kind requires."""
-
-
-@dataclass
-class ActionRequest:
-    """One action a game asks of one agent.
-
-    Attributes:
-        kind: one of :data:`KINDS`.
-        actor: the character asked to act.
-        prompt: the task text for this action (what to do now), written by the game.
-        choices: legal choices for choice actions (``vote``: names; ``ask``: whom one may ask;
-            ``mcq``: option texts shown as a), b), ...); ``None`` for free text.
-        multi: for ``mcq``, whether more than one letter may be chosen (WellPlay ``type=b``).
-        fields: for ``form``: ``[(tag, choices), ...]``, one line ``Tag: choice`` each, all in one
-            reply (a questionnaire answered in one model call). For ``propose``: the names of
-            the shares (e.g. ``["Airline A", "Airline B", "Airline C"]``), as ``[(name, [])]``.
-        max_value: for ``contribute``: the largest legal amount (the smallest is 0).
-        query: text used to retrieve memory for this action (defaults to ``prompt``).
-        context: extra structured facts (victim, asker, question...) for blocks and logs.
-    """
-
-    kind: str
-    actor: str
-    prompt: str
-    choices: list[str] | None = None
-    multi: bool = False
-    query: str | None = None
-    context: dict[str, Any] = field(default_factory=dict)
-    fields: list[tuple[str, list[str]]] | None = None
-    max_value: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown action kind {self.kind!r}; expected one of {KINDS}")
-        if self.kind in ("form", "propose") and not self.fields:
-            raise ValueError(f"a {self.kind} request needs fields")
-
-
-@dataclass
-class Action:
-    """An agent's answer to an :class:`ActionRequest`.
-
-    Attributes:
-        kind, actor: copied from the request.
-        value: the parsed value: ``str`` for free text and ``vote`` (a name from the choices),
-            ``dict(target=..., question=...)`` for ``ask``, ``frozenset[str]`` of letters for
-            ``mcq``; ``None`` when the action is invalid (abstained).
-        raw: the raw text of the last model reply.
-        valid: False when both attempts failed to parse.
-        attempts: model calls made (1, or 2 after a re-prompt).
-        call_ids: ids of those calls in ``llm_calls.jsonl``.
-        errors: the parse error of each failed attempt.
-        reasoning: the text before the tagged line (the chain of thought), if any.
-    """
-
-    kind: str
-    actor: str
-    value: Any
-    raw: str
-    valid: bool = True
-    attempts: int = 1
-    call_ids: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    reasoning: str = ""
 
 
 def _norm(s: str) -> str:

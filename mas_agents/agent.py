@@ -25,7 +25,7 @@ from mas_agents.events import is_visible, make_event
 from mas_agents.errors import CallFailed
 from mas_agents.grammar import ReplyFormat
 from memory import MemorySettings, VectorMemory
-from planners.base import Contribution, PlannerBlock
+from planners.base import UNSPECIFIED, Contribution, GameInfo, PlannerBlock
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,8 @@ class Agent:
             in whatever way the model takes it: a GBNF grammar for a local GGUF model, the server's
             structured-output fields for a remote one (see :meth:`AccountedModel.constrain`);
             ``None`` = whenever the model takes one, ``False`` = never (prompt only).
+        game: the game this agent plays (:class:`planners.base.GameInfo`, set by the game's
+            composition root); given to every request that names no game of its own.
     """
 
     persona: Persona
@@ -97,6 +99,7 @@ class Agent:
     settings: MemorySettings = field(default_factory=MemorySettings)
     spec: str = "plain"
     constrained: bool | None = None
+    game: GameInfo = UNSPECIFIED
     stats: Counter = field(default_factory=Counter, init=False)
     _seen: int = field(default=0, init=False, repr=False)
     _pending: list = field(default_factory=list, init=False, repr=False)
@@ -205,6 +208,8 @@ class Agent:
         abstention too, without a re-prompt, counted in :attr:`stats` (``failed_calls``).
         ``ModelUnavailable`` and ``ContextOverflowError`` propagate: they stop the run.
         """
+        if request.game is UNSPECIFIED and self.game is not UNSPECIFIED:
+            request = dataclasses.replace(request, game=self.game)
         contribs = [] if request.context.get("private") else [
             c for c in (b.contribute(self, request) for b in self.blocks) if c is not None]
         for c in contribs:
@@ -215,9 +220,9 @@ class Agent:
                 narrowed = [x for x in request.choices or [] if x in c.choices]
                 request = dataclasses.replace(request, choices=narrowed or request.choices)
         messages = self.messages(request, contribs)
-        # A thought line before the tagged line when a block asks for reasoning, and always in the
-        # murder-mystery game (whose agents all reason first; unchanged since the foundation issue).
-        think = request.context.get("game", "mmg") == "mmg" or any(c.instructions for c in contribs)
+        # A thought line before the tagged line when a block asks for reasoning, and always in an
+        # investigation game (the murder mystery, whose agents all reason first).
+        think = request.game.investigation or any(c.instructions for c in contribs)
         max_tokens = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
         extra = self.model.constrain(ReplyFormat(request, think)) if self.constrained is not False else {}
         call_ids: list[str] = []

@@ -15,12 +15,12 @@ from typing import Any, Callable
 from mas_agents.accounting import AccountedModel
 from mas_agents.agent import Agent, Persona
 from memory import Embedder, MemorySettings, VectorMemory
-from planners.base import PlannerBlock
+from planners.base import UNSPECIFIED, GameInfo, PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
 from planners.player_star import player_star_blocks
 from planners.pgm import FACTORIES as PGM
-from planners.wis_strategies import FACTORIES as WIS_STRATEGIES
+from planners.strategies import FACTORIES as WIS_STRATEGIES
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
 BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
@@ -37,7 +37,7 @@ MURDERER_SPEC = "plain"
 
 def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
     """Make a custom block usable in agent specs (``plain+<name>``) everywhere: games, compare,
-    tournaments, MAgIC and ``eval.ablate.run_ablate``.
+    tournaments, MAgIC and ``eval.runs.ablate.run_ablate``.
 
     Args:
         name: spec name (letters, digits, ``_``); must not contain ``+`` or ``@``.
@@ -99,7 +99,7 @@ def build_blocks(spec: str) -> list[PlannerBlock]:
 
 def persona_for(script: Any, name: str) -> Persona:
     """A :class:`Persona` for character ``name`` of a loaded WellPlay script
-    (:class:`eval.wellplay.Script`; duck-typed so that this package does not import ``eval``)."""
+    (:class:`eval.datasets.wellplay.Script`; duck-typed so that this package does not import ``eval``)."""
     ch = script.character(name)
     return Persona(name=ch.name, title=script.name, role="murderer" if ch.is_murderer else "civilian",
                    script=ch.script, goals=ch.goals, victims=list(script.victims),
@@ -107,7 +107,8 @@ def persona_for(script: Any, name: str) -> Persona:
 
 
 def build_agent(persona: Persona, spec: str, model: AccountedModel, embedder: Embedder,
-                settings: MemorySettings | None = None, extra_scripts: list[tuple[str, str]] = ()) -> Agent:
+                settings: MemorySettings | None = None, extra_scripts: list[tuple[str, str]] = (),
+                game: GameInfo = UNSPECIFIED) -> Agent:
     """Build one agent with its own FAISS memory holding its script.
 
     Args:
@@ -125,15 +126,16 @@ def build_agent(persona: Persona, spec: str, model: AccountedModel, embedder: Em
     for other, text in extra_scripts:
         if other != persona.name:
             mem.add_script(f"[From {other}'s script] {text}")
-    return Agent(persona=persona, model=model, memory=mem, blocks=build_blocks(spec), settings=settings, spec=spec)
+    return Agent(persona=persona, model=model, memory=mem, blocks=build_blocks(spec), settings=settings, spec=spec,
+                 game=game)
 
 
 def build_mmg_agents(script: Any, spec: str, model: AccountedModel, embedder: Embedder,
-                     settings: MemorySettings | None = None) -> dict[str, Agent]:
-    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`."""
+                     settings: MemorySettings | None = None, game: GameInfo = UNSPECIFIED) -> dict[str, Agent]:
+    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`; each plays ``game``."""
     agents = {}
     for ch in script.characters:
         persona = persona_for(script, ch.name)
         s = MURDERER_SPEC if persona.role == "murderer" else spec
-        agents[ch.name] = build_agent(persona, s, model, embedder, settings)
+        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=game)
     return agents

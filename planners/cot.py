@@ -34,8 +34,8 @@ class ChainOfThought:
 
     def contribute(self, agent, request) -> Contribution | None:
         """Return the think-first instruction for ``request.kind``, or None."""
-        if request.context.get("game", "mmg") != "mmg":
-            return None  # its texts are murder-mystery texts; other games have their own blocks
+        if not request.game.investigation:
+            return None  # its texts are investigation (murder-mystery) texts; other games have their own blocks
         if request.kind not in self.kinds or request.kind not in _INSTRUCTIONS:
             return None
         return Contribution(instructions=_INSTRUCTIONS[request.kind])

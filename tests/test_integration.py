@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from eval.data import DataError, resolve_data_dir
+from eval.datasets import DataError, resolve_data_dir
 from mas_agents.cli import app
 
 pytestmark = pytest.mark.integration

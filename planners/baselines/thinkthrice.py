@@ -71,7 +71,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mas_agents.actions import Action
+from planners.base import Action
 from planners.base import Contribution
 from planners.cot import ChainOfThought
 

@@ -2,15 +2,15 @@
 
 The block keeps exact Bayesian-network beliefs and puts them in the prompt:
 
-* deduction games (chameleon, undercover, Who is Spy; also any game with ``clue``/``describe``
-  and ``vote`` events): a :class:`~planners.pgm.belief.TwoHopBelief` about who holds the hidden
+* games with a hidden role found by clues and votes (MAgIC's Chameleon and Undercover, Who is
+  Spy; also any game with ``clue``/``describe`` and ``vote`` events): a :class:`~planners.pgm.belief.TwoHopBelief` about who holds the hidden
   role, updated from public clues (read lazily, see below), votes and vote counts;
-* the murder mystery: the same belief about who the murderer is, updated from every other
+* investigation games (the murder mystery): the same belief about who the murderer is, updated from every other
   character's ``introduce`` and ``answer`` statements, each read like a clue
   (:func:`statement_prompt`: fits = open and consistent, odd = evasive, contradictory, motive or
   chance). Before any observation the block shows nothing (a uniform prior's "most likely" would
   only be the first seat);
-* repeated games (prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
+* repeated-move games (``GameInfo.moves``: prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
   learned from each revealed round (``pd_reveal`` / ``pg_reveal``).
 
 Clue readings are model calls, made only when needed: :meth:`PGMBlock.on_event` queues each new
@@ -30,9 +30,10 @@ the public-good game), the best response to the predictions.
 What the block knows about roles: in the chameleon game every player knows whether it is the
 chameleon, and in the murder mystery whether it is the murderer (the block reads
 ``persona.role``, which the rules told the player); in undercover and Who is Spy nobody knows,
-so the agent itself may be the hidden one. The scenario comes from ``request.context["game"]``
-/ ``["scenario"]`` or the public ``setup`` event (only its ``scenario`` and ``players``; never its
-ground truth).
+so the agent itself may be the hidden one. What the game is like comes from its
+:class:`~planners.base.GameInfo` (``request.game``, and ``agent.game`` for events seen before a
+request): ``hidden_role`` / ``holder_knows_role`` for the belief, ``moves`` for the repeated games,
+``investigation`` for reading statements; the public ``setup`` event gives only ``players``.
 """
 
 from __future__ import annotations
@@ -41,17 +42,11 @@ import threading
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from mas_agents.actions import Action
-from planners.base import Contribution
+from planners.base import UNSPECIFIED, Action, Contribution, GameInfo
 from planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
 from planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
 
 FIT_CHOICES = list(SCALES["fit"])
-#: Games whose players know their own role (the block then drops itself or fixes itself as the
-#: holder, and predicts each other player's belief as a non-holder's).
-KNOWN_ROLE_GAMES = {"chameleon": "chameleon", "mmg": "murderer"}
-GT_GAMES = ("prisoners_dilemma", "public_good", "cost_sharing")
-DEDUCTION_GAMES = ("chameleon", "undercover", "wis", "mmg")
 
 FIT_PROMPT = {
     "en": {
@@ -126,7 +121,7 @@ class PGMBlock:
 
     def __init__(self, alpha: float = DEFAULT_ALPHA):
         self.alpha = alpha
-        self.scenario: str | None = None
+        self.game: GameInfo | None = None   # None until a request or an event tells
         self.players: list[str] = []
         self.belief: TwoHopBelief | None = None
         self.predictor: MovePredictor | None = None
@@ -136,7 +131,6 @@ class PGMBlock:
         self.named_votes: dict[int, Counter] = {}  # round -> targets of votes seen by name
         self.word = ""
         self.topic = ""
-        self._reader: int | None = None   # the thread running this block's own reading calls
         self._lock = threading.RLock()
 
     # -- state -------------------------------------------------------------------------------
@@ -144,10 +138,13 @@ class PGMBlock:
         return list(getattr(agent.persona, "players", None) or self.players)
 
     def _role_flags(self, agent: Any) -> tuple[bool | None, bool]:
-        hidden_role = KNOWN_ROLE_GAMES.get(self.scenario or "")
-        if hidden_role is None:
+        """``(me_hidden, others_know_theirs)``: in a game whose holder is told its role the block
+        drops itself or fixes itself as the holder, and predicts each other player's belief as a
+        non-holder's; otherwise ``(None, False)``."""
+        g = self.game
+        if g is None or not g.holder_knows_role or not g.hidden_role:
             return None, False
-        return getattr(agent.persona, "role", "") == hidden_role, True
+        return getattr(agent.persona, "role", "") == g.hidden_role, True
 
     def _belief(self, agent: Any) -> TwoHopBelief | None:
         if self.belief is None:
@@ -166,12 +163,10 @@ class PGMBlock:
             self.predictor = MovePredictor(agent.name, players, moves=moves)
         return self.predictor
 
-    def _set_scenario(self, ctx: Mapping[str, Any]) -> None:
-        """A known scenario name from the request wins; any other name only fills a gap (a game
-        label such as ``magic`` must not hide the scenario a ``setup`` event gave)."""
-        s = ctx.get("scenario") or ctx.get("game")
-        if s in GT_GAMES + DEDUCTION_GAMES or (s and s != "pgm" and self.scenario is None):
-            self.scenario = str(s)
+    def _set_game(self, game: GameInfo | None) -> None:
+        """A game the request or agent names wins over none; an unnamed one fills only a gap."""
+        if game is not None and (game is not UNSPECIFIED or self.game is None):
+            self.game = game
 
     # -- events ------------------------------------------------------------------------------
     def on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
@@ -182,9 +177,10 @@ class PGMBlock:
     def _on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
         kind, data, actor = event.get("kind"), event.get("data") or {}, event.get("actor", "")
         rnd = int(event.get("round", 0) or 0)
+        agent_game = getattr(agent, "game", None)
+        if agent_game is not None and agent_game is not UNSPECIFIED:
+            self._set_game(agent_game)
         if kind == "setup":
-            if data.get("scenario"):
-                self.scenario = str(data["scenario"])
             if data.get("players") and not self.players:
                 self.players = [str(p) for p in data["players"]]
             return
@@ -203,8 +199,8 @@ class PGMBlock:
         if belief is None:
             return
         players = belief.players
-        if kind in ("introduce", "answer"):   # murder mystery: a statement is read like a clue
-            self.scenario = self.scenario or "mmg"   # its requests carry no game name
+        if kind in ("introduce", "answer"):   # investigation game: a statement is read like a clue
+            self._set_game(agent_game if agent_game is not None else UNSPECIFIED)
             belief.set_role_knowledge(*self._role_flags(agent))
             text = str(event.get("content") or "").strip()
             if actor in players and actor != agent.name and text:
@@ -241,24 +237,19 @@ class PGMBlock:
         ctx = request.context
         lang = ctx.get("lang", "en")
         made = 0
-        self._reader = threading.get_ident()
-        try:
-            while self.queue:
-                item = self.queue.pop(0)
-                prompt = (statement_prompt(item["subject"], item["clue"],
-                                           list(getattr(agent.persona, "victims", None) or []), lang)
-                          if item.get("statement") else fit_prompt(item["subject"], item["clue"], self.word, self.topic, lang))
-                action = agent.choose(prompt, FIT_CHOICES, purpose="pgm_fit",
-                                      context={"game": ctx.get("game") or self.scenario or "pgm", "lang": lang})
-                value = action.value if action.value in FIT_CHOICES else None
-                self.readings.append({"subject": item["subject"], "round": item["round"], "clue": item["clue"],
-                                      "reading": value, "call_ids": list(getattr(action, "call_ids", []) or [])})
-                if value is None:
-                    continue
-                belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
-                made += 1
-        finally:
-            self._reader = None
+        while self.queue:
+            item = self.queue.pop(0)
+            prompt = (statement_prompt(item["subject"], item["clue"],
+                                       list(getattr(agent.persona, "victims", None) or []), lang)
+                      if item.get("statement") else fit_prompt(item["subject"], item["clue"], self.word, self.topic, lang))
+            action = agent.choose(prompt, FIT_CHOICES, purpose="pgm_fit", context={"lang": lang})
+            value = action.value if action.value in FIT_CHOICES else None
+            self.readings.append({"subject": item["subject"], "round": item["round"], "clue": item["clue"],
+                                  "reading": value, "call_ids": list(getattr(action, "call_ids", []) or [])})
+            if value is None:
+                continue
+            belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
+            made += 1
         return made
 
     # -- contributing ------------------------------------------------------------------------
@@ -268,17 +259,16 @@ class PGMBlock:
         Thread-safe: the murder mystery votes for each victim in parallel (LangGraph runs the
         fan-out in a thread pool) with the same agent, so a second request waits for the first
         one's readings instead of seeing a half-read queue (or none)."""
-        if self._reader == threading.get_ident():  # our own reading call
-            return None
         with self._lock:
             return self._contribute(agent, request)
 
     def _contribute(self, agent: Any, request: Any) -> Contribution | None:
         ctx = request.context
-        self._set_scenario(ctx)
+        self._set_game(getattr(request, "game", None))
         self.word = str(ctx.get("word") or self.word or "")
         self.topic = str(ctx.get("topic") or self.topic or "")
-        if self.scenario in GT_GAMES or (self.predictor is not None and self.scenario not in DEDUCTION_GAMES):
+        g = self.game or UNSPECIFIED
+        if g.moves is not None or (self.predictor is not None and not g.hidden_role):
             return self._contribute_moves(agent, request)
         return self._contribute_belief(agent, request)
 
@@ -348,11 +338,12 @@ class PGMBlock:
     def _contribute_moves(self, agent: Any, request: Any) -> Contribution | None:
         ctx = request.context
         choices = set(request.choices or [])
-        if self.scenario == "cost_sharing":
+        kind = (self.game or UNSPECIFIED).moves
+        if kind == "shares":
             return None  # no move model for cost sharing (proposals are continuous splits)
-        if self.scenario == "public_good" or (self.scenario != "prisoners_dilemma" and request.kind == "contribute"):
+        if kind == "amount" or (kind != "binary" and request.kind == "contribute"):
             moves = PG_MOVES
-        elif self.scenario == "prisoners_dilemma" or (choices and choices <= set(PD_MOVES)):
+        elif kind == "binary" or (choices and choices <= set(PD_MOVES)):
             moves = PD_MOVES
         elif self.predictor is not None:
             moves = tuple(self.predictor.moves)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from planners.base import PlannerBlock
 from planners.cot import ChainOfThought
-from planners.player_star.deduction import GAME_SENSORS, DeductionSensors
+from planners.player_star.deduction import WORD_SENSORS, DeductionSensors
 from planners.player_star.pruner import PruneDecision, Pruner, decide_suspects, judge
 from planners.player_star.questioning import (
     Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
@@ -42,7 +42,7 @@ from planners.player_star.state import (
 
 __all__ = [
     "PlayerStarConfig", "PlayerStarState", "SensorReading", "SensorSpec", "SENSORS", "UNKNOWN",
-    "SensorNotes", "Questioning", "Pruner", "RelationMap", "PruneDecision", "DeductionSensors", "GAME_SENSORS",
+    "SensorNotes", "Questioning", "Pruner", "RelationMap", "PruneDecision", "DeductionSensors", "WORD_SENSORS",
     "player_star_blocks", "find_state", "read_sensor", "read_sensors", "sensor_prompt",
     "suspicion_score", "information_weight", "target_scores", "choose_target", "weakest_point",
     "judge", "decide_suspects", "relation_summary", "agent_relation_summary",

@@ -1,4 +1,5 @@
-"""PLAYER* sensors and pruner for word-deduction games (Who is Spy, Undercover, Chameleon).
+"""PLAYER* sensors and pruner for word-clue games (:attr:`planners.base.GameInfo.word_clues`: Who is
+Spy, Undercover, Chameleon).
 
 PLAYER* says a game needs only its own list of sensors (§2.3); the murder-mystery four
 (emotion, motivation, opportunity, information value) live in :mod:`.sensors`. In the word games
@@ -32,18 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import Contribution
+from planners.base import ActionRequest, Contribution
 
-#: Games this block plays (``request.context["game"]`` / ``["scenario"]``).
-DEDUCTION_GAMES = ("wis", "undercover", "chameleon")
-
-#: Sensor lists per game (PLAYER* §2.3: a game needs only its list of sensors).
-GAME_SENSORS = {
-    "mmg": ("emotion", "motivation", "opportunity", "information"),
-    "wis": ("specificity", "fit", "copying"),
-    "undercover": ("specificity", "fit", "copying"),
-    "chameleon": ("specificity", "fit", "copying"),
-}
+#: The sensors of a word-clue game (:attr:`planners.base.GameInfo.word_clues`); PLAYER* §2.3: a
+#: game needs only its list of sensors (the murder-mystery four are in :mod:`.sensors`).
+WORD_SENSORS = ("specificity", "fit", "copying")
 
 CLUE_SENSORS = {
     "specificity": ("Specific", ("Specific", "Somewhat", "Vague")),
@@ -57,15 +51,6 @@ SCORES = {
 }
 WEIGHTS = {"fit": 1.0, "specificity": 0.5, "copying": 0.5}
 UNKNOWN_SCORE = 0.5
-
-
-def game_of(context: dict) -> str | None:
-    """The deduction game of a request, or None (``wis``, ``undercover``, ``chameleon``)."""
-    if context.get("game") == "wis":
-        return "wis"
-    if context.get("scenario") in ("undercover", "chameleon"):
-        return context["scenario"]
-    return None
 
 
 def suspicion(readings: list[dict[str, str]], sensors: tuple[str, ...]) -> float:
@@ -101,7 +86,7 @@ class DeductionSensors:
     """Clue sensors + suspect-list pruner for the word-deduction games.
 
     Args:
-        sensors: the sensors in use (default: the game's list in :data:`GAME_SENSORS`).
+        sensors: the sensors in use (default: :data:`WORD_SENSORS`).
         pruner: keep a suspect list and narrow votes to it.
         margin: suspicion distance from the top that still counts as a suspect.
         max_suspects: cap on the suspect list (None = no cap).
@@ -130,10 +115,9 @@ class DeductionSensors:
     def contribute(self, agent: Any, request: Any) -> Contribution | None:
         """Read queued clues (one ``form`` call each), prune, and at votes show the readings and
         narrow the choices to the suspect list."""
-        game = game_of(request.context)
-        if game is None:   # its own clue readings are private requests: Agent.act never asks the block
+        if not request.game.word_clues:   # (its own clue readings are private: Agent.act never asks the block)
             return None
-        sensors = tuple(self.sensors or GAME_SENSORS[game])
+        sensors = tuple(self.sensors or WORD_SENSORS)
         self._read_queue(agent, request, sensors)
         scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name and p not in self.out}
         if request.kind == "vote" and request.choices:   # only the living candidates (voted out / fouled drop)
@@ -160,7 +144,6 @@ class DeductionSensors:
         return Contribution(context=ctx, choices=choices, notes={"scores": scores, "suspects": self.suspects})
 
     def _read_queue(self, agent: Any, request: Any, sensors: tuple[str, ...]) -> None:
-        from mas_agents.actions import ActionRequest
         queue, self._queue = self._queue, []
         word = request.context.get("word")
         topic = request.context.get("topic")
@@ -172,8 +155,7 @@ class DeductionSensors:
                                 prompt=(f'Private assessment (not said aloud) of a clue by {c["player"]}: "{c["text"]}".\n'
                                         f"Judge it against {mine}: how specific is it, does it fit, and does it copy "
                                         f"earlier clues?"),
-                                context={"game": request.context.get("game"), "purpose": "clue_sensors",
-                                         "private": True})
+                                context={"purpose": "clue_sensors", "private": True}, game=request.game)
             act = agent.act(req, phase="gameplay")
             values = act.value if act.valid else {}
             reading = {s: values.get(f[0], "unknown") for s, f in zip(sensors, fields)}

@@ -175,7 +175,7 @@ class PlayerStarState:
             for v in self.victims:
                 self.suspects[v] = self.others()
             if self.config.relations:
-                from planners.player_star import relations  # local: relations is optional
+                from planners.player_star import relation_graph as relations  # local: the map is optional
                 self.graph = relations.new_graph(self.players, self.victims)
                 relations.add_script_relations(self.graph, self.me, p.script, self.names())
             return self
@@ -204,7 +204,7 @@ class PlayerStarState:
         with self._lock:
             self.readings[reading.key] = reading
             if self.graph is not None and reading.sensor == "emotion":
-                from planners.player_star import relations
+                from planners.player_star import relation_graph as relations
                 relations.note_emotion(self.graph, self.me, reading)
 
     def latest(self, sensor: str, character: str, victim: str) -> SensorReading | None:
@@ -263,7 +263,7 @@ class PlayerStarState:
             elif kind == "ask" and actor == self.me and data.get("target"):
                 self.asked[data["target"]] += 1
             elif kind in ("introduce", "answer"):
-                from planners.player_star.relations import mentioned_names
+                from planners.player_star.relation_graph import mentioned_names
                 involved = {actor} | set(mentioned_names(str(event.get("content", "")), self.players))
                 for c in involved:
                     if c in self.players and c != self.me:
@@ -276,7 +276,7 @@ class PlayerStarState:
                 if r.key not in self.readings:
                     self.readings[r.key] = r
                     if self.graph is not None and r.sensor == "emotion":
-                        from planners.player_star import relations
+                        from planners.player_star import relation_graph as relations
                         relations.note_emotion(self.graph, self.me, r)
             elif kind == "suspect_list" and actor == self.me and event.get("phase") == "planning":
                 v, new = data.get("victim"), data.get("new")

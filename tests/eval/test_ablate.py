@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from eval.ablate import run_ablate, spy_plan, variants
-from eval.data import DataError, resolve_data_dir
+from eval.runs.ablate import run_ablate, spy_plan, variants
+from eval.datasets import DataError, resolve_data_dir
 from mas_agents.accounting import read_calls
 from tests.fakes import RuleChat, any_game_player
 
@@ -116,7 +116,7 @@ def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path):
 
 
 def test_summary_names_clear_effects_costs_and_the_rest():
-    from eval.ablate import summary
+    from eval.runs.ablate import summary
     from eval.stats import Estimate
 
     def d(mean, low, high, n=4):

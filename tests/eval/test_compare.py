@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from eval.compare import aggregate, fewer_calls_line, run_compare
-from eval.data import DataError, resolve_data_dir
-from eval.wellplay import load_script
+from eval.runs.compare import aggregate, fewer_calls_line, run_compare
+from eval.datasets import DataError, resolve_data_dir
+from eval.datasets.wellplay import load_script
 from tests.fakes import RuleChat, polite_player
 
 try:
@@ -21,7 +21,7 @@ def fake_model():
 
 def test_compare_runs_every_cell_and_resumes(tmp_path):
     sc = load_script(ROOT, "Sin")
-    from graphs.mmg_session import play_script
+    from eval.runs.mmg_session import play_script
     plays = []
 
     def counting_play(*a, **k):
@@ -93,7 +93,7 @@ def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):
     """A resumed game's result.json wall time covers only the last process; the table's model
     seconds are the summed call latencies, so they still count the calls before the resume."""
     from types import SimpleNamespace
-    from eval.compare import report_md, summary_row
+    from eval.runs.compare import report_md, summary_row
     (tmp_path / "eval").mkdir()
     (tmp_path / "game").mkdir()
     llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}

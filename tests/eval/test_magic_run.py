@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from eval.data import DataError, resolve_data_dir
-from eval.magic_run import parse_scenarios, run_magic
+from eval.datasets import DataError, resolve_data_dir
+from eval.runs.magic_bench import parse_scenarios, run_magic
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
@@ -19,7 +19,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path):
     played = []
 
     def counting_play(*a, **k):
-        from graphs.magic_session import play_magic_game
+        from eval.runs.magic_session import play_magic_game
         played.append((k["scenario"], k["side"]))
         return play_magic_game(*a, **k)
 

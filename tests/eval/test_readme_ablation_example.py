@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import eval.ablate
-from eval.data import DataError, resolve_data_dir
+import eval.runs.ablate
+from eval.datasets import DataError, resolve_data_dir
 from mas_agents import specs
 from tests.fakes import RuleChat, any_game_player
 
@@ -25,7 +25,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch):
     assert len(blocks) == 1, "README: expected one Python example with register_block"
     monkeypatch.setattr(specs, "BLOCKS", dict(specs.BLOCKS))   # the example's block leaves no trace
     seen = {}
-    real = eval.ablate.run_ablate
+    real = eval.runs.ablate.run_ablate
 
     def run_ablate(**kw):
         seen.update(kw)
@@ -33,7 +33,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch):
         seen["result"] = real(**kw)
         return seen["result"]
 
-    monkeypatch.setattr(eval.ablate, "run_ablate", run_ablate)
+    monkeypatch.setattr(eval.runs.ablate, "run_ablate", run_ablate)
     exec(compile(blocks[0], "README.md", "exec"), {})
     assert seen["blocks"] == ["cautious", "pgm"]
     res = seen["result"]

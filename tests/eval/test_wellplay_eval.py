@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from eval.data import DataError, resolve_data_dir
-from eval.wellplay import load_script
-from eval.wellplay_run import build_eval_agent, run_wellplay_eval
+from eval.datasets import DataError, resolve_data_dir
+from eval.datasets.wellplay import load_script
+from eval.runs.wellplay_run import build_eval_agent, run_wellplay_eval
 from mas_agents.accounting import AccountedModel
 from tests.fakes import RuleChat
 

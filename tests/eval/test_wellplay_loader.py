@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import eval.data as data_mod
-from eval.data import DataError, resolve_data_dir
-from eval.wellplay import SCRIPT_IDS, find_script, list_scripts, load_all, load_script
+import eval.datasets as data_mod
+from eval.datasets import DataError, resolve_data_dir
+from eval.datasets.wellplay import SCRIPT_IDS, find_script, list_scripts, load_all, load_script
 
 # README "Counts": id -> (characters, objective, reasoning, relation, total).
 COUNTS = {

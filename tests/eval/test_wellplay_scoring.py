@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from eval.data import DataError, resolve_data_dir
-from eval.wellplay import Question, load_all
-from eval.wellplay_scoring import WEIGHTS, is_correct, score, shuffled_view
+from eval.datasets import DataError, resolve_data_dir
+from eval.datasets.wellplay import Question, load_all
+from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
 
 F = frozenset
 A, B, C, D = F("a"), F("b"), F("c"), F("d")

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from eval.wis_leaderboard import (HEADERS, Leaderboard, default_db_path, format_leaderboard,
+from eval.reports.wis_leaderboard import (HEADERS, Leaderboard, default_db_path, format_leaderboard,
                                   leaderboard_markdown, leaderboard_table)
-from eval.wis_metrics import agent_metrics
+from eval.metrics.wis import agent_metrics
 from tests.eval.test_wis_metrics import A, B, C, EXPECTED, games
 
 CONFIG = {"players": 4, "lang": "en", "agents": [A, B, C], "llm": {"model": "tiny", "temperature": 0.7}}

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from eval.wis_leaderboard import Leaderboard
-from eval.wis_tournament import run_experiment, run_tournament, schedule
-from graphs.wis_session import play_game
+from eval.reports.wis_leaderboard import Leaderboard
+from eval.runs.wis_tournament import run_experiment, run_tournament, schedule
+from eval.runs.wis_session import play_game
 from tests.fakes import RuleChat, wis_player
 
 PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(5)]
@@ -67,8 +67,8 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
 
 
 def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, monkeypatch):
-    import eval.wis_tournament as wt
-    monkeypatch.setattr("graphs.wis_session.load_pairs", lambda root, lang="en": PAIRS)
+    import eval.runs.wis_tournament as wt
+    monkeypatch.setattr("eval.runs.wis_session.load_pairs", lambda root, lang="en": PAIRS)
     res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=tmp_path,
                          model=RuleChat(rule=wis_player(gullible=True)), db=tmp_path / "wis.sqlite", out=tmp_path / "exp")
     base, atk = res["rows"]
@@ -89,9 +89,9 @@ def _free_port():
 def test_game_with_two_remote_seats_served_over_http(tmp_path):
     import uvicorn
 
-    from graphs.wis_session import PlayerFactory
+    from eval.runs.wis_session import PlayerFactory
     from mas_agents.accounting import CallRecorder
-    from mas_agents.wis_protocol import make_app
+    from graphs.wis.protocol import make_app
 
     servers = []
     urls = []

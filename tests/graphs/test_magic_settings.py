@@ -1,4 +1,4 @@
-"""Tests of graphs.magic_settings: id ranges, the real MAgIC settings, and bad-file errors.
+"""Tests of eval.datasets.magic: id ranges, the real MAgIC settings, and bad-file errors.
 
 Known values come from ``<data>/magic/README.md`` (section "Schemas") and the setting files.
 Real-data tests are skipped when the datasets folder is missing.
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from eval.data import DataError, resolve_data_dir
-from graphs import magic_rules as rules
-from graphs import magic_settings as ms
+from eval.datasets import DataError, resolve_data_dir
+from graphs.magic import rules as rules
+from eval.datasets import magic as ms
 
 P1, P2, P3 = "Player 1", "Player 2", "Player 3"
 

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from graphs.mmg import MMGRuntime
-from graphs.mmg_session import run_game
+from graphs.mmg.graph import MMGRuntime
+from eval.runs.mmg_session import run_game
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.agent import Persona
 from mas_agents.specs import build_agent

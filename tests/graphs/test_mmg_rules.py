@@ -1,6 +1,6 @@
 import pytest
 
-from graphs import mmg_rules as r
+from graphs.mmg import rules as r
 
 
 def test_schedule_visits_seats_in_order_each_round():

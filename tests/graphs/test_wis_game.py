@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from graphs.wis_session import load_pairs, parse_pair, play_game
-from mas_agents.wis_protocol_types import response
-from planners.wis_strategies import ATTACK_TEXT, DEFENSE_TEXT
+from eval.runs.wis_session import load_pairs, parse_pair, play_game
+from graphs.wis.protocol_types import response
+from planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
 from tests.fakes import RuleChat, wis_player
 
 PAIR = {"civilian": "tea", "spy": "coffee"}
@@ -115,7 +115,7 @@ def test_slow_player_fouls_on_timeout(tmp_path):
                     speak_timeout=0.2, players={"Player 2": Slow()})
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
-    from eval.wis_metrics import player_rows
+    from eval.metrics.wis import player_rows
     row = next(r for r in player_rows(rec) if r["name"] == "Player 2")
     assert row["timeouts"] == 1 and row["fouls"] == 1
 
@@ -162,7 +162,7 @@ def test_defense_text_and_reasoning_events(tmp_path):
     agents = ["plain+reasoning"] * 6
     agents[0] = "plain+defense"
     rec = play_game(tmp_path, agents=agents, pair=PAIR, model=model(), spy_seat=0, first_speaker=0)
-    assert rec["rounds"][0]["descriptions"][0]["text"].endswith(DEFENSE_TEXT["en"])
+    assert rec["rounds"][0]["descriptions"][0]["text"].endswith(DEFENSE_TEXT["en"].format(role="spy"))
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     reasoning = [e for e in events if e["kind"] == "reasoning"]
     assert len(reasoning) == 5 and all(e["visible_to"] == [e["actor"]] for e in reasoning)
@@ -170,7 +170,7 @@ def test_defense_text_and_reasoning_events(tmp_path):
 
 
 def test_pairs_file_and_pair_option(tmp_path):
-    from eval.data import DataError, resolve_data_dir
+    from eval.datasets import DataError, resolve_data_dir
     try:
         root = resolve_data_dir()
     except DataError:

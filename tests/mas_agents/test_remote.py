@@ -19,6 +19,7 @@ from mas_agents.agent import Agent, Persona
 from mas_agents.errors import CallFailed, ContextOverflowError, ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.stub_openai import StubServer
+from tests.games import GAME
 
 PROBE_GRAMMAR = f'root ::= "{remote.PROBE_TEXT}"'
 
@@ -67,7 +68,7 @@ def vote_agent(model: AccountedModel) -> Agent:
 
 def vote_request() -> ActionRequest:
     return ActionRequest(kind="vote", actor="Ann", prompt="Vote for the spy:", choices=["Bob", "Cy"],
-                         context={"game": "wis"})
+                         game=GAME["wis"], context={})
 
 
 # ---------------------------------------------------------------------------------------------

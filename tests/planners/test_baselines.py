@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from graphs.mmg import MMGRuntime
-from graphs.mmg_session import run_game
+from graphs.mmg.graph import MMGRuntime
+from eval.runs.mmg_session import run_game
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona

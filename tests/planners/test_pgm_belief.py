@@ -14,6 +14,8 @@ from planners.pgm import (FACTORIES, MovePredictor, PGMBlock, TwoHopBelief, pd_p
                           pg_payoff_fn)
 
 from planners.pgm._bn import pgmpy_classes
+from planners.base import UNSPECIFIED
+from tests.games import GAME
 
 pgmpy_classes()  # import pgmpy (a few seconds, once) at collection, not inside the first test
 
@@ -244,8 +246,9 @@ def test_public_good_levels_and_payoff():
 class FakeAgent:
     """persona + emit + a scripted choose (reading per clue text)."""
 
-    def __init__(self, name="A", players=ABC, readings=None, role="civilian"):
+    def __init__(self, name="A", players=ABC, readings=None, role="civilian", game=UNSPECIFIED):
         self.persona = SimpleNamespace(name=name, players=list(players), role=role)
+        self.game = game   # as Agent.game: set by the game's composition root
         self.name = name
         self.emitted: list[dict] = []
         self.calls: list[dict] = []
@@ -276,7 +279,7 @@ def test_clues_are_read_lazily_at_the_next_action():
     blk.on_event(agent, ev("clue", "C", "ignored", text="it barks"))
     blk.on_event(agent, ev("describe", "A", "my own clue"))  # never read
     assert agent.calls == [] and len(blk.queue) == 2
-    req = ActionRequest(kind="describe", actor="A", prompt="Describe.", context={"game": "wis", "word": "apple"})
+    req = ActionRequest(kind="describe", actor="A", prompt="Describe.", game=GAME["wis"], context={"word": "apple"})
     c = blk.contribute(agent, req)
     assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
     assert all(x["choices"] == ["fits", "neutral", "odd"] for x in agent.calls)
@@ -295,7 +298,7 @@ def test_topic_only_prompt_and_invalid_reading_is_skipped():
     agent = FakeAgent(readings={"x": None})
     blk = PGMBlock()
     blk.on_event(agent, ev("clue", "B", "x"))
-    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", context={"game": "chameleon", "topic": "Fruit"}))
+    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", game=GAME["chameleon"], context={"topic": "Fruit"}))
     assert '"Fruit"' in agent.calls[0]["prompt"] and "do not know the secret word" in agent.calls[0]["prompt"]
     assert blk.belief.observations == [] and blk.readings[0]["reading"] is None
 
@@ -305,10 +308,10 @@ def test_vote_context_and_pgm_vote_without_a_model_call():
     blk = PGMBlock()
     blk.on_event(agent, ev("vote", "B", "C", target="C"))
     blk.on_event(agent, ev("vote", "A", "C", target="C"))
-    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], context={"game": "wis"})
+    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], game=GAME["wis"], context={})
     c = blk.contribute(agent, req)
     assert "Most likely: C (p=" in c.context and c.action is None and agent.calls == []
-    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], context={"game": "wis", "pgm_vote": True})
+    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], game=GAME["wis"], context={"pgm_vote": True})
     c = blk.contribute(agent, req)
     a = c.action
     assert (a.kind, a.actor, a.value, a.raw, a.valid, a.attempts) == ("vote", "A", "C", "(pgm)", True, 0)
@@ -319,7 +322,7 @@ def test_no_evidence_shows_nothing_and_a_tie_suggests_nobody():
     agent = FakeAgent(players=["A", "B", "C", "D"])
     blk = PGMBlock()
     req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C", "D"],
-                        context={"game": "mmg", "pgm_vote": True})
+                        game=GAME["mmg"], context={"pgm_vote": True})
     # murder-mystery dialogue gives the block no observations: uniform prior, nothing shown
     assert blk.contribute(agent, req) is None
     assert agent.emitted[-1]["data"]["shown"] is False and agent.calls == []
@@ -334,13 +337,13 @@ def test_no_evidence_shows_nothing_and_a_tie_suggests_nobody():
 
 
 def test_murder_mystery_statements_are_read_like_clues():
-    agent = FakeAgent(readings={"I was asleep": "fits", "none of your business": "odd"})
+    agent = FakeAgent(readings={"I was asleep": "fits", "none of your business": "odd"}, game=GAME["mmg"])
     agent.persona.victims = ["Vic"]
     blk = PGMBlock()
     blk.on_event(agent, ev("introduce", "B", "I was asleep all night.", round=0))
     blk.on_event(agent, ev("answer", "C", "That is none of your business.", round=1))
     blk.on_event(agent, ev("answer", "A", "my own answer"))   # never read
-    # murder-mystery requests name no game (as in graphs/mmg.py); the statements tell the block
+    # the agent's game (an investigation game) tells the block to read statements before any request
     c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"round": 1}))
     assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
     assert "who killed Vic" in agent.calls[0]["prompt"] and '"I was asleep all night."' in agent.calls[0]["prompt"]
@@ -349,7 +352,7 @@ def test_murder_mystery_statements_are_read_like_clues():
 
 
 def test_murder_mystery_odd_statements_never_make_a_civilian_suspect_itself():
-    agent = FakeAgent(readings={"said": "odd"})
+    agent = FakeAgent(readings={"said": "odd"}, game=GAME["mmg"])
     agent.persona.victims = ["Vic"]
     blk = PGMBlock()
     for p in ("B", "C"):
@@ -357,7 +360,7 @@ def test_murder_mystery_odd_statements_never_make_a_civilian_suspect_itself():
     blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], context={"victim": "Vic"}))
     post = blk.belief.posterior()
     assert post["A"] == 0 and post["B"] == pytest.approx(post["C"]) == pytest.approx(0.5)
-    murderer = FakeAgent(name="B", role="murderer", readings={"said": "odd"})
+    murderer = FakeAgent(name="B", role="murderer", readings={"said": "odd"}, game=GAME["mmg"])
     blk = PGMBlock()
     blk.on_event(murderer, ev("answer", "C", "C said something.", round=1))
     blk.contribute(murderer, ActionRequest(kind="answer", actor="B", prompt="Answer.", context={}))
@@ -365,7 +368,7 @@ def test_murder_mystery_odd_statements_never_make_a_civilian_suspect_itself():
 
 
 def test_private_vote_and_counts_in_magic():
-    agent = FakeAgent(role="non_chameleon")
+    agent = FakeAgent(role="non_chameleon", game=GAME["chameleon"])
     blk = PGMBlock()
     blk.on_event(agent, ev("setup", "game", scenario="chameleon", players=ABC))
     blk.on_event(agent, ev("vote", "A", visible_to=["A"], target="C"))  # my own private vote
@@ -383,7 +386,7 @@ def test_the_chameleon_votes_with_whom_the_others_suspect():
     blk.on_event(agent, ev("setup", "game", scenario="chameleon", players=ABC))
     blk.on_event(agent, ev("clue", "C", text="it barks"))
     c = blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"],
-                                            context={"game": "chameleon", "topic": "Animals", "pgm_vote": True}))
+                                            game=GAME["chameleon"], context={"topic": "Animals", "pgm_vote": True}))
     assert blk.belief.posterior()["A"] == 1  # I know I am the chameleon
     assert c.action.value == "C" and "Most suspected by the others: C" in c.context
 
@@ -409,7 +412,7 @@ def test_reentrant_reading_call_gets_no_contribution():
 
     agent = Reentrant()
     blk.on_event(agent, ev("describe", "B", "clue"))
-    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", context={"game": "wis"}))
+    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", game=GAME["wis"], context={}))
     assert len(agent.calls) == 1
 
 
@@ -420,7 +423,7 @@ def test_prisoners_dilemma_context_predictions_and_best_response():
         blk.on_event(agent, ev("pd_reveal", "game", choices={"A": "cooperate", "B": "defect", "C": "cooperate"},
                                payoffs={"A": 0, "B": 5, "C": 0}))
     req = ActionRequest(kind="choose", actor="A", prompt="Cooperate or defect?", choices=["cooperate", "defect"],
-                        context={"game": "prisoners_dilemma", "payoffs": PD_TABLE})
+                        game=GAME["prisoners_dilemma"], context={"payoffs": PD_TABLE})
     c = blk.contribute(agent, req)
     assert "B: defect 0.77" in c.context and "What they expect of you" in c.context
     assert "Best response to these predictions: defect" in c.context and c.notes["best_response"] == "defect"
@@ -434,7 +437,7 @@ def test_public_good_reveals_are_discretised():
     blk = PGMBlock()
     blk.on_event(agent, ev("pg_reveal", "game", amounts={"A": 20, "B": 0, "C": 50}, pool=70))
     c = blk.contribute(agent, ActionRequest(kind="contribute", actor="A", prompt="How much?",
-                                            context={"game": "public_good", "multiplier": 1.5}))
+                                            game=GAME["public_good"], context={"multiplier": 1.5}))
     assert blk.predictor.history == [{"A": "mid", "B": "low", "C": "high"}]
     assert "Best response to these predictions: low" in c.context
 
@@ -444,7 +447,7 @@ def test_cost_sharing_without_a_model_passes():
     blk = PGMBlock()
     assert blk.contribute(agent, ActionRequest(kind="propose", actor="A", prompt="Split?",
                                                fields=[("Airline A", []), ("Airline B", []), ("Airline C", [])],
-                                               context={"game": "cost_sharing"})) is None
+                                               game=GAME["cost_sharing"], context={})) is None
 
 
 def test_with_a_real_agent_the_reading_is_one_strict_choose_call():
@@ -463,7 +466,7 @@ def test_with_a_real_agent_the_reading_is_one_strict_choose_call():
     agent = Agent(persona, AccountedModel(RuleChat(rule=rule, seen=[]), rec, label="fake"), None, [PGMBlock()])
     agent.observe([ev("describe", "C", "it barks"), ev("describe", "B", "red fruit")])
     act = agent.act(ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"],
-                                  context={"game": "wis", "word": "apple"}))
+                                  game=GAME["wis"], context={"word": "apple"}))
     assert act.value == "C"
     assert [c.purpose for c in rec.calls()] == ["pgm_fit#1", "pgm_fit#1", "vote#1"]
     (e,) = agent.drain_events()

@@ -5,11 +5,12 @@ import re
 
 import pytest
 
-from graphs.wis_session import play_game
-from planners.player_star.deduction import GAME_SENSORS, _change, cut_is_a_tie, prune, suspicion
+from eval.runs.wis_session import play_game
+from planners.player_star.deduction import WORD_SENSORS, _change, cut_is_a_tie, prune, suspicion
 from tests.fakes import RuleChat, wis_player
+from tests.games import GAME
 
-S = GAME_SENSORS["wis"]
+S = WORD_SENSORS
 
 
 def test_suspicion_weights_fit_most():
@@ -91,7 +92,7 @@ def test_vote_suspects_are_made_over_the_living_candidates():
                                        "Player 5": [{"fit": "Partly", "specificity": "Specific", "copying": "No"}]})
     # Player 2 (the top suspect) is out: the list is rebuilt from the candidates left
     c = block.contribute(Me(), ActionRequest(kind="vote", actor="Player 1", prompt="Who is the spy?",
-                                             choices=["Player 3", "Player 4", "Player 5"], context={"game": "wis"}))
+                                             choices=["Player 3", "Player 4", "Player 5"], game=GAME["wis"], context={}))
     assert block.suspects == ["Player 3"] and c.choices == ["Player 3"]
     assert "Player 2" not in c.context
 
@@ -109,5 +110,5 @@ def test_voted_out_players_leave_the_suspect_list_for_good():
     odd = {"specificity": "Specific", "fit": "Does not fit", "copying": "No"}
     block = DeductionSensors(readings={"Player 2": [odd], "Player 3": [odd]})
     block.on_event(Me(), {"kind": "vote_result", "actor": "game", "data": {"out": "Player 2"}})
-    block.contribute(Me(), ActionRequest(kind="describe", actor="Player 1", prompt="Describe.", context={"game": "wis"}))
+    block.contribute(Me(), ActionRequest(kind="describe", actor="Player 1", prompt="Describe.", game=GAME["wis"], context={}))
     assert block.suspects == ["Player 3"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from graphs.mmg import MMGRuntime
-from graphs.mmg_session import run_game
+from graphs.mmg.graph import MMGRuntime
+from eval.runs.mmg_session import run_game
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.agent import Agent, Persona
 from mas_agents.specs import build_agent

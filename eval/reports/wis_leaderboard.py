@@ -1,0 +1,345 @@
+"""SQLite store and leaderboard of Who is Spy? (WiS) tournaments (stdlib :mod:`sqlite3`).
+
+One database holds any number of tournaments. Each finished game is stored as its full record
+(the ``result.json`` dict of :mod:`graphs.wis.rules`) plus one ``players`` row per seat (from
+:func:`eval.metrics.wis.player_rows`), in a single transaction: a game is stored entirely or
+not at all, so an interrupted tournament resumes from :meth:`Leaderboard.finished_indices`.
+
+Tables::
+
+    tournaments(id TEXT PRIMARY KEY, config JSON, created)
+    games(game_id TEXT PRIMARY KEY, tournament_id, game_index INTEGER, record JSON, finished_at)
+        UNIQUE(tournament_id, game_index)
+    players(game_id, tournament_id, seat, agent, name, role, score, won,
+            votes_cast_as_civilian, correct_votes, abstentions, descriptions, fouls,
+            survival_rounds)   PRIMARY KEY(game_id, name)
+
+The database runs in WAL mode; every method opens its own connection, and writes are
+serialised by a lock, so one :class:`Leaderboard` may be shared by several threads.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from eval.metrics.wis import agent_metrics, player_rows
+
+__all__ = ["HEADERS", "Leaderboard", "default_db_path", "format_leaderboard",
+           "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    config JSON NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    game_id TEXT PRIMARY KEY,
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    game_index INTEGER NOT NULL,
+    record JSON NOT NULL,
+    finished_at TEXT NOT NULL,
+    UNIQUE (tournament_id, game_index)
+);
+CREATE TABLE IF NOT EXISTS players (
+    game_id TEXT NOT NULL REFERENCES games(game_id),
+    tournament_id TEXT NOT NULL,
+    seat INTEGER,
+    agent TEXT NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    score REAL NOT NULL,
+    won INTEGER NOT NULL,
+    votes_cast_as_civilian INTEGER NOT NULL,
+    correct_votes INTEGER NOT NULL,
+    abstentions INTEGER NOT NULL,
+    descriptions INTEGER NOT NULL,
+    fouls INTEGER NOT NULL,
+    timeouts INTEGER NOT NULL DEFAULT 0,
+    survival_rounds INTEGER NOT NULL,
+    PRIMARY KEY (game_id, name)
+);
+CREATE INDEX IF NOT EXISTS players_agent ON players(agent);
+"""
+
+_PLAYER_COLS = ("game_id", "tournament_id", "seat", "agent", "name", "role", "score", "won",
+                "votes_cast_as_civilian", "correct_votes", "abstentions", "descriptions", "fouls",
+                "timeouts", "survival_rounds")
+
+
+def default_db_path() -> Path:
+    """``$MAS_DATA_HOME/wis.sqlite``, else ``$XDG_DATA_HOME/mas-agents/wis.sqlite``, else
+    ``~/.local/share/mas-agents/wis.sqlite``; the parent directory is created. Empty variables
+    count as unset."""
+    if os.environ.get("MAS_DATA_HOME"):
+        base = Path(os.environ["MAS_DATA_HOME"]).expanduser()
+    elif os.environ.get("XDG_DATA_HOME"):
+        base = Path(os.environ["XDG_DATA_HOME"]).expanduser() / "mas-agents"
+    else:
+        base = Path.home() / ".local" / "share" / "mas-agents"
+    base.mkdir(parents=True, exist_ok=True)
+    return base / "wis.sqlite"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _canonical(config: Mapping[str, Any]) -> Any:
+    """``config`` as it reads back from JSON (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(config, sort_keys=True))
+
+
+def _diff(old: Any, new: Any, path: str = "") -> list[str]:
+    """Dotted paths of the fields that differ between two JSON values."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new)):
+            p = f"{path}.{k}" if path else str(k)
+            if k not in old or k not in new:
+                out.append(p)
+            else:
+                out.extend(_diff(old[k], new[k], p))
+        return out
+    return [] if old == new else [path or "<config>"]
+
+
+class Leaderboard:
+    """A SQLite store of WiS tournaments (see the module docstring).
+
+    Args:
+        path: database file; :func:`default_db_path` when None. Its parent directory is created.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        self.path = Path(path) if path is not None else default_db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._lock, closing(self._connect()) as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A connection inside one ``BEGIN IMMEDIATE`` transaction: committed on success,
+        rolled back on any exception."""
+        with self._lock, closing(self._connect()) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        with closing(self._connect()) as conn:
+            return conn.execute(sql, args).fetchall()
+
+    # ------------------------------------------------------------------ tournaments
+
+    def start_tournament(self, tid: str, config: Mapping[str, Any]) -> None:
+        """Register tournament ``tid`` with ``config`` (a JSON-serialisable dict).
+
+        Starting an existing tournament with the same config is a no-op (resume).
+
+        Raises:
+            ValueError: ``tid`` exists with a different config; the message names the differing
+                fields (dotted paths for nested dicts).
+        """
+        new = _canonical(config)
+        with self._write() as conn:
+            row = conn.execute("SELECT config FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            if row is None:
+                conn.execute("INSERT INTO tournaments (id, config, created) VALUES (?, ?, ?)",
+                             (tid, json.dumps(new, sort_keys=True), _now()))
+                return
+            old = json.loads(row[0])
+            diff = _diff(old, new)
+            if diff:
+                details = "; ".join(
+                    f"{p}: stored {_get(old, p)!r}, given {_get(new, p)!r}" for p in diff)
+                raise ValueError(f"tournament {tid!r} exists with a different config ({details})")
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        """Every tournament as ``{"id", "config", "created", "games"}``, oldest first."""
+        rows = self._read(
+            "SELECT t.id, t.config, t.created, COUNT(g.game_id) FROM tournaments t "
+            "LEFT JOIN games g ON g.tournament_id = t.id GROUP BY t.id ORDER BY t.created, t.id")
+        return [{"id": i, "config": json.loads(c), "created": cr, "games": n} for i, c, cr, n in rows]
+
+    def config(self, tid: str) -> dict[str, Any] | None:
+        """The stored config of ``tid``, or None if there is no such tournament."""
+        rows = self._read("SELECT config FROM tournaments WHERE id = ?", (tid,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def finished_indices(self, tid: str) -> set[int]:
+        """Indices of the games of ``tid`` already stored (to resume an interrupted run)."""
+        return {i for (i,) in self._read("SELECT game_index FROM games WHERE tournament_id = ?",
+                                          (tid,))}
+
+    # ------------------------------------------------------------------ games
+
+    def add_game(self, tid: str, index: int, record: Mapping[str, Any]) -> bool:
+        """Store game number ``index`` of tournament ``tid``, all in one transaction.
+
+        Returns:
+            True if stored; False if a game with this ``game_id`` is already stored (no-op).
+
+        Raises:
+            ValueError: unknown tournament, or ``index`` already holds another game.
+        """
+        game_id = record["game_id"]
+        rows = player_rows(record)  # validate before writing
+        blob = json.dumps(record, ensure_ascii=False)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM tournaments WHERE id = ?", (tid,)).fetchone() is None:
+                raise ValueError(f"unknown tournament {tid!r}; call start_tournament first")
+            if conn.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone():
+                return False
+            other = conn.execute("SELECT game_id FROM games WHERE tournament_id = ? AND game_index = ?",
+                                 (tid, index)).fetchone()
+            if other is not None:
+                raise ValueError(f"tournament {tid!r} game {index} is already stored as "
+                                 f"{other[0]!r}, not {game_id!r}")
+            conn.execute("INSERT INTO games (game_id, tournament_id, game_index, record, finished_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (game_id, tid, int(index), blob, _now()))
+            self._insert_players(conn, tid, rows)
+        return True
+
+    @staticmethod
+    def _insert_players(conn: sqlite3.Connection, tid: str, rows: list[dict[str, Any]]) -> None:
+        conn.executemany(
+            f"INSERT INTO players ({', '.join(_PLAYER_COLS)}) "
+            f"VALUES ({', '.join('?' * len(_PLAYER_COLS))})",
+            [tuple(tid if c == "tournament_id" else int(r[c]) if c == "won" else r[c]
+                   for c in _PLAYER_COLS) for r in rows])
+
+    def games(self, tid: str | None = None) -> list[dict[str, Any]]:
+        """Stored game records of ``tid`` (all tournaments when None), by tournament and index."""
+        if tid is None:
+            rows = self._read("SELECT record FROM games ORDER BY tournament_id, game_index")
+        else:
+            rows = self._read("SELECT record FROM games WHERE tournament_id = ? ORDER BY game_index",
+                              (tid,))
+        return [json.loads(r) for (r,) in rows]
+
+    def players(self, tid: str | None = None) -> list[dict[str, Any]]:
+        """Rows of the ``players`` table (one per seat), of ``tid`` or of all tournaments."""
+        cols = ", ".join(f"p.{c}" for c in _PLAYER_COLS)
+        where = " WHERE p.tournament_id = ?" if tid is not None else ""
+        sql = (f"SELECT {cols} FROM players p JOIN games g ON g.game_id = p.game_id{where}"
+               " ORDER BY p.tournament_id, g.game_index, p.seat")
+        rows = self._read(sql, (tid,) if tid is not None else ())
+        out = [dict(zip(_PLAYER_COLS, r)) for r in rows]
+        for r in out:
+            r["won"] = bool(r["won"])
+        return out
+
+    def metrics(self, tid: str | None = None) -> list[dict[str, Any]]:
+        """:func:`eval.metrics.wis.agent_metrics` of the stored games of ``tid`` (or all)."""
+        return agent_metrics(self.games(tid))
+
+
+def _get(d: Any, dotted: str) -> Any:
+    """The value at a path from :func:`_diff` (``"<missing>"`` if absent)."""
+    if dotted == "<config>":
+        return d
+    for k in dotted.split("."):
+        if not isinstance(d, dict) or k not in d:
+            return "<missing>"
+        d = d[k]
+    return d
+
+
+# ---------------------------------------------------------------------- rendering
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+#: (header, formatter) of every leaderboard column after "rank" and "agent".
+_COLUMNS = (
+    ("rank score", lambda m: _num(m["rank_score"], 1)),
+    ("avg score", lambda m: _num(m["avg_score"])),
+    ("win spy", lambda m: _pct(m["win_rate_spy"])),
+    ("win civilian", lambda m: _pct(m["win_rate_civilian"])),
+    ("win overall", lambda m: _pct(m["win_rate"])),
+    ("vote acc", lambda m: _pct(m["vote_accuracy"])),
+    ("foul rate", lambda m: _pct(m["foul_rate"])),
+    ("of which timeouts", lambda m: _pct(m.get("timeout_rate"))),
+    ("avg survival", lambda m: _num(m["avg_survival_rounds"])),
+    ("games (seats)", lambda m: str(m["games"])),
+)
+HEADERS = ("rank", "agent") + tuple(h for h, _ in _COLUMNS)
+
+
+def _ranks(metrics: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Competition ranks (1, 1, 3, ...) by rank score, in the given (sorted) order."""
+    ranks: list[int] = []
+    for i, m in enumerate(metrics):
+        same = i and m["rank_score"] == metrics[i - 1]["rank_score"]
+        ranks.append(ranks[-1] if same else i + 1)
+    return ranks
+
+
+def leaderboard_rows(metrics: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Cells of the leaderboard (see :data:`HEADERS`), rows sorted by rank score; None → ``-``."""
+    ms = sorted(metrics, key=lambda m: (-m["rank_score"], m["agent"]))
+    return [[str(r), str(m["agent"])] + [f(m) for _, f in _COLUMNS] for r, m in zip(_ranks(ms), ms)]
+
+
+def leaderboard_table(metrics: Sequence[Mapping[str, Any]], title: str | None = None):
+    """A :class:`rich.table.Table` of the leaderboard."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h == "agent" else "right", no_wrap=True)
+    for row in leaderboard_rows(metrics):
+        table.add_row(*row)
+    return table
+
+
+def format_leaderboard(metrics: Sequence[Mapping[str, Any]], title: str | None = None) -> str:
+    """The leaderboard as a plain-text table (no colours, no wrapping)."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=10_000, color_system=None, force_terminal=False,
+                      no_color=True, highlight=False, emoji=False, markup=False)
+    console.print(leaderboard_table(metrics, title))
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    return "\n".join(lines).strip("\n") + "\n"
+
+
+def leaderboard_markdown(metrics: Sequence[Mapping[str, Any]]) -> str:
+    """The leaderboard as a GitHub-flavoured markdown table."""
+    def cell(s: str) -> str:
+        return s.replace("\\", "\\\\").replace("|", "\\|")
+
+    right = {h for h in HEADERS if h != "agent"}
+    lines = ["| " + " | ".join(HEADERS) + " |",
+             "|" + "|".join("---:" if h in right else "---" for h in HEADERS) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in leaderboard_rows(metrics)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,327 @@
+"""Self-contained HTML replay of one Who is Spy? game (the WiS platform's "Watch List").
+
+Reads only the game record ``result.json`` (shape in :mod:`graphs.wis.rules`) and, if present,
+``events.jsonl`` beside it (only ``reasoning`` events are used, to show private reasoning).
+The page has inline CSS, no external assets and no JavaScript: the words, the roles and the
+private reasoning (which usually names the player's word) sit after the last round, folded in
+``<details>`` elements, so a viewer can follow the game before the reveal.
+
+Usage::
+
+    python -m eval.reports.wis_replay runs/wis/<game_dir>   # writes <game_dir>/replay.html
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from html import escape
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from mas_agents.events import read_events
+
+#: Fields a record must have to be replayed. ``outcome`` and ``scores`` may be missing
+#: (e.g. a game cut short); the page then says they were not recorded.
+REQUIRED = ("game_id", "players", "rounds")
+
+FOUL_TEXT = {
+    "own_word": "said their own word",
+    "repeat": "repeated an earlier description",
+    "timeout": "did not answer in time",
+    "no_answer": "gave no valid answer",
+}
+END_TEXT = {
+    "spy_eliminated": "the spy was eliminated",
+    "max_rounds": "the maximum number of rounds was played",
+    "few_players": "fewer than 3 players were left",
+}
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;
+ max-width:960px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.5em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:2px solid #ddd}
+h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f3f3f3}
+.meta{color:#555}.muted{color:#888;font-style:italic}
+.round{border:1px solid #ddd;border-radius:6px;padding:.2em 1em 1em;margin:1em 0;background:#fcfcfc}
+.desc{margin:.4em 0;padding:.4em .6em;background:#fff;border-left:4px solid #6a9fd8}
+.desc.fouled{border-left-color:#d9534f;background:#fff5f5}
+.who{font-weight:600}.secs{color:#888;font-size:.85em}
+.text{white-space:pre-wrap;word-break:break-word;margin-top:.2em}
+.badge{display:inline-block;font-size:.8em;padding:0 .5em;border-radius:3px;color:#fff;background:#d9534f}
+.badge.first{background:#5b8def}.badge.spy{background:#8e44ad}.badge.out{background:#777}
+.verdict{font-weight:600}
+details{margin:.8em 0;padding:.5em 1em;border:1px solid #ccc;border-radius:6px;background:#fafafa}
+summary{cursor:pointer;font-weight:600}
+.reason{white-space:pre-wrap;font-size:.9em;margin:.3em 0 .6em}
+"""
+
+
+def _e(value: Any) -> str:
+    """HTML-escape any value (None -> empty string)."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:g}" if x == int(x) else f"{x:.2f}".rstrip("0").rstrip(".")
+    return str(x)
+
+
+def validate(record: Any, source: str = "record") -> None:
+    """Raise ValueError (naming ``source``) unless ``record`` can be replayed."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{source}: expected a JSON object, got {type(record).__name__}")
+    missing = [k for k in REQUIRED if k not in record]
+    if missing:
+        raise ValueError(f"{source}: missing required field(s): {', '.join(missing)}")
+    if not isinstance(record["players"], list) or not all(
+            isinstance(p, dict) and "name" in p for p in record["players"]):
+        raise ValueError(f"{source}: 'players' must be a list of objects with a 'name'")
+    if not isinstance(record["rounds"], list) or not all(isinstance(r, dict) for r in record["rounds"]):
+        raise ValueError(f"{source}: 'rounds' must be a list of objects")
+    for key in ("outcome", "scores", "eliminated"):
+        if record.get(key) is not None and not isinstance(record[key], dict):
+            raise ValueError(f"{source}: '{key}' must be an object")
+
+
+def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "") -> str:
+    """A table; header texts are escaped here, cells must already be HTML."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>\n" for row in rows)
+    c = f' class="{_e(cls)}"' if cls else ""
+    return f"<table{c}><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table>\n"
+
+
+def _header(record: Mapping[str, Any]) -> str:
+    lang = record.get("lang", "?")
+    first = record.get("first_speaker")
+    parts = [f"<header><h1>Who is Spy? — game {_e(record['game_id'])}</h1>",
+             '<p class="meta">',
+             f"Language: <b>{_e(lang)}</b>",
+             f" · Players: <b>{len(record['players'])}</b>"]
+    if "seed" in record:
+        parts.append(f" · Seed: {_e(record['seed'])}")
+    if first is not None:
+        parts.append(f" · First speaker: <b>{_e(first)}</b>")
+    if record.get("wall_time_s") is not None:
+        parts.append(f" · Wall time: {_e(_num(record['wall_time_s']))} s")
+    parts.append("</p>\n")
+    rows = []
+    for p in record["players"]:
+        badge = ' <span class="badge first">first speaker</span>' if p["name"] == first else ""
+        rows.append([_e(p.get("seat", "")), f"{_e(p['name'])}{badge}", f"<code>{_e(p.get('agent', ''))}</code>"])
+    parts.append('<section class="seats"><h2>Players</h2>\n')
+    parts.append(_table(["Seat", "Player", "Agent"], rows))
+    parts.append("</section></header>\n")
+    return "".join(parts)
+
+
+def _round(rnd: Mapping[str, Any], lang: str) -> str:
+    n = rnd.get("round", "?")
+    out = [f'<section class="round" id="round-{_e(n)}"><h2>Round {_e(n)}</h2>\n']
+    order = rnd.get("order") or []
+    out.append('<p><b>Speaking order:</b> '
+               + (" → ".join(_e(p) for p in order) if order else '<span class="muted">none</span>')
+               + "</p>\n")
+
+    out.append("<h3>Descriptions</h3>\n")
+    descs = rnd.get("descriptions") or []
+    if not descs:
+        out.append('<p class="muted">No descriptions.</p>\n')
+    for d in descs:
+        f = d.get("foul")
+        cls = "desc fouled" if f else "desc"
+        badge = ""
+        if f:
+            badge = (f' <span class="badge">foul: {_e(FOUL_TEXT.get(f, f))}</span>'
+                     f' <span class="secs">({_e(f)})</span>')
+        secs = d.get("seconds")
+        secs_html = f' <span class="secs">{_e(_num(round(float(secs), 1)))} s</span>' if isinstance(
+            secs, (int, float)) else ""
+        text = d.get("text")
+        text_html = (f'<div class="text" lang="{_e(lang)}">{_e(text)}</div>' if text
+                     else '<div class="text muted">(no description)</div>')
+        out.append(f'<div class="{cls}"><span class="who">{_e(d.get("player", "?"))}</span>'
+                   f"{secs_html}{badge}{text_html}</div>\n")
+
+    fouled = rnd.get("fouled") or []
+    out.append("<p><b>Eliminated by the judge:</b> "
+               + (", ".join(_e(p) for p in fouled) if fouled else '<span class="muted">no one</span>')
+               + "</p>\n")
+
+    votes = rnd.get("votes") or {}
+    out.append("<h3>Vote</h3>\n")
+    if not votes:
+        out.append('<p class="muted">No vote was held this round.</p>\n')
+    else:
+        rows = [[_e(v), _e(t) if t is not None else '<span class="muted">abstained</span>']
+                for v, t in votes.items()]
+        out.append(_table(["Voter", "Votes for"], rows, "votes"))
+        counts = rnd.get("vote_counts") or {}
+        if counts:
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+            out.append(_table(["Player", "Votes"], [[_e(p), _e(c)] for p, c in ranked], "counts"))
+        voted_out = rnd.get("voted_out")
+        if voted_out is not None:
+            verdict = f"Voted out: <b>{_e(voted_out)}</b>"
+        elif counts:
+            verdict = "Voted out: no one (tie)"
+        else:
+            verdict = "Voted out: no one (no valid votes)"
+        out.append(f'<p class="verdict">{verdict}</p>\n')
+
+    alive = rnd.get("alive_after")
+    if alive is not None:
+        out.append("<p><b>Alive after this round:</b> "
+                   + (", ".join(_e(p) for p in alive) if alive else '<span class="muted">no one</span>')
+                   + "</p>\n")
+    out.append("</section>\n")
+    return "".join(out)
+
+
+def _outcome(record: Mapping[str, Any]) -> str:
+    out = ['<section class="outcome" id="outcome"><h2>Outcome</h2>\n']
+    oc = record.get("outcome")
+    if not oc:
+        out.append('<p class="muted">Outcome not recorded.</p>\n')
+    else:
+        winner = oc.get("winner")
+        out.append(f'<p class="verdict">Winner: <b>{_e(winner if winner is not None else "?")}</b></p>\n')
+        reason = oc.get("end_reason")
+        out.append(f"<p>End reason: {_e(END_TEXT.get(reason, reason))} "
+                   f'<span class="secs">({_e(reason)})</span>'
+                   f" · Rounds played: {_e(oc.get('rounds_played', len(record['rounds'])))}</p>\n")
+    elim = record.get("eliminated") or {}
+    if elim:
+        rows = [[_e(p), _e(info.get("round", "")), _e(info.get("by", ""))]
+                for p, info in elim.items() if isinstance(info, dict)]
+        out.append("<h3>Eliminated players</h3>\n" + _table(["Player", "Round", "By"], rows, "eliminated"))
+    out.append("</section>\n")
+    return "".join(out)
+
+
+def _reveal(record: Mapping[str, Any]) -> str:
+    oc = record.get("outcome") or {}
+    pair = record.get("pair") or {}
+    elim = record.get("eliminated") or {}
+    out = ['<details class="reveal" id="reveal"><summary>Reveal words and roles</summary>\n']
+    if pair:
+        out.append(f"<p>Civilian word: <b>{_e(pair.get('civilian'))}</b> · "
+                   f"Spy word: <b>{_e(pair.get('spy'))}</b></p>\n")
+    if oc.get("spy") is not None:
+        r = oc.get("spy_eliminated_round")
+        fate = f"eliminated in round {_e(r)}" if r is not None else "survived"
+        out.append(f"<p>The spy was <b>{_e(oc['spy'])}</b> ({fate}).</p>\n")
+    rows = []
+    for p in record["players"]:
+        role = p.get("role", "?")
+        role_html = '<span class="badge spy">spy</span>' if role == "spy" else _e(role)
+        e = elim.get(p["name"])
+        status = (f'<span class="badge out">out</span> round {_e(e.get("round"))} by {_e(e.get("by"))}'
+                  if isinstance(e, dict) else "alive at the end")
+        rows.append([_e(p["name"]), role_html, f"<b>{_e(p.get('word', ''))}</b>", status])
+    out.append(_table(["Player", "Role", "Word", "Status"], rows, "roles"))
+    out.append("</details>\n")
+    return "".join(out)
+
+
+def _scores(record: Mapping[str, Any]) -> str:
+    out = ['<section class="scores" id="scores"><h2>Scores</h2>\n']
+    scores = record.get("scores")
+    if not scores:
+        out.append('<p class="muted">Scores not recorded.</p>\n')
+    else:
+        names = [p["name"] for p in record["players"]]
+        order = [n for n in names if n in scores] + [n for n in scores if n not in names]
+        rows = [[_e(n), _e(_num(scores[n]))] for n in order]
+        total = sum(float(v) for v in scores.values() if isinstance(v, (int, float)))
+        rows.append(["<b>Total</b>", f"<b>{_e(_num(total))}</b>"])
+        out.append(_table(["Player", "Score"], rows, "scores"))
+    out.append("</section>\n")
+    return "".join(out)
+
+
+def _reasoning(events: Iterable[Mapping[str, Any]], lang: str) -> str:
+    rs = [ev for ev in events if isinstance(ev, dict) and ev.get("kind") == "reasoning" and ev.get("content")]
+    if not rs:
+        return ""
+    out = ['<details class="reasoning" id="reasoning"><summary>Private reasoning '
+           f"({len(rs)} entries; may reveal words)</summary>\n"]
+    for ev in rs:
+        where = f"Round {_e(ev.get('round', '?'))}"
+        if ev.get("phase"):
+            where += f" · {_e(ev['phase'])}"
+        out.append(f'<div><span class="who">{_e(ev.get("actor", "?"))}</span> '
+                   f'<span class="secs">{where}</span>'
+                   f'<div class="reason" lang="{_e(lang)}">{_e(ev["content"])}</div></div>\n')
+    out.append("</details>\n")
+    return "".join(out)
+
+
+def replay_html(record: dict, events: list[dict] | None = None) -> str:
+    """The replay page of one game as a self-contained HTML string.
+
+    Args:
+        record: the game's ``result.json`` content.
+        events: the game's events (optional); ``reasoning`` events are shown after the reveal.
+
+    Raises:
+        ValueError: the record lacks a required field or has the wrong shape.
+    """
+    validate(record)
+    lang = str(record.get("lang") or "en")
+    body = [_header(record), '<main class="rounds">\n']
+    if not record["rounds"]:
+        body.append('<p class="muted">No round was played.</p>\n')
+    body.extend(_round(r, lang) for r in record["rounds"])
+    body.append("</main>\n")
+    body.append(_outcome(record))
+    body.append(_reveal(record))
+    body.append(_scores(record))
+    body.append(_reasoning(events or [], lang))
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>Who is Spy? replay — {_e(record['game_id'])}</title>\n"
+            f"<style>{CSS}</style>\n</head>\n<body>\n{''.join(body)}</body>\n</html>\n")
+
+
+def write_replay(game_dir: Path, out: Path | None = None) -> Path:
+    """Write the replay of the game in ``game_dir`` (default ``game_dir/replay.html``).
+
+    Raises:
+        FileNotFoundError: ``game_dir/result.json`` does not exist.
+        ValueError: ``result.json`` is not valid JSON or lacks required fields, or a line of
+            ``events.jsonl`` is not JSON (messages name the file).
+    """
+    game_dir = Path(game_dir)
+    path = game_dir / "result.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no game record (result.json) found")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    validate(record, str(path))
+    ev_path = game_dir / "events.jsonl"
+    events = read_events(ev_path) if ev_path.is_file() else None
+    out = Path(out) if out is not None else game_dir / "replay.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(replay_html(record, events), encoding="utf-8")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print("usage: python -m eval.reports.wis_replay GAME_DIR [GAME_DIR ...]", file=sys.stderr)
+        return 2
+    for d in args:
+        print(write_replay(Path(d)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

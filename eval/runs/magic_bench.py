@@ -1,0 +1,174 @@
+"""``mas magic run``: a challenger against a fixed defender on the MAgIC settings (MAgIC §3.2, A.1).
+
+Plan: for each scenario and setting id, one game per challenger side (chameleon and
+non-chameleon; undercover and civilian; the test seat in the other three). Games go to
+``<out>/games/<scenario>-<side>-s<id>/``; a game with a ``result.json`` is finished and is skipped
+when the same command is rerun. Metrics (:mod:`eval.metrics.magic`) are computed from the games'
+``events.jsonl`` only. Writes ``result.json`` (the eight numbers, per-scenario win rates, counts,
+cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.metrics.magic import CAPABILITIES, scenario_metrics
+from graphs.magic.events import SCENARIOS
+from mas_agents.events import read_events
+from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
+
+PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
+
+
+def parse_scenarios(text: str) -> list[str]:
+    """``all`` or a comma-separated list of scenario names.
+
+    Raises:
+        ValueError: an unknown scenario.
+    """
+    if text.strip() == "all":
+        return list(SCENARIOS)
+    out = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in out if s not in SCENARIOS]
+    if bad or not out:
+        raise ValueError(f"--scenario: unknown {', '.join(bad) or '(empty)'}; expected all or one of {', '.join(SCENARIOS)}")
+    return out
+
+
+def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tuple[str, Any, str]]:
+    """``[(scenario, setting, side), ...]`` for the given settings range (default: all of each)."""
+    from eval.runs.magic_session import SIDES
+    from eval.datasets.magic import load_settings, parse_range, setting_ids
+    games = []
+    for sc in scenarios:
+        ids = parse_range(settings, sc) if settings else setting_ids(sc)
+        for st in load_settings(data_root, sc, ids):
+            for side in SIDES[sc]:
+                games.append((sc, st, side))
+    return games
+
+
+def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
+    return out / "games" / f"{scenario}-{side}-s{setting_id:02d}"
+
+
+def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: str, defender: str,
+              settings: str | None = None, model: Any = "local", seed: int = 0, replay_openings: bool = False,
+              concurrency: int | None = None, tick: Callable[[str], None] | None = None,
+              play: Callable | None = None) -> dict:
+    """Play (or finish) every planned game and write the reports; returns ``result.json``.
+
+    Raises:
+        ValueError: bad scenario/settings, or ``out`` holds a run with another challenger,
+            defender, model or replay setting.
+    """
+    from eval.runs.magic_session import play_magic_game
+    play = play or play_magic_game
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = {"challenger": challenger, "defender": defender, "model": model if isinstance(model, str) else type(model).__name__,
+           "replay_openings": replay_openings, "seed": seed}
+    check_resume(out, tuple(cfg), **cfg)
+    write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings, "versions": versions()})
+    games = plan(data_root, scenarios, settings)
+
+    def one(g):
+        sc, st, side = g
+        d = game_dir(out, sc, side, st.id)
+        if (d / "result.json").exists():
+            return d, True
+        play(d, scenario=sc, setting=st, side=side, challenger=challenger, defender=defender, model=model,
+             seed=seed, replay_openings=replay_openings)
+        return d, False
+
+    if concurrency is None:   # --max-connections when every seat's model is remote, else 1
+        from mas_agents.remote import auto_concurrency
+        from mas_agents.specs import split_model
+        concurrency = auto_concurrency([split_model(a)[1] or model for a in (challenger, defender)])
+    done = run_each(games, one, concurrency=concurrency,
+                    done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
+    dirs = sorted(d for d, _ in done)
+    logs = [read_events(d / "events.jsonl") for d in dirs]
+    m = scenario_metrics(logs)
+    results = [read_json(d / "result.json") for d in dirs]
+    cost = {"games": len(results), "calls": sum(r["llm"]["calls"] for r in results),
+            "input_tokens": sum(r["llm"]["input_tokens"] for r in results),
+            "output_tokens": sum(r["llm"]["output_tokens"] for r in results),
+            "wall_s": round(sum(r["wall_time_s"] for r in results), 1),
+            "invalid_actions": sum(r["invalid_actions"] for r in results),
+            "model_actions": sum(r["model_actions"] for r in results)}
+    result = {**cfg, "scenarios": scenarios, "settings": settings,
+              "metrics": {k: m[k] for k in (*CAPABILITIES, "win_rate")},
+              "per_scenario": m["per_scenario"], "components": m["components"], "counts": m["counts"],
+              "cost": cost, "reused_games": sum(1 for _, r in done if r), "games": [str(d.name) for d in dirs]}
+    write_json(out / "result.json", result)
+    radar_chart(result["metrics"], out / "radar.png", title=f"{challenger} vs {defender}")
+    (out / "report.md").write_text(report_md(result, paper_rows(data_root)), encoding="utf-8")
+    return result
+
+
+def paper_rows(data_root: Path) -> list[dict]:
+    """The paper's Table 1 rows (percent) from ``<data>/magic/results/paper_table1_leaderboard.csv``
+    ([] when the file is missing)."""
+    path = Path(data_root) / PAPER_TABLE
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination", "rationality")
+
+
+def report_md(result: dict, paper: list[dict]) -> str:
+    """Our row (percent, '-' where a metric had no data) above the paper's Table 1 rows."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}"
+    head = "| model | " + " | ".join(COLUMNS) + " |"
+    lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
+             f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "
+             f"replay openings: {result['replay_openings']}; {result['cost']['games']} games.", "",
+             head, "|" + "---|" * (len(COLUMNS) + 1),
+             f"| **ours: {result['challenger']}** | " + " | ".join(pct(result["metrics"][c]) for c in COLUMNS) + " |"]
+    for row in paper:
+        lines.append(f"| {row['model']} (paper) | " + " | ".join(row.get(c, "-") for c in COLUMNS) + " |")
+    c = result["cost"]
+    missing = result["components"].get("missing") or []
+    lines += ["", f"Win rate = mean of {7 - len(missing)} of 7 parts" + (f" (missing: {', '.join(missing)})" if missing else "")
+              + ". Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
+              "on the settings above, so the rows are comparable in definition only.", "",
+              "| scenario | challenger win rate / credit |", "|---|---|"]
+    for k, v in result["per_scenario"].items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{kk} {pct(vv)}" for kk, vv in v.items())
+        else:
+            v = pct(v)
+        lines.append(f"| {k} | {v} |")
+    lines += ["", f"Cost: {c['calls']} LLM calls, {c['input_tokens']} prompt / {c['output_tokens']} completion tokens, "
+              f"{c['wall_s']} s of game time; {c['invalid_actions']} of {c['model_actions']} actions unreadable after a re-prompt.",
+              "", "![capabilities](radar.png)", ""]
+    return "\n".join(lines)
+
+
+def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
+    """A radar chart of the seven capabilities (0–1; a missing metric is drawn at 0 and marked '(n/a)')."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [c if metrics.get(c) is not None else f"{c} (n/a)" for c in CAPABILITIES]
+    vals = [min(1.0, metrics.get(c) or 0.0) for c in CAPABILITIES]
+    ang = [2 * math.pi * i / len(vals) for i in range(len(vals))]
+    fig = plt.figure(figsize=(5, 5))
+    ax = fig.add_subplot(111, polar=True)
+    ax.plot(ang + ang[:1], vals + vals[:1], color="#4C72B0")
+    ax.fill(ang + ang[:1], vals + vals[:1], color="#4C72B0", alpha=0.25)
+    ax.set_xticks(ang)
+    ax.set_xticklabels([x.replace("_", " ") for x in labels], fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,203 @@
+"""Run one murder-mystery game into a run directory, resumably.
+
+Writes (foundation issue, CLI section): ``config.json``, ``events.jsonl`` (rewritten after every
+graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` (by the recorder),
+``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),
+``result.json`` and ``transcript.md``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from graphs.mmg.graph import MMGRuntime, build_graph
+from graphs.mmg.rules import GAME as MMG_GAME
+from mas_agents.accounting import CallRecorder
+from mas_agents.agent import Agent
+from mas_agents.events import write_events
+from mas_agents.rundir import Stopwatch, write_json
+
+THREAD = {"configurable": {"thread_id": "mmg"}}
+
+
+def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local", rounds: int = 3,
+                questions: int = 1, seed: int = 0, lang: str = "en", resume: bool = False, settings=None,
+                data_root: Path | None = None,
+                progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``.
+
+    This is what ``mas mmg run`` and ``mas wellplay compare`` call.
+
+    Args:
+        sc: a loaded :class:`eval.datasets.wellplay.Script`.
+        out: run directory.
+        agent: agent spec of the non-murderer characters (the murderer plays
+            :data:`mas_agents.specs.MURDERER_SPEC`).
+        model: model spec or chat model object.
+        rounds, questions, seed, lang: game options (recorded in ``config.json``).
+        resume: continue the game in ``out``.
+        settings: :class:`memory.MemorySettings` (retrieval budgets).
+        data_root: recorded in ``config.json``.
+        progress: see :func:`run_game`.
+
+    Returns:
+        The game's ``result.json`` content.
+
+    Raises:
+        ValueError: unknown agent spec. FileExistsError / FileNotFoundError: see :func:`run_game`.
+    """
+    from graphs.mmg.graph import MMGRuntime
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.llm import make_chat_model, model_label
+    from mas_agents.remote import endpoint_report
+    from mas_agents.rundir import versions
+    from mas_agents.specs import MURDERER_SPEC, build_mmg_agents, parse_spec
+    from memory import MemorySettings, default_embedder
+
+    parse_spec(agent)
+    settings = settings or MemorySettings()
+    out.mkdir(parents=True, exist_ok=True)
+    recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
+    label = model_label(model)
+    accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
+    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings, game=MMG_GAME)
+    rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
+                    murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
+                    rounds=rounds, questions=questions)
+    config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
+              "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
+              "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
+              "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
+              "versions": versions()}
+    return run_game(rt, out, recorder, config, resume=resume, progress=progress)
+
+
+def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,
+             resume: bool = False, progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Play (or resume) the game of ``rt`` and write the run files into ``out``.
+
+    Args:
+        rt: the runtime with agents.
+        out: run directory (created).
+        recorder: the LLM call recorder writing ``out/llm_calls.jsonl``.
+        config: what goes into ``config.json`` (seed, model, versions, options).
+        resume: continue from ``out/checkpoints.sqlite``.
+        progress: called as ``progress(done_steps, bound, node_name)`` after each step.
+
+    Returns:
+        The ``result.json`` content.
+
+    Raises:
+        FileExistsError: ``out`` already holds a game and ``resume`` is False.
+        FileNotFoundError: ``resume`` is True but ``out`` holds no checkpoint.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt = out / "checkpoints.sqlite"
+    if resume and not ckpt.exists():
+        raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")
+    if not resume and (ckpt.exists() or (out / "events.jsonl").exists()):
+        raise FileExistsError(f"{out} already holds a game; pass --resume to continue it or choose another --out")
+    write_json(out / "config.json", config)
+    watch = Stopwatch()
+    conn = sqlite3.connect(str(ckpt), check_same_thread=False)
+    try:
+        graph = build_graph(rt, checkpointer=SqliteSaver(conn))
+        cfg = {**THREAD, "recursion_limit": rt.step_bound()}
+        start: dict | None = {"events": []}
+        if resume:
+            snap = graph.get_state(cfg)
+            start = None if snap.values else {"events": []}
+            if snap.values and not snap.next:
+                start = None  # already finished: nothing left to run
+        steps = 0
+        for update in graph.stream(start, cfg, stream_mode="updates"):
+            steps += 1
+            values = graph.get_state(cfg).values
+            write_events(out / "events.jsonl", values.get("events", []))
+            if progress:
+                progress(steps, rt.step_bound(), ",".join(update))
+        values = graph.get_state(cfg).values
+    finally:
+        conn.close()
+    events = values.get("events", [])
+    write_events(out / "events.jsonl", events)
+    result = game_result(rt, values, recorder, watch.seconds, config)
+    write_json(out / "result.json", result)
+    (out / "transcript.md").write_text(transcript(rt, events, result), encoding="utf-8")
+    return result
+
+
+def agent_stats(agents: dict[str, Agent]) -> dict[str, dict[str, int]]:
+    """Malformed/invalid reply counters per agent."""
+    return {n: dict(a.stats) for n, a in agents.items()}
+
+
+def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: float, config: dict) -> dict:
+    """Assemble ``result.json``: outcome per victim, counts, LLM cost, malformed-output counts.
+
+    ``wall_time_s`` is the time of this process's run (a resumed game adds only its own part);
+    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``.
+    """
+    events = values.get("events", [])
+    invalid = [e for e in events if e["kind"] == "invalid"]
+    return {
+        "script": rt.title,
+        "players": rt.players,
+        "agents": {n: a.spec for n, a in rt.agents.items()},
+        "roles": {n: a.persona.role for n, a in rt.agents.items()},
+        "rounds": rt.rounds,
+        "questions": rt.questions,
+        "outcome": values.get("outcome"),
+        "finished": values.get("outcome") is not None,
+        "counts": {k: sum(1 for e in events if e["kind"] == k) for k in ("introduce", "ask", "answer", "vote")},
+        "invalid_actions": len(invalid),
+        "invalid_by_kind": dict(Counter(e["data"].get("action", e["kind"]) for e in invalid)),
+        "malformed_replies": agent_stats(rt.agents),
+        "llm": recorder.totals(),
+        "wall_time_s": wall_s,
+        "model": config.get("model"),
+        "seed": config.get("seed"),
+    }
+
+
+def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
+    """A readable Markdown transcript: introductions, rounds of Q&A, votes, outcome, cost."""
+    lines = [f"# {rt.title}: murder-mystery game", "",
+             f"Players: {', '.join(f'{p} ({rt.agents[p].persona.role}, {rt.agents[p].spec})' for p in rt.players)}  ",
+             f"Victim(s): {', '.join(rt.victims)}  ", f"Model: {result.get('model')}, seed {result.get('seed')}", ""]
+    section = None
+    for e in events:
+        head = {"introduction": "## Introductions", "voting": "## Votes (private)", "outcome": "## Outcome"}.get(e["phase"])
+        if e["phase"] == "questioning" or (e["phase"] == "planning" and e.get("round", 0) > 0):
+            head = f"## Round {e['round']}"
+        if head and head != section:
+            lines += [head, ""]
+            section = head
+        k = e["kind"]
+        if k == "introduce":
+            lines.append(f"**{e['actor']}**: {e['content']}\n")
+        elif k == "ask":
+            lines.append(f"**{e['actor']}** asks **{e['data'].get('target')}**: {e['content']}\n")
+        elif k == "answer":
+            lines.append(f"**{e['actor']}** answers: {e['content']}\n")
+        elif k == "vote":
+            lines.append(f"- {e['actor']} {e['content']}")
+        elif k == "invalid":
+            raw = (e["data"].get("raw") or "").strip().replace("\n", " ")[:300]
+            lines.append(f"- *{e['actor']}: invalid {e['data'].get('action', '')} "
+                         f"({'; '.join(e['data'].get('errors', []))}). Raw reply: \"{raw}\"*\n")
+        elif e["phase"] == "planning":
+            lines.append(f"- *{e['actor']} (private {k}): {e['content']}*")
+        elif k == "accuse":
+            lines += ["", f"**{e['content']}**", ""]
+    llm = result["llm"]
+    lines += ["## Cost", "",
+              f"LLM calls: {llm.get('calls')}, prompt tokens: {llm.get('input_tokens')}, "
+              f"completion tokens: {llm.get('output_tokens')}, wall time: {result['wall_time_s']:.1f} s, "
+              f"invalid actions: {result['invalid_actions']}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,167 @@
+"""Run a WellPlay evaluation end to end into a run directory (``mas wellplay eval``).
+
+See :mod:`eval.runs.wellplay_eval` for the methods, shuffling and files written.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.datasets.wellplay import Script, load_all, load_script
+from eval.runs.wellplay_eval import (METHODS, MODEL_FREE, Answerer, agent_answerer, aggregate_runs,
+                                evaluate_scripts, heard_by, model_free_answerer, report_md,
+                                session_events, summarise)
+from mas_agents.accounting import CallRecorder
+from mas_agents.events import write_events
+from mas_agents.remote import endpoint_report, parallel_calls
+from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
+
+
+def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run: Path | None) -> tuple[list[Script], list[dict]]:
+    """The scripts to evaluate and, for ``session``, the game's events.
+
+    Raises:
+        ValueError: ``session`` without ``--run``, or a ``--script`` that disagrees with the run.
+    """
+    if method == "session":
+        if run is None:
+            raise ValueError("--method session needs --run DIR, a directory written by `mas mmg run`")
+        cfg = read_json(Path(run) / "config.json")
+        events = session_events(run)
+        sc = load_script(data_root, cfg["script"], cfg.get("lang", lang))
+        if script and script.lower() not in ("all", sc.name.lower(), sc.id.lower()):
+            raise ValueError(f"--script {script!r} differs from the game's script {sc.name!r} in {run}")
+        return [sc], events
+    if not script or script.lower() == "all":
+        return load_all(data_root, lang), []
+    return [load_script(data_root, script, lang)], []
+
+
+def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | None = None,
+                      lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
+                      shuffle: bool = True, scoring: str = "strict", run: Path | None = None,
+                      settings=None, agent_spec: str = "plain", make_agent: Callable[..., Any] | None = None,
+                      tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None,
+                      concurrency: int | None = None) -> dict:
+    """Evaluate ``method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
+    ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``out``.
+
+    Args:
+        data_root: datasets root (see :func:`eval.datasets.resolve_data_dir`).
+        method: one of :data:`eval.runs.wellplay_eval.METHODS`.
+        out: run directory (created).
+        script: display name, id, or "all" (ignored for ``session``: the game's script).
+        model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object.
+        seed, runs: run ``i`` uses seed ``seed + i`` for the option shuffle and the model.
+        shuffle, scoring: see :mod:`eval.metrics.wellplay`.
+        run: the game directory for ``session``.
+        settings: :class:`memory.MemorySettings` for retrieval budgets.
+        agent_spec: agent spec answering for ``pp``/``op`` (``session`` uses each character's
+            spec from the game's ``result.json``).
+        make_agent: ``(script, name, method, events, model, seed, *, recorder, settings, accounted,
+            spec) -> (Agent, AccountedModel)`` (tests inject fakes);
+            defaults to :func:`build_eval_agent`.
+        tick/total: progress callbacks (one tick per question; total questions once).
+        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
+            of ``model`` (1 for a local model, ``--max-connections`` for a remote one). The files
+            written do not depend on it.
+
+    Raises:
+        ValueError: unknown method or scoring, or session without run.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    if scoring not in ("strict", "upstream"):
+        raise ValueError(f"unknown scoring {scoring!r}; expected strict or upstream")
+    out.mkdir(parents=True, exist_ok=True)
+    scripts, game_events = scripts_for(data_root, method, script, lang, run)
+    # session: every character answers with the agent spec it played with (game result.json)
+    specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
+    model_label = model if isinstance(model, str) else type(model).__name__
+    config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
+              "model": None if method in MODEL_FREE else model_label, "seed": seed, "runs": runs,
+              "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
+              "settings": vars(settings) if settings is not None else None, "versions": versions()}
+    write_json(out / "config.json", config)
+    if total:
+        total(runs * sum(len(s.all_questions()) for s in scripts))
+    (out / "llm_calls.jsonl").unlink(missing_ok=True)  # a re-run into the same dir starts afresh
+    recorder = CallRecorder(out / "llm_calls.jsonl")
+    watch = Stopwatch()
+    make_agent = make_agent or build_eval_agent
+    per_run, all_records, all_events = [], [], []
+    accounted = None
+    for i in range(runs):
+        run_seed = seed + i
+        rng = random.Random(run_seed)
+        jobs = []
+        for sc in scripts:
+            if method in MODEL_FREE:
+                answerers = {c.name: model_free_answerer(method, c.name, rng) for c in sc.characters}
+            else:
+                answerers = {}
+                for c in sc.characters:
+                    agent, accounted = make_agent(sc, c.name, method, game_events, model, run_seed,
+                                                  recorder=recorder, settings=settings, accounted=accounted,
+                                                  spec=specs.get(c.name, agent_spec))
+                    answerers[c.name] = agent_answerer(agent)
+            jobs.append((sc, answerers))
+        # model-free answerers share one random stream: they answer in order, whatever the model
+        parallel = 1 if method in MODEL_FREE else (concurrency or parallel_calls(model))
+        records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick,
+                                        concurrency=parallel)
+        for r in records:
+            r["run"] = i
+        all_events += evs
+        s = summarise(records)
+        s["seed"] = run_seed
+        per_run.append(s)
+        all_records += records
+        write_jsonl(out / "answers.jsonl", all_records)
+        write_events(out / "events.jsonl", all_events)
+    if accounted is not None:
+        config["endpoints"] = endpoint_report([accounted])
+        write_json(out / "config.json", config)
+    agg = aggregate_runs(per_run)
+    by_char: dict[str, list[dict]] = {}
+    for r in all_records:
+        by_char.setdefault(f"{r['script']} / {r['character']}", []).append(r)
+    result = {"method": method, "scoring": scoring, "shuffle": shuffle, "lang": lang,
+              "scripts": [s.name for s in scripts], "model": config["model"], **agg,
+              "runs": per_run,
+              "per_character": {k: summarise(v) for k, v in by_char.items()} if len(scripts) == 1 else {},
+              "per_script": {s.name: summarise([r for r in all_records if r["script"] == s.name]) for s in scripts},
+              "llm": recorder.totals(), "wall_time_s": watch.seconds}
+    write_json(out / "result.json", result)
+    (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    return result
+
+
+def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict], model: Any, seed: int, *,
+                     recorder: CallRecorder, settings=None, accounted=None, spec: str = "plain"):
+    """Build the agent that answers ``name``'s questions for ``method``.
+
+    ``pp``: own script only; ``op``: every character's script; ``session``: own script plus the
+    dialogue it heard in the game. The model is built once and reused (``accounted``).
+
+    Returns:
+        ``(agent, accounted_model)``.
+    """
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.llm import make_chat_model, model_label
+    from graphs.mmg.rules import GAME as MMG_GAME
+    from mas_agents.specs import build_agent, persona_for
+    from memory import default_embedder
+
+    if accounted is None:
+        accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=model_label(model),
+                                   phase="evaluation")
+    persona = persona_for(sc, name)
+    persona.role = "respondent"  # after the game everyone answers truthfully (mas_agents.prompts)
+    extra = [(c.name, c.script) for c in sc.characters] if method == "op" else []
+    agent = build_agent(persona, spec, accounted, default_embedder(), settings, extra_scripts=extra, game=MMG_GAME)
+    if method == "session":
+        agent.observe(game_events)
+    return agent, accounted

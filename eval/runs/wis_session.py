@@ -1,0 +1,208 @@
+"""Play one Who-is-Spy game into a directory.
+
+Writes ``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` (local seats), ``result.json`` (the
+game record of :mod:`graphs.wis.rules`) and ``transcript.md``. Seats are given as agent specs
+(``BLOCKS[@MODEL]``) or URLs of WiS-protocol agents (:mod:`graphs.wis.protocol`).
+
+Word pairs come from ``<data>/whoisspy/pairs_<lang>.jsonl`` (``{"civilian", "spy", ...}`` a line).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+from graphs.wis import rules as rules
+from graphs.wis.graph import WisRuntime, build_graph
+from mas_agents.accounting import CallRecorder
+from mas_agents.events import write_events
+from mas_agents.remote import endpoint_report
+from mas_agents.rundir import Stopwatch, read_jsonl, versions, write_json
+
+
+def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
+    """The word pairs of ``lang`` as ``[{"civilian": w, "spy": w2}, ...]`` in file order.
+
+    Raises:
+        FileNotFoundError: the pairs file is missing (its path is named).
+        ValueError: a line that is not JSON or lacks ``civilian``/``spy`` (file and line named).
+    """
+    path = Path(data_root) / "whoisspy" / f"pairs_{lang}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"Who-is-Spy word pairs not found: {path}")
+    out = []
+    for i, row in read_jsonl(path):
+        if not isinstance(row, dict) or not str(row.get("civilian", "")).strip() or not str(row.get("spy", "")).strip():
+            raise ValueError(f"{path}:{i}: needs non-empty 'civilian' and 'spy' fields")
+        out.append({"civilian": row["civilian"].strip(), "spy": row["spy"].strip()})
+    if not out:
+        raise ValueError(f"{path}: no word pairs")
+    return out
+
+
+def parse_pair(text: str) -> dict[str, str]:
+    """``"tea/coffee"`` -> ``{"civilian": "tea", "spy": "coffee"}``.
+
+    Raises:
+        ValueError: not two non-empty words separated by ``/``.
+    """
+    parts = [p.strip() for p in text.split("/")]
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"--pair {text!r}: expected CIVILIAN/SPY, e.g. tea/coffee")
+    return {"civilian": parts[0], "spy": parts[1]}
+
+
+class PlayerFactory:
+    """Builds the player for one seat from a spec, sharing models between seats.
+
+    Args:
+        default_model: model spec for specs without ``@MODEL`` (``local``, ``openai:NAME``) or a
+            chat model object (tests pass fakes).
+        recorder: where local seats' LLM calls are recorded.
+        lang: prompt language.
+        seed: sampling seed for local models.
+        speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
+    """
+
+    def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
+                 speak_timeout: float | None = 10.0):
+        self.default_model = default_model
+        self.recorder = recorder
+        self.lang = lang
+        self.seed = seed
+        self.speak_timeout = speak_timeout
+        from mas_agents.llm import ModelPool
+        self._pool = ModelPool(recorder, seed)
+
+    def models(self) -> list:
+        """The accounted models the seats built so far."""
+        return self._pool.models()
+
+    def model(self, spec: Any):
+        """The accounted chat model for a model spec (one per distinct spec)."""
+        return self._pool.get(spec)
+
+    def __call__(self, spec: str, role: str):
+        """A :class:`~graphs.wis.protocol_types.WisPlayer` for ``spec`` playing ``role``.
+
+        Raises:
+            ValueError: an unknown block in ``spec``.
+        """
+        from mas_agents.agent import Agent
+        from mas_agents.specs import build_blocks, is_remote, parse_spec, split_model
+        from graphs.wis.player import AgentWisPlayer
+        if is_remote(spec):
+            from graphs.wis.protocol import RemoteWisPlayer
+            # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
+            player = RemoteWisPlayer(spec, timeout=self.speak_timeout if self.speak_timeout is not None else 600.0)
+            player.init()
+            return player
+        blocks, model_spec = split_model(spec)
+        parse_spec(blocks)
+        model = self.model(model_spec or self.default_model)
+
+        def make_agent(persona):
+            return Agent(persona=persona, model=model, memory=None, blocks=build_blocks(blocks), spec=blocks,
+                         game=rules.GAME)
+
+        return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role)
+
+
+def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
+              seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
+              speak_timeout: float | None = 10.0, game_id: str | None = None,
+              players: dict[str, Any] | None = None) -> dict:
+    """Play one game with one seat per entry of ``agents`` and write its files into ``out``.
+
+    Args:
+        agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
+            ``http://127.0.0.1:7860``); seats are named ``Player 1..N``.
+        pair: ``{"civilian": word, "spy": word}``.
+        model: default model for specs without ``@MODEL``.
+        seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
+        spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
+        speak_timeout: seconds to describe (foul after), WiS issue default 10; None = no limit.
+        players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
+
+    Returns:
+        The game record (``result.json``), see :mod:`graphs.wis.rules`.
+
+    Raises:
+        ValueError: a player count outside 3..9, an unknown block, a bad seat index.
+    """
+    rules.check_players(len(agents))
+    urls = [a for a in agents if a.startswith(("http://", "https://"))]
+    dup = sorted({u for u in urls if urls.count(u) > 1})
+    if dup:
+        raise ValueError(f"a WiS-protocol agent holds one seat per game, but {', '.join(dup)} is seated "
+                         f"{urls.count(dup[0])} times; start one server per seat")
+    rng = random.Random(seed)
+    n = len(agents)
+    spy_seat = rng.randrange(n) if spy_seat is None else spy_seat
+    first_speaker = rng.randrange(n) if first_speaker is None else first_speaker
+    for label, v in (("spy_seat", spy_seat), ("first_speaker", first_speaker)):
+        if not 0 <= v < n:
+            raise ValueError(f"{label} {v} is not a seat 0..{n - 1}")
+    seats = [f"Player {i + 1}" for i in range(n)]
+    roles = {p: ("spy" if i == spy_seat else "civilian") for i, p in enumerate(seats)}
+    words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in seats}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
+    recorder = CallRecorder(out / "llm_calls.jsonl")
+    factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout)
+    table = dict(players or {})
+    for p, spec in zip(seats, agents):
+        if p not in table:
+            table[p] = factory(spec, roles[p])
+    game_id = game_id or out.name
+    config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
+              "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,
+              "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
+              "endpoints": endpoint_report(factory.models()), "versions": versions()}
+    write_json(out / "config.json", config)
+    rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
+                    speak_timeout=speak_timeout)
+    clock = Stopwatch()
+    state = build_graph(rt).invoke({"events": []}, {"recursion_limit": rt.step_bound()})
+    events = state["events"]
+    write_events(out / "events.jsonl", events)
+    outcome = next(e["data"] for e in events if e["kind"] == "outcome")
+    totals = recorder.totals()
+    record = {
+        "game_id": game_id, "lang": lang, "seed": seed, "pair": dict(pair),
+        "players": [{"name": p, "seat": i, "agent": agents[i], "role": roles[p], "word": words[p]}
+                    for i, p in enumerate(seats)],
+        "first_speaker": seats[first_speaker], "rounds": state["rounds"],
+        "outcome": {k: outcome[k] for k in ("winner", "spy", "spy_eliminated_round", "end_reason", "rounds_played")},
+        "eliminated": state["eliminated"], "scores": outcome["scores"],
+        "llm": totals, "wall_time_s": round(clock.seconds, 3),
+        "invalid_actions": rt.stats["invalid_actions"], "timeouts": rt.stats["timeouts"],
+    }
+    write_json(out / "result.json", record)
+    (out / "transcript.md").write_text(transcript(record, events), encoding="utf-8")
+    for p in table.values():
+        close = getattr(p, "close", None)
+        if close:
+            close()
+    return record
+
+
+def transcript(record: dict, events: list[dict]) -> str:
+    """A Markdown transcript of a game: public events, then each player's private reasoning."""
+    lines = [f"# Who is Spy? game {record['game_id']}", "",
+             "Seats: " + ", ".join(f"{p['name']} ({p['agent']})" for p in record["players"]), ""]
+    for e in events:
+        if e["visible_to"] != ["*"]:
+            continue
+        if e["kind"] == "describe":
+            foul = e["data"].get("foul")
+            lines.append(f"- **{e['actor']}**: {e['content'] or '(no answer)'}" + (f"  — FOUL: {foul}" if foul else ""))
+        else:
+            lines.append(f"- _{e['content']}_")
+    private = [e for e in events if e["kind"] == "reasoning"]
+    if private:
+        lines += ["", "## Private reasoning", ""]
+        lines += [f"- round {e['round']}, {e['actor']} ({e['data'].get('for')}): {e['content']}" for e in private]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,252 @@
+"""Who-is-Spy tournaments and strategy experiments, stored in the SQLite leaderboard.
+
+* :func:`schedule` seats agents so that each plays the spy equally often (WiS §5.1): game ``i``
+  gives the spy seat to agent ``i mod K``; the civilian seats cycle through the other agents
+  (all agents when there is only one), starting one further each game so civilian seats even
+  out too. Word pairs are drawn from the dataset without replacement (reshuffled when used up),
+  spy seat and first speaker at random, all from ``random.Random(seed)``.
+* :func:`run_tournament` plays the scheduled games into ``<out>/games/g<i>`` and stores each
+  finished game in the leaderboard in one transaction; rerunning the same command skips stored
+  games, so an interrupted tournament loses no finished game.
+* :func:`run_experiment` (WiS §5.3–5.4, Tables 3–4) plays the same schedule twice, once with the
+  subject as given (baseline) and once with the strategy block added, and tabulates the
+  subject's vote accuracy, foul rate, average score and win rate (and the other seats' foul
+  rate, which an attack aims to raise). For ``attack``/``defense`` the subject is the spy in
+  every game (the strategies act only as spy); for ``reasoning`` it is a civilian in every game
+  (vote accuracy is a civilian's metric).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.reports.wis_leaderboard import Leaderboard
+from eval.metrics.wis import agent_metrics, player_rows
+from graphs.wis import rules as rules
+from mas_agents.rundir import run_each
+
+log = logging.getLogger(__name__)
+
+EXPERIMENT_KINDS = ("attack", "defense", "reasoning")
+
+
+def schedule(agents: list[str], games: int, players: int = rules.DEFAULT_PLAYERS, *, pairs: list[dict],
+             seed: int = 0, spy_agent: str | None = None, civilians_only: str | None = None) -> list[dict]:
+    """The seating of ``games`` games.
+
+    Args:
+        agents: agent specs or URLs (K >= 1).
+        games: number of games; with ``games`` a multiple of K every agent is spy equally often.
+        players: seats per game (3..9).
+        pairs: word pairs to draw from.
+        spy_agent: if set, this agent is the spy in every game and fills no civilian seat
+            (attack/defense experiments).
+        civilians_only: if set, this agent never plays the spy and holds exactly one civilian
+            seat per game (reasoning experiments); the other seats cycle through ``agents``.
+
+    Returns:
+        ``[{"index", "agents": [spec per seat], "spy_seat", "first_speaker", "pair"}, ...]``, plus
+        ``subject_seat`` (the seat of ``spy_agent`` / ``civilians_only``) when either is set.
+
+    Raises:
+        ValueError: no agents, games < 1, a bad player count, or no pairs.
+    """
+    if not agents:
+        raise ValueError("a tournament needs at least one agent")
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    rules.check_players(players)
+    if not pairs:
+        raise ValueError("no word pairs to draw from")
+    rng = random.Random(seed)
+    order: list[int] = []
+    out = []
+    for i in range(games):
+        if not order:
+            order = list(range(len(pairs)))
+            rng.shuffle(order)
+        pair = pairs[order.pop()]
+        spy_seat, first = rng.randrange(players), rng.randrange(players)
+        if spy_agent is not None:
+            spy = spy_agent
+            pool = [a for a in agents if a != spy_agent] or list(agents)
+        elif civilians_only is not None:
+            pool = [a for a in agents if a != civilians_only] or list(agents)
+            spy = pool[i % len(pool)]
+        else:
+            spy = agents[i % len(agents)]
+            pool = [a for a in agents if a != spy] or list(agents)
+        civ = [pool[(i + j) % len(pool)] for j in range(players - 1)]
+        g = {"index": i, "spy_seat": spy_seat, "first_speaker": first, "pair": pair}
+        if civilians_only is not None:
+            k = rng.randrange(players - 1)
+            civ[k] = civilians_only
+            g["subject_seat"] = k if k < spy_seat else k + 1
+        elif spy_agent is not None:
+            g["subject_seat"] = spy_seat
+        g["agents"] = civ[:spy_seat] + [spy] + civ[spy_seat:]
+        out.append(g)
+    return out
+
+
+def _is_local_seat(spec: str, default_model: Any) -> bool:
+    from mas_agents.specs import is_remote, split_model
+    if is_remote(spec):
+        return False
+    m = split_model(spec)[1] or default_model
+    return not isinstance(m, str) or m.startswith("local")
+
+
+def tournament_id(config: dict) -> str:
+    """A stable id for a tournament config: rerunning the same command finds the same id."""
+    blob = json.dumps(config, sort_keys=True, ensure_ascii=False)
+    return "t-" + hashlib.sha1(blob.encode("utf-8")).hexdigest()[:10]
+
+
+def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
+                   players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
+                   speak_timeout: float | None = 10.0, concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
+                   tid: str | None = None, games_plan: list[dict] | None = None,
+                   play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
+    """Play (or continue) a tournament and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
+
+    Args:
+        agents: agent specs / URLs; games, players, lang, seed: see :func:`schedule`.
+        data_root: datasets root (for the word pairs) unless ``pairs`` is given.
+        model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
+        concurrency: games played at once (threads; the local model serialises its calls); None =
+            ``--max-connections`` when every seat's model is remote and there is no speaking
+            limit, else 1.
+        db: leaderboard database (default :func:`eval.reports.wis_leaderboard.default_db_path`).
+        out: directory for the game directories (default ``runs/spy-<id>``).
+        tid: tournament id (default :func:`tournament_id` of the config).
+        games_plan: a ready schedule (experiments); default :func:`schedule`.
+        play: game function (default :func:`eval.runs.wis_session.play_game`).
+        tick: called with each game's index as it finishes, and at once for each game already
+            stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
+
+    Raises:
+        ValueError: bad arguments, or an existing tournament id with another config.
+    """
+    from eval.runs.wis_session import load_pairs, play_game
+    play = play or play_game
+    if pairs is None:
+        if data_root is None:
+            raise ValueError("give data_root or pairs")
+        pairs = load_pairs(data_root, lang)
+    if concurrency is None:
+        # with a speaking limit, one game at a time: a description waiting for a connection
+        # behind other games' votes would count against the limit and foul by chance
+        from mas_agents.remote import auto_concurrency
+        from mas_agents.specs import is_remote, split_model
+        concurrency = 1 if speak_timeout is not None else auto_concurrency(
+            [split_model(a)[1] or model for a in agents if not is_remote(a)])
+    if concurrency > 1 and any(_is_local_seat(a, model) for a in agents):
+        raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
+                         "player's speaking time would include other games' waits and count as timeout fouls")
+    plan = games_plan or schedule(agents, games, players, pairs=pairs, seed=seed)
+    config = {"agents": agents, "games": len(plan), "players": players, "lang": lang, "seed": seed,
+              "model": model if isinstance(model, str) else type(model).__name__, "speak_timeout": speak_timeout,
+              "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
+    tid = tid or tournament_id(config)
+    board = Leaderboard(db)
+    board.start_tournament(tid, config)
+    out = Path(out) if out else Path("runs") / f"spy-{tid}"
+    done = board.finished_indices(tid)
+    todo = [g for g in plan if g["index"] not in done]
+
+    def one(g: dict) -> dict:
+        rec = play(out / "games" / f"g{g['index']:04d}", agents=g["agents"], pair=g["pair"], lang=lang, model=model,
+                   seed=seed * 100003 + g["index"], spy_seat=g["spy_seat"], first_speaker=g["first_speaker"],
+                   speak_timeout=speak_timeout, game_id=f"{tid}-g{g['index']:04d}")
+        board.add_game(tid, g["index"], rec)
+        return rec
+
+    if tick:
+        for g in plan:
+            if g["index"] in done:
+                tick(g["index"])
+    run_each(todo, one, concurrency=concurrency, done=(lambda g, r: tick(g["index"])) if tick else None)
+    return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
+            "metrics": board.metrics(tid)}
+
+
+def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
+    """Metrics of the subject's seat (``plan[i]["subject_seat"]`` of game ``i``, found by its
+    ``-g<i>`` id suffix), plus the other seats' foul rate and vote accuracy (an attack aims to
+    make the *others* foul). Seats, not specs, say who the subject is, so a subject with the
+    same spec as the others is still told apart."""
+    seat_of = {g["index"]: g["subject_seat"] for g in plan}
+    relabelled = []
+    for g in games:
+        idx = int(g["game_id"].rsplit("-g", 1)[1])
+        players = [dict(p, agent="subject" if p["seat"] == seat_of[idx] else "others") for p in g["players"]]
+        relabelled.append(dict(g, players=players))
+    mine = [m for m in agent_metrics(relabelled) if m["agent"] == "subject"]
+    rows = [r for g in relabelled for r in player_rows(g) if r["agent"] != "subject"]
+    desc = sum(r["descriptions"] for r in rows)
+    cast = sum(r["votes_cast_as_civilian"] for r in rows)
+    m = dict(mine[0]) if mine else {"agent": "subject", "games": 0}
+    m["others_foul_rate"] = (sum(r["fouls"] for r in rows) / desc) if desc else None
+    m["others_vote_accuracy"] = (sum(r["correct_votes"] for r in rows) / cast) if cast else None
+    return m
+
+
+def run_experiment(*, kind: str, subject: str, others: str, games: int, data_root: Path, players: int = rules.DEFAULT_PLAYERS,
+                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None = 10.0,
+                   concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
+                   play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
+    """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.
+
+    Returns:
+        ``{"kind", "subject", "others", "games", "rows": [baseline metrics, strategy metrics], "table": markdown}``.
+
+    Raises:
+        ValueError: unknown kind, or a subject that already carries the strategy block.
+    """
+    from eval.runs.wis_session import load_pairs
+    if kind not in EXPERIMENT_KINDS:
+        raise ValueError(f"--kind {kind!r}: expected one of {', '.join(EXPERIMENT_KINDS)}")
+    from mas_agents.specs import split_model
+    blocks, mdl = split_model(subject)
+    if kind in blocks.split("+"):
+        raise ValueError(f"--subject {subject!r} already has the {kind} block; give the baseline spec")
+    treated = f"{blocks}+{kind}" + (f"@{mdl}" if mdl else "")
+    pairs = load_pairs(data_root, lang)
+    rows = []
+    for arm, spec in (("baseline", subject), (kind, treated)):
+        plan = schedule([spec, others], games, players, pairs=pairs, seed=seed,
+                        spy_agent=spec if kind in ("attack", "defense") else None,
+                        civilians_only=spec if kind == "reasoning" else None)
+        res = run_tournament(agents=[spec, others], games=games, pairs=pairs, players=players, lang=lang, model=model,
+                             seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db,
+                             out=(Path(out) / arm) if out else None, games_plan=plan, play=play, tick=tick)
+        board = Leaderboard(db)
+        m = subject_metrics(board.games(res["id"]), plan)
+        rows.append({"arm": arm, "spec": spec, "tournament": res["id"], **m})
+    return {"kind": kind, "subject": subject, "others": others, "games": games, "rows": rows,
+            "table": experiment_markdown(kind, rows)}
+
+
+def _fmt(x: Any) -> str:
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def experiment_markdown(kind: str, rows: list[dict]) -> str:
+    """The experiment table (like WiS Tables 3–4): one row per arm."""
+    lines = [f"| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        avg = "-" if r.get("avg_score") is None else f"{r['avg_score']:.2f}"
+        lines.append(f"| {r['arm']} | {r['spec']} | {r.get('games', 0)} | {_fmt(r.get('vote_accuracy'))} | "
+                     f"{_fmt(r.get('foul_rate'))} | {avg} | {_fmt(r.get('win_rate'))} | "
+                     f"{_fmt(r.get('others_foul_rate'))} | {_fmt(r.get('others_vote_accuracy'))} |")
+    note = {"attack": "The subject plays the spy in every game; an attack succeeds when the others foul more.",
+            "defense": "The subject plays the spy in every game; a defense succeeds when fewer votes find it.",
+            "reasoning": "The subject plays a civilian in every game; reasoning helps when its vote accuracy rises."}[kind]
+    return "\n".join(lines) + f"\n\n{note} Both arms use the same seating, word pairs and seeds.\n"

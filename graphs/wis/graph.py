@@ -1,0 +1,297 @@
+"""Who is Spy? (WiS) as a LangGraph ``StateGraph`` (WiS paper §3.1).
+
+Flow::
+
+    START -> setup -> round_start -> speak (loops over the round's speaking order)
+          -> judge (fouls) --ended--> finish -> END
+                           \\-> vote_start -> vote_one (Send fan-out, one branch per alive voter)
+                                          -> tally --ended--> finish
+                                                   \\-> round_start (next round)
+
+Every player, local or remote, is driven only through the WiS protocol
+(:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
+description or a vote. State is plain data; players, words and roles live in :class:`WisRuntime`.
+Rules (fouls, truncation, order, tally, end, scores) are the pure functions of
+:mod:`graphs.wis.rules`.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import time
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from graphs.wis import rules as rules
+from mas_agents.errors import RunStopped
+from mas_agents.events import make_event
+from graphs.wis.protocol_types import WisPlayer, request
+
+log = logging.getLogger(__name__)
+
+FOUL_TEXT = {"own_word": "said their own word", "repeat": "repeated an earlier description",
+             "timeout": "did not answer in time", "no_answer": "gave no valid description"}
+
+
+class WisState(TypedDict, total=False):
+    """Graph state (JSON-able).
+
+    events: every event so far (``operator.add`` reducer).
+    round: the current round (1-based).
+    alive: alive players in seat order.
+    order: this round's speaking order; turn: index of the next speaker in it.
+    descriptions: this round's descriptions so far (see :mod:`graphs.wis.rules`, game record).
+    shown: every description text shown so far in the game (for the repeat foul).
+    votes: vote records ``{round, voter, target, valid}`` of all rounds (parallel branches add).
+    rounds: finished round records; eliminated: name -> {round, by}.
+    end: the end reason once the game is over.
+    """
+
+    events: Annotated[list[dict], operator.add]
+    round: int
+    alive: list[str]
+    order: list[str]
+    turn: int
+    descriptions: list[dict]
+    shown: list[str]
+    votes: Annotated[list[dict], operator.add]
+    rounds: list[dict]
+    eliminated: dict[str, dict]
+    end: str | None
+
+
+@dataclass
+class WisRuntime:
+    """Everything a game needs that is not state.
+
+    Attributes:
+        seats: player names in seat order.
+        roles: name -> ``"spy"`` / ``"civilian"``; words: name -> word.
+        players: name -> :class:`~graphs.wis.protocol_types.WisPlayer`.
+        first: the first speaker (drawn at random by the session).
+        lang: ``"en"`` / ``"zh"``.
+        speak_timeout: seconds a player has to describe (WiS issue: 10 s by default); ``None`` = no
+            limit (used by ablations, where a block's extra model calls must not become fouls).
+        max_rounds: rounds before the spy wins (3).
+    """
+
+    seats: list[str]
+    roles: dict[str, str]
+    words: dict[str, str]
+    players: dict[str, WisPlayer]
+    first: str
+    lang: str = "en"
+    speak_timeout: float | None = 10.0
+    max_rounds: int = rules.MAX_ROUNDS
+    stats: dict[str, int] = field(default_factory=lambda: {"invalid_actions": 0, "timeouts": 0})
+
+    def __post_init__(self) -> None:
+        rules.check_players(len(self.seats))
+        if sorted(self.roles) != sorted(self.seats) or list(self.roles.values()).count("spy") != 1:
+            raise ValueError("roles must name every seat and exactly one spy")
+        missing = [p for p in self.seats if p not in self.players]
+        if missing:
+            raise ValueError(f"no player for seat(s): {', '.join(missing)}")
+
+    @property
+    def spy(self) -> str:
+        return next(p for p, r in self.roles.items() if r == "spy")
+
+    def broadcast(self, status: str, *, name: str = "", message: str = "", round: int = 0) -> None:
+        """Send one announcement to every seated player (eliminated players keep listening)."""
+        for p in self.seats:
+            try:
+                self.players[p].perceive(request(status, name=name, message=message, round=round))
+            except RunStopped:  # our model server is down: the run stops (one line, no traceback)
+                raise
+            except Exception:  # a broken player must not stop the game
+                log.exception("%s: perceive(%s) failed", p, status)
+
+    def interact(self, name: str, status: str, *, message: str, round: int) -> tuple[dict, float]:
+        """Ask ``name`` to act; returns ``(response, seconds)`` (wall time of the whole answer,
+        the agent's own extra model calls included)."""
+        t0 = time.monotonic()
+        # No catch-all: a remote player reports its own failures as success=False (a foul or an
+        # abstention, as on the WiS platform); an exception from a local player is a model or
+        # transport failure of ours, which aborts the game instead of being scored as a foul.
+        resp = self.players[name].interact(request(status, name=name, message=message, round=round,
+                                                   word=self.words[name]), timeout=self.speak_timeout)
+        return resp, time.monotonic() - t0
+
+    def step_bound(self) -> int:
+        """An upper bound on graph steps, for ``recursion_limit``."""
+        return 10 + self.max_rounds * (len(self.seats) + 6)
+
+
+def _private_events(meta: dict, actor: str, rnd: int, kind: str) -> list[dict]:
+    """A local player's planning events and its reasoning, as private events."""
+    out = list(meta.get("planning_events") or [])
+    if meta.get("reasoning"):
+        out.append(make_event(phase="planning", actor=actor, kind="reasoning", content=meta["reasoning"],
+                              visible_to=[actor], round=rnd, llm_call_ids=meta.get("call_ids", ()),
+                              data={"for": kind}))
+    return out
+
+
+def build_graph(rt: WisRuntime):
+    """Compile the WiS graph for ``rt``; invoke with ``{"events": []}`` and
+    ``{"recursion_limit": rt.step_bound()}``."""
+
+    def setup(state: WisState) -> dict:
+        names = ", ".join(rt.seats)
+        start_msg = {"en": f"A game of Who is Spy begins with {len(rt.seats)} players.\nPlayers: {names}",
+                     "zh": f"“谁是卧底”游戏开始，共{len(rt.seats)}名玩家。\nPlayers: {names}"}[rt.lang]
+        events = [make_event(phase="setup", actor="game", kind="start", content=start_msg,
+                             data={"seats": rt.seats, "first_speaker": rt.first, "lang": rt.lang})]
+        for p in rt.seats:
+            rt.players[p].perceive(request("start", name=p, message=start_msg))
+            rt.players[p].perceive(request("distribution", name=p, word=rt.words[p]))
+            events.append(make_event(phase="setup", actor="game", kind="word", content=f"{p} gets the word {rt.words[p]!r}.",
+                                     visible_to=[p], data={"player": p, "word": rt.words[p]}))
+        return {"events": events, "round": 0, "alive": list(rt.seats), "shown": [], "rounds": [], "eliminated": {},
+                "end": None}
+
+    def round_start(state: WisState) -> dict:
+        rnd = state["round"] + 1
+        order = rules.speaking_order(rt.seats, rt.first, state["alive"])
+        msg = {"en": f"Round {rnd} begins. Speaking order: {', '.join(order)}.",
+               "zh": f"第{rnd}轮开始。发言顺序：{'，'.join(order)}。"}[rt.lang]
+        rt.broadcast("round", message=msg, round=rnd)
+        return {"round": rnd, "order": order, "turn": 0, "descriptions": [],
+                "events": [make_event(phase="speaking", actor="game", kind="round_start", content=msg, round=rnd,
+                                      data={"order": order})]}
+
+    def speak(state: WisState) -> dict:
+        rnd, speaker = state["round"], state["order"][state["turn"]]
+        resp, secs = rt.interact(speaker, "round", message="Your turn: describe your word.", round=rnd)
+        meta = resp.get("meta") or {}
+        timed_out = bool(resp.get("timed_out")) or (rt.speak_timeout is not None and secs > rt.speak_timeout)
+        text = None
+        if resp.get("success") and isinstance(resp.get("result"), str) and not timed_out:
+            text = rules.truncate(resp["result"].strip(), rt.lang)
+        foul = rules.foul(text, rt.words[speaker], state["shown"], timed_out=timed_out)
+        if timed_out:
+            rt.stats["timeouts"] += 1
+        if not resp.get("success") and not timed_out:
+            rt.stats["invalid_actions"] += 1
+        if text is not None:
+            rt.broadcast("round", name=speaker, message=text, round=rnd)
+        d = {"player": speaker, "text": text or "", "foul": foul, "seconds": round(secs, 3)}
+        ev = make_event(phase="speaking", actor=speaker, kind="describe", content=text or "", round=rnd,
+                        llm_call_ids=meta.get("call_ids", ()),
+                        data={"foul": foul, "seconds": d["seconds"], "valid": bool(resp.get("success")),
+                              "self_check_retry": bool(meta.get("self_check_retry")),
+                              "error": resp.get("errMsg"), "attempts": meta.get("attempts")})
+        return {"turn": state["turn"] + 1, "descriptions": state["descriptions"] + [d],
+                "shown": state["shown"] + ([text] if text else []),
+                "events": _private_events(meta, speaker, rnd, "describe") + [ev]}
+
+    def after_speak(state: WisState) -> str:
+        return "speak" if state["turn"] < len(state["order"]) else "judge"
+
+    def judge(state: WisState) -> dict:
+        rnd = state["round"]
+        fouled = [d["player"] for d in state["descriptions"] if d["foul"]]
+        alive = [p for p in state["alive"] if p not in fouled]
+        elim = dict(state["eliminated"])
+        events = []
+        for d in state["descriptions"]:
+            if d["foul"]:
+                elim[d["player"]] = {"round": rnd, "by": "foul"}
+                msg = {"en": f"{d['player']} {FOUL_TEXT[d['foul']]} and is eliminated by the judge.",
+                       "zh": f"{d['player']}犯规（{d['foul']}），被裁判淘汰。"}[rt.lang]
+                rt.broadcast("round", message=msg, round=rnd)
+                events.append(make_event(phase="judging", actor="game", kind="foul", content=msg, round=rnd,
+                                         data={"player": d["player"], "foul": d["foul"]}))
+        end = rules.end_reason(rt.spy, alive, rnd, after_vote=False, max_rounds=rt.max_rounds)
+        out = {"alive": alive, "eliminated": elim, "events": events, "end": end}
+        if end:
+            out["rounds"] = state["rounds"] + [_round_record(state, fouled, {}, {}, None, alive)]
+        return out
+
+    def after_judge(state: WisState):
+        if state["end"]:
+            return "finish"
+        return [Send("vote_one", {"round": state["round"], "voter": v,
+                                  "candidates": rules.vote_candidates(v, state["alive"])}) for v in state["alive"]]
+
+    def vote_one(arg: dict) -> dict:
+        rnd, voter, cands = arg["round"], arg["voter"], arg["candidates"]
+        resp, secs = rt.interact(voter, "vote", message=",".join(cands), round=rnd)
+        meta = resp.get("meta") or {}
+        res = resp.get("result")
+        target = res.strip() if resp.get("success") and isinstance(res, str) and res.strip() in cands else None
+        if not resp.get("success"):
+            rt.stats["invalid_actions"] += 1
+        ev = make_event(phase="voting", actor=voter, kind="vote", content=target or "", round=rnd, visible_to=[voter],
+                        llm_call_ids=meta.get("call_ids", ()),
+                        data={"target": target, "valid": bool(resp.get("success")), "said": res,
+                              "error": resp.get("errMsg"), "seconds": round(secs, 3)})
+        return {"votes": [{"round": rnd, "voter": voter, "target": target}],
+                "events": _private_events(meta, voter, rnd, "vote") + [ev]}
+
+    def tally(state: WisState) -> dict:
+        rnd = state["round"]
+        votes = {v["voter"]: v["target"] for v in state["votes"] if v["round"] == rnd}
+        votes = {p: votes.get(p) for p in state["alive"]}  # seat order
+        counts, out = rules.tally(votes, state["alive"])
+        for voter, target in votes.items():
+            rt.broadcast("vote", name=voter, message=target or "", round=rnd)
+        rt.broadcast("vote_result", name=out or "", round=rnd)
+        alive = [p for p in state["alive"] if p != out]
+        elim = dict(state["eliminated"])
+        if out:
+            elim[out] = {"round": rnd, "by": "vote"}
+        shown = ", ".join(f"{v} → {t or 'abstained'}" for v, t in votes.items())
+        msg = (f"Votes: {shown}. " + (f"{out} is voted out." if out else "No one is voted out (tie or no votes)."))
+        end = rules.end_reason(rt.spy, alive, rnd, after_vote=True, max_rounds=rt.max_rounds)
+        fouled = [d["player"] for d in state["descriptions"] if d["foul"]]
+        return {"alive": alive, "eliminated": elim, "end": end,
+                "rounds": state["rounds"] + [_round_record(state, fouled, votes, counts, out, alive)],
+                "events": [make_event(phase="voting", actor="game", kind="vote_result", content=msg, round=rnd,
+                                      data={"votes": votes, "counts": counts, "voted_out": out})]}
+
+    def after_tally(state: WisState) -> str:
+        return "finish" if state["end"] else "round_start"
+
+    def finish(state: WisState) -> dict:
+        rnd = state["round"]
+        spy = rt.spy
+        spy_round = state["eliminated"].get(spy, {}).get("round")
+        scores = rules.game_scores(rt.roles, spy_round, state["alive"], [r["votes"] for r in state["rounds"]])
+        winner = "civilians" if spy_round else "spy"
+        civ_word = next(w for p, w in rt.words.items() if rt.roles[p] == "civilian")
+        msg = {"en": f"Game over after round {rnd}: the {'civilians win' if winner == 'civilians' else 'spy wins'}. "
+                     f"The spy was {spy} (word {rt.words[spy]!r}); the civilians' word was {civ_word!r}. Scores: "
+                     + ", ".join(f"{p} {s:g}" for p, s in scores.items()) + ".",
+               "zh": f"第{rnd}轮后游戏结束：{'平民获胜' if winner == 'civilians' else '卧底获胜'}。卧底是{spy}（词语“{rt.words[spy]}”），"
+                     f"平民的词语是“{civ_word}”。得分：" + "，".join(f"{p} {s:g}" for p, s in scores.items()) + "。"}[rt.lang]
+        rt.broadcast("result", message=msg, round=rnd)
+        outcome = {"winner": winner, "spy": spy, "spy_eliminated_round": spy_round, "end_reason": state["end"],
+                   "rounds_played": rnd, "scores": scores}
+        return {"events": [make_event(phase="outcome", actor="game", kind="outcome", content=msg, round=rnd,
+                                      data=outcome)]}
+
+    g = StateGraph(WisState)
+    for name, fn in (("setup", setup), ("round_start", round_start), ("speak", speak), ("judge", judge),
+                     ("vote_one", vote_one), ("tally", tally), ("finish", finish)):
+        g.add_node(name, fn)
+    g.add_edge(START, "setup")
+    g.add_edge("setup", "round_start")
+    g.add_edge("round_start", "speak")
+    g.add_conditional_edges("speak", after_speak, ["speak", "judge"])
+    g.add_conditional_edges("judge", after_judge, ["vote_one", "finish"])
+    g.add_edge("vote_one", "tally")
+    g.add_conditional_edges("tally", after_tally, ["round_start", "finish"])
+    g.add_edge("finish", END)
+    return g.compile()
+
+
+def _round_record(state: WisState, fouled: list[str], votes: dict, counts: dict, out: str | None,
+                  alive: list[str]) -> dict:
+    return {"round": state["round"], "order": state["order"], "descriptions": state["descriptions"],
+            "fouled": fouled, "votes": votes, "vote_counts": counts, "voted_out": out, "alive_after": alive}

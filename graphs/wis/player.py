@@ -1,0 +1,189 @@
+"""A local Who-is-Spy player: one of our agents behind the WiS protocol.
+
+:class:`AgentWisPlayer` takes the game's protocol messages (:mod:`graphs.wis.protocol_types`),
+keeps the public history of the game as text, and answers ``round`` (describe) and ``vote``
+requests with one strict action each through :class:`mas_agents.agent.Agent`. It needs no
+vector memory: a WiS game is short enough for its whole history to be in every prompt.
+
+The prompts are written here. Layout for prefix caching: the system message holds only the
+rules and the seated players (the same for every player of a game), the user message starts
+with the public history (also the same for everyone), then the player's name and word, then
+the task. Consecutive calls of *different* players therefore share rules + history in
+llama.cpp's KV cache and only the last few dozen tokens are evaluated anew. Players are told
+only their word, never their role (WiS §3.1).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable
+
+from graphs.wis.protocol_types import response
+from graphs.wis.rules import GAME
+from mas_agents.actions import ActionRequest
+from mas_agents.agent import Agent, Persona
+from mas_agents.events import make_event
+
+log = logging.getLogger(__name__)
+
+RULES = {
+    "en": (
+        "You are playing the word game \"Who is Spy?\". Every player gets a secret word. All "
+        "players share the same word except one, the spy, whose word is different but related. "
+        "Nobody is told whether they are the spy. In each round every player describes their "
+        "word in one short sentence, without saying the word itself and without repeating an "
+        "earlier description (either one is a foul and eliminates you). Then everyone votes for "
+        "the player they think is the spy; the player with the most votes is out. Civilians win "
+        "by voting out the spy; the spy wins by surviving three rounds. The players are: {players}."
+    ),
+    "zh": (
+        "你在玩“谁是卧底”。每位玩家拿到一个秘密词语。除一人（卧底）外，所有人的词语相同；卧底的词语与之相关但不同。"
+        "没有人被告知自己是不是卧底。每一轮，每位玩家用一句话描述自己的词语，不能说出词语本身，也不能重复之前的描述"
+        "（否则犯规出局）。之后所有人投票选出卧底，得票最多者出局。平民投出卧底即获胜；卧底撑过三轮即获胜。玩家有：{players}。"
+    ),
+}
+
+IDENTITY = {
+    "en": "You are {name}. Your word is \"{word}\". If the others' descriptions do not fit your word, "
+          "you may be the spy: then describe vaguely so you blend in.",
+    "zh": "你是{name}。你的词语是“{word}”。如果别人的描述与你的词语不符，你可能就是卧底：那就描述得含糊一些以免暴露。",
+}
+
+TASKS = {
+    "en": {
+        "history": "What has happened so far:",
+        "describe": "Round {round}: it is your turn. Describe your secret word in one short sentence, "
+                    "without saying it and without repeating anything said before.",
+        "vote": "Round {round}: vote for the player you think is the spy. Choose one of:",
+        "nothing": "(nothing yet)",
+    },
+    "zh": {
+        "history": "目前为止发生的事：",
+        "describe": "第{round}轮：轮到你发言。用一句话描述你的秘密词语，不要说出它本身，也不要重复别人说过的话。",
+        "vote": "第{round}轮：投票选出你认为的卧底。从以下玩家中选一个：",
+        "nothing": "（暂无）",
+    },
+}
+
+
+class AgentWisPlayer:
+    """A WiS player backed by an :class:`~mas_agents.agent.Agent`.
+
+    Args:
+        make_agent: builds the agent for a :class:`Persona` when the game starts (called on the
+            ``start`` message; a new game builds a new agent).
+        label: the agent spec (for the record).
+        lang: ``"en"`` or ``"zh"`` (prompt language).
+        role: the true role, known to the harness (``"spy"``/``"civilian"``); put in the
+            persona for strategy blocks, never in the prompt.
+
+    Every public event is also passed to the agent's blocks (``Agent.observe``), as an event dict
+    with kinds ``describe``, ``vote``, ``vote_result``, ``host``, ``result``.
+    """
+
+    def __init__(self, make_agent: Callable[[Persona], Agent], label: str, lang: str = "en", role: str = "civilian"):
+        if lang not in RULES:
+            raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(RULES)}")
+        self.make_agent = make_agent
+        self.label = label
+        self.lang = lang
+        self.role = role
+        self.name = ""
+        self.word = ""
+        self.players: list[str] = []
+        self.history: list[str] = []
+        self.events: list[dict[str, Any]] = []
+        self.agent: Agent | None = None
+
+    # -- protocol ----------------------------------------------------------------------------
+    def perceive(self, req: dict[str, Any]) -> None:
+        """Take in one protocol message (see :mod:`graphs.wis.protocol_types`)."""
+        status, name, msg, rnd = req.get("status"), req.get("name", ""), req.get("message", ""), req.get("round", 0)
+        if status == "start":
+            self.name, self.word, self.history, self.events, self.agent = name, "", [], [], None
+            self.players = _players_from(msg)
+            return
+        if status == "distribution":
+            self.word = req.get("word", "")
+            return
+        if status == "round":
+            if name:
+                self._log(f"{name}: {msg}", "describe", name, msg, rnd)
+            else:
+                self._log(f"Host: {msg}", "host", "game", msg, rnd)
+        elif status == "vote":
+            self._log(f"{name} voted for {msg or 'nobody (abstained)'}.", "vote", name, msg, rnd, target=msg or None)
+        elif status == "vote_result":
+            self._log(f"Host: {name} was voted out." if name else "Host: no one was voted out.",
+                      "vote_result", "game", name, rnd, out=name or None)
+        elif status == "result":
+            self._log(f"Host: {msg}", "result", "game", msg, rnd)
+
+    def interact(self, req: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Describe (``round``) or vote (``vote``); returns ``{success, result, errMsg, meta}``.
+
+        ``meta`` holds the LLM call ids, whether the reply parsed, the number of attempts and
+        the reasoning (the text before the tagged line). An unparseable reply after one re-prompt
+        gives ``success=False`` and ``result=None`` (the game counts it as no answer / abstain).
+        """
+        agent = self._ensure_agent()
+        status, rnd = req.get("status"), int(req.get("round", 0))
+        t = TASKS[self.lang]
+        if status == "round":
+            request = ActionRequest(kind="describe", actor=self.name, prompt=self._task(t["describe"].format(round=rnd, word=self.word)),
+                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang}, game=GAME)
+        elif status == "vote":
+            cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
+            if not cands:
+                return response(None, success=False, err="no candidates to vote for")
+            request = ActionRequest(kind="vote", actor=self.name, prompt=self._task(t["vote"].format(round=rnd)),
+                                    choices=cands, context={"game": "wis", "round": rnd, "word": self.word,
+                                                            "lang": self.lang}, game=GAME)
+        else:
+            return response(None, success=False, err=f"cannot interact on status {status!r}")
+        t0 = time.monotonic()
+        retried = False
+        if request.kind == "describe":
+            # our agent checks its own description for its word once; the game judges the final text
+            action, retried = agent.act_avoiding(request, [self.word], phase="gameplay")
+        else:
+            action = agent.act(request, phase="gameplay")
+        meta = {"call_ids": action.call_ids, "valid": action.valid, "attempts": action.attempts, "self_check_retry": retried,
+                "reasoning": action.reasoning, "errors": action.errors, "seconds": time.monotonic() - t0,
+                "planning_events": agent.drain_events()}
+        if not action.valid:
+            return response(None, success=False, err="; ".join(action.errors) or "invalid reply", meta=meta)
+        return response(action.value, meta=meta)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _ensure_agent(self) -> Agent:
+        if self.agent is None:
+            system = RULES[self.lang].format(players=", ".join(self.players))
+            persona = Persona(name=self.name, title="Who is Spy?", role=self.role, players=list(self.players),
+                              system=system)
+            self.agent = self.make_agent(persona)
+        return self.agent
+
+    def _task(self, task: str) -> str:
+        t = TASKS[self.lang]
+        hist = "\n".join(self.history) if self.history else t["nothing"]
+        me = IDENTITY[self.lang].format(name=self.name, word=self.word)
+        return f"{t['history']}\n{hist}\n\n{me}\n{task}"
+
+    def _log(self, line: str, kind: str, actor: str, content: str, rnd: int, **data: Any) -> None:
+        self.history.append(line)
+        self.events.append(make_event(phase="wis", actor=actor, kind=kind, content=content, round=rnd, data=data))
+        self._ensure_agent().observe(self.events)
+
+
+def _players_from(message: str) -> list[str]:
+    """The names after ``Players:`` in a start message (comma-separated), or []."""
+    for line in message.splitlines():
+        if line.strip().lower().startswith("players:"):
+            return _split_names(line.split(":", 1)[1])
+    return []
+
+
+def _split_names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]

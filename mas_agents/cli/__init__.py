@@ -1,0 +1,293 @@
+"""The ``mas`` command line.
+
+Commands (foundation issue, item 8)::
+
+    mas data check [--lang en|zh|all]
+    mas mmg run --script NAME [--agent plain] [--model local] [--rounds 3] [--questions 1]
+                [--seed 0] [--out DIR] [--resume]
+    mas wellplay eval --method session|pp|op|always_a|random [--run DIR] [--script NAME|all]
+                [--lang en|zh] [--model local] [--seed 0] [--runs 1] [--no-shuffle]
+                [--scoring strict|upstream] [--out DIR]
+    mas wellplay compare [--methods ...] [--script NAME|all] [--seeds N] ...
+    mas spy play|tournament|leaderboard|experiment|replay|serve-agent   (see mas_agents.cli.spy)
+    mas magic run --scenario all --challenger SPEC --defender SPEC [--settings 0-1] ...  (mas_agents.cli.magic)
+
+Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
+the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(help="mas-agents: LLM multi-agent games and their evaluation.", no_args_is_help=True,
+                  add_completion=False)
+data_app = typer.Typer(help="Datasets.", no_args_is_help=True)
+mmg_app = typer.Typer(help="Murder-mystery games on WellPlay scripts.", no_args_is_help=True)
+wellplay_app = typer.Typer(help="WellPlay multiple-choice evaluation.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+app.add_typer(mmg_app, name="mmg")
+app.add_typer(wellplay_app, name="wellplay")
+
+
+def _add_spy() -> None:
+    from mas_agents.cli.magic import magic_app
+    from mas_agents.cli.spy import spy_app
+    app.add_typer(spy_app, name="spy")
+    app.add_typer(magic_app, name="magic")
+    from mas_agents.cli.ablate import ablate
+    app.command("ablate")(ablate)
+
+from mas_agents.cli.common import (DataDir, console, fail as _fail, data_root as _data_root,  # noqa: E402
+                                   progress as _progress, remote_options, set_resume_hint,
+                                   setup_logging as _logging, ticker as _ticker)
+
+
+@app.callback()
+def _root() -> None:
+    """mas-agents: LLM multi-agent games and their evaluation."""
+    _install_interrupt()
+
+
+def _install_interrupt() -> None:
+    """First Ctrl-C: stop at the next model call in every thread (LangGraph runs nodes in worker
+    threads, which a KeyboardInterrupt in the main thread never reaches), keeping finished work;
+    second Ctrl-C: quit at once."""
+    import os
+    import signal
+    import threading
+
+    from mas_agents.accounting import STOP
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        if STOP.is_set():
+            os._exit(130)
+        STOP.set()
+        console.print("[yellow]Stopping after the current model call (finished work is kept; "
+                      "rerun the same command to continue). Ctrl-C again quits at once.[/yellow]")
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+
+@data_app.command("check")
+def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
+    """Validate the WellPlay files and print counts per script."""
+    from eval.datasets import DataError
+    from eval.datasets.wellplay import LANGS, load_all
+
+    root = _data_root(data_dir)
+    langs = LANGS if lang == "all" else (lang,)
+    for lg in langs:
+        if lg not in LANGS:
+            _fail(f"--lang must be one of en, zh, all (got {lg!r})")
+        try:
+            scripts = load_all(root, lg)
+        except DataError as exc:
+            _fail(str(exc))
+        t = Table(title=f"WellPlay ({lg}) at {root / 'wellplay' / lg}")
+        for col in ("id", "script", "chars", "obj", "reas", "rel", "questions", "murderers", "repairs", "warnings"):
+            t.add_column(col, no_wrap=col in ("id", "script"))
+        tot = {"chars": 0, "objective": 0, "reasoning": 0, "relation": 0, "q": 0}
+        for s in scripts:
+            qs = s.all_questions()
+            cats = {c: sum(1 for q in qs if q.category == c) for c in ("objective", "reasoning", "relation")}
+            t.add_row(s.id, s.name, str(len(s.characters)), *(str(cats[c]) for c in cats), str(len(qs)),
+                      ", ".join(c.name for c in s.characters if c.is_murderer), str(len(s.repairs)),
+                      str(len(s.warnings)))
+            tot["chars"] += len(s.characters)
+            tot["q"] += len(qs)
+            for c in cats:
+                tot[c] += cats[c]
+        t.add_row("", "total", str(tot["chars"]), str(tot["objective"]), str(tot["reasoning"]),
+                  str(tot["relation"]), str(tot["q"]), "", "", "")
+        Console(width=max(Console().width, 150)).print(t)
+        print("repairs: documented upstream oddities fixed on load; warnings: undocumented ones kept as they are "
+              "(blank question texts, duplicated options). Each is listed with file and line by eval.datasets.wellplay.load_script.")
+        print(f"{lg}: {len(scripts)} scripts, {tot['chars']} characters, {tot['q']} questions "
+              f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
+
+
+@mmg_app.command("run")
+@remote_options
+def mmg_run(
+    script: str = typer.Option(..., help="Script display name (\"Sin\", \"Death Wears White\") or id (\"131\")."),
+    agent: str = typer.Option("plain", help="Agent spec for the non-murderer characters."),
+    model: str = typer.Option("local", help="local | local:/path/model.gguf | openai:MODEL"),
+    rounds: int = typer.Option(3, min=0, help="Rounds of open questioning."),
+    questions: int = typer.Option(1, min=0, help="Questions each player asks per round."),
+    seed: int = typer.Option(0),
+    lang: str = typer.Option("en", help="en or zh"),
+    out: Optional[Path] = typer.Option(None, help="Run directory (default runs/mmg-<script>-<time>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the interrupted game in --out."),
+    script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
+    dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play one murder-mystery game on a WellPlay script."""
+    _logging(verbose)
+    from eval.datasets import DataError
+    from eval.datasets.wellplay import load_script
+    from eval.runs.mmg_session import play_script
+    from mas_agents.rundir import default_run_dir, read_json
+    from mas_agents.specs import parse_spec
+    from memory import MemorySettings
+
+    root = _data_root(data_dir)
+    if resume:
+        if out is None:
+            _fail("--resume needs --out DIR, the directory of the interrupted game")
+        try:
+            old = read_json(out / "config.json")
+        except (FileNotFoundError, ValueError) as exc:
+            _fail(str(exc))
+        script, agent, model, lang = old["script"], old["agent"], old["model"], old["lang"]
+        rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
+        script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
+    try:
+        parse_spec(agent)
+        sc = load_script(root, script, lang)
+    except (ValueError, DataError) as exc:
+        _fail(str(exc))
+    settings = MemorySettings()
+    if script_budget is not None:
+        settings.script_budget = script_budget
+    if dialogue_budget is not None:
+        settings.dialogue_budget = dialogue_budget
+    out = out or default_run_dir("mmg", sc.name)
+    set_resume_hint(f"rerun with --resume --out {out}")
+    console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
+    bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
+    with _progress() as prog:
+        task = prog.add_task(f"{sc.name}", total=bound)
+        try:
+            result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
+                                 lang=lang, resume=resume, settings=settings, data_root=root,
+                                 progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
+        except (FileExistsError, FileNotFoundError) as exc:
+            _fail(str(exc))
+    oc = result["outcome"] or {}
+    for v in oc.get("victims", []):
+        console.print(f"{v['victim']}: accused {v['accused'] or 'no one'}; murderer {', '.join(v['murderers'])}; "
+                      f"{'correct' if v['correct'] else 'wrong'}")
+    llm = result["llm"]
+    console.print(f"LLM calls {llm['calls']}, tokens {llm['input_tokens']} in / {llm['output_tokens']} out, "
+                  f"invalid actions {result['invalid_actions']}, wall {result['wall_time_s']:.0f} s")
+    print(out)
+
+
+@wellplay_app.command("eval")
+@remote_options
+def wellplay_eval(
+    method: str = typer.Option(..., help="session | pp | op | always_a | random"),
+    run: Optional[Path] = typer.Option(None, help="Game directory (for --method session)."),
+    script: str = typer.Option("all", help="Script name or id, or all."),
+    lang: str = typer.Option("en"),
+    model: str = typer.Option("local"),
+    seed: int = typer.Option(0),
+    runs: int = typer.Option(1, min=1, help="Evaluation passes (mean and std reported)."),
+    no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep upstream option order (position-biased keys)."),
+    scoring: str = typer.Option("strict", help="strict | upstream"),
+    out: Optional[Path] = typer.Option(None),
+    script_budget: int = typer.Option(None), dialogue_budget: int = typer.Option(None),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Score a method on WellPlay questions."""
+    _logging(verbose)
+    from eval.datasets import DataError
+    from eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.rundir import default_run_dir
+    from memory import MemorySettings
+
+    root = _data_root(data_dir)
+    settings = MemorySettings()
+    if script_budget is not None:
+        settings.script_budget = script_budget
+    if dialogue_budget is not None:
+        settings.dialogue_budget = dialogue_budget
+    label = run.name if (method == "session" and run) else script
+    out = out or default_run_dir(f"eval-{method}", label)
+    set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
+    with _progress() as prog:
+        task = prog.add_task(f"{method}", total=None)
+        try:
+            res = run_wellplay_eval(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
+                                    seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
+                                    settings=settings, tick=lambda: prog.advance(task),
+                                    total=lambda n: prog.update(task, total=n))
+        except (ValueError, FileNotFoundError, DataError) as exc:
+            _fail(str(exc))
+    acc = res["accuracy"]
+    console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {100 * res['weighted_score']:.1f} % "
+                  f"(std {100 * res['weighted_score_std']:.1f}); "
+                  + ", ".join(f"{c} {100 * a:.1f} %" for c, a in acc.items()))
+    print(out)
+
+
+@wellplay_app.command("compare")
+@remote_options
+def wellplay_compare(
+    methods: str = typer.Option(",".join(("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")),
+                                help="Comma-separated: pp, op, always_a, random and agent specs (plain, player_star, ...)."),
+    script: str = typer.Option("Sin", help="Script name or id, or all."),
+    seeds: int = typer.Option(1, min=1, help="Seeds 0..N-1; each seed = one game per method and one option shuffle."),
+    model: str = typer.Option("local"),
+    rounds: int = typer.Option(3, min=0), questions: int = typer.Option(1, min=0),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    lang: str = typer.Option("en"),
+    out: Optional[Path] = typer.Option(None, help="Run directory; rerun the same command with it to resume."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play and evaluate several methods on the same scripts and seeds; resumable."""
+    _logging(verbose)
+    from eval.runs.compare import run_compare
+    from eval.datasets import DataError
+    from eval.datasets.wellplay import load_all, load_script
+    from mas_agents.rundir import stable_run_dir
+
+    root = _data_root(data_dir)
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    try:
+        scripts = load_all(root, lang) if script.lower() == "all" else [load_script(root, script, lang)]
+    except DataError as exc:
+        _fail(str(exc))
+    out = out or stable_run_dir("compare", script, lang, model, f"r{rounds}q{questions}")
+    with _progress() as prog:
+        task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
+        try:
+            res = run_compare(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
+                              lang=lang, rounds=rounds, questions=questions, concurrency=concurrency,
+                              tick=_ticker(prog, task))
+        except (ValueError, DataError) as exc:
+            _fail(str(exc))
+    for t in res["table"]:
+        console.print(f"{t['method']:>12}: {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} %, "
+                      f"game calls {t['game_calls']:.0f}, eval calls {t['eval_calls']:.0f}")
+    console.print(res["fewer_calls"])
+    console.print(f"cells reused from an earlier run: {res['reused_cells']} of {len(res['cells'])}")
+    print(out)
+
+
+_add_spy()
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

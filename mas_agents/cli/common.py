@@ -1,0 +1,161 @@
+"""What every ``mas`` command shares: the console, the one-line failure, and the options of the
+OpenAI-compatible model path (``--structured``, ``--context-window``, ``--max-connections``,
+``--adaptive-connections``) with the one-line stop on a dead backend or an overflowing prompt.
+
+A leaf of the CLI: the command modules import it; it imports no command module.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+console = Console(stderr=True)
+
+#: What to tell the user about continuing after a stop; set by a command once it knows its
+#: run directory (e.g. ``rerun with --resume --out runs/x``).
+DEFAULT_HINT = "rerun the same command to continue (finished games and cells are reused)"
+_RESUME_HINT: contextvars.ContextVar[str] = contextvars.ContextVar("resume_hint", default=DEFAULT_HINT)
+
+
+def fail(msg: str, code: int = 2) -> None:
+    """Print ``error: msg`` (one line, no traceback) on stderr and exit with ``code``.
+
+    Called while a run-stopping fault is being handled (a command's ``except ValueError`` also
+    catches :class:`mas_agents.errors.ContextOverflowError`), it exits 3 and says how to continue,
+    as :func:`remote_options` does."""
+    from mas_agents.errors import ContextOverflowError, RunStopped
+
+    handling = sys.exc_info()[1]
+    if isinstance(handling, (RunStopped, ContextOverflowError)) and code == 2:
+        code = 3
+        if "Finished work is kept" not in msg:
+            msg = f"{msg}. Finished work is kept; {_RESUME_HINT.get()}."
+    from rich.markup import escape
+
+    # escaped: a server's message or a prompt may hold [brackets] that rich would take for markup
+    console.print(f"[red]error:[/red] {escape(msg)}", soft_wrap=True, markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def set_resume_hint(text: str) -> None:
+    """How the command's run continues after a stop (shown in the stop's one-line error)."""
+    _RESUME_HINT.set(text)
+
+
+_REMOTE_PARAMS = [
+    ("structured", str, typer.Option("auto", "--structured",
+                                     help="Remote models: how the reply format is enforced: auto (probe the server "
+                                          "once), grammar, json, prompt.")),
+    ("context_window", Optional[int], typer.Option(None, "--context-window",
+                                                   help="Remote models: context length in tokens when the server "
+                                                        "does not report one.")),
+    ("max_connections", int, typer.Option(8, "--max-connections",
+                                          help="Remote models: requests in flight per server, shared by all games "
+                                               "of this run.")),
+    ("adaptive_connections", bool, typer.Option(False, "--adaptive-connections",
+                                                help="Remote models: halve the requests in flight on HTTP 429, "
+                                                     "grow back slowly.")),
+]
+
+
+def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a model-using command the remote-model options and the one-line stop.
+
+    The options configure :mod:`mas_agents.remote` for the whole process before the command
+    runs. A :class:`mas_agents.errors.RunStopped` (the model server is down or refuses requests)
+    or a :class:`mas_agents.errors.ContextOverflowError` raised by the command ends it with one
+    line, exit code 3, naming what happened and how to continue (finished work is on disk).
+    """
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for name, ann, opt in _REMOTE_PARAMS]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mas_agents import remote
+        from mas_agents.errors import ContextOverflowError, RunStopped
+
+        opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
+        try:
+            remote.configure(structured=opts["structured"], context_window=opts["context_window"],
+                             max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
+        except ValueError as exc:
+            fail(str(exc))
+        token = _RESUME_HINT.set(DEFAULT_HINT)
+        try:
+            return fn(*args, **kwargs)
+        except (RunStopped, ContextOverflowError) as exc:
+            fail(f"{exc}. Finished work is kept; {_RESUME_HINT.get()}.", code=3)
+        finally:
+            _RESUME_HINT.reset(token)
+
+    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _REMOTE_PARAMS}}
+    return wrapper
+
+
+DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
+
+
+def data_root(data_dir: Optional[Path]) -> Path:
+    """The datasets root from ``--data-dir``, ``$MAS_DATA_DIR`` or ``../shared/datasets``; exit 2 with
+    one line when it is missing."""
+    from eval.datasets import DataError, resolve_data_dir
+    try:
+        return resolve_data_dir(data_dir)
+    except DataError as exc:
+        fail(str(exc))
+
+
+def progress() -> Progress:
+    """A rich progress bar on stderr, off when stderr is not a terminal."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=False, disable=not sys.stderr.isatty())
+
+
+def ticker(prog: Progress, task: Any) -> Callable[..., None]:
+    """A ``tick`` for the runners: advances the bar, and when the bar is off (stderr is not a
+    terminal: ``nohup``, CI, a log file) writes one line per finished cell / game to stderr, e.g.
+    ``12:41:07 ablate: 3 done (plain / Sin / seed 0), 41.5 min``, so a long run shows progress."""
+    start = time.monotonic()
+
+    def tick(*label: Any) -> None:
+        prog.advance(task)
+        if prog.disable:
+            t = next(x for x in prog.tasks if x.id == task)
+            of = f"/{int(t.total)}" if t.total else ""
+            what = f" ({' '.join(map(str, label))})" if label else ""
+            busy = remote_activity()
+            print(f"{time.strftime('%H:%M:%S')} {t.description}: {int(t.completed)}{of} done{what}, "
+                  f"{(time.monotonic() - start) / 60:.1f} min" + (f", {busy}" if busy else ""),
+                  file=sys.stderr, flush=True)
+        else:
+            busy = remote_activity()
+            if busy:
+                t = next(x for x in prog.tasks if x.id == task)
+                prog.update(task, description=f"{t.description.split(' [')[0]} [{busy}]")
+    return tick
+
+
+def remote_activity() -> str:
+    """Requests in flight and calls/s of the OpenAI-compatible endpoints used so far ('' if none)."""
+    remote = sys.modules.get("mas_agents.remote")
+    return remote.activity() if remote is not None else ""
+
+
+def setup_logging(verbose: bool) -> None:
+    """INFO logging with ``--verbose``, else WARNING."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,61 @@
+"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`eval.runs.magic_bench`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mas_agents.cli.common import remote_options
+
+magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
+                        no_args_is_help=True)
+
+
+@magic_app.command("run")
+@remote_options
+def run(
+    scenario: str = typer.Option("all", help="all, or comma-separated: chameleon, undercover, cost_sharing, "
+                                             "prisoners_dilemma, public_good"),
+    challenger: str = typer.Option("plain", help="Agent spec under test, BLOCKS[@MODEL] (e.g. plain+pgm)."),
+    defender: str = typer.Option("plain", help="Agent spec of the fixed opponents."),
+    settings: Optional[str] = typer.Option(None, help="Setting ids, e.g. 0-1 or 0,3,5-7 (default: all)."),
+    replay_openings: bool = typer.Option(False, "--replay-openings", help="Defenders seated before the challenger "
+                                                                          "replay the setting's recorded round-1 clues."),
+    model: str = typer.Option("local", help="Default model: local | local:/path.gguf | openai:MODEL"),
+    seed: int = typer.Option(0),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    out: Optional[Path] = typer.Option(None, help="Run directory (default runs/magic-<args>; rerun to resume)."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (holds magic/)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play the challenger against the defender and write result.json, report.md and radar.png."""
+    from mas_agents.cli import common as cli
+    cli.setup_logging(verbose)
+    from eval.runs.magic_bench import parse_scenarios, plan, run_magic
+    from mas_agents.rundir import stable_run_dir
+    from mas_agents.specs import parse_spec, split_model
+
+    root = cli.data_root(data_dir)
+    try:
+        scen = parse_scenarios(scenario)
+        for s in (challenger, defender):
+            parse_spec(split_model(s)[0])
+        n = len(plan(root, scen, settings))
+    except (ValueError, FileNotFoundError) as exc:
+        cli.fail(str(exc))
+    out = out or stable_run_dir("magic", scenario, challenger, defender, settings or "all", model,
+                                "replay" if replay_openings else "live")
+    with cli.progress() as prog:
+        task = prog.add_task("magic", total=n)
+        try:
+            res = run_magic(data_root=root, out=out, scenarios=scen, challenger=challenger, defender=defender,
+                            settings=settings, model=model, seed=seed, replay_openings=replay_openings,
+                            concurrency=concurrency, tick=cli.ticker(prog, task))
+        except (ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+    m = res["metrics"]
+    cli.console.print(", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f} %'}" for k, v in m.items())
+                      + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
+    print(out)

@@ -1,0 +1,233 @@
+"""``mas spy``: Who is Spy? games, tournaments, leaderboard, experiments, replays, agent server.
+
+Commands (WiS issue)::
+
+    mas spy play [--players 6] [--agents SPEC,...] [--pair tea/coffee] [--lang en|zh] [--model local]
+                 [--seed S] [--speak-timeout 10] [--out DIR]
+    mas spy tournament --agents SPEC,SPEC,... --games N [--players 6] [--concurrency K] [--db FILE]
+    mas spy leaderboard [--db FILE] [--tournament ID] [--markdown]
+    mas spy experiment --kind attack|defense|reasoning --subject SPEC --others SPEC --games N
+    mas spy replay DIR
+    mas spy serve-agent --agent SPEC [--port 7860]
+
+An agent spec is ``BLOCKS[@MODEL]`` (``plain``, ``plain+reasoning``, ``plain@openai:gpt-4o-mini``)
+or the URL of a WiS-protocol agent (``http://127.0.0.1:7860``).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mas_agents.cli.common import remote_options, set_resume_hint
+
+spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
+
+DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds whoisspy/); else $MAS_DATA_DIR, else ../shared/datasets.")
+Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_HOME or ~/.local/share/mas-agents/wis.sqlite).")
+
+
+def _cli():
+    from mas_agents.cli import common as cli
+    return cli
+
+
+def _specs(text: str) -> list[str]:
+    specs = [s.strip() for s in text.split(",") if s.strip()]
+    if not specs:
+        _cli().fail("--agents: give at least one agent spec")
+    from mas_agents.specs import is_remote, parse_spec, split_model
+    for s in specs:
+        if is_remote(s):
+            continue
+        try:
+            parse_spec(split_model(s)[0])
+        except ValueError as exc:
+            _cli().fail(f"agent spec {s!r}: {exc}")
+    return specs
+
+
+@spy_app.command("play")
+@remote_options
+def play(
+    players: int = typer.Option(6, help="Seats (3-9)."),
+    agents: str = typer.Option("plain", help="Comma-separated seat specs; cycled over the seats."),
+    pair: Optional[str] = typer.Option(None, help="CIVILIAN/SPY words, e.g. tea/coffee (default: drawn from the dataset)."),
+    lang: str = typer.Option("en", help="en or zh"),
+    model: str = typer.Option("local", help="Default model: local | local:/path.gguf | openai:MODEL"),
+    seed: int = typer.Option(0),
+    speak_timeout: float = typer.Option(10.0, help="Seconds to describe before it counts as a foul."),
+    out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play one game and write its record, transcript and replay.html."""
+    cli = _cli()
+    cli.setup_logging(verbose)
+    from eval.reports.wis_replay import write_replay
+    from graphs.wis import rules as rules
+    from eval.runs.wis_session import load_pairs, parse_pair, play_game
+    from mas_agents.rundir import default_run_dir
+
+    specs = _specs(agents)
+    try:
+        rules.check_players(players)
+        if pair:
+            words = parse_pair(pair)
+        else:
+            words = random.Random(seed).choice(load_pairs(cli.data_root(data_dir), lang))
+    except (ValueError, FileNotFoundError) as exc:
+        cli.fail(str(exc))
+    seat_specs = [specs[i % len(specs)] for i in range(players)]
+    out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
+    set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
+    try:
+        rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
+                        speak_timeout=speak_timeout)
+    except ValueError as exc:
+        cli.fail(str(exc))
+    html = write_replay(out)
+    o = rec["outcome"]
+    cli.console.print(f"{o['winner']} win after {o['rounds_played']} round(s) ({o['end_reason']}); spy {o['spy']}; "
+                      f"scores " + ", ".join(f"{k} {v:g}" for k, v in rec["scores"].items())
+                      + f"; {rec['llm']['calls']} LLM calls, {rec['wall_time_s']:.1f} s; replay {html}")
+    print(out)
+
+
+@spy_app.command("tournament")
+@remote_options
+def tournament(
+    agents: str = typer.Option(..., help="Comma-separated agent specs or URLs."),
+    games: int = typer.Option(..., min=1, help="Games to play (a multiple of the number of agents balances the spy role)."),
+    players: int = typer.Option(6, help="Seats per game (3-9)."),
+    lang: str = typer.Option("en"),
+    model: str = typer.Option("local"),
+    seed: int = typer.Option(0),
+    speak_timeout: float = typer.Option(10.0),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    db: Optional[Path] = Db,
+    out: Optional[Path] = typer.Option(None, help="Where game directories go (default runs/spy-<tournament id>)."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
+    cli = _cli()
+    cli.setup_logging(verbose)
+    from eval.reports.wis_leaderboard import format_leaderboard
+    from eval.runs.wis_tournament import run_tournament
+
+    specs = _specs(agents)
+    root = cli.data_root(data_dir)
+    with cli.progress() as prog:
+        task = prog.add_task("tournament", total=games)
+        try:
+            res = run_tournament(agents=specs, games=games, data_root=root, players=players, lang=lang, model=model,
+                                 seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db, out=out,
+                                 tick=cli.ticker(prog, task))
+        except (ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+    cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
+                      f"db {res['db']}; games in {res['out']}")
+    print(format_leaderboard(res["metrics"], title=f"tournament {res['id']}"))
+
+
+@spy_app.command("leaderboard")
+def leaderboard(
+    db: Optional[Path] = Db,
+    tournament: Optional[str] = typer.Option(None, help="One tournament id (default: every stored game)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table."),
+) -> None:
+    """Print rank score (100 + Σ scores − games), average score, win rates by role, vote accuracy,
+    foul rate, survival rounds and games for every agent in the database."""
+    from eval.reports.wis_leaderboard import Leaderboard, format_leaderboard, leaderboard_markdown
+    board = Leaderboard(db)
+    metrics = board.metrics(tournament)
+    if not metrics:
+        _cli().fail(f"no games in {board.path}" + (f" for tournament {tournament}" if tournament else ""), code=1)
+    print(leaderboard_markdown(metrics) if markdown else format_leaderboard(metrics, title=f"WiS leaderboard ({board.path})"))
+
+
+@spy_app.command("experiment")
+@remote_options
+def experiment(
+    kind: str = typer.Option(..., help="attack | defense | reasoning"),
+    subject: str = typer.Option(..., help="Baseline spec of the tested agent (the strategy block is added to it)."),
+    others: str = typer.Option("plain", help="Spec of every other seat."),
+    games: int = typer.Option(..., min=1),
+    players: int = typer.Option(6),
+    lang: str = typer.Option("en"),
+    model: str = typer.Option("local"),
+    seed: int = typer.Option(0),
+    speak_timeout: float = typer.Option(10.0),
+    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    db: Optional[Path] = Db,
+    out: Optional[Path] = typer.Option(None, help="Directory for report.md and the games (default runs/spy-exp-<kind>)."),
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
+    cli = _cli()
+    cli.setup_logging(verbose)
+    from eval.runs.wis_tournament import run_experiment
+    from mas_agents.rundir import stable_run_dir, write_json
+
+    _specs(f"{subject},{others}")
+    root = cli.data_root(data_dir)
+    out = out or stable_run_dir("spy-exp", kind, subject, others, games, seed)
+    with cli.progress() as prog:
+        task = prog.add_task(f"{kind} experiment", total=2 * games)
+        try:
+            res = run_experiment(kind=kind, subject=subject, others=others, games=games, data_root=root, players=players,
+                                 lang=lang, model=model, seed=seed, speak_timeout=speak_timeout,
+                                 concurrency=concurrency, db=db, out=out, tick=cli.ticker(prog, task))
+        except (ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "result.json", res)
+    (out / "report.md").write_text(f"# WiS {kind} experiment\n\nSubject `{subject}` vs others `{others}`, "
+                                   f"{games} games per arm, {players} players, model {model}, seed {seed}.\n\n"
+                                   + res["table"], encoding="utf-8")
+    print(res["table"])
+    print(out)
+
+
+@spy_app.command("replay")
+def replay(game_dir: Path = typer.Argument(..., help="A game directory (holds result.json).")) -> None:
+    """Write DIR/replay.html: the game round by round, words revealed at the end."""
+    from eval.reports.wis_replay import write_replay
+    try:
+        print(write_replay(game_dir))
+    except (ValueError, FileNotFoundError) as exc:
+        _cli().fail(str(exc))
+
+
+@spy_app.command("serve-agent")
+@remote_options
+def serve_agent(
+    agent: str = typer.Option("plain", help="Agent spec BLOCKS[@MODEL]."),
+    port: int = typer.Option(7860),
+    host: str = typer.Option("127.0.0.1"),
+    model: str = typer.Option("local", help="Model for a spec without @MODEL."),
+    lang: str = typer.Option("en"),
+    calls: Optional[Path] = typer.Option(None, help="Where to record LLM calls (default: not kept)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose"),
+) -> None:
+    """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
+    /agent/interact, /agent/getModelName, /agent/checkHealth)."""
+    cli = _cli()
+    cli.setup_logging(verbose)
+    from eval.runs.wis_session import PlayerFactory
+    from mas_agents.accounting import CallRecorder
+    from mas_agents.llm import model_label
+    from mas_agents.specs import is_remote, split_model
+    from graphs.wis.protocol import serve
+
+    if is_remote(agent):
+        cli.fail("--agent must be a local agent spec, not a URL")
+    _specs(agent)
+    factory = PlayerFactory(model, CallRecorder(calls) if calls else CallRecorder(None), lang=lang)
+    factory.model(split_model(agent)[1] or model)  # load the model before the first request
+    serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port)
