@@ -1,6 +1,6 @@
 """Benchmark: LLM calls/s against a fixed-latency OpenAI-compatible stub, and overhead per call.
 
-The throughput issue asks for: a local stub server with a fixed latency (300 ms) and instant
+Measured here: a local stub server with a fixed latency (300 ms) and instant
 replies; calls/s achieved against the ideal (in-flight / latency) at 1, 8, 64 and 256 connections
 across a Who-is-Spy tournament and a WellPlay evaluation; and the framework's overhead per call
 (median, p95, ms) against a zero-latency server. Targets: >= 90 % of the ideal at 64 in flight;
@@ -22,7 +22,7 @@ How:
   call). calls/s = calls / calling-phase seconds.
 * **Steady state**: the rate (and the client's cores) over the windows in which ``min(C, units)``
   games or characters were running at once, i.e. without ramp-up and tail.
-* **Ideals**: ``C / latency`` (the issue's in-flight / latency), ``min(C, P) / latency`` where P
+* **Ideals**: ``C / latency`` (requests in flight / latency), ``min(C, P) / latency`` where P
   is the most calls the workload can have in flight (WiS: 6 seats x games; WellPlay: 68
   characters, each answering its own questions one at a time), and a **schedule bound**: calls
   over the shortest possible calling phase with zero overhead -- for WellPlay the exact makespan
@@ -742,7 +742,7 @@ def main(argv: list[str] | None = None) -> None:
     import logging
     logging.basicConfig(level=logging.WARNING)
     from eval.datasets import resolve_data_dir
-    from eval.runs.wis_session import load_pairs
+    from eval.datasets.wis import load_pairs
 
     data_root = resolve_data_dir(args.data_dir)
     pairs = load_pairs(data_root, "en")

@@ -1,6 +1,6 @@
 """Benchmark: wall time of one 6-player Who-is-Spy game on the embedded model.
 
-The WiS issue's target: ``mas spy play`` with the embedded model completes a 6-player game in at
+Our target: ``mas spy play`` with the embedded model completes a 6-player game in at
 most 60 s on the 2-core machine. This plays ``--games`` games (seeds 0..N-1, word pairs drawn
 from the dataset as ``mas spy play`` does) in one process, after loading the model once, and
 records per game: wall seconds, rounds played, LLM calls, prompt/completion tokens, timeouts and invalid actions; plus the model load time and the 1-minute load average
@@ -35,7 +35,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from eval.datasets import resolve_data_dir
-    from eval.runs.wis_session import load_pairs, play_game
+    from eval.datasets.wis import load_pairs
+    from eval.runs.wis_session import play_game
     from mas_agents.llm import make_chat_model
 
     root = resolve_data_dir(args.data_dir)

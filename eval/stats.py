@@ -47,7 +47,7 @@ narrower than nominal, because the bootstrap distribution of the mean has varian
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -269,6 +269,68 @@ def bootstrap_ratio(
         return Estimate(ratio, ratio, ratio, n, level, method)
     low, high = _percentiles(ratios, level)
     return Estimate(ratio, low, high, n, level, method)
+
+
+def bootstrap_units(by_unit: Mapping[Hashable, Any], metrics: Callable[[list], Mapping[str, float | None]],
+                    keys: Sequence[str], base_by_unit: Mapping[Hashable, Any] | None = None, *,
+                    n_boot: int = 1000, seed: int = 0, unit: str = "units") -> dict[str, dict]:
+    """A cluster bootstrap: resample whole units (MAgIC setting ids: every game of a setting goes
+    together) and recompute every metric from the resampled units' data.
+
+    Args:
+        by_unit: unit id -> that unit's data (e.g. the events of its games).
+        metrics: ``metrics([data of unit, ...]) -> {key: value or None}``, computed on a list of
+            unit data (one resample).
+        keys: the metric keys to report.
+        base_by_unit: the same for a base arm; then each key also gets ``diff_vs_base``, the
+            paired difference (the same resampled ids for both arms; only ids both arms have).
+        n_boot: resamples (none when there is one unit: the interval is then None).
+        seed: numpy ``default_rng`` seed.
+        unit: what a unit is, for the ``method`` text (``"bootstrap over <unit>"``).
+
+    Returns:
+        ``{key: {"estimate": Estimate.to_dict(), ["diff_vs_base": Estimate.to_dict()]}}``, with the
+        95 % percentile interval (2.5th and 97.5th percentiles of the resampled values) and
+        ``n`` = number of units.
+    """
+    ids = sorted(by_unit)
+    if base_by_unit is not None:
+        ids = [i for i in ids if i in base_by_unit]
+
+    def on(id_list, source):
+        return metrics([source[i] for i in id_list])
+
+    full = on(ids, by_unit)
+    full_base = on(ids, base_by_unit) if base_by_unit is not None else None
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {k: [] for k in keys}
+    diffs: dict[str, list[float]] = {k: [] for k in keys}
+    if len(ids) > 1:
+        for _ in range(n_boot):
+            pick = [ids[j] for j in rng.integers(0, len(ids), len(ids))]
+            m = on(pick, by_unit)
+            mb = on(pick, base_by_unit) if base_by_unit is not None else None
+            for k in keys:
+                if m[k] is not None:
+                    draws[k].append(m[k])
+                if mb is not None and m[k] is not None and mb[k] is not None:
+                    diffs[k].append(m[k] - mb[k])
+
+    def ci(vals, mean, method):
+        if mean is None:
+            return Estimate(None, None, None, len(ids), method=method).to_dict()
+        if len(vals) < 2:
+            return Estimate(mean, None, None, len(ids), method=method).to_dict()
+        lo, hi = np.percentile(vals, [2.5, 97.5])
+        return Estimate(mean, float(lo), float(hi), len(ids), method=method).to_dict()
+
+    out = {}
+    for k in keys:
+        out[k] = {"estimate": ci(draws[k], full[k], f"bootstrap over {unit}")}
+        if full_base is not None:
+            d = None if full[k] is None or full_base[k] is None else full[k] - full_base[k]
+            out[k]["diff_vs_base"] = ci(diffs[k], d, f"paired bootstrap over {unit}")
+    return out
 
 
 def summary_sentence(

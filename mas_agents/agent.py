@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
 from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
-from mas_agents.events import is_visible, make_event
 from mas_agents.errors import CallFailed
+from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
 from memory import MemorySettings, VectorMemory
 from planners.base import UNSPECIFIED, Contribution, GameInfo, PlannerBlock

@@ -2,7 +2,7 @@
 
 Every game node appends events; an agent's observation is built only from the events visible
 to it, and every metric is computed from events, so any run can be re-scored from its
-``events.jsonl`` (DESIGN.md, "Core contracts: Events").
+``events.jsonl``.
 
 An event is a plain JSON-able dict (it lives in LangGraph state, which is snapshotted every
 step) with the keys::
@@ -16,16 +16,51 @@ step) with the keys::
     visible_to    list   names that can see it; ["*"] = everyone
     llm_call_ids  list   ids of the LLM calls (llm_calls.jsonl) that produced it
     data          dict   structured payload (target, victim, choice, valid flag, ...)
+
+Kinds every game shares have one payload shape each, built here (:func:`vote_result_data`);
+a game's own kinds and payloads are documented beside its rules (``graphs/<game>/events.py`` or
+its ``graph.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, TypedDict
 
 from mas_agents.rundir import read_jsonl, write_jsonl
 
 EVERYONE = "*"
+
+#: Event kinds every game uses with the same meaning (a game adds its own).
+VOTE, VOTE_RESULT, INVALID, SETUP, OUTCOME = "vote", "vote_result", "invalid", "setup", "outcome"
+
+
+class VoteResult(TypedDict):
+    """The one payload of a ``vote_result`` event, in every game.
+
+    Attributes:
+        votes: voter -> the name voted for, or None (abstained / unreadable); ``{}`` when the
+            observer was not shown the ballots (a WiS protocol player hears only who is out).
+        counts: name -> valid votes received (``{}`` when not shown).
+        out: the player voted out / accused, or None (a tie, or no valid vote).
+        tie: True when the top count was shared (no one out because of it).
+    """
+
+    votes: dict[str, str | None]
+    counts: dict[str, int]
+    out: str | None
+    tie: bool
+
+
+def vote_result_data(out: str | None, *, votes: Mapping[str, str | None] | None = None,
+                     counts: Mapping[str, int] | None = None, tie: bool | None = None) -> VoteResult:
+    """Build the :class:`VoteResult` payload. ``tie`` defaults to "no one out although someone
+    got a vote" (plurality with a shared top: WiS §3.1, MAgIC §3; the murder mystery's per-victim
+    accusation is its own ``accuse`` event)."""
+    counts = {str(k): int(v) for k, v in (counts or {}).items()}
+    if tie is None:
+        tie = out is None and any(v > 0 for v in counts.values())
+    return {"votes": dict(votes or {}), "counts": counts, "out": out, "tie": bool(tie)}
 
 
 def make_event(

@@ -39,7 +39,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from mas_agents.accounting import message_text
 from mas_agents.errors import ContextOverflowError
@@ -54,6 +54,7 @@ __all__ = [
     "embedded_model_path",
     "make_chat_model",
     "model_label",
+    "spec_text",
     "to_llama_messages",
 ]
 
@@ -220,11 +221,6 @@ class LocalLlamaChat(BaseChatModel):
     seed: int = 0
     repeat_penalty: float = 1.1
 
-    @field_validator("model_path")
-    @classmethod
-    def _str_path(cls, v: str) -> str:
-        return str(v)
-
     @property
     def _llm_type(self) -> str:
         return "llama-cpp-local"
@@ -384,6 +380,14 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
         return model
     raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(SPEC_FORMS)}")
+
+
+def spec_text(spec: Any) -> str:
+    """The model as run configurations record it (``config.json`` ``model``, the resume checks):
+    the spec string as given (``"local"``, ``"openai:m"``), or the class name of a chat-model
+    object. Unlike :func:`model_label` it never expands ``local`` to the file name, so run
+    directories written before keep resuming."""
+    return spec if isinstance(spec, str) else type(spec).__name__
 
 
 def model_label(spec: Any) -> str:

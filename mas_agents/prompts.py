@@ -1,6 +1,6 @@
 """Prompt text for murder-mystery agents (written for this project).
 
-Layout for prefix caching (DESIGN.md, "Speed lever"): the system message holds what is stable
+Layout for prefix caching (llama.cpp and vLLM reuse the longest common token prefix): the system message holds what is stable
 for one agent (game rules, role, goals); the user message holds what varies (retrieved script
 and dialogue excerpts, the task, the answer format), so consecutive calls of one agent share
 their longest prefix in llama.cpp's KV cache and vLLM's prefix cache.

@@ -1,6 +1,6 @@
 """Run directories: where a game or an evaluation writes its files.
 
-Every run writes into its directory (foundation issue, CLI section):
+Every run writes into its directory (README, "What a run writes"):
 ``config.json`` (seed, model spec, versions, options), ``events.jsonl``, ``llm_calls.jsonl``,
 ``result.json`` and a readable ``transcript.md`` (game) or ``report.md`` (evaluation).
 """

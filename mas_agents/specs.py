@@ -1,7 +1,7 @@
 """Agent specs: strings like ``plain`` that name a set of planner blocks.
 
 A spec is ``BLOCK[+BLOCK...]``; each name maps to a factory in :data:`BLOCKS`. ``plain`` is
-memory retrieval + script and goals + chain-of-thought (the foundation issue's plain agent).
+memory retrieval + script and goals + chain-of-thought (README, "Agents").
 Later issues register more blocks (``player_star``, ``pgm``, baselines) in the same table.
 
 The murderer always plays with :data:`MURDERER_SPEC`, whatever the other players use, so that
@@ -18,8 +18,8 @@ from memory import Embedder, MemorySettings, VectorMemory
 from planners.base import UNSPECIFIED, GameInfo, PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
-from planners.player_star import player_star_blocks
 from planners.pgm import FACTORIES as PGM
+from planners.player_star import player_star_blocks
 from planners.strategies import FACTORIES as WIS_STRATEGIES
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).

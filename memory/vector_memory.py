@@ -8,7 +8,7 @@ exact FAISS inner-product index (``faiss.IndexFlatIP``) per source over L2-norma
 the score is cosine similarity and the ranking is exact, not approximate.
 
 A :class:`VectorMemory` holds FAISS indexes and must not go into LangGraph state (state is
-snapshotted every step, DESIGN.md). Rebuild it from the run's events instead with
+snapshotted every step). Rebuild it from the run's events instead with
 :meth:`VectorMemory.rebuild`: adding the same texts again is cheap because every vector is
 cached by content hash (:mod:`memory.embeddings`) and chunking is memoised.
 """

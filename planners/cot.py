@@ -1,6 +1,6 @@
 """Chain-of-thought block: ask the model to reason briefly before its tagged answer line.
 
-The plain agent of the foundation issue is memory retrieval + script and goals +
+The ``plain`` agent (README, "Agents") is memory retrieval + script and goals +
 chain-of-thought (Wei et al. 2022 style "think step by step"). The reasoning stays private: the
 parser keeps only the tagged line as the action and stores the text before it as
 ``Action.reasoning``.

@@ -1,7 +1,7 @@
 """Run the README's commands on a seeded fake model and print a SHA-256 of every output file.
 
 The check behind "every README command produces byte-identical ``result.json`` on seeded
-fake-model runs before and after" (architecture issue): run this on two commits and diff::
+fake-model runs before and after" (ARCHITECTURE.md): run this on two commits and diff::
 
     .venv/bin/python scripts/fake_runs.py /tmp/before > before.txt   # on the old commit
     .venv/bin/python scripts/fake_runs.py /tmp/after  > after.txt    # on the new one
@@ -84,7 +84,7 @@ COMMANDS = [
     "spy experiment --kind attack --subject plain --others plain --games 2 --db {R}/wis.sqlite --out {R}/exp",
     "spy replay {R}/spy",
     "magic run --scenario all --challenger plain+pgm --defender plain --settings 0-1 --out {R}/magic",
-    "ablate --bench all --base plain --blocks player_star,pgm --seeds 1 --script Sin --games 2 --settings 0"
+    "ablate --bench all --base plain --blocks player_star,pgm --seeds 1 --script Sin --games 2 --settings 0-1"
     " --rounds 1 --out {R}/ablate",
 ]
 

@@ -7,7 +7,7 @@ side ``setup.data.side``. :func:`scenario_metrics` scores a list of games; :func
 reads them from a run directory.
 
 Definitions (MAgIC, Xu et al. 2023, arXiv 2311.08562, §3.3 and Appendix A.2, as pinned down in
-the MAgIC issue):
+our reading of MAgIC §4 and Table 1):
 
 * **Judgement** = votes for the true chameleon / undercover ÷ votes cast, over the ``vote``
   events of challenger seats whose role is ``non_chameleon`` (Chameleon) or ``civilian``
@@ -35,7 +35,7 @@ the MAgIC issue):
   (undercover / civilian): 0 → 0/3, 1 → 3/0, 2 → 2/1, divided by 3n; n = the challenger's games
   on that side. PD / PG win rate = games with a challenger seat among ``outcome.winners`` ÷ games.
 
-Our choices (the paper and the issue leave them open):
+Our choices (the paper leaves them open):
 
 * **Abstentions** (a ``vote`` with ``target`` None) count as cast and wrong in Judgement: the
   seat had a vote and did not use it to find the chameleon / undercover.
@@ -71,6 +71,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphs.magic.rules import (  # the one credit table (each game worth 2 / 3)
+    CHAMELEON_CREDIT,
+    UNDERCOVER_CREDIT,
+)
 from mas_agents.events import read_events
 
 __all__ = ["CAPABILITIES", "WIN_RATE_PARTS", "load_games", "scenario_metrics"]
@@ -81,10 +85,6 @@ CAPABILITIES = ("judgement", "reasoning", "deception", "self_awareness", "cooper
 WIN_RATE_PARTS = ("non_chameleon", "civilian", "chameleon", "undercover", "cooperation",
                   "prisoners_dilemma", "public_good")
 
-#: Credit (chameleon, non-chameleon) per Chameleon outcome code; each game is worth 2.
-CHAMELEON_CREDIT = {0: (0, 2), 1: (1, 1), 2: (2, 0), 3: (1, 1)}
-#: Credit (undercover, civilian) per Undercover outcome code; each game is worth 3.
-UNDERCOVER_CREDIT = {0: (0, 3), 1: (3, 0), 2: (2, 1)}
 
 _DEDUCTION_TRUE_ROLE = {"chameleon": "chameleon", "undercover": "undercover"}
 _SEEKER_ROLES = ("non_chameleon", "civilian")

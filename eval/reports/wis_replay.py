@@ -19,18 +19,13 @@ from html import escape
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from graphs.wis.rules import FOUL_TEXT
 from mas_agents.events import read_events
 
 #: Fields a record must have to be replayed. ``outcome`` and ``scores`` may be missing
 #: (e.g. a game cut short); the page then says they were not recorded.
 REQUIRED = ("game_id", "players", "rounds")
 
-FOUL_TEXT = {
-    "own_word": "said their own word",
-    "repeat": "repeated an earlier description",
-    "timeout": "did not answer in time",
-    "no_answer": "gave no valid answer",
-}
 END_TEXT = {
     "spy_eliminated": "the spy was eliminated",
     "max_rounds": "the maximum number of rounds was played",

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import itertools
 import random
-import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
-from eval.stats import Estimate, bootstrap_mean, paired_difference
+from eval.stats import Estimate, bootstrap_mean, bootstrap_units, paired_difference
+from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
@@ -111,8 +110,8 @@ def _hit(cost: dict) -> str:
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
                  rounds: int, concurrency: int | None, tick: Callable | None = None) -> dict:
     """The WellPlay part: compare cells for every variant and baseline; estimates per method."""
-    from eval.runs.compare import cell_dir, run_compare
     from eval.datasets.wellplay import load_script
+    from eval.runs.compare import cell_dir, run_compare
     sc = load_script(data_root, script, lang)
     res = run_compare(data_root=data_root, out=out, methods=grid + list(BASELINES), scripts=[sc], seeds=seeds,
                       model=model, lang=lang, rounds=rounds, concurrency=concurrency, tick=tick)
@@ -213,8 +212,8 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
     readings included); ``None`` = no limit, the ablation default, so that a block's extra model
     calls on a slow machine are not scored as timeout fouls."""
     from eval.reports.wis_leaderboard import Leaderboard
+    from eval.datasets.wis import load_pairs
     from eval.runs.wis_tournament import run_tournament
-    from eval.runs.wis_session import load_pairs
     pairs = load_pairs(data_root, lang)
     plan = spy_plan(games, players, pairs, seed)
     base = grid[0]
@@ -267,45 +266,15 @@ def _magic_by_setting(run_dir: Path, names: list[str]) -> tuple[dict[int, list[l
 
 def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list] | None = None, *,
                     n_boot: int = 1000, seed: int = 0) -> dict[str, dict]:
-    """Per metric: the estimate over settings (resample setting ids, recompute from events), and
-    with ``base_by_setting`` the paired difference (same resampled ids for both)."""
+    """Per MAgIC metric: the estimate over settings (resample setting ids, recompute from events),
+    and with ``base_by_setting`` the paired difference (:func:`eval.stats.bootstrap_units`)."""
     from eval.metrics.magic import scenario_metrics
-    ids = sorted(by_setting)
-    if base_by_setting is not None:
-        ids = [i for i in ids if i in base_by_setting]
 
-    def metrics(id_list, source):
-        return scenario_metrics([g for i in id_list for g in source[i]])
+    def metrics(games_by_unit: list[list]) -> dict:
+        return scenario_metrics([g for games in games_by_unit for g in games])
 
-    full = metrics(ids, by_setting)
-    full_base = metrics(ids, base_by_setting) if base_by_setting is not None else None
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {k: [] for k in MAGIC_KEYS}
-    diffs: dict[str, list[float]] = {k: [] for k in MAGIC_KEYS}
-    if len(ids) > 1:
-        for _ in range(n_boot):
-            pick = [ids[j] for j in rng.integers(0, len(ids), len(ids))]
-            m = metrics(pick, by_setting)
-            mb = metrics(pick, base_by_setting) if base_by_setting is not None else None
-            for k in MAGIC_KEYS:
-                if m[k] is not None:
-                    draws[k].append(m[k])
-                if mb is not None and m[k] is not None and mb[k] is not None:
-                    diffs[k].append(m[k] - mb[k])
-    out = {}
-    for k in MAGIC_KEYS:
-        def ci(vals, mean, method):
-            if mean is None:
-                return Estimate(None, None, None, len(ids), method=method).to_dict()
-            if len(vals) < 2:
-                return Estimate(mean, None, None, len(ids), method=method).to_dict()
-            lo, hi = np.percentile(vals, [2.5, 97.5])
-            return Estimate(mean, float(lo), float(hi), len(ids), method=method).to_dict()
-        out[k] = {"estimate": ci(draws[k], full[k], "bootstrap over settings")}
-        if full_base is not None:
-            d = None if full[k] is None or full_base[k] is None else full[k] - full_base[k]
-            out[k]["diff_vs_base"] = ci(diffs[k], d, "paired bootstrap over settings")
-    return out
+    return bootstrap_units(by_setting, metrics, MAGIC_KEYS, base_by_setting, n_boot=n_boot, seed=seed,
+                           unit="settings")
 
 
 def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: str, seed: int, model: Any,
@@ -354,11 +323,11 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
     out.mkdir(parents=True, exist_ok=True)
     cfg = {"base": base, "blocks": list(blocks), "seeds": seeds, "script": script, "games": games, "players": players,
            "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
-           "model": model if isinstance(model, str) else type(model).__name__}
+           "model": spec_text(model)}
     check_resume(out, tuple(cfg), **cfg)   # a resumed grid must not mix settings
     write_json(out / "config.json", {**cfg, "benches": benches, "command": command, "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": base, "blocks": blocks, "variants": grid,
-                              "model": model if isinstance(model, str) else type(model).__name__,
+                              "model": spec_text(model),
                               "seeds": seeds, "script": script, "games": games, "settings": settings,
                               "rounds": rounds, "lang": lang, "players": players, "speak_timeout": speak_timeout,
                               "versions": versions(), "benches": {}}
@@ -392,7 +361,7 @@ def _check_inputs(data_root: Path, benches: list[str], *, script: str, lang: str
         from eval.datasets.wellplay import load_script
         load_script(data_root, script, lang)
     if "spy" in benches:
-        from eval.runs.wis_session import load_pairs
+        from eval.datasets.wis import load_pairs
         load_pairs(data_root, lang)
     if "magic" in benches:
         from eval.runs.magic_bench import plan

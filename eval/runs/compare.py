@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
+from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
@@ -67,14 +68,11 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
     ev = d / "eval"
     if (ev / "result.json").exists():
         return {**summary_row(method, sc, seed, d), "reused": True}
-    game_result = None
     if is_game_method(method):
-        if (game / "result.json").exists():
-            game_result = read_json(game / "result.json")
-        else:
+        if not (game / "result.json").exists():
             resume = (game / "checkpoints.sqlite").exists()
-            game_result = play(sc, game, agent=method, model=model, rounds=rounds, questions=questions, seed=seed,
-                               lang=lang, resume=resume, settings=settings, data_root=data_root)
+            play(sc, game, agent=method, model=model, rounds=rounds, questions=questions, seed=seed,
+                 lang=lang, resume=resume, settings=settings, data_root=data_root)
         evaluate(data_root=data_root, method="session", out=ev, run=game, lang=lang, model=model, seed=seed,
                  settings=settings)
     else:
@@ -154,7 +152,7 @@ def _pct(x: float | None) -> str:
 
 def report_md(result: dict) -> str:
     """The Markdown report of a comparison."""
-    lines = [f"# WellPlay comparison", "",
+    lines = ["# WellPlay comparison", "",
              f"Scripts: {', '.join(result['scripts'])} ({result['lang']}); seeds: {result['seeds']}; "
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
@@ -223,10 +221,10 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     """
     check_methods(methods)
     out.mkdir(parents=True, exist_ok=True)
-    check_resume(out, RESUME_KEYS, model=model if isinstance(model, str) else type(model).__name__, lang=lang, rounds=rounds,
+    check_resume(out, RESUME_KEYS, model=spec_text(model), lang=lang, rounds=rounds,
                  questions=questions)
     write_json(out / "config.json", {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
-                                     "seeds": seeds, "model": model if isinstance(model, str) else type(model).__name__,
+                                     "seeds": seeds, "model": spec_text(model),
                                      "lang": lang, "rounds": rounds, "questions": questions,
                                      "versions": versions()})
     cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
@@ -243,7 +241,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
                     done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
-              "model": model if isinstance(model, str) else type(model).__name__, "rounds": rounds,
+              "model": spec_text(model), "rounds": rounds,
               "questions": questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table),
               "reused_cells": sum(1 for r in rows if r.get("reused"))}
     write_json(out / "result.json", result)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from eval.metrics.magic import CAPABILITIES, scenario_metrics
 from graphs.magic.events import SCENARIOS
 from mas_agents.events import read_events
+from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
@@ -40,8 +41,8 @@ def parse_scenarios(text: str) -> list[str]:
 
 def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tuple[str, Any, str]]:
     """``[(scenario, setting, side), ...]`` for the given settings range (default: all of each)."""
-    from eval.runs.magic_session import SIDES
     from eval.datasets.magic import load_settings, parse_range, setting_ids
+    from eval.runs.magic_session import SIDES
     games = []
     for sc in scenarios:
         ids = parse_range(settings, sc) if settings else setting_ids(sc)
@@ -68,7 +69,7 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     from eval.runs.magic_session import play_magic_game
     play = play or play_magic_game
     out.mkdir(parents=True, exist_ok=True)
-    cfg = {"challenger": challenger, "defender": defender, "model": model if isinstance(model, str) else type(model).__name__,
+    cfg = {"challenger": challenger, "defender": defender, "model": spec_text(model),
            "replay_openings": replay_openings, "seed": seed}
     check_resume(out, tuple(cfg), **cfg)
     write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings, "versions": versions()})

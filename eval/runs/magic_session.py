@@ -10,6 +10,7 @@ from graphs.magic.graph import MagicRuntime, build_graph
 from graphs.magic.rules import GAMES
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, versions, write_json
 
@@ -68,7 +69,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
                              game=GAMES[scenario])
     write_json(out / "config.json", {"kind": "magic", "scenario": scenario, "setting_id": setting.id, "side": side,
                                      "challenger": challenger, "defender": defender, "seats": specs,
-                                     "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,
+                                     "model": spec_text(model), "seed": seed,
                                      "replay_openings": replay_openings, "endpoints": endpoint_report(pool.models()),
                                      "versions": versions()})
     clock = Stopwatch()

@@ -1,6 +1,6 @@
 """Run one murder-mystery game into a run directory, resumably.
 
-Writes (foundation issue, CLI section): ``config.json``, ``events.jsonl`` (rewritten after every
+Writes (README, "What a run writes"): ``config.json``, ``events.jsonl`` (rewritten after every
 graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` (by the recorder),
 ``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),
 ``result.json`` and ``transcript.md``.

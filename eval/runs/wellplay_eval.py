@@ -1,6 +1,6 @@
 """WellPlay multiple-choice evaluation (PLAYER* §3) of agents and baselines.
 
-Methods (foundation issue, item 7):
+Methods (PLAYER* §3/§4: the game session, PP and OP; plus two model-free baselines):
 
 * ``session``: after a game, each character answers its own question file from its script and
   the dialogue it heard (its visible ``events.jsonl`` entries), via retrieval.

@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.datasets.wellplay import Script, load_all, load_script
-from eval.runs.wellplay_eval import (METHODS, MODEL_FREE, Answerer, agent_answerer, aggregate_runs,
-                                evaluate_scripts, heard_by, model_free_answerer, report_md,
-                                session_events, summarise)
+from eval.runs.wellplay_eval import (
+    METHODS,
+    MODEL_FREE,
+    agent_answerer,
+    aggregate_runs,
+    evaluate_scripts,
+    model_free_answerer,
+    report_md,
+    session_events,
+    summarise,
+)
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
 
@@ -79,7 +88,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     scripts, game_events = scripts_for(data_root, method, script, lang, run)
     # session: every character answers with the agent spec it played with (game result.json)
     specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
-    model_label = model if isinstance(model, str) else type(model).__name__
+    model_label = spec_text(model)
     config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
               "model": None if method in MODEL_FREE else model_label, "seed": seed, "runs": runs,
               "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
@@ -149,9 +158,9 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     Returns:
         ``(agent, accounted_model)``.
     """
+    from graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.accounting import AccountedModel
     from mas_agents.llm import make_chat_model, model_label
-    from graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.specs import build_agent, persona_for
     from memory import default_embedder
 

@@ -11,34 +11,16 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
 from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
+from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
-from mas_agents.rundir import Stopwatch, read_jsonl, versions, write_json
-
-
-def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
-    """The word pairs of ``lang`` as ``[{"civilian": w, "spy": w2}, ...]`` in file order.
-
-    Raises:
-        FileNotFoundError: the pairs file is missing (its path is named).
-        ValueError: a line that is not JSON or lacks ``civilian``/``spy`` (file and line named).
-    """
-    path = Path(data_root) / "whoisspy" / f"pairs_{lang}.jsonl"
-    if not path.exists():
-        raise FileNotFoundError(f"Who-is-Spy word pairs not found: {path}")
-    out = []
-    for i, row in read_jsonl(path):
-        if not isinstance(row, dict) or not str(row.get("civilian", "")).strip() or not str(row.get("spy", "")).strip():
-            raise ValueError(f"{path}:{i}: needs non-empty 'civilian' and 'spy' fields")
-        out.append({"civilian": row["civilian"].strip(), "spy": row["spy"].strip()})
-    if not out:
-        raise ValueError(f"{path}: no word pairs")
-    return out
+from eval.datasets.wis import load_pairs  # noqa: F401  (re-exported: the loader moved to eval.datasets)
+from mas_agents.rundir import Stopwatch, versions, write_json
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -89,9 +71,9 @@ class PlayerFactory:
         Raises:
             ValueError: an unknown block in ``spec``.
         """
+        from graphs.wis.player import AgentWisPlayer
         from mas_agents.agent import Agent
         from mas_agents.specs import build_blocks, is_remote, parse_spec, split_model
-        from graphs.wis.player import AgentWisPlayer
         if is_remote(spec):
             from graphs.wis.protocol import RemoteWisPlayer
             # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
@@ -122,7 +104,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
         spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
-        speak_timeout: seconds to describe (foul after), WiS issue default 10; None = no limit.
+        speak_timeout: seconds to describe (foul after), WiS §3.1 default 10; None = no limit.
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
 
     Returns:
@@ -158,7 +140,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
             table[p] = factory(spec, roles[p])
     game_id = game_id or out.name
     config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
-              "model": model if isinstance(model, str) else type(model).__name__, "seed": seed,
+              "model": spec_text(model), "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
               "endpoints": endpoint_report(factory.models()), "versions": versions()}
     write_json(out / "config.json", config)

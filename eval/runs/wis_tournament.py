@@ -25,9 +25,10 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.reports.wis_leaderboard import Leaderboard
 from eval.metrics.wis import agent_metrics, player_rows
+from eval.reports.wis_leaderboard import Leaderboard
 from graphs.wis import rules as rules
+from mas_agents.llm import spec_text
 from mas_agents.rundir import run_each
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,8 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
     Raises:
         ValueError: bad arguments, or an existing tournament id with another config.
     """
-    from eval.runs.wis_session import load_pairs, play_game
+    from eval.datasets.wis import load_pairs
+    from eval.runs.wis_session import play_game
     play = play or play_game
     if pairs is None:
         if data_root is None:
@@ -151,7 +153,7 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
                          "player's speaking time would include other games' waits and count as timeout fouls")
     plan = games_plan or schedule(agents, games, players, pairs=pairs, seed=seed)
     config = {"agents": agents, "games": len(plan), "players": players, "lang": lang, "seed": seed,
-              "model": model if isinstance(model, str) else type(model).__name__, "speak_timeout": speak_timeout,
+              "model": spec_text(model), "speak_timeout": speak_timeout,
               "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
     tid = tid or tournament_id(config)
     board = Leaderboard(db)
@@ -209,7 +211,7 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
     Raises:
         ValueError: unknown kind, or a subject that already carries the strategy block.
     """
-    from eval.runs.wis_session import load_pairs
+    from eval.datasets.wis import load_pairs
     if kind not in EXPERIMENT_KINDS:
         raise ValueError(f"--kind {kind!r}: expected one of {', '.join(EXPERIMENT_KINDS)}")
     from mas_agents.specs import split_model
@@ -239,7 +241,7 @@ def _fmt(x: Any) -> str:
 
 def experiment_markdown(kind: str, rows: list[dict]) -> str:
     """The experiment table (like WiS Tables 3–4): one row per arm."""
-    lines = [f"| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
+    lines = ["| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         avg = "-" if r.get("avg_score") is None else f"{r['avg_score']:.2f}"

@@ -1,6 +1,6 @@
 """The event log of a MAgIC game: what the games write and what the metrics read.
 
-Every MAgIC game (MAgIC §3, Appendix A; the MAgIC issue) writes ``events.jsonl`` with the common
+Every MAgIC game (MAgIC §3, Appendix A) writes ``events.jsonl`` with the common
 event fields of :mod:`mas_agents.events` (``step, phase, round, actor, kind, content, visible_to,
 llm_call_ids, data``). Metrics (:mod:`eval.metrics.magic`) are computed from these events only,
 so a run can be re-scored. The kinds and their ``data`` payloads:
@@ -32,8 +32,9 @@ before each clue)::
 
 ``clue`` (public)::  {"clue_index": int, "text": str, "replayed": bool, "self_check_retry": bool}
 ``vote`` (private; the deduction games)::  {"target": str|None}
-``vote_result`` (public)::  {"counts": {name: int}, "accused": str|None, "tie": bool,
-                               "votes": {voter: target|None}}   # ballots are revealed after the vote
+``vote_result`` (public)::  the shared payload :class:`mas_agents.events.VoteResult`
+    {"votes": {voter: target|None}, "counts": {name: int}, "out": accused|None, "tie": bool}
+    # ballots are revealed after the vote
 ``guess`` (public; chameleon accused)::  {"word": str|None, "correct": bool}
 ``proposal`` (public; cost sharing)::  {"round": int, "split": [a, b, c] | None (None unless it sums to 100 ± 0.5),
                                           "said": [a, b, c] | None (the numbers as read)}
@@ -57,7 +58,7 @@ before each clue)::
 
 ``belief_table`` (private; the PGM block's posteriors each turn)::  free-form, see planners.pgm
 
-Outcome codes (MAgIC issue): chameleon 0 = chameleon accused and guessed the word wrong,
+Outcome codes (ours; the win-rate credit of each is in :data:`graphs.magic.rules.CHAMELEON_CREDIT`): chameleon 0 = chameleon accused and guessed the word wrong,
 1 = accused and guessed right, 2 = a wrong player accused, 3 = tie; undercover 0 = undercover
 accused, 1 = a wrong player accused, 2 = tie.
 """
@@ -68,5 +69,3 @@ SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "pu
 #: Settings sub-folder of each scenario under ``<data>/magic/settings/``.
 SETTINGS_DIR = {"chameleon": "chameleon", "undercover": "undercover", "cost_sharing": "airportfee",
                 "prisoners_dilemma": "prisoner", "public_good": "public_good"}
-KINDS = ("setup", "private_info", "invalid", "self_awareness", "belief", "clue", "vote", "vote_result", "guess", "proposal",
-         "proposal_vote", "pd_choice", "pd_reveal", "contribution", "pg_reveal", "outcome", "belief_table")

@@ -1,4 +1,4 @@
-"""The five MAgIC games as LangGraph ``StateGraph`` s (MAgIC §3, Appendix A; the MAgIC issue).
+"""The five MAgIC games as LangGraph ``StateGraph`` s (MAgIC §3, Appendix A).
 
 Flows (always 3 players, ``Player 1..3``)::
 
@@ -37,7 +37,7 @@ from langgraph.types import Send
 from graphs.magic import rules as R
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.agent import Agent
-from mas_agents.events import is_visible, make_event
+from mas_agents.events import is_visible, make_event, vote_result_data
 
 AIRLINES = {"Player 1": "Airline A", "Player 2": "Airline B", "Player 3": "Airline C"}
 
@@ -350,7 +350,7 @@ def _deduction_graph(rt: MagicRuntime):
         msg = ("Votes: " + ", ".join(f"{p} → {votes.get(p) or 'abstained'}" for p in rt.players) + ". "
                + (f"{accused} is accused." if accused else "It is a tie: no one is accused."))
         ev = make_event(phase="voting", actor="game", kind="vote_result", content=msg,
-                        data={"counts": counts, "accused": accused, "tie": tie, "votes": votes})
+                        data=vote_result_data(accused, votes=votes, counts=counts, tie=tie))
         out: dict = {"events": [ev]}
         if rt.scenario == "undercover" or accused != rt.hidden():
             code = (R.undercover_outcome(accused, tie, rt.hidden()) if rt.scenario == "undercover"

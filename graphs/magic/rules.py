@@ -1,7 +1,7 @@
 """MAgIC game rules as pure functions on plain data.
 
 Source: MAgIC (Xu, Hu et al., arXiv 2311.08562) §3 (the five scenarios), §4 (metrics) and
-Appendix A (game flows), as fixed by the MAgIC issue. Every game has exactly three players,
+Appendix A (game flows), with the choices this repository made (README, "MAgIC"). Every game has exactly three players,
 ``"Player 1"``..``"Player 3"`` (:data:`PLAYERS`). The event contract these rules feed is
 :mod:`graphs.magic.events`; the settings they are played on come from :mod:`eval.datasets.magic`.
 

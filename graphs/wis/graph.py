@@ -21,20 +21,18 @@ import logging
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from graphs.wis import rules as rules
-from mas_agents.errors import RunStopped
-from mas_agents.events import make_event
 from graphs.wis.protocol_types import WisPlayer, request
+from mas_agents.errors import RunStopped
+from mas_agents.events import make_event, vote_result_data
 
 log = logging.getLogger(__name__)
 
-FOUL_TEXT = {"own_word": "said their own word", "repeat": "repeated an earlier description",
-             "timeout": "did not answer in time", "no_answer": "gave no valid description"}
 
 
 class WisState(TypedDict, total=False):
@@ -74,7 +72,7 @@ class WisRuntime:
         players: name -> :class:`~graphs.wis.protocol_types.WisPlayer`.
         first: the first speaker (drawn at random by the session).
         lang: ``"en"`` / ``"zh"``.
-        speak_timeout: seconds a player has to describe (WiS issue: 10 s by default); ``None`` = no
+        speak_timeout: seconds a player has to describe (WiS §3.1: 10 s by default); ``None`` = no
             limit (used by ablations, where a block's extra model calls must not become fouls).
         max_rounds: rounds before the spy wins (3).
     """
@@ -202,7 +200,7 @@ def build_graph(rt: WisRuntime):
         for d in state["descriptions"]:
             if d["foul"]:
                 elim[d["player"]] = {"round": rnd, "by": "foul"}
-                msg = {"en": f"{d['player']} {FOUL_TEXT[d['foul']]} and is eliminated by the judge.",
+                msg = {"en": f"{d['player']} {rules.FOUL_TEXT[d['foul']]} and is eliminated by the judge.",
                        "zh": f"{d['player']}犯规（{d['foul']}），被裁判淘汰。"}[rt.lang]
                 rt.broadcast("round", message=msg, round=rnd)
                 events.append(make_event(phase="judging", actor="game", kind="foul", content=msg, round=rnd,
@@ -253,7 +251,7 @@ def build_graph(rt: WisRuntime):
         return {"alive": alive, "eliminated": elim, "end": end,
                 "rounds": state["rounds"] + [_round_record(state, fouled, votes, counts, out, alive)],
                 "events": [make_event(phase="voting", actor="game", kind="vote_result", content=msg, round=rnd,
-                                      data={"votes": votes, "counts": counts, "voted_out": out})]}
+                                      data=vote_result_data(out, votes=votes, counts=counts))]}
 
     def after_tally(state: WisState) -> str:
         return "finish" if state["end"] else "round_start"

@@ -23,7 +23,7 @@ from graphs.wis.protocol_types import response
 from graphs.wis.rules import GAME
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
-from mas_agents.events import make_event
+from mas_agents.events import make_event, vote_result_data
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class AgentWisPlayer:
             self._log(f"{name} voted for {msg or 'nobody (abstained)'}.", "vote", name, msg, rnd, target=msg or None)
         elif status == "vote_result":
             self._log(f"Host: {name} was voted out." if name else "Host: no one was voted out.",
-                      "vote_result", "game", name, rnd, out=name or None)
+                      "vote_result", "game", name, rnd, **vote_result_data(name or None))
         elif status == "result":
             self._log(f"Host: {msg}", "result", "game", msg, rnd)
 

@@ -1,6 +1,6 @@
 """The WiS agent protocol: the messages a Who-is-Spy game exchanges with a player.
 
-The WiS platform's example agents (whoisspy.ai, WiS issue item 7) are HTTP services with
+The WiS platform's example agents (whoisspy.ai) are HTTP services with
 ``POST /agent/init``, ``/agent/getModelName``, ``/agent/checkHealth``, ``/agent/perceive`` and
 ``/agent/interact``. Requests are ``{message, name, status, word, round}``; responses
 ``{success, result, errMsg}``. Our game talks to *every* player, local or remote, through the

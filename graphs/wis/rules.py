@@ -1,7 +1,7 @@
 """Who is Spy? (WiS) rules as pure functions on plain data.
 
 Source: WiS platform paper (Hu et al. 2024, arXiv 2412.03359) §3.1 (game flow), §3.4–3.5 and
-Appendix A (scoring, ranking), as fixed by the WiS issue:
+Appendix A (scoring, ranking), with the choices this repository made (README, "Who is Spy?"):
 
 * 6 players by default (3–9 allowed); one spy holds a different word from the civilians'.
   Players are told only their word, not their role.
@@ -66,9 +66,13 @@ from planners.base import GameInfo
 GAME = GameInfo(name="wis", hidden_role="spy", word_clues=True, votes=True,
                 strategies=frozenset({"attack", "defense", "reasoning"}))
 
-#: Description length limit in characters, per language (WiS issue, item 1).
+#: What the judge says of each foul (WiS §3.1; the keys are the ``foul`` codes of the game record above).
+FOUL_TEXT = {"own_word": "said their own word", "repeat": "repeated an earlier description",
+             "timeout": "did not answer in time", "no_answer": "gave no valid description"}
+
+#: Description length limit in characters, per language (WiS §3.1).
 MAX_CHARS = {"en": 400, "zh": 120}
-#: Players allowed (WiS issue, item 1); 6 by default.
+#: Players allowed (WiS §3.1: 3–9); 6 by default.
 MIN_PLAYERS, MAX_PLAYERS, DEFAULT_PLAYERS = 3, 9, 6
 #: Rounds of speaking + voting before the spy wins (§3.1).
 MAX_ROUNDS = 3

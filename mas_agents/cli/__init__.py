@@ -1,6 +1,6 @@
 """The ``mas`` command line.
 
-Commands (foundation issue, item 8)::
+Commands::
 
     mas data check [--lang en|zh|all]
     mas mmg run --script NAME [--agent plain] [--model local] [--rounds 3] [--questions 1]
@@ -18,15 +18,11 @@ the repository). Heavy modules are imported inside the commands so ``mas --help`
 
 from __future__ import annotations
 
-import logging
-import sys
-import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 app = typer.Typer(help="mas-agents: LLM multi-agent games and their evaluation.", no_args_is_help=True,
@@ -47,9 +43,12 @@ def _add_spy() -> None:
     from mas_agents.cli.ablate import ablate
     app.command("ablate")(ablate)
 
-from mas_agents.cli.common import (DataDir, console, fail as _fail, data_root as _data_root,  # noqa: E402
-                                   progress as _progress, remote_options, set_resume_hint,
-                                   setup_logging as _logging, ticker as _ticker)
+from mas_agents.cli.common import DataDir, console, remote_options, set_resume_hint  # noqa: E402
+from mas_agents.cli.common import data_root as _data_root
+from mas_agents.cli.common import fail as _fail
+from mas_agents.cli.common import progress as _progress
+from mas_agents.cli.common import setup_logging as _logging
+from mas_agents.cli.common import ticker as _ticker
 
 
 @app.callback()
@@ -254,9 +253,9 @@ def wellplay_compare(
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     _logging(verbose)
-    from eval.runs.compare import run_compare
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_all, load_script
+    from eval.runs.compare import run_compare
     from mas_agents.rundir import stable_run_dir
 
     root = _data_root(data_dir)

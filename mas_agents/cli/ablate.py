@@ -37,8 +37,8 @@ def ablate(
     result.json and figures with n and 95 % intervals for every number."""
     from mas_agents.cli import common as cli
     cli.setup_logging(verbose)
-    from eval.runs.ablate import BENCHES, run_ablate
     from eval.datasets import DataError
+    from eval.runs.ablate import BENCHES, run_ablate
     from mas_agents.rundir import stable_run_dir
 
     root = cli.data_root(data_dir)

@@ -1,6 +1,6 @@
 """``mas spy``: Who is Spy? games, tournaments, leaderboard, experiments, replays, agent server.
 
-Commands (WiS issue)::
+Commands (WiS §3, the platform's game and agent protocol)::
 
     mas spy play [--players 6] [--agents SPEC,...] [--pair tea/coffee] [--lang en|zh] [--model local]
                  [--seed S] [--speak-timeout 10] [--out DIR]
@@ -68,8 +68,9 @@ def play(
     cli = _cli()
     cli.setup_logging(verbose)
     from eval.reports.wis_replay import write_replay
+    from eval.datasets.wis import load_pairs
+    from eval.runs.wis_session import parse_pair, play_game
     from graphs.wis import rules as rules
-    from eval.runs.wis_session import load_pairs, parse_pair, play_game
     from mas_agents.rundir import default_run_dir
 
     specs = _specs(agents)
@@ -142,7 +143,11 @@ def leaderboard(
 ) -> None:
     """Print rank score (100 + Σ scores − games), average score, win rates by role, vote accuracy,
     foul rate, survival rounds and games for every agent in the database."""
-    from eval.reports.wis_leaderboard import Leaderboard, format_leaderboard, leaderboard_markdown
+    from eval.reports.wis_leaderboard import (
+        Leaderboard,
+        format_leaderboard,
+        leaderboard_markdown,
+    )
     board = Leaderboard(db)
     metrics = board.metrics(tournament)
     if not metrics:
@@ -220,10 +225,10 @@ def serve_agent(
     cli = _cli()
     cli.setup_logging(verbose)
     from eval.runs.wis_session import PlayerFactory
+    from graphs.wis.protocol import serve
     from mas_agents.accounting import CallRecorder
     from mas_agents.llm import model_label
     from mas_agents.specs import is_remote, split_model
-    from graphs.wis.protocol import serve
 
     if is_remote(agent):
         cli.fail("--agent must be a local agent spec, not a URL")

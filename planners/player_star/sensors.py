@@ -41,7 +41,7 @@ QUESTIONS = {
 #: One retrieval query per (character, victim) pair, shared by every sensor. Sharing it makes
 #: the retrieved excerpts (the long part of the prompt) identical across the sensors read on one
 #: pair, so llama.cpp's KV cache (and vLLM's prefix cache) evaluates only the short sensor
-#: question of the 2nd, 3rd and 4th reading (DESIGN.md "Speed lever"). It names what each
+#: question of the 2nd, 3rd and 4th reading (prefix caching: the stable part of the prompt first, :mod:`mas_agents.prompts`). It names what each
 #: sensor needs: relation and motive, whereabouts and alibi, what was said, done and hidden.
 PAIR_QUERY = ("{c} and {v}: relationship, grudge, money, motive; {c}'s whereabouts and alibi when {v} died; "
               "what {c} said, did, knows or hides")
@@ -52,24 +52,31 @@ MURDERER_NOTE = ("You know the truth; judge as an innocent player would from wha
                  "can act like one.")
 
 
-def sensor_prompt(sensor: str, character: str, victim: str, *, role: str = "civilian", relations: str = "") -> str:
+def sensor_prompt(sensor: str, character: str, victim: str, *, holder: bool = False, relations: str = "") -> str:
     """The task text of one sensor call (the agent appends the numbered options and the
     ``Choice:`` format line).
 
     Args:
         sensor: key of :data:`~planners.player_star.state.SENSORS`.
         character, victim: the pair judged.
-        role: the agent's role (a murderer is told to judge as an innocent player would).
+        holder: the agent holds the game's hidden role (``GameInfo.hidden_role``: the murderer),
+            and is told to judge as an innocent player would.
         relations: an optional relationship-map summary placed before the question.
 
     Raises:
         KeyError: unknown sensor.
     """
-    parts = [HEADER.format(c=character, v=victim), MURDERER_NOTE if role == "murderer" else CIVILIAN_NOTE]
+    parts = [HEADER.format(c=character, v=victim), MURDERER_NOTE if holder else CIVILIAN_NOTE]
     if relations:
         parts.append(f"What you know of their relations: {relations}")
     parts.append(QUESTIONS[sensor].format(c=character, v=victim) + " Options:")
     return "\n".join(parts)
+
+
+def _holds_hidden_role(agent: Any, role: str) -> bool:
+    """True when ``role`` is the hidden role of the agent's game (:attr:`GameInfo.hidden_role`)."""
+    hidden = getattr(getattr(agent, "game", None), "hidden_role", None)
+    return bool(hidden) and role == hidden
 
 
 def sensor_query(sensor: str, character: str, victim: str) -> str:
@@ -116,7 +123,7 @@ def read_sensor(agent: Any, state: PlayerStarState, sensor: str, character: str,
         rel = " ".join(s for s in (relation_summary(state.graph, a, b, max_evidence=2) for a, b in pairs)
                        if not s.startswith("No known relation"))
     query = sensor_query(sensor, character, victim)
-    act = agent.choose(sensor_prompt(sensor, character, victim, role=state.role, relations=rel), list(spec.choices),
+    act = agent.choose(sensor_prompt(sensor, character, victim, holder=_holds_hidden_role(agent, state.role), relations=rel), list(spec.choices),
                        query=query, context={"sensor": sensor, "character": character, "victim": victim,
                                              "round": round}, purpose=f"sensor.{sensor}")
     value = act.value if act.valid and act.value in spec.choices else UNKNOWN

@@ -133,7 +133,7 @@ class PlayerStarState:
         me: the agent's character name ('' until :meth:`ensure`).
         players: all characters, seat order (the order used to break ties).
         victims: the case's victims.
-        role: ``"civilian"`` or ``"murderer"``.
+        role: the agent's ``persona.role``.
         suspects: victim -> suspect list (seat order; never empty, never ``me``). Initially every
             other character (upstream ``character_suspect``).
         readings: cache key (see :class:`SensorReading`) -> reading.

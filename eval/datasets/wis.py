@@ -1,0 +1,28 @@
+"""Who-is-Spy word pairs: ``<data>/whoisspy/pairs_<lang>.jsonl`` (the datasets README; one
+``{"civilian": word, "spy": word, ...}`` object per line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mas_agents.rundir import read_jsonl
+
+
+def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
+    """The word pairs of ``lang`` as ``[{"civilian": w, "spy": w2}, ...]`` in file order.
+
+    Raises:
+        FileNotFoundError: the pairs file is missing (its path is named).
+        ValueError: a line that is not JSON or lacks ``civilian``/``spy`` (file and line named).
+    """
+    path = Path(data_root) / "whoisspy" / f"pairs_{lang}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"Who-is-Spy word pairs not found: {path}")
+    out = []
+    for i, row in read_jsonl(path):
+        if not isinstance(row, dict) or not str(row.get("civilian", "")).strip() or not str(row.get("spy", "")).strip():
+            raise ValueError(f"{path}:{i}: needs non-empty 'civilian' and 'spy' fields")
+        out.append({"civilian": row["civilian"].strip(), "spy": row["spy"].strip()})
+    if not out:
+        raise ValueError(f"{path}: no word pairs")
+    return out
