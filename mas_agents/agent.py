@@ -51,15 +51,15 @@ class Persona:
     Attributes:
         name: character name (WellPlay ``character_name``), or seat name in other games.
         title: script display name.
-        role: ``"murderer"`` or ``"civilian"`` (from WellPlay ``is_murderer``); in other games
-            the true role as the harness knows it (``"spy"``...), which strategy blocks may read
+        role: the true role as the harness knows it (the murder mystery: ``murderer`` /
+            ``civilian`` from WellPlay ``is_murderer``), which blocks may read
             but the prompts never show unless the game's rules tell it.
         script: the private script text.
         goals: the character's objectives (``acts_goal``).
         victims: the case's victims.
         players: every character in the game, this one included.
-        system: a full system prompt written by the game (Who is Spy, MAgIC); when set it
-            replaces the murder-mystery system prompt.
+        system: the full system prompt, written by the game (``graphs.mmg.prompts.persona_for``,
+            the Who-is-Spy player, the MAgIC session); when empty, :func:`mas_agents.prompts.default_system`.
     """
 
     name: str
@@ -311,7 +311,7 @@ class Agent:
         p = self.persona
         if p.system:
             return p.system
-        return prompts.system_prompt(p.name, p.title, p.role, p.goals, p.victims, p.players)
+        return prompts.default_system(p.name, p.goals)
 
     def excerpts(self, query: str) -> tuple[str, str]:
         """``(script, dialogue)`` excerpts retrieved for ``query`` under the settings' token

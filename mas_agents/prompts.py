@@ -1,39 +1,17 @@
-"""Prompt text for murder-mystery agents (written for this project).
+"""The prompt layout every game shares (written for this project): the user message with the
+retrieved excerpts, the task, the numbered choices and the answer format of each action kind;
+the re-prompt. A game's rules text lives with the game (``graphs/<game>/``).
 
 Layout for prefix caching (llama.cpp and vLLM reuse the longest common token prefix): the system message holds what is stable
 for one agent (game rules, role, goals); the user message holds what varies (retrieved script
 and dialogue excerpts, the task, the answer format), so consecutive calls of one agent share
 their longest prefix in llama.cpp's KV cache and vLLM's prefix cache.
 
-Role rules follow PLAYER* Appendix A.2: civilians must answer honestly; a murderer may lie
-and never admits the killing.
 """
 
 from __future__ import annotations
 
 from mas_agents.actions import LETTERS, ActionRequest
-
-RULES = (
-    "You are playing a murder mystery game with other players. Each player plays one "
-    "character and has a private script that only they have read. The players introduce "
-    "themselves, question each other over several rounds, and finally vote on who the "
-    "murderer of each victim is."
-)
-
-CIVILIAN_RULE = (
-    "You are not a murderer. You must answer other players' questions honestly, using only "
-    "what your script says and what you have heard. Help find the murderer."
-)
-
-RESPONDENT_RULE = (
-    "The game is over. Answer the evaluation questions truthfully and as accurately as you "
-    "can from your script and what you heard; nothing is gained by hiding anything now."
-)
-
-MURDERER_RULE = (
-    "You are the murderer of {victims}. You may lie or leave things out to hide it, and you "
-    "must never admit the killing. Point suspicion at others when you can."
-)
 
 FORMATS = {
     "introduce": 'End with a line "Introduction: ..." holding what you say to everyone.',
@@ -50,25 +28,12 @@ FORMATS = {
 }
 
 
-def system_prompt(name: str, title: str, role: str, goals: str, victims: list[str], players: list[str]) -> str:
-    """The stable system message for one character.
-
-    Args:
-        name: the character played.
-        title: the script's display name.
-        role: ``"murderer"``, ``"civilian"`` (gameplay) or ``"respondent"`` (evaluation after
-            the game: everyone answers truthfully).
-        goals: the character's objectives (WellPlay ``acts_goal``).
-        victims: the victims of the case.
-        players: all characters in the game.
-    """
-    rule = {"murderer": MURDERER_RULE.format(victims=", ".join(victims)),
-            "respondent": RESPONDENT_RULE}.get(role, CIVILIAN_RULE)
-    return (
-        f"{RULES}\n\nThe game is \"{title}\". The players are: {', '.join(players)}. "
-        f"The victim(s): {', '.join(victims)}.\n\nYou are {name}. Speak as {name}, in the first person. "
-        f"{rule}\n\nYour goals: {goals.strip()}"
-    )
+def default_system(name: str, goals: str = "") -> str:
+    """The system message of an agent whose game wrote none (``Persona.system`` empty): who it
+    is, and its goals when it has any. Every game of this repository writes its own
+    (``graphs/<game>/prompts.py`` or the game's player)."""
+    text = f"You are {name}. Speak as {name}, in the first person."
+    return text + (f"\n\nYour goals: {goals.strip()}" if goals.strip() else "")
 
 
 def format_choices(request: ActionRequest) -> str:

@@ -2,15 +2,13 @@
 
 A spec is ``BLOCK[+BLOCK...]``; each name maps to a factory in :data:`BLOCKS`. ``plain`` is
 memory retrieval + script and goals + chain-of-thought (README, "Agents").
-Later issues register more blocks (``player_star``, ``pgm``, baselines) in the same table.
-
-The murderer always plays with :data:`MURDERER_SPEC`, whatever the other players use, so that
-comparisons between agent types face the same opponent (PLAYER* §4.1).
+``player_star``, ``pgm``, the baselines and the strategies are in the same table; your own
+blocks join it with :func:`register_block`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from mas_agents.accounting import AccountedModel
 from mas_agents.agent import Agent, Persona
@@ -30,9 +28,6 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     **WIS_STRATEGIES,  # attack, defense, reasoning (WiS §4.2)
     **PGM,  # pgm: pgmpy two-hop beliefs (MAgIC §4)
 }
-
-#: The one fixed framework every murderer plays with (PLAYER* §4.1).
-MURDERER_SPEC = "plain"
 
 
 def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
@@ -97,15 +92,6 @@ def build_blocks(spec: str) -> list[PlannerBlock]:
     return blocks
 
 
-def persona_for(script: Any, name: str) -> Persona:
-    """A :class:`Persona` for character ``name`` of a loaded WellPlay script
-    (:class:`eval.datasets.wellplay.Script`; duck-typed so that this package does not import ``eval``)."""
-    ch = script.character(name)
-    return Persona(name=ch.name, title=script.name, role="murderer" if ch.is_murderer else "civilian",
-                   script=ch.script, goals=ch.goals, victims=list(script.victims),
-                   players=[c.name for c in script.characters])
-
-
 def build_agent(persona: Persona, spec: str, model: AccountedModel, embedder: Embedder,
                 settings: MemorySettings | None = None, extra_scripts: list[tuple[str, str]] = (),
                 game: GameInfo = UNSPECIFIED) -> Agent:
@@ -128,14 +114,3 @@ def build_agent(persona: Persona, spec: str, model: AccountedModel, embedder: Em
             mem.add_script(f"[From {other}'s script] {text}")
     return Agent(persona=persona, model=model, memory=mem, blocks=build_blocks(spec), settings=settings, spec=spec,
                  game=game)
-
-
-def build_mmg_agents(script: Any, spec: str, model: AccountedModel, embedder: Embedder,
-                     settings: MemorySettings | None = None, game: GameInfo = UNSPECIFIED) -> dict[str, Agent]:
-    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`; each plays ``game``."""
-    agents = {}
-    for ch in script.characters:
-        persona = persona_for(script, ch.name)
-        s = MURDERER_SPEC if persona.role == "murderer" else spec
-        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=game)
-    return agents

@@ -37,7 +37,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         sc: a loaded :class:`eval.datasets.wellplay.Script`.
         out: run directory.
         agent: agent spec of the non-murderer characters (the murderer plays
-            :data:`mas_agents.specs.MURDERER_SPEC`).
+            :data:`graphs.mmg.rules.MURDERER_SPEC`).
         model: model spec or chat model object.
         rounds, questions, seed, lang: game options (recorded in ``config.json``).
         resume: continue the game in ``out``.
@@ -56,7 +56,9 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     from mas_agents.llm import make_chat_model, model_label
     from mas_agents.remote import endpoint_report
     from mas_agents.rundir import versions
-    from mas_agents.specs import MURDERER_SPEC, build_mmg_agents, parse_spec
+    from graphs.mmg.players import build_mmg_agents
+    from graphs.mmg.rules import MURDERER_SPEC
+    from mas_agents.specs import parse_spec
     from memory import MemorySettings, default_embedder
 
     parse_spec(agent)

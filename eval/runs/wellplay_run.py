@@ -161,14 +161,14 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     from graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.accounting import AccountedModel
     from mas_agents.llm import make_chat_model, model_label
-    from mas_agents.specs import build_agent, persona_for
+    from graphs.mmg.players import persona_for
+    from mas_agents.specs import build_agent
     from memory import default_embedder
 
     if accounted is None:
         accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=model_label(model),
                                    phase="evaluation")
-    persona = persona_for(sc, name)
-    persona.role = "respondent"  # after the game everyone answers truthfully (mas_agents.prompts)
+    persona = persona_for(sc, name, role="respondent")  # after the game everyone answers truthfully
     extra = [(c.name, c.script) for c in sc.characters] if method == "op" else []
     agent = build_agent(persona, spec, accounted, default_embedder(), settings, extra_scripts=extra, game=MMG_GAME)
     if method == "session":

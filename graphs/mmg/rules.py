@@ -29,6 +29,10 @@ from planners.base import GameInfo
 #: victim's murderer is voted on.
 GAME = GameInfo(name="mmg", hidden_role="murderer", holder_knows_role=True, investigation=True, votes=True)
 
+#: The one fixed agent spec every murderer plays with, whatever the other players use, so that
+#: comparisons between agent types face the same opponent (PLAYER* §4.1).
+MURDERER_SPEC = "plain"
+
 
 def question_schedule(players: list[str], rounds: int, questions: int) -> list[tuple[int, str]]:
     """The ordered questioning turns as ``(round, asker)`` pairs (round is 1-based).

@@ -1,0 +1,42 @@
+"""The players of a murder-mystery game: one persona (with its system prompt) and one agent per
+character of a WellPlay script; the murderer plays the fixed :data:`~graphs.mmg.rules.MURDERER_SPEC`
+(PLAYER* §4.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.mmg.prompts import system_prompt
+from graphs.mmg.rules import GAME, MURDERER_SPEC
+from mas_agents.agent import Agent, Persona
+from mas_agents.specs import build_agent
+
+
+def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
+    """A :class:`~mas_agents.agent.Persona` for character ``name`` of a loaded WellPlay script
+    (:class:`eval.datasets.wellplay.Script`, duck-typed), with its murder-mystery system prompt.
+
+    Args:
+        role: overrides the script's role (``"respondent"`` for the evaluation after the game);
+            default ``"murderer"`` / ``"civilian"`` from ``is_murderer``.
+
+    Raises:
+        KeyError: no such character (from ``script.character``).
+    """
+    ch = script.character(name)
+    role = role or ("murderer" if ch.is_murderer else "civilian")
+    players = [c.name for c in script.characters]
+    victims = list(script.victims)
+    return Persona(name=ch.name, title=script.name, role=role, script=ch.script, goals=ch.goals, victims=victims,
+                   players=players, system=system_prompt(ch.name, script.name, role, ch.goals, victims, players))
+
+
+def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
+                     settings: Any = None, game: Any = GAME) -> dict[str, Agent]:
+    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`; each plays ``game``."""
+    agents = {}
+    for ch in script.characters:
+        persona = persona_for(script, ch.name)
+        s = MURDERER_SPEC if persona.role == "murderer" else spec
+        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=game)
+    return agents
