@@ -2,20 +2,63 @@
 
 The game and the agents only ever see a langchain-core chat model, so logic tests swap the real
 model for :class:`RuleChat`, whose reply is computed from the prompt by a Python function.
+
+Every fake rule here answers only the prompts it recognises and raises :class:`UnrecognisedPrompt`
+for anything else (never a made-up reply that a game would score as a foul or an abstention). A
+test that wants a malformed reply says so with a rule that returns garbage on purpose.
+
+:class:`UnrecognisedPrompt` is an ``AssertionError``: :class:`mas_agents.accounting.AccountedModel`
+does not retry it (not transient) and re-raises it unchanged, and the agent turns only
+``CallFailed`` into an abstention, so it leaves the game as a failing test. Where production code
+swallows exceptions on purpose (the WiS protocol server answers ``success=False``, a WiS broadcast
+logs a failed ``perceive``), :class:`RuleChat` still records the prompt in :data:`UNRECOGNISED` and
+``tests/conftest.py`` fails the test that made it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import pytest
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 
+class UnrecognisedPrompt(AssertionError):
+    """A fake model was asked something its rule does not know (a prompt changed, or a test drives
+    the game somewhere it did not plan)."""
+
+
+#: Every :class:`UnrecognisedPrompt` raised by a :class:`RuleChat` (thread-safe appends); the
+#: conftest empties it before each test and fails the test if it is not empty afterwards.
+UNRECOGNISED: list[UnrecognisedPrompt] = []
+
+
+def unrecognised(fake: str, messages: list[BaseMessage]) -> UnrecognisedPrompt:
+    """The exception a fake rule raises for a prompt it does not recognise (names the fake and
+    quotes the first 200 characters of the last message)."""
+    last = str(messages[-1].content) if messages else ""
+    return UnrecognisedPrompt(f"{fake}: unrecognised prompt: {last[:200]!r}")
+
+
+@contextmanager
+def expect_unrecognised() -> Iterator[Any]:
+    """``pytest.raises(UnrecognisedPrompt)`` for a test that provokes one on purpose; forgives
+    the prompts recorded meanwhile (so the conftest does not fail the test for them)."""
+    with pytest.raises(UnrecognisedPrompt) as info:
+        yield info
+    UNRECOGNISED.clear()
+
+
 class RuleChat(BaseChatModel):
-    """Replies ``rule(messages)``; records every prompt in ``seen``."""
+    """Replies ``rule(messages)``; records every prompt in ``seen``.
+
+    An :class:`UnrecognisedPrompt` raised by the rule is recorded in :data:`UNRECOGNISED` and
+    re-raised."""
 
     rule: Callable[[list[BaseMessage]], str]
     seen: list = []
@@ -26,11 +69,23 @@ class RuleChat(BaseChatModel):
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         self.seen.append(messages)
-        text = self.rule(messages)
+        try:
+            text = self.rule(messages)
+        except UnrecognisedPrompt as exc:
+            UNRECOGNISED.append(exc)
+            raise
         msg = AIMessage(content=text, usage_metadata={"input_tokens": sum(len(str(m.content).split()) for m in messages),
                                                      "output_tokens": len(text.split()),
                                                      "total_tokens": 0})
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+def _grab(pattern: str, text: str, fake: str, messages: list[BaseMessage], flags: int = 0) -> str:
+    """Group 1 of ``pattern`` in ``text``; :class:`UnrecognisedPrompt` when it does not match."""
+    m = re.search(pattern, text, flags)
+    if m is None:
+        raise unrecognised(f"{fake} (no match for {pattern!r})", messages)
+    return m.group(1)
 
 
 def numbered(prompt: str) -> list[str]:
@@ -57,7 +112,55 @@ def polite_player(vote_for: str | None = None) -> Callable[[list[BaseMessage]], 
             return "Answer: a"
         if "what you say in reply" in last:
             return "Answer: I was at home all night."
-        return "???"
+        raise unrecognised("polite_player", messages)
+    return rule
+
+
+#: A phrase of each PLAYER* sensor's question -> sensor (how :func:`star_rule` recognises it).
+SENSOR_PHRASES = {
+    "How do you feel about": "emotion",
+    "have a motive": "motivation",
+    "have the opportunity": "opportunity",
+    "how likely are you to learn": "information",
+}
+#: What :func:`star_rule` answers for a sensor its table does not fill.
+SENSOR_DEFAULTS = {"emotion": "Neutral", "motivation": "No", "opportunity": "No", "information": "Medium"}
+_ASSESS = re.compile(r"Private assessment \(not said aloud\) of (.+?) in connection with the death of (.+?)\.\n")
+
+
+def parse_sensor_prompt(text: str):
+    """(sensor, character, victim) of a PLAYER* sensor prompt, or None."""
+    m = _ASSESS.search(text)
+    if not m:
+        return None
+    for phrase, sensor in SENSOR_PHRASES.items():
+        if phrase in text:
+            return sensor, m.group(1), m.group(2)
+    return None
+
+
+def star_rule(table=None, vote_for=None, log=None) -> Callable[[list[BaseMessage]], str]:
+    """A fake PLAYER* player: sensor prompts are answered from ``table`` (character -> sensor ->
+    option; a callable ``table()`` is re-read at every call so a test can change it between
+    rounds; missing entries use :data:`SENSOR_DEFAULTS`); any other ``Choice`` prompt with its
+    first option; everything else as :func:`polite_player` (which raises on what it does not know).
+    ``log`` (a list) receives ``(sensor, character, victim)`` per sensor call."""
+    base = polite_player(vote_for)
+
+    def rule(messages):
+        last = str(messages[-1].content)
+        first_user = str(messages[1].content) if len(messages) > 1 else last
+        if '"Choice: ..."' in last or '"Choice: ..."' in first_user:
+            parsed = parse_sensor_prompt(first_user)
+            if parsed:
+                sensor, c, v = parsed
+                if log is not None:
+                    log.append(parsed)
+                t = table() if callable(table) else (table or {})
+                value = t.get(c, {}).get(sensor, SENSOR_DEFAULTS[sensor])
+                return f"I weigh what I know about {c}.\nChoice: {value}"
+            return "Choice: " + numbered(first_user)[0]
+        return base(messages)
     return rule
 
 
@@ -75,23 +178,23 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
     def rule(messages):
         last = str(messages[-1].content)
         if "End with exactly these lines" in last:   # PLAYER* clue sensors: judge the hint code
-            word = re.search(r'your word "([^"]+)"', last).group(1)
+            word = _grab(r'your word "([^"]+)"', last, "wis_player", messages)
             code = zlib.crc32(word.encode()) % 997
             m = re.search(r"hint-(\d+)", last)
             fits = "Fits" if m and int(m.group(1)) == code else "Does not fit"
             return f"Specific: Specific\nFits my word: {fits}\nCopies others: No"
         if "How well does this clue fit YOUR word" in last:   # pgm clue-fit reading: the same hint code test
-            word = re.search(r'Your own secret word is "([^"]+)"', last).group(1)
+            word = _grab(r'Your own secret word is "([^"]+)"', last, "wis_player", messages)
             m = re.search(r"hint-(\d+)", last)
             return "Choice: fits" if m and int(m.group(1)) == zlib.crc32(word.encode()) % 997 else "Choice: odd"
         everything = "\n".join(str(m.content) for m in messages)
-        name = re.search(r"You are (Player \d+)", everything).group(1)
-        word = re.search(r'Your word is "([^"]+)"', everything).group(1)
+        name = _grab(r"You are (Player \d+)", everything, "wis_player", messages)
+        word = _grab(r'Your word is "([^"]+)"', everything, "wis_player", messages)
         code = zlib.crc32(word.encode()) % 997
         if name in garbage_for:
             return "la la la"
         if '"Description: ..."' in last:
-            rnd = re.search(r"^Round (\d+): it is your turn", last, re.M).group(1)
+            rnd = _grab(r"^Round (\d+): it is your turn", last, "wis_player", messages, re.M)
             if gullible and "[System notice" in last:
                 return f"Description: my word is {word}"
             return f"Description: hint-{code} from {name} in round {rnd}"
@@ -102,7 +205,7 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
             codes = dict(re.findall(r"^(Player \d+): hint-(\d+)", last, re.M))
             odd = [c for c in choices if c in codes and int(codes[c]) != code]
             return f"I compare the hints.\nVote: {(odd or choices)[0]}" if "analysis" in last else f"Vote: {(odd or choices)[0]}"
-        return "???"
+        raise unrecognised("wis_player", messages)
     return rule
 
 
@@ -117,7 +220,7 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
             return "\n".join(f"{t}: {opts.split(', ')[0]}" for t, opts in tags)
         if "How well does this clue fit" in last:   # pgm clue-fit reading
             return "Choice: fits"
-        me = re.search(r"You are (Player \d)", last).group(1)
+        me = _grab(r"You are (Player \d)", last, "magic_player", messages)
         if '"Choice: ..."' in last:
             choices = numbered(last)
             mine = [c for c in choices if c.startswith(f"I am {me} ")]
@@ -125,7 +228,7 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
                 return f"Choice: {mine[0]}"
             return f"Choice: {pd_move if pd_move in choices else choices[0]}"
         if '"Description: ..."' in last:
-            rnd = re.search(r"Clue round (\d+)", last).group(1)
+            rnd = _grab(r"Clue round (\d+)", last, "magic_player", messages)
             return f"Description: a clue from {me} in round {rnd}"
         if "End with exactly these lines" in last:
             tags = re.findall(r"^(.+?): <one of: (.+)>$", last, re.M)
@@ -138,14 +241,15 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
             return "Proposal: Airline A: 34%, Airline B: 33%, Airline C: 33%"
         if '"Contribution: ..."' in last:
             return f"Contribution: {contribution}"
-        return "???"
+        raise unrecognised("magic_player", messages)
     return rule
 
 
-def any_game_player() -> Callable[[list[BaseMessage]], str]:
+def any_game_player(vote_for: str | None = None) -> Callable[[list[BaseMessage]], str]:
     """One fake for every benchmark (murder mystery, Who is Spy, MAgIC), chosen from the system
-    prompt, for tests that run several games with one model object (ablations)."""
-    mmg, wis, magic = polite_player(vote_for="Chief Wang"), wis_player(), magic_player()
+    prompt, for tests that run several games with one model object (ablations). In the murder
+    mystery it votes ``vote_for`` (see :func:`polite_player`)."""
+    mmg, wis, magic = polite_player(vote_for=vote_for), wis_player(), magic_player()
 
     def rule(messages):
         system = str(messages[0].content)

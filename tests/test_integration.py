@@ -8,15 +8,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from eval.datasets import DataError, resolve_data_dir
 from mas_agents.cli import app
 
-pytestmark = pytest.mark.integration
-
-try:
-    resolve_data_dir()
-except DataError as exc:  # pragma: no cover
-    pytest.skip(f"WellPlay data not found: {exc}", allow_module_level=True)
+# The games run on the real data ("Sin", the MAgIC settings) found as the CLI finds it: without
+# it these tests are deselected (tests/conftest.py), never skipped.
+pytestmark = [pytest.mark.integration, pytest.mark.realdata]
 
 
 def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):

@@ -4,23 +4,19 @@ import json
 
 import pytest
 
-from eval.runs.compare import aggregate, fewer_calls_line, run_compare
-from eval.datasets import DataError, resolve_data_dir
 from eval.datasets.wellplay import load_script
+from eval.runs.compare import aggregate, fewer_calls_line, run_compare
+from tests.data_roots import LANTERN_MURDERER, LANTERN_QUESTIONS
 from tests.fakes import RuleChat, polite_player
-
-try:
-    ROOT = resolve_data_dir()
-except DataError as exc:  # pragma: no cover
-    pytest.skip(f"WellPlay data not found: {exc}", allow_module_level=True)
 
 
 def fake_model():
-    return RuleChat(rule=polite_player(vote_for="Chief Wang"))
+    return RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER))
 
 
-def test_compare_runs_every_cell_and_resumes(tmp_path):
-    sc = load_script(ROOT, "Sin")
+def test_compare_runs_every_cell_and_resumes(tmp_path, synthetic_root):
+    root = synthetic_root
+    sc = load_script(root, "Lantern")
     from eval.runs.mmg_session import play_script
     plays = []
 
@@ -32,18 +28,18 @@ def test_compare_runs_every_cell_and_resumes(tmp_path):
 
     methods = ["plain", "always_a", "pp"]
     with pytest.raises(KeyboardInterrupt):
-        run_compare(data_root=ROOT, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+        run_compare(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
                     rounds=1, play=counting_play)
     assert plays == ["plain", "plain"]
-    res = run_compare(data_root=ROOT, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+    res = run_compare(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
                       rounds=1, play=counting_play)
     # seed 0's cells were finished and are skipped; only seed 1's game is played again (resumed)
     assert plays == ["plain", "plain", "plain"]
     assert len(res["cells"]) == 6
     rows = {t["method"]: t for t in res["table"]}
     assert rows["plain"]["game_calls"] == 4 + 8 + 4 and rows["pp"]["game_calls"] == 0
-    assert rows["plain"]["murderer_caught"] == 1.0   # everyone (but the murderer) votes Chief Wang
-    assert rows["always_a"]["eval_calls"] == 0 and rows["pp"]["eval_calls"] == 44
+    assert rows["plain"]["murderer_caught"] == 1.0   # everyone (but the murderer) votes Tobias Fenn
+    assert rows["always_a"]["eval_calls"] == 0 and rows["pp"]["eval_calls"] == LANTERN_QUESTIONS
     # the fake always answers `a`, like always_a, under the same per-seed shuffle: paired scores agree
     assert rows["pp"]["weighted_score"] == pytest.approx(rows["always_a"]["weighted_score"])
     assert (tmp_path / "scores.png").stat().st_size > 1000
@@ -53,13 +49,14 @@ def test_compare_runs_every_cell_and_resumes(tmp_path):
     assert res["reused_cells"] == 3          # seed 0's three cells came from the first, interrupted run
 
 
-def test_resume_with_other_settings_is_refused(tmp_path):
-    sc = load_script(ROOT, "Sin")
-    run_compare(data_root=ROOT, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
+def test_resume_with_other_settings_is_refused(tmp_path, synthetic_root):
+    root = synthetic_root
+    sc = load_script(root, "Lantern")
+    run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
     with pytest.raises(ValueError, match=r"config.json: field 'rounds' is 1 but this run asks for 3"):
-        run_compare(data_root=ROOT, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3)
+        run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3)
     # same settings, another method: allowed, and the finished cell is reused
-    res = run_compare(data_root=ROOT, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1)
+    res = run_compare(data_root=root, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1)
     assert res["reused_cells"] == 1 and len(res["cells"]) == 2
 
 
@@ -70,9 +67,9 @@ def test_stable_run_dir_is_the_same_for_the_same_arguments():
     assert str(a) == "runs/compare-Sin-en-openai_gpt-4o-mini-r3q1"
 
 
-def test_unknown_method_is_rejected(tmp_path):
+def test_unknown_method_is_rejected(tmp_path, synthetic_root):
     with pytest.raises(ValueError, match="nonsense"):
-        run_compare(data_root=ROOT, out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
+        run_compare(data_root=synthetic_root, out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
 
 
 def test_fewer_calls_line():

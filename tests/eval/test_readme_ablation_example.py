@@ -1,25 +1,18 @@
 """The README's Python ablation example runs as printed (with a fake model in place of the
-embedded one, and a temporary run directory)."""
+embedded one, a temporary run directory, and the synthetic data with MAgIC settings 0 and 1)."""
 
 import re
 from pathlib import Path
 
-import pytest
-
 import eval.runs.ablate
-from eval.datasets import DataError, resolve_data_dir
 from mas_agents import specs
 from tests.fakes import RuleChat, any_game_player
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
-try:
-    ROOT = resolve_data_dir()
-except DataError as exc:  # pragma: no cover
-    pytest.skip(f"datasets not found: {exc}", allow_module_level=True)
 
-
-def test_readme_custom_block_example_runs(tmp_path, monkeypatch):
+def test_readme_custom_block_example_runs(tmp_path, monkeypatch, synthetic_copy):
+    root = synthetic_copy(magic_ids=(0, 1))
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
               if "register_block" in b]
     assert len(blocks) == 1, "README: expected one Python example with register_block"
@@ -29,7 +22,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch):
 
     def run_ablate(**kw):
         seen.update(kw)
-        kw.update(out=tmp_path, data_root=ROOT, model=RuleChat(rule=any_game_player()))
+        kw.update(out=tmp_path, data_root=root, model=RuleChat(rule=any_game_player()))
         seen["result"] = real(**kw)
         return seen["result"]
 

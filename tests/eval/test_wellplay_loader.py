@@ -1,4 +1,5 @@
-"""WellPlay loader tests on the real files (README = wellplay/README.md in the data folder)."""
+"""WellPlay loader tests: the real files (``realdata``; README = wellplay/README.md in the data
+folder), the synthetic script "Lantern" in ``tests/data``, and corrupt copies in a temp folder."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import eval.datasets as data_mod
 from eval.datasets import DataError, resolve_data_dir
 from eval.datasets.wellplay import SCRIPT_IDS, find_script, list_scripts, load_all, load_script
+from tests.data_roots import LANTERN_CHARACTERS, LANTERN_MURDERER, LANTERN_QUESTIONS, LANTERN_VICTIM
 
 # README "Counts": id -> (characters, objective, reasoning, relation, total).
 COUNTS = {
@@ -34,16 +36,12 @@ SCRIPT_CHARS = {
     "152": (8978, 10572), "1702": (24939, 29370), "1849": (24950, 28215), "191": (3595, 6510),
 }
 
+realdata = pytest.mark.realdata
+
 
 @pytest.fixture(scope="module")
-def root() -> Path:
-    try:
-        path = resolve_data_dir()
-    except DataError as e:
-        pytest.skip(f"WellPlay data not available: {e}")
-    if not (path / "wellplay" / "en").is_dir():
-        pytest.skip(f"no wellplay/en under the data dir {path}")
-    return path
+def root(real_data_root) -> Path:
+    return real_data_root
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +61,7 @@ def _q(script, character, line):
 # ---------------------------------------------------------------------------- counts
 
 
+@realdata
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_totals_match_paper(scripts, lang):
     ss = scripts[lang]
@@ -76,6 +75,7 @@ def test_totals_match_paper(scripts, lang):
     assert Counter(len(q.options) for q in questions) == {4: 1395, 5: 56, 3: 25, 2: 6}
 
 
+@realdata
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_per_script_counts(scripts, lang):
     for s in scripts[lang]:
@@ -94,6 +94,7 @@ def test_per_script_counts(scripts, lang):
         assert (min(lengths), max(lengths)) == (600, 7449)
 
 
+@realdata
 def test_script_order_and_lookup(root):
     ids = [sid for sid, _, _ in list_scripts(root, "en")]
     assert ids == list(SCRIPT_IDS)
@@ -107,6 +108,7 @@ def test_script_order_and_lookup(root):
     assert find_script(root, "005", "zh").name == "幽灵复仇（7人)"  # mixed full/half-width parentheses
 
 
+@realdata
 def test_unknown_script_lists_names(root):
     with pytest.raises(DataError) as e:
         find_script(root, "Hamlet", "en")
@@ -114,6 +116,7 @@ def test_unknown_script_lists_names(root):
     assert "'Hamlet'" in msg and "131 Sin" in msg and "191 Riverside Inn" in msg
 
 
+@realdata
 def test_sin(root):
     s = load_script(root, "Sin")
     assert (s.id, s.name, s.lang) == ("131", "Sin", "en")
@@ -137,6 +140,7 @@ def test_sin(root):
         s.murderers_of("Nobody")
 
 
+@realdata
 def test_murderer_labels_as_upstream(root):
     # README "Oddities": inconsistent murderer labels are kept, not repaired.
     assert load_script(root, "Danshui Villa").murderers_of("Li Yu") == ["Guo Wangshan", "Qi Yue"]
@@ -145,6 +149,7 @@ def test_murderer_labels_as_upstream(root):
     assert load_script(root, "幽灵复仇", "zh").murderers_of("吴百安") == ["阿明", "夏仲鹏"]
 
 
+@realdata
 def test_solitary_boat_firefly(root):
     s = load_script(root, "1702")
     # Yu Sunian.json has no `questions` key (README "Schemas"); victims come from the first character.
@@ -157,6 +162,7 @@ def test_solitary_boat_firefly(root):
 # ---------------------------------------------------------------------------- oddities and repairs
 
 
+@realdata
 def test_ghost_revenge_trailing_comma_and_ac_key(root):
     s = load_script(root, "Ghost Revenge")
     q = _q(s, "Duan Yuetong", 23)
@@ -169,6 +175,7 @@ def test_ghost_revenge_trailing_comma_and_ac_key(root):
     assert "wellplay/en/Ghost Revenge (7 people)/final_result/Duan Yuetong.csv:23: [trailing-comma]" in s.repairs[0]
 
 
+@realdata
 def test_manna_letter_in_column_e(root):
     s = load_script(root, "Manna")
     rows = [q for q in s.all_questions() if q.text == "Is Cheng Ge the son of Xinya?"]
@@ -177,6 +184,7 @@ def test_manna_letter_in_column_e(root):
     assert _kinds(s.repairs) == {"letter-in-e": 10}  # 5 per-character rows + 5 in FSA.csv
 
 
+@realdata
 def test_zh_short_rows_bb_and_blank_lines(root):
     gr = load_script(root, "幽灵复仇", "zh")
     q = _q(gr, "段约同", 23)
@@ -192,6 +200,7 @@ def test_zh_short_rows_bb_and_blank_lines(root):
     assert manna.questions["承格"][-1].line == 46 and len(manna.questions["承格"]) == 45
 
 
+@realdata
 def test_repair_totals(scripts):
     en = _kinds([r for s in scripts["en"] for r in s.repairs])
     zh = _kinds([r for s in scripts["zh"] for r in s.repairs])
@@ -204,6 +213,7 @@ def test_repair_totals(scripts):
             assert all(q.options)
 
 
+@realdata
 def test_undocumented_anomalies_are_warned(scripts):
     en = [w for s in scripts["en"] for w in s.warnings]
     zh = [w for s in scripts["zh"] for w in s.warnings]
@@ -212,12 +222,53 @@ def test_undocumented_anomalies_are_warned(scripts):
     assert any("Shen Cheng.csv:14: [blank-question]" in w for w in en)
 
 
+@realdata
 def test_answer_position_bias(scripts):
     # README "Oddities": 779 of 1,481 single-letter keys are `a`.
     qs = [q for s in scripts["en"] for q in s.all_questions()]
     single = [q for q in qs if len(q.key) == 1]
     assert len(single) == 1481
     assert sum(q.key == frozenset("a") for q in single) == 779
+
+
+# ---------------------------------------------------------------------------- the synthetic script
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_synthetic_script_counts_and_roles(synthetic_root, lang):
+    [sc] = load_all(synthetic_root, lang)
+    assert sc == load_script(synthetic_root, "9001", lang) == load_script(synthetic_root, SCRIPT_IDS["9001"][0], lang)
+    assert (sc.id, sc.lang) == ("9001", lang) and len(sc.characters) == 4
+    questions = sc.all_questions()
+    assert len(questions) == LANTERN_QUESTIONS == len(sc.pooled)
+    assert Counter(q.category for q in questions) == {"objective": 3, "reasoning": 11, "relation": 8}
+    assert Counter(q.category for q in sc.pooled) == Counter(q.category for q in questions)
+    assert sum(q.multi for q in questions) == 3 and all(q.category == "reasoning" for q in questions if q.multi)
+    assert Counter(len(q.options) for q in questions) == {4: 17, 3: 3, 2: 1, 5: 1}
+    assert [c.is_murderer for c in sc.characters] == [False, True, False, False]
+    murderer = sc.characters[1]
+    assert murderer.kill_by_me == [1] and sc.murderers_of(sc.victims[0]) == [murderer.name]
+    # as in the real data, the murderer's own file holds only relation questions
+    assert {q.category for q in sc.questions[murderer.name]} == {"relation"}
+    assert sc.warnings == []
+
+
+def test_synthetic_script_en_names_ids_and_files(synthetic_root):
+    sc = load_script(synthetic_root, "lantern")
+    assert [c.name for c in sc.characters] == LANTERN_CHARACTERS
+    assert sc.victims == [LANTERN_VICTIM] and sc.murderers_of(LANTERN_VICTIM) == [LANTERN_MURDERER]
+    q = sc.questions["Mira Quill"][0]
+    assert (q.qid, q.line, q.key) == ("9001/Mira Quill/2", 2, frozenset("b"))
+    assert q.file == "wellplay/en/Lantern (4 people closed)/final_result/Mira Quill.csv"
+    assert sc.repairs == []
+    assert find_script(synthetic_root, "灯笼", "en") == find_script(synthetic_root, "9001", "en")
+    assert [sid for sid, _, _ in list_scripts(synthetic_root, "en")] == ["9001"]
+
+
+def test_synthetic_script_zh_bom_is_one_repair(synthetic_root):
+    sc = load_script(synthetic_root, "灯笼", "zh")
+    assert sc.name == "灯笼" and sc.victims == ["温掌柜"] and sc.murderers_of("温掌柜") == ["傅厨师"]
+    assert sc.repairs == ["wellplay/zh/灯笼（4人封闭）/final_result/GM.csv:1: [bom] skipped the UTF-8 byte-order mark"]
 
 
 # ---------------------------------------------------------------------------- errors

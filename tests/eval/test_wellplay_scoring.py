@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from eval.datasets import DataError, resolve_data_dir
 from eval.datasets.wellplay import Question, load_all
 from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
 
@@ -121,20 +120,28 @@ def test_shuffle_is_deterministic_and_varies():
     assert keys == {A, B, C, D}  # the key letter moves with the option "x"
 
 
-# ---------------------------------------------------------------------------- README baseline
+# ---------------------------------------------------------------------------- the synthetic script
+
+
+def test_always_a_on_the_synthetic_script(synthetic_root):
+    # Lantern's keys: 9 a, 5 b, 6 c, 2 d; `a` is right on 1 of 3 objective, 2 of 11 reasoning and
+    # 6 of 8 relation questions: (1*10 + 2*5 + 6*2) / (3*10 + 11*5 + 8*2) = 32 / 101
+    qs = [q for s in load_all(synthetic_root, "en") for q in s.all_questions()]
+    r = score((q.category, is_correct(A, q.key, q.multi)) for q in qs)
+    assert r["counts"] == {"objective": {"n": 3, "correct": 1}, "reasoning": {"n": 11, "correct": 2},
+                           "relation": {"n": 8, "correct": 6}}
+    assert r["weighted_score"] == pytest.approx(32 / 101)
+
+
+# ---------------------------------------------------------------------------- README baseline (real data)
 
 
 @pytest.fixture(scope="module")
-def wellplay():
-    try:
-        root = resolve_data_dir()
-    except DataError as e:
-        pytest.skip(f"WellPlay data not available: {e}")
-    if not (root / "wellplay" / "en").is_dir():
-        pytest.skip(f"no wellplay/en under the data dir {root}")
-    return {lang: [q for s in load_all(root, lang) for q in s.all_questions()] for lang in ("en", "zh")}
+def wellplay(real_data_root):
+    return {lang: [q for s in load_all(real_data_root, lang) for q in s.all_questions()] for lang in ("en", "zh")}
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("scoring", ["upstream", "strict"])
 def test_always_a_baseline(wellplay, lang, scoring):
@@ -149,6 +156,7 @@ def test_always_a_baseline(wellplay, lang, scoring):
     assert r["counts"]["relation"]["correct"] == 369
 
 
+@pytest.mark.realdata
 def test_all_letters_on_multi_baseline(wellplay):
     # README "Oddities": also answering a..e on multi-select questions scores 53.2 % (upstream).
     qs = wellplay["en"]
@@ -162,6 +170,7 @@ def test_all_letters_on_multi_baseline(wellplay):
     assert strict["weighted_score"] < 0.44  # strict rejects the 5-letter answers
 
 
+@pytest.mark.realdata
 def test_shuffling_removes_position_bias(wellplay):
     rng = random.Random(0)
     qs = wellplay["en"]

@@ -229,4 +229,4 @@ def test_minimal_record_without_outcome():
          "fouled": ["A"], "votes": {}}]})
     check(page)
     assert "No vote was held" in page and "Outcome not recorded" in page and "Scores not recorded" in page
-    assert "gave no valid answer" in page
+    assert "gave no valid description" in page

@@ -66,18 +66,21 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
     assert all(g["outcome"]["spy_eliminated_round"] == 1 for g in games)
 
 
-def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, monkeypatch):
+def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, synthetic_root):
     import eval.runs.wis_tournament as wt
-    monkeypatch.setattr("eval.runs.wis_session.load_pairs", lambda root, lang="en": PAIRS)
-    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=tmp_path,
+    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=synthetic_root,
                          model=RuleChat(rule=wis_player(gullible=True)), db=tmp_path / "wis.sqlite", out=tmp_path / "exp")
     base, atk = res["rows"]
     assert base["arm"] == "baseline" and atk["spec"] == "plain+attack"
     assert base["games"] == atk["games"] == 2 and base["games_as_spy"] == 2
-    assert base["others_foul_rate"] == 0 and atk["others_foul_rate"] > 0.5
+    # the gullible civilians who speak after the attacking spy foul: 1 in the first game (the spy
+    # speaks fifth of six), 5 in the second (it speaks first): 6 of the others' 10 descriptions;
+    # with all five out in the second game the spy wins it
+    assert base["others_foul_rate"] == 0 and atk["others_foul_rate"] == pytest.approx(6 / 10)
+    assert (base["win_rate_spy"], atk["win_rate_spy"]) == (0.0, 0.5)
     assert "| attack | plain+attack | 2 |" in res["table"]
     with pytest.raises(ValueError, match="already has the attack block"):
-        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=tmp_path)
+        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=synthetic_root)
 
 
 def _free_port():

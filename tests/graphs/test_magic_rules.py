@@ -1,4 +1,4 @@
-"""Independent tests of graphs.magic.rules against the MAgIC rules of the MAgIC issue.
+"""Independent tests of graphs.magic.rules against the MAgIC rules (MAgIC §3, Appendix A; README "MAgIC").
 
 Every expected value below was worked out by hand from the rules (MAgIC §3, Appendix A, and the
 choices documented in the module), not read off the implementation.

@@ -1,30 +1,18 @@
 """Tests of eval.datasets.magic: id ranges, the real MAgIC settings, and bad-file errors.
 
 Known values come from ``<data>/magic/README.md`` (section "Schemas") and the setting files.
-Real-data tests are skipped when the datasets folder is missing.
+Tests of the real settings are ``realdata`` tests (deselected when the datasets are not found);
+the loader itself is also tested on the synthetic settings in ``tests/data``.
 """
 
 import json
 
 import pytest
 
-from eval.datasets import DataError, resolve_data_dir
-from graphs.magic import rules as rules
 from eval.datasets import magic as ms
+from graphs.magic import rules as rules
 
 P1, P2, P3 = "Player 1", "Player 2", "Player 3"
-
-
-def _root():
-    try:
-        root = resolve_data_dir()
-    except DataError:
-        return None
-    return root if (root / "magic" / "settings").is_dir() else None
-
-
-ROOT = _root()
-needs_data = pytest.mark.skipif(ROOT is None, reason="MAgIC data not found (set MAS_DATA_DIR)")
 
 
 # --------------------------------------------------------------------------- ids, ranges, names
@@ -65,95 +53,124 @@ def test_parse_range_checks_scenario_ids():
         ms.parse_range("18-20", "chameleon")
 
 
+# --------------------------------------------------------------------------- synthetic data
+
+@pytest.mark.parametrize("scenario,cls", [
+    ("chameleon", ms.ChameleonSetting), ("undercover", ms.UndercoverSetting), ("cost_sharing", ms.CostSharingSetting),
+    ("prisoners_dilemma", ms.PDSetting), ("public_good", ms.PGSetting),
+])
+def test_synthetic_setting_loads(synthetic_root, scenario, cls):
+    [s] = ms.load_settings(synthetic_root, scenario, "0")
+    assert isinstance(s, cls) and s.id == 0 and s == ms.load_setting(synthetic_root, scenario, 0)
+
+
+def test_synthetic_known_values(synthetic_root):
+    ch = ms.load_setting(synthetic_root, "chameleon", 0)
+    assert (ch.topic, ch.code, ch.chameleon) == ("Kitchen Tools", "Whisk", P2)
+    assert ch.roles == {P1: "non_chameleon", P2: "chameleon", P3: "non_chameleon"}
+    uc = ms.load_setting(synthetic_root, "undercover", 0)
+    assert uc.words == {P1: "raincoat", P2: "raincoat", P3: "poncho"} and uc.undercover == P3
+    cs = ms.load_setting(synthetic_root, "airportfee", 0)
+    assert cs.test_player == P2 and cs.fee == 1_000_000 == rules.COST_SHARING_FEE
+    assert cs.proposals == {P1: [30, 25, 45], P2: [45, 15, 40], P3: [45, 25, 30]}
+    assert rules.parse_split(cs.first_msg[P1]) == (30.0, 25.0, 45.0)
+    pd = ms.load_setting(synthetic_root, "prisoner", 0)
+    assert pd.test_player == P3 and pd.payoffs == {"cooperate": 4, "defect": 1, "one_defect": 6, "two_defect": 2}
+    pg = ms.load_setting(synthetic_root, "public_good", 0)
+    assert (pg.test_player, pg.rounds, pg.multiplier) == (P1, 5, 1.6)
+    with pytest.raises(FileNotFoundError, match="1.json"):
+        ms.load_setting(synthetic_root, "chameleon", 1)
+
+
 # --------------------------------------------------------------------------- real data
 
-@needs_data
+@pytest.mark.realdata
 @pytest.mark.parametrize("scenario,count,cls", [
     ("chameleon", 20, ms.ChameleonSetting), ("undercover", 20, ms.UndercoverSetting),
     ("cost_sharing", 21, ms.CostSharingSetting), ("prisoners_dilemma", 21, ms.PDSetting),
     ("public_good", 21, ms.PGSetting),
 ])
-def test_counts_and_types(scenario, count, cls):
-    settings = ms.load_settings(ROOT, scenario)
+def test_counts_and_types(real_data_root, scenario, count, cls):
+    settings = ms.load_settings(real_data_root, scenario)
     assert len(settings) == count
     assert [s.id for s in settings] == list(range(count))
     assert all(isinstance(s, cls) for s in settings)
 
 
-@needs_data
-def test_chameleon_known_values():
-    s = ms.load_setting(ROOT, "chameleon", 5)
+@pytest.mark.realdata
+def test_chameleon_known_values(real_data_root):
+    s = ms.load_setting(real_data_root, "chameleon", 5)
     assert (s.topic, s.code, s.chameleon) == ("Fruits", "Grape", P3)
     assert set(s.clues) == {P1, P2, P3} and all(isinstance(c, str) and c for c in s.clues.values())
     assert s.roles == {P1: "non_chameleon", P2: "non_chameleon", P3: "chameleon"}
-    assert {x.topic for x in ms.load_settings(ROOT, "chameleon")} == {"Fruits", "Animals", "Sports", "Countries"}
-    assert ms.load_setting(ROOT, "chameleon", 2).code == "United Kingdom"
+    assert {x.topic for x in ms.load_settings(real_data_root, "chameleon")} == {"Fruits", "Animals", "Sports", "Countries"}
+    assert ms.load_setting(real_data_root, "chameleon", 2).code == "United Kingdom"
 
 
-@needs_data
-def test_undercover_known_values():
-    s = ms.load_setting(ROOT, "undercover", 1)
+@pytest.mark.realdata
+def test_undercover_known_values(real_data_root):
+    s = ms.load_setting(real_data_root, "undercover", 1)
     assert (s.undercover_word, s.civilian_word, s.undercover) == ("cup", "mug", P1)
     assert s.words == {P1: "cup", P2: "mug", P3: "mug"}
     assert s.roles == {P1: "undercover", P2: "civilian", P3: "civilian"}
     assert all(len(c) == 2 for c in s.clues.values())
-    pairs = [(x.undercover_word, x.civilian_word) for x in ms.load_settings(ROOT, "undercover")]
+    pairs = [(x.undercover_word, x.civilian_word) for x in ms.load_settings(real_data_root, "undercover")]
     assert pairs[8] == pairs[13] == ("government", "police")
     assert pairs[-1] == ("trap", "dynamite")
 
 
-@needs_data
-def test_cost_sharing_known_values():
-    s = ms.load_setting(ROOT, "cost_sharing", 6)
+@pytest.mark.realdata
+def test_cost_sharing_known_values(real_data_root):
+    s = ms.load_setting(real_data_root, "cost_sharing", 6)
     assert s.test_player == P1 and s.fee == 1_000_000
     assert s.proposals == {P1: [40, 30, 30], P2: [50, 25, 25], P3: [50, 25, 25]}
     assert "Number of Flights: 90/month" in s.topic
     assert rules.parse_split(s.first_msg[P2]) == (50.0, 25.0, 25.0)
     # ids 3k..3k+2 share a profile and the test seat rotates
-    all_ = ms.load_settings(ROOT, "cost_sharing")
+    all_ = ms.load_settings(real_data_root, "cost_sharing")
     assert [x.test_player for x in all_[:3]] == [P1, P2, P3]
     assert all_[6].topic == all_[7].topic == all_[8].topic
 
 
-@needs_data
-def test_cost_sharing_sum_99_quirk_is_loaded_as_is():
+@pytest.mark.realdata
+def test_cost_sharing_sum_99_quirk_is_loaded_as_is(real_data_root):
     for i in (9, 10):
-        s = ms.load_setting(ROOT, "airportfee", i)
+        s = ms.load_setting(real_data_root, "airportfee", i)
         assert s.proposals[P3] == [65, 17, 17]
         assert rules.valid_split(s.proposals[P3]) is False          # documented: tolerance 0.5 rejects it
         assert rules.parse_split(s.first_msg[P3]) == (65.0, 17.5, 17.5)
-    others = [x for x in ms.load_settings(ROOT, "cost_sharing") if x.id not in (9, 10)]
+    others = [x for x in ms.load_settings(real_data_root, "cost_sharing") if x.id not in (9, 10)]
     assert all(rules.valid_split(p) for x in others for p in x.proposals.values())
 
 
-@needs_data
-def test_prisoner_tables_in_id_order():
+@pytest.mark.realdata
+def test_prisoner_tables_in_id_order(real_data_root):
     tables = [(t["cooperate"], t["defect"], t["one_defect"], t["two_defect"])
-              for t in (s.payoffs for s in ms.load_settings(ROOT, "prisoners_dilemma"))]
+              for t in (s.payoffs for s in ms.load_settings(real_data_root, "prisoners_dilemma"))]
     expected = [(3, 1, 5, 2), (3, 1, 10, 2), (3, 1, 20, 2), (3, 1, 5, 3), (3, 1, 5, 4), (3, 1, 5, 5),
                 (5, 1, 5, 3)]
     assert tables == [t for t in expected for _ in range(3)]
-    assert [s.test_player for s in ms.load_settings(ROOT, "prisoner", "0-2")] == [P1, P2, P3]
+    assert [s.test_player for s in ms.load_settings(real_data_root, "prisoner", "0-2")] == [P1, P2, P3]
 
 
-@needs_data
-def test_public_good_multipliers_in_id_order():
-    settings = ms.load_settings(ROOT, "public_good")
+@pytest.mark.realdata
+def test_public_good_multipliers_in_id_order(real_data_root):
+    settings = ms.load_settings(real_data_root, "public_good")
     assert [s.multiplier for s in settings] == [m for m in (1, 1.2, 1.5, 1.8, 2, 2.5, 3) for _ in range(3)]
     assert all(s.rounds == 5 for s in settings)
     assert [s.test_player for s in settings[-3:]] == [P1, P2, P3]
 
 
-@needs_data
-def test_load_settings_with_ids():
-    assert [s.id for s in ms.load_settings(ROOT, "chameleon", "3,5,7-9")] == [3, 5, 7, 8, 9]
-    assert [s.id for s in ms.load_settings(ROOT, "undercover", [4, 1])] == [4, 1]
+@pytest.mark.realdata
+def test_load_settings_with_ids(real_data_root):
+    assert [s.id for s in ms.load_settings(real_data_root, "chameleon", "3,5,7-9")] == [3, 5, 7, 8, 9]
+    assert [s.id for s in ms.load_settings(real_data_root, "undercover", [4, 1])] == [4, 1]
 
 
-@needs_data
-def test_missing_id_in_real_data():
+@pytest.mark.realdata
+def test_missing_id_in_real_data(real_data_root):
     with pytest.raises(FileNotFoundError, match="20.json"):
-        ms.load_setting(ROOT, "chameleon", 20)
+        ms.load_setting(real_data_root, "chameleon", 20)
 
 
 # --------------------------------------------------------------------------- bad files (tmp_path)

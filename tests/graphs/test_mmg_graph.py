@@ -1,46 +1,18 @@
 """The MMG graph end to end with fake chat models (no real LLM)."""
 
 import json
-import sqlite3
 
 import pytest
 
-from graphs.mmg.graph import MMGRuntime
 from eval.runs.mmg_session import run_game
-from mas_agents.accounting import AccountedModel, CallRecorder
-from mas_agents.agent import Persona
-from mas_agents.specs import build_agent
-from memory import HashEmbedder, MemorySettings
-from tests.fakes import RuleChat, polite_player
-
-PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
-SCRIPTS = {
-    "Ann": "You are Ann, the baker. You saw Bob near the well at nine.",
-    "Bob": "You are Bob, the smith. You poisoned Vic with arsenic at nine. Hide it.",
-    "Cid": "You are Cid, the priest. You were praying all evening.",
-    "Dee": "You are Dee, the teacher. Vic owed you money.",
-}
+from tests.fakes import polite_player
+from tests.toy import TOY_PLAYERS as PLAYERS
 
 
-def make_runtime(tmp_path, rules, rounds=2, questions=1):
-    (tmp_path / "run").mkdir(exist_ok=True)
-    recorder = CallRecorder(tmp_path / "run" / "llm_calls.jsonl")
-    emb = HashEmbedder()
-    agents = {}
-    for p in PLAYERS:
-        model = AccountedModel(RuleChat(rule=rules[p]), recorder, label="fake")
-        persona = Persona(name=p, title="Toy", role="murderer" if p == "Bob" else "civilian",
-                          script=SCRIPTS[p], goals="Find the killer.", victims=["Vic"], players=PLAYERS)
-        agents[p] = build_agent(persona, "plain", model, emb, MemorySettings(script_budget=60, dialogue_budget=60))
-    rt = MMGRuntime(title="Toy", players=PLAYERS, victims=["Vic"], murderers={"Vic": ["Bob"]},
-                    agents=agents, rounds=rounds, questions=questions)
-    return rt, recorder
-
-
-def test_full_game_flow_and_files(tmp_path):
+def test_full_game_flow_and_files(tmp_path, toy_runtime):
     rules = {p: polite_player(vote_for="Bob") for p in PLAYERS}
     rules["Bob"] = polite_player(vote_for="Ann")
-    rt, rec = make_runtime(tmp_path, rules)
+    rt, rec, _ = toy_runtime(tmp_path, rules)
     out = tmp_path / "run"
     res = run_game(rt, out, rec, {"model": "fake", "seed": 0})
     events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
@@ -67,8 +39,8 @@ def test_full_game_flow_and_files(tmp_path):
     assert "## Introductions" in t and "## Round 2" in t and "accuses Bob" in t
 
 
-def test_dialogue_reaches_memory_of_everyone(tmp_path):
-    rt, rec = make_runtime(tmp_path, {p: polite_player() for p in PLAYERS}, rounds=1)
+def test_dialogue_reaches_memory_of_everyone(tmp_path, toy_runtime):
+    rt, rec, _ = toy_runtime(tmp_path, {p: polite_player() for p in PLAYERS}, rounds=1)
     run_game(rt, tmp_path / "run", rec, {})
     for a in rt.agents.values():
         chunks = a.memory.all_chunks("dialogue")
@@ -76,7 +48,7 @@ def test_dialogue_reaches_memory_of_everyone(tmp_path):
         assert sum("introduced themselves" in c.text for c in chunks) == 4
 
 
-def test_malformed_replies_reprompt_once_then_abstain(tmp_path):
+def test_malformed_replies_reprompt_once_then_abstain(tmp_path, toy_runtime):
     def rambler(messages):
         return "I am not sure what to say about all this."
 
@@ -88,24 +60,26 @@ def test_malformed_replies_reprompt_once_then_abstain(tmp_path):
     rules = {p: polite_player(vote_for="Bob") for p in PLAYERS}
     rules["Ann"] = rambler
     rules["Cid"] = second_try
-    rt, rec = make_runtime(tmp_path, rules, rounds=1)
+    rt, rec, _ = toy_runtime(tmp_path, rules, rounds=1)
     res = run_game(rt, tmp_path / "run", rec, {})
-    ann = rt.agents["Ann"].stats
-    # Ann fails twice on every action: one invalid action each, two malformed replies each
-    assert ann["invalid_introduce"] == 1 and ann["invalid_vote"] == 1 and ann["invalid_ask"] == 1
-    assert ann["malformed_introduce"] == 2
-    assert ann["invalid_answer"] == 3   # Bob, Cid and Dee all ask their first choice, Ann
-    cid = rt.agents["Cid"].stats
-    assert cid["recovered_after_reprompt"] >= 3 and not any(k.startswith("invalid") for k in cid)
+    # Ann fails twice on every action: one invalid action each, two malformed replies each;
+    # Bob, Cid and Dee all ask their first choice, Ann, so she fails three answers
+    assert rt.agents["Ann"].stats == {"malformed_introduce": 2, "invalid_introduce": 1, "malformed_ask": 2,
+                                      "invalid_ask": 1, "malformed_answer": 6, "invalid_answer": 3,
+                                      "malformed_vote": 2, "invalid_vote": 1}
+    # Cid recovers on the re-prompt of each of its three actions (nobody asks Cid anything)
+    assert rt.agents["Cid"].stats == {"malformed_introduce": 1, "malformed_ask": 1, "malformed_vote": 1,
+                                      "recovered_after_reprompt": 3}
     events = [json.loads(l) for l in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     inv = [e for e in events if e["kind"] == "invalid"]
-    assert {e["actor"] for e in inv} == {"Ann"}
-    assert res["invalid_actions"] == len(inv) >= 3
+    assert [(e["actor"], e["phase"]) for e in inv] == [("Ann", "introduction")] + [("Ann", "questioning")] * 4 + \
+        [("Ann", "voting")]
+    assert res["invalid_actions"] == len(inv) == 6
     v = res["outcome"]["victims"][0]
     assert v["votes"]["Ann"] is None and v["abstained"] == 1
 
 
-def test_resume_continues_an_interrupted_game(tmp_path):
+def test_resume_continues_an_interrupted_game(tmp_path, toy_runtime):
     state = {"calls": 0}
 
     def crash_after_some(messages):
@@ -115,16 +89,17 @@ def test_resume_continues_an_interrupted_game(tmp_path):
         return polite_player(vote_for="Bob")(messages)
 
     rules = {p: crash_after_some for p in PLAYERS}
-    rt, rec = make_runtime(tmp_path, rules, rounds=2)
+    rt, rec, _ = toy_runtime(tmp_path, rules, rounds=2)
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
         run_game(rt, out, rec, {})
     before = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
-    assert 0 < len(before) < 20
+    # the 9th call (the second asker's answer) is interrupted: its step is not checkpointed
+    assert [e["kind"] for e in before] == ["start"] + ["script"] * 4 + ["introduce"] * 4 + ["ask", "answer", "ask"]
     with pytest.raises(FileExistsError):
         run_game(rt, out, rec, {})
     # a fresh process: new agents, new memories
-    rt2, rec2 = make_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
+    rt2, rec2, _ = toy_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
     res = run_game(rt2, out, rec2, {}, resume=True)
     events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
     assert [e["kind"] for e in events].count("introduce") == 4
@@ -154,8 +129,8 @@ class RoundNotes:
         agent.emit("suspect_list", f"after round {round}: still unsure", round=round)
 
 
-def test_block_events_and_round_hooks_reach_the_log(tmp_path):
-    rt, rec = make_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
+def test_block_events_and_round_hooks_reach_the_log(tmp_path, toy_runtime):
+    rt, rec, _ = toy_runtime(tmp_path, {p: polite_player(vote_for="Bob") for p in PLAYERS}, rounds=2)
     block = RoundNotes()
     rt.agents["Cid"].blocks.append(block)
     run_game(rt, tmp_path / "run", rec, {})
@@ -168,5 +143,7 @@ def test_block_events_and_round_hooks_reach_the_log(tmp_path):
     assert events[i + 1]["kind"] == "ask" and events[i + 1]["actor"] == "Cid"
     ends = [j for j, e in enumerate(events) if e["kind"] == "round_end"]
     assert len(ends) == 2 and events.index(notes[1]) > ends[0]
-    assert block.heard > 10
+    # every event Cid may see before its vote: start, its script, 4 introductions, 2 x (8 asks and
+    # answers, its own target_choice, round_end, its suspect_list), the vote announcement
+    assert block.heard == 1 + 1 + 4 + 2 * (8 + 1 + 1 + 1) + 1
     assert "(private suspect_list): after round 1: still unsure" in (tmp_path / "run" / "transcript.md").read_text()

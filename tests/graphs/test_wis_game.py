@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from eval.runs.wis_session import load_pairs, parse_pair, play_game
+from eval.datasets.wis import load_pairs
+from eval.runs.wis_session import parse_pair, play_game
 from graphs.wis.protocol_types import response
 from planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
 from tests.fakes import RuleChat, wis_player
@@ -169,13 +170,16 @@ def test_defense_text_and_reasoning_events(tmp_path):
     assert {e["actor"] for e in reasoning} == {f"Player {i}" for i in range(2, 7)}
 
 
-def test_pairs_file_and_pair_option(tmp_path):
-    from eval.datasets import DataError, resolve_data_dir
-    try:
-        root = resolve_data_dir()
-    except DataError:
-        pytest.skip("datasets not found")
-    assert len(load_pairs(root, "en")) == 158 and len(load_pairs(root, "zh")) == 76
+@pytest.mark.realdata
+def test_real_pairs_files(real_data_root):
+    assert len(load_pairs(real_data_root, "en")) == 158 and len(load_pairs(real_data_root, "zh")) == 76
+
+
+def test_pairs_file_and_pair_option(tmp_path, synthetic_root):
+    en, zh = load_pairs(synthetic_root, "en"), load_pairs(synthetic_root, "zh")
+    assert [(p["civilian"], p["spy"]) for p in en] == [("Kettle", "Teapot"), ("Lantern", "Torch"),
+                                                       ("Compass", "Sextant"), ("Scarf", "Shawl")]
+    assert len(zh) == 4 and zh[0]["civilian"] == "灯笼" and zh[0]["spy"] == "火把"
     bad = tmp_path / "whoisspy"
     bad.mkdir()
     (bad / "pairs_en.jsonl").write_text('{"civilian": "a", "spy": "b"}\n{"civilian": "a"}\n')

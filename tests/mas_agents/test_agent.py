@@ -1,25 +1,20 @@
 """Agent logic with fake models: blocks, re-prompt, abstention, memory ingestion."""
 
 from dataclasses import dataclass
+from functools import partial
 
-from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.actions import Action, ActionRequest
-from mas_agents.agent import Agent, Persona
-from memory import HashEmbedder, MemorySettings, VectorMemory
 from planners.base import Contribution
 from planners.cot import ChainOfThought
-from tests.fakes import RuleChat, polite_player
+from tests.fakes import polite_player
+from tests.toy import make_agent as toy_agent
 
 PLAYERS = ["Ann", "Bob", "Cid"]
 
-
-def make_agent(rule, blocks=()):
-    rec = CallRecorder(None)
-    model = AccountedModel(RuleChat(rule=rule, seen=[]), rec, label="fake")
-    mem = VectorMemory(HashEmbedder())
-    mem.add_script("You are Ann. You saw Bob with a knife at nine. Cid was asleep.")
-    persona = Persona("Ann", "Toy", "civilian", "You are Ann.", "Find the killer.", ["Vic"], PLAYERS)
-    return Agent(persona, model, mem, list(blocks), MemorySettings(script_budget=50, dialogue_budget=50)), rec
+#: Ann of the toy game, three players, small budgets; her memory holds more than her persona script.
+make_agent = partial(toy_agent, players=PLAYERS, script="You are Ann.",
+                     memory_script="You are Ann. You saw Bob with a knife at nine. Cid was asleep.",
+                     script_budget=50, dialogue_budget=50)
 
 
 def vote_req():
@@ -27,7 +22,7 @@ def vote_req():
 
 
 def test_prompt_holds_script_excerpt_choices_format_and_cot():
-    agent, _ = make_agent(polite_player(), [ChainOfThought()])
+    agent, _, _ = make_agent(polite_player(), [ChainOfThought()])
     sys_msg, user = agent.messages(vote_req(), [ChainOfThought().contribute(agent, vote_req())])
     assert "You are Ann" in sys_msg.content and "not a murderer" in sys_msg.content
     assert "Bob with a knife" in user.content
@@ -37,8 +32,7 @@ def test_prompt_holds_script_excerpt_choices_format_and_cot():
 
 
 def test_murderer_prompt_allows_lying():
-    agent, _ = make_agent(polite_player())
-    agent.persona.role = "murderer"
+    agent, _, _ = make_agent(polite_player(), role="murderer")
     sys_msg, _ = agent.messages(vote_req())
     assert "murderer of Vic" in sys_msg.content and "never admit" in sys_msg.content
 
@@ -60,14 +54,14 @@ class OnlyCid:
 
 
 def test_block_action_skips_the_model():
-    agent, rec = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("model called")), [FixedVote()])
+    agent, rec, _ = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("model called")), [FixedVote()])
     act = agent.act(vote_req())
     assert act.value == "Cid" and rec.totals()["calls"] == 0
 
 
 def test_block_narrows_choices_without_touching_the_request():
     seen = []
-    agent, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Vote: Cid")[1], [OnlyCid()])
+    agent, _, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Vote: Cid")[1], [OnlyCid()])
     req = vote_req()
     act = agent.act(req)
     assert act.value == "Cid"
@@ -90,7 +84,7 @@ class Reader:
 
 def test_private_readings_get_no_contribution_from_other_blocks():
     seen = []
-    agent, rec = make_agent(lambda m: (seen.append(str(m[-1].content)),
+    agent, rec, _ = make_agent(lambda m: (seen.append(str(m[-1].content)),
                                        "Choice: yes" if "nervous" in str(m[-1].content) else "Vote: Cid")[1],
                             [Reader(), OnlyCid()])
     assert agent.act(vote_req()).value == "Cid"
@@ -102,7 +96,7 @@ def test_private_readings_get_no_contribution_from_other_blocks():
 
 def test_reprompt_then_abstain_and_counters():
     replies = iter(["rambling", "Vote: Bob", "rambling", "still rambling"])
-    agent, rec = make_agent(lambda m: next(replies))
+    agent, rec, _ = make_agent(lambda m: next(replies))
     first = agent.act(vote_req())
     assert first.valid and first.value == "Bob" and first.attempts == 2 and len(first.errors) == 1
     second = agent.act(vote_req())
@@ -112,7 +106,7 @@ def test_reprompt_then_abstain_and_counters():
 
 
 def test_observe_ingests_visible_dialogue_once():
-    agent, _ = make_agent(polite_player())
+    agent, _, _ = make_agent(polite_player())
     events = [
         {"kind": "introduce", "actor": "Bob", "visible_to": ["*"], "content": "I am Bob.", "data": {"valid": True}},
         {"kind": "vote", "actor": "Cid", "visible_to": ["Cid"], "content": "votes Bob", "data": {}},
@@ -128,7 +122,7 @@ def test_observe_ingests_visible_dialogue_once():
 
 def test_think_is_one_unparsed_call_with_memory():
     seen = []
-    agent, rec = make_agent(lambda m: (seen.append(str(m[-1].content)), "Bob lied about nine.")[1])
+    agent, rec, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Bob lied about nine.")[1])
     text, cid = agent.think("Reflect on Bob.", purpose="reflect", query="Bob knife")
     assert text == "Bob lied about nine." and rec.totals()["calls"] == 1
     assert "Bob with a knife" in seen[0] and seen[0].endswith("Reflect on Bob.")

@@ -5,22 +5,14 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from eval.datasets import DataError, resolve_data_dir
 from mas_agents.cli import app
 
 runner = CliRunner()
 
-try:
-    resolve_data_dir()
-    HAVE_DATA = True
-except DataError:  # pragma: no cover
-    HAVE_DATA = False
-needs_data = pytest.mark.skipif(not HAVE_DATA, reason="WellPlay data not found (../shared/datasets or MAS_DATA_DIR)")
 
-
-@needs_data
-def test_data_check_prints_the_paper_totals_for_both_languages():
-    r = runner.invoke(app, ["data", "check"])
+@pytest.mark.realdata
+def test_data_check_prints_the_paper_totals_for_both_languages(real_data_root):
+    r = runner.invoke(app, ["data", "check", "--data-dir", str(real_data_root)])
     assert r.exit_code == 0, r.output
     assert "en: 12 scripts, 68 characters, 1482 questions (117 / 800 / 565)" in r.output
     assert "zh: 12 scripts, 68 characters, 1482 questions (117 / 800 / 565)" in r.output
@@ -32,26 +24,49 @@ def test_missing_data_dir_is_a_clear_error(tmp_path):
     assert "nowhere" in r.output and "MAS_DATA_DIR" in r.output
 
 
-@needs_data
-def test_unknown_script_lists_the_known_ones(tmp_path):
-    r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x")])
+def test_data_check_on_the_synthetic_data(synthetic_root):
+    r = runner.invoke(app, ["data", "check", "--data-dir", str(synthetic_root)])
+    assert r.exit_code == 0, r.output
+    assert "en: 1 scripts, 4 characters, 22 questions (3 / 11 / 8)" in r.output
+    assert "zh: 1 scripts, 4 characters, 22 questions (3 / 11 / 8)" in r.output
+
+
+@pytest.mark.realdata
+def test_unknown_script_lists_the_known_ones(real_data_root, tmp_path):
+    r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x"),
+                            "--data-dir", str(real_data_root)])
     assert r.exit_code == 2
     assert "Sin" in r.output and "Death Wears White" in r.output
 
 
-@needs_data
-def test_wellplay_always_a_without_shuffle(tmp_path):
+def test_unknown_script_lists_the_synthetic_one(synthetic_root, tmp_path):
+    r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x"),
+                            "--data-dir", str(synthetic_root)])
+    assert r.exit_code == 2
+    assert "unknown WellPlay script 'Nope' (en). Available: 9001 Lantern" in " ".join(r.output.split())
+
+
+@pytest.mark.realdata
+def test_wellplay_always_a_without_shuffle(real_data_root, tmp_path):
     r = runner.invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", "all", "--no-shuffle",
-                            "--out", str(tmp_path)])
+                            "--out", str(tmp_path), "--data-dir", str(real_data_root)])
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "result.json").read_text())
     assert round(100 * res["weighted_score"], 1) == 48.9
     assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
 
 
-@needs_data
-def test_resume_without_out_is_refused():
-    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--resume"])
+def test_wellplay_always_a_without_shuffle_on_the_synthetic_data(synthetic_root, tmp_path):
+    r = runner.invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", "all", "--no-shuffle",
+                            "--out", str(tmp_path), "--data-dir", str(synthetic_root)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert res["weighted_score"] == pytest.approx(32 / 101)   # see test_always_a_on_the_synthetic_script
+    assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
+
+
+def test_resume_without_out_is_refused(synthetic_root):
+    r = runner.invoke(app, ["mmg", "run", "--script", "Lantern", "--resume", "--data-dir", str(synthetic_root)])
     assert r.exit_code == 2 and "--out" in r.output
 
 
@@ -68,8 +83,7 @@ def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
     assert "ablate: 2/3 done," in lines[1]
 
 
-@needs_data
-def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path):
+def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path, synthetic_root):
     import eval.runs.ablate
     seen = []
 
@@ -79,7 +93,7 @@ def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_
     monkeypatch.setattr(eval.runs.ablate, "run_ablate", fake_run)
     monkeypatch.chdir(tmp_path)
     for bench in ("all", "magic,spy,wellplay", "spy,wellplay", "wellplay,spy"):
-        r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12"])
+        r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12", "--data-dir", str(synthetic_root)])
         assert r.exit_code == 0, r.output
     outs = [str(kw["out"]) for kw in seen]
     assert outs[0] == outs[1] == "runs/ablate-all-plain-player_star-pgm-local-s2g4-0-1-Sin"

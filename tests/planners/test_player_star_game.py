@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import json
 
-from graphs.mmg.graph import MMGRuntime
 from eval.runs.mmg_session import run_game
-from mas_agents.accounting import AccountedModel, CallRecorder
-from mas_agents.agent import Agent, Persona
-from mas_agents.specs import build_agent
-from memory import HashEmbedder, MemorySettings, VectorMemory
+from mas_agents.agent import Agent
+from memory import VectorMemory
 from planners.player_star import find_state, player_star_blocks
-from tests.fakes import RuleChat, polite_player
-from tests.planners.test_player_star_sensors import star_rule
+from tests.fakes import polite_player, star_rule
+from tests.toy import TOY_MURDERER, TOY_PLAYERS as PLAYERS, toy_runtime
 
-PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
+#: The toy game's scripts, with a debt and a family tie for the relationship map.
 SCRIPTS = {
     "Ann": "You are Ann, the baker. You saw Bob near the well at nine. Bob owed Vic money.",
-    "Bob": "You are Bob, the smith. You poisoned Vic with arsenic at nine. Hide it.",
     "Cid": "You are Cid, the priest. You were praying all evening. Dee is your sister.",
-    "Dee": "You are Dee, the teacher. Vic owed you money.",
 }
 #: What every PLAYER* agent's sensors read: Bob has motive and opportunity, the others neither.
 TABLE = {"Bob": {"emotion": "Negative", "motivation": "Yes", "opportunity": "Yes", "information": "High"}}
@@ -29,27 +24,18 @@ STAR = ["Ann", "Cid", "Dee"]
 
 
 def make_runtime(tmp_path, rounds=2):
-    out = tmp_path / "run"
-    out.mkdir(exist_ok=True)
-    recorder = CallRecorder(out / "llm_calls.jsonl")
-    emb = HashEmbedder()
-    settings = MemorySettings(script_budget=60, dialogue_budget=60)
-    agents = {}
-    for p in PLAYERS:
-        persona = Persona(name=p, title="Toy", role="murderer" if p == "Bob" else "civilian", script=SCRIPTS[p],
-                          goals="Find the killer.", victims=["Vic"], players=PLAYERS)
-        if p == "Bob":   # the murderer always plays the fixed plain agent (PLAYER* §4.1)
-            model = AccountedModel(RuleChat(rule=polite_player(vote_for="Ann"), seen=[]), recorder, label="fake")
-            agents[p] = build_agent(persona, "plain", model, emb, settings)
-        else:
-            model = AccountedModel(RuleChat(rule=star_rule(TABLE, vote_for=WOULD_VOTE[p]), seen=[]), recorder,
-                                   label="fake")
-            mem = VectorMemory(emb)
-            mem.add_script(persona.script)
-            agents[p] = Agent(persona, model, mem, player_star_blocks(), settings, spec="player_star")
-    rt = MMGRuntime(title="Toy", players=PLAYERS, victims=["Vic"], murderers={"Vic": ["Bob"]}, agents=agents,
-                    rounds=rounds, questions=1)
-    return rt, recorder, out
+    """The toy game: Bob (the murderer) plays the fixed plain agent (PLAYER* §4.1), the others PLAYER*."""
+    rules = {p: star_rule(TABLE, vote_for=WOULD_VOTE[p]) for p in STAR}
+    rules[TOY_MURDERER] = polite_player(vote_for="Ann")
+
+    def build(persona, model, emb, settings):
+        if persona.role == "murderer":
+            return None
+        mem = VectorMemory(emb)
+        mem.add_script(persona.script)
+        return Agent(persona, model, mem, player_star_blocks(), settings, spec="player_star")
+
+    return toy_runtime(tmp_path, rules, rounds=rounds, build=build, scripts=SCRIPTS)
 
 
 def test_player_star_game_logs_planning_and_restricts_votes(tmp_path):
@@ -113,8 +99,9 @@ def test_sensor_calls_per_ask_and_round_end(tmp_path):
         # round-1 ask: 3 question sensors x 3 suspects; end of round 1: 4 sensors x 3 suspects;
         # round-2 ask and the vote: nothing (cached)
         assert by_epoch[0] == 9 and by_epoch[1] == 12
-        # end of round 2: Bob's 4 sensors + 2 per outsider who was heard from or about in round 2
-        assert by_epoch[2] in (4, 6, 8)
+        # end of round 2: Bob's 4 sensors + 2 per outsider who was heard from or about in round 2:
+        # in round 2 only Bob (x3) and Ann (asked by Bob) answered, so Cid and Dee re-check Ann
+        assert by_epoch[2] == {"Ann": 4, "Cid": 6, "Dee": 6}[p]
         mine = [c for c in calls if c["actor"] == p]
         choose = [c for c in mine if c["purpose"].startswith("sensor.")]
         assert len(choose) == len(sensors)

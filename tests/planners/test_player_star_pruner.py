@@ -6,7 +6,8 @@ import pytest
 
 from mas_agents.actions import ActionRequest
 from planners.player_star import PlayerStarConfig, Pruner, decide_suspects, judge
-from tests.planners.test_player_star_sensors import make_agent, star_rule, state_of
+from tests.fakes import star_rule
+from tests.toy import star_agent, state_of
 
 ORDER = ["Ann", "Bob", "Cid", "Dee"]
 YY = {"motivation": "Yes", "opportunity": "Yes"}
@@ -88,7 +89,7 @@ def test_decide_never_self_and_cap():
 # -- the block -------------------------------------------------------------------------------------
 def test_round_end_shrinks_with_one_event_and_twelve_calls():
     log_calls = []
-    agent, rec, _ = make_agent(star_rule({"Bob": {**YY, "information": "High"}}, log=log_calls))
+    agent, rec, _ = star_agent(star_rule({"Bob": {**YY, "information": "High"}}, log=log_calls))
     game = Log(agent)
     out = game.end(1)
     assert rec.totals()["calls"] == 12                       # 4 sensors x 3 suspects, 1 victim
@@ -109,7 +110,7 @@ def test_round_end_shrinks_with_one_event_and_twelve_calls():
 
 def test_grow_then_shift_when_new_information_overturns_judgement():
     table = {"Bob": {**YY}}
-    agent, rec, _ = make_agent(star_rule(lambda: table))
+    agent, rec, _ = star_agent(star_rule(lambda: table))
     game = Log(agent)
     game.end(1)
     assert state_of(agent).suspects["Vic"] == ["Bob"]
@@ -139,7 +140,7 @@ def test_grow_then_shift_when_new_information_overturns_judgement():
 
 
 def test_outsider_recheck_that_stays_no_adds_nothing_and_costs_two_calls():
-    agent, rec, _ = make_agent(star_rule({"Bob": YY}))
+    agent, rec, _ = star_agent(star_rule({"Bob": YY}))
     game = Log(agent)
     game.end(1)
     game.answer("Cid", "I was praying.", round=2)
@@ -150,7 +151,7 @@ def test_outsider_recheck_that_stays_no_adds_nothing_and_costs_two_calls():
 
 def test_never_empty_falls_back_to_top_scorers():
     table = {"Bob": {"emotion": "Negative"}, "Cid": {"emotion": "Positive"}, "Dee": {"emotion": "Neutral"}}
-    agent, _, _ = make_agent(star_rule(table))            # everyone: no motive, no opportunity
+    agent, _, _ = star_agent(star_rule(table))            # everyone: no motive, no opportunity
     out = Log(agent).end(1)
     [ev] = lists(out)
     assert ev["data"]["new"] == ["Bob"] and ev["data"]["fallback"] is True
@@ -158,7 +159,7 @@ def test_never_empty_falls_back_to_top_scorers():
 
 def test_self_is_never_a_suspect_even_if_the_model_says_yes():
     everyone = {c: {**YY, "information": "High"} for c in ORDER}
-    agent, _, _ = make_agent(star_rule(everyone))
+    agent, _, _ = star_agent(star_rule(everyone))
     out = Log(agent).end(1)
     assert lists(out) == []                                 # every other character stays: no change
     st = state_of(agent)
@@ -168,14 +169,14 @@ def test_self_is_never_a_suspect_even_if_the_model_says_yes():
 
 def test_max_suspects_caps_the_list():
     table = {"Bob": {**YY, "emotion": "Negative"}, "Cid": {**YY}, "Dee": {"motivation": "Yes"}}
-    agent, _, _ = make_agent(star_rule(table), config=PlayerStarConfig(max_suspects=1))
+    agent, _, _ = star_agent(star_rule(table), config=PlayerStarConfig(max_suspects=1))
     [ev] = lists(Log(agent).end(1))
     assert ev["data"]["new"] == ["Bob"]
 
 
 def test_two_victims_are_pruned_separately():
     table = {"Bob": {"motivation": "Yes"}}
-    agent, rec, _ = make_agent(star_rule(table), victims=("V1", "V2"))
+    agent, rec, _ = star_agent(star_rule(table), victims=("V1", "V2"))
     out = Log(agent).end(1)
     assert rec.totals()["calls"] == 24
     assert [(e["data"]["victim"], e["data"]["new"]) for e in lists(out)] == [("V1", ["Bob"]), ("V2", ["Bob"])]
@@ -183,7 +184,7 @@ def test_two_victims_are_pruned_separately():
 
 def test_vote_is_restricted_to_the_suspect_list():
     table = {"Dee": {**YY, "information": "High"}}
-    agent, rec, chat = make_agent(star_rule(table, vote_for="Cid"))   # would vote Cid if it could
+    agent, rec, chat = star_agent(star_rule(table, vote_for="Cid"))   # would vote Cid if it could
     Log(agent).end(1)
     calls = rec.totals()["calls"]
     vote = agent.act(ActionRequest(kind="vote", actor="Ann", prompt="Who killed Vic? Vote:",
@@ -202,7 +203,7 @@ def test_vote_is_restricted_to_the_suspect_list():
 
 
 def test_pruner_off_leaves_votes_open():
-    agent, _, chat = make_agent(star_rule(vote_for="Cid"), config=PlayerStarConfig(pruner=False))
+    agent, _, chat = star_agent(star_rule(vote_for="Cid"), config=PlayerStarConfig(pruner=False))
     Log(agent).end(1)
     vote = agent.act(ActionRequest(kind="vote", actor="Ann", prompt="Vote:", choices=["Bob", "Cid", "Dee"],
                                    context={"victim": "Vic"}))

@@ -8,7 +8,8 @@ from mas_agents.actions import ActionRequest
 from planners.player_star import (
     PlayerStarConfig, Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )
-from tests.planners.test_player_star_sensors import make_agent, star_rule, state_of
+from tests.fakes import star_rule
+from tests.toy import star_agent, state_of
 
 OTHERS = ["Bob", "Cid", "Dee"]
 
@@ -100,7 +101,7 @@ def test_weakest_point_order(profile, needle):
 def test_ask_targets_the_most_suspicious_and_overrides_the_models_pick():
     log = []
     table = {"Dee": {"motivation": "Yes", "opportunity": "Yes", "emotion": "Negative"}}
-    agent, rec, chat = make_agent(star_rule(table, log=log))   # the fake asks the FIRST listed player
+    agent, rec, chat = star_agent(star_rule(table, log=log))   # the fake asks the FIRST listed player
     act = agent.act(ask_req())
     assert act.value["target"] == "Dee"
     # 3 question sensors x 3 suspects, then the ask itself; information value is not read
@@ -122,7 +123,7 @@ def test_ask_targets_the_most_suspicious_and_overrides_the_models_pick():
 
 def test_asking_again_lowers_the_score_and_moves_to_the_next_suspect():
     table = {c: {"motivation": "Yes", "opportunity": "Yes"} for c in ("Bob", "Dee")}
-    agent, rec, _ = make_agent(star_rule(table))
+    agent, rec, _ = star_agent(star_rule(table))
     first = agent.act(ask_req())
     assert first.value["target"] == "Bob"                  # tie with Dee: seat order
     agent.observe([ask_event("Bob")])                      # the game logs Ann's question to Bob
@@ -136,7 +137,7 @@ def test_asking_again_lowers_the_score_and_moves_to_the_next_suspect():
 
 
 def test_only_suspects_are_candidates():
-    agent, _, _ = make_agent(star_rule({"Dee": {"motivation": "Yes"}}))
+    agent, _, _ = star_agent(star_rule({"Dee": {"motivation": "Yes"}}))
     st = state_of(agent)
     st.suspects["Vic"] = ["Cid"]
     act = agent.act(ask_req())
@@ -159,8 +160,8 @@ def test_each_agent_plans_from_its_own_memory():
             return base(messages)
         return rule
 
-    ann, _, _ = make_agent(table_from_prompt_rule(), script="You are Ann. Dee hated Vic. Bob loved Vic.")
-    cid, _, _ = make_agent(table_from_prompt_rule(), name="Cid", script="You are Cid. Bob hated Vic. Dee loved Vic.",
+    ann, _, _ = star_agent(table_from_prompt_rule(), script="You are Ann. Dee hated Vic. Bob loved Vic.")
+    cid, _, _ = star_agent(table_from_prompt_rule(), name="Cid", script="You are Cid. Bob hated Vic. Dee loved Vic.",
                            players=["Ann", "Bob", "Cid", "Dee"])
     assert ann.act(ask_req()).value["target"] == "Dee"
     assert cid.act(ActionRequest(kind="ask", actor="Cid", prompt="Ask:", choices=["Ann", "Bob", "Dee"],
@@ -169,7 +170,7 @@ def test_each_agent_plans_from_its_own_memory():
 
 def test_sensors_off_means_no_sensor_calls_and_round_robin():
     cfg = PlayerStarConfig(sensors=False, pruner=False, relations=False)
-    agent, rec, chat = make_agent(star_rule({"Dee": {"motivation": "Yes"}}), config=cfg)
+    agent, rec, chat = star_agent(star_rule({"Dee": {"motivation": "Yes"}}), config=cfg)
     picks, log = [], []
     for i in range(4):
         picks.append(agent.act(ask_req()).value["target"])
@@ -182,7 +183,7 @@ def test_sensors_off_means_no_sensor_calls_and_round_robin():
 
 def test_without_pruner_each_round_reads_again():
     cfg = PlayerStarConfig(pruner=False, relations=False)
-    agent, rec, _ = make_agent(star_rule(), config=cfg)
+    agent, rec, _ = star_agent(star_rule(), config=cfg)
     agent.act(ask_req(round=1))
     assert rec.totals()["calls"] == 10
     agent.end_round(1, [{"kind": "round_end", "actor": "game", "round": 1, "visible_to": ["*"], "content": "",
@@ -193,7 +194,7 @@ def test_without_pruner_each_round_reads_again():
 
 
 def test_other_requests_are_left_alone():
-    agent, rec, _ = make_agent(star_rule())
+    agent, rec, _ = star_agent(star_rule())
     q = next(b for b in agent.blocks if isinstance(b, Questioning))
     for kind in ("vote", "answer", "introduce", "choose", "mcq"):
         choices = ["Bob"] if kind in ("vote", "choose", "mcq") else None

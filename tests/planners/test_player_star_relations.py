@@ -11,7 +11,8 @@ from planners.player_star.relations import (
     update_from_event,
 )
 from planners.player_star.state import SensorReading
-from tests.planners.test_player_star_sensors import make_agent, star_rule, state_of
+from tests.fakes import star_rule
+from tests.toy import star_agent, state_of
 
 NAMES = ["Ann", "Bob", "Cid", "Dee", "Vic"]
 
@@ -97,7 +98,7 @@ def test_emotion_and_summary():
 
 # -- the block -------------------------------------------------------------------------------------
 def test_block_updates_after_every_exchange_and_logs_each_round():
-    agent, rec, _ = make_agent(star_rule({"Bob": {"emotion": "Negative", "motivation": "Yes"}}))
+    agent, rec, _ = star_agent(star_rule({"Bob": {"emotion": "Negative", "motivation": "Yes"}}))
     block = next(b for b in agent.blocks if isinstance(b, RelationMap))
     st = state_of(agent)
     events = [answer("Dee", "Bob threatened Vic last week.", asker="Ann")]
@@ -129,7 +130,7 @@ def test_relation_model_flag_adds_a_model_label():
         return star_rule()(messages)
 
     cfg = PlayerStarConfig(relation_model=True)
-    agent, rec, _ = make_agent(rule, config=cfg)
+    agent, rec, _ = star_agent(rule, config=cfg)
     agent.observe([answer("Dee", "I was with Cid all evening.", asker="Ann")])
     st = state_of(agent)
     # pairs with the speaker: Ann-Dee (questioned) and Dee-Cid (mentioned): two calls
@@ -142,7 +143,7 @@ def test_relation_model_flag_adds_a_model_label():
 
 
 def test_relations_off_has_no_map():
-    agent, _, _ = make_agent(star_rule(), config=PlayerStarConfig(relations=False))
+    agent, _, _ = star_agent(star_rule(), config=PlayerStarConfig(relations=False))
     assert state_of(agent).graph is None
     assert agent_relation_summary(agent, "Ann", "Bob") == ""
     assert not any(isinstance(b, RelationMap) for b in agent.blocks)
@@ -158,7 +159,7 @@ def test_graph_json_is_plain_json():
 
 def test_relation_and_suspect_notes_reach_evaluation_questions():
     from mas_agents.actions import ActionRequest
-    agent, rec, chat = make_agent(lambda m: "Answer: a", script="You are Ann. Bob owed Vic money.")
+    agent, rec, chat = star_agent(lambda m: "Answer: a", script="You are Ann. Bob owed Vic money.")
     agent.observe([answer("Bob", "Dee quarrelled with Vic at nine.", round=1)])
     rel = ActionRequest(kind="mcq", actor="Ann", choices=["x", "y"], context={"category": "relation"},
                         prompt="Question: What is the relationship between Dee and Vic?")

@@ -1,97 +1,25 @@
 """PLAYER* sensors with fake models: every option, malformed replies, caching, events, resume.
 
-Also holds the fake-model helpers the other PLAYER* tests import (``star_rule``, ``make_agent``).
+The fake PLAYER* player (``star_rule``) lives in ``tests/fakes.py``, the toy agent (``star_agent``)
+in ``tests/toy.py``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 
 import pytest
 
-from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.actions import ActionRequest
-from mas_agents.agent import Agent, Persona
-from memory import HashEmbedder, MemorySettings, VectorMemory
-from planners.player_star import (
-    SENSORS, UNKNOWN, PlayerStarConfig, SensorNotes, find_state, player_star_blocks, read_sensor,
-)
-from tests.fakes import RuleChat, numbered, polite_player
-
-PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
-SCRIPT = "You are Ann, the baker. You saw Bob near the well at nine. Bob owed Vic money. Cid was asleep."
-
-#: A phrase of each sensor's question -> sensor (how the fake recognises the sensor asked).
-SENSOR_PHRASES = {
-    "How do you feel about": "emotion",
-    "have a motive": "motivation",
-    "have the opportunity": "opportunity",
-    "how likely are you to learn": "information",
-}
-DEFAULTS = {"emotion": "Neutral", "motivation": "No", "opportunity": "No", "information": "Medium"}
-_ASSESS = re.compile(r"Private assessment \(not said aloud\) of (.+?) in connection with the death of (.+?)\.\n")
-
-
-def parse_sensor_prompt(text: str):
-    """(sensor, character, victim) of a sensor prompt, or None."""
-    m = _ASSESS.search(text)
-    if not m:
-        return None
-    for phrase, sensor in SENSOR_PHRASES.items():
-        if phrase in text:
-            return sensor, m.group(1), m.group(2)
-    return None
-
-
-def star_rule(table=None, vote_for=None, log=None):
-    """A fake PLAYER* player: sensor prompts are answered from ``table`` (character -> sensor ->
-    option; a callable ``table()`` is re-read at every call so a test can change it between
-    rounds; missing entries use :data:`DEFAULTS`); everything else as ``polite_player``.
-    ``log`` (a list) receives ``(sensor, character, victim)`` per sensor call."""
-    base = polite_player(vote_for)
-
-    def rule(messages):
-        last = str(messages[-1].content)
-        first_user = str(messages[1].content) if len(messages) > 1 else last
-        if '"Choice: ..."' in last or '"Choice: ..."' in first_user:
-            parsed = parse_sensor_prompt(first_user)
-            if parsed:
-                sensor, c, v = parsed
-                if log is not None:
-                    log.append(parsed)
-                t = table() if callable(table) else (table or {})
-                value = t.get(c, {}).get(sensor, DEFAULTS[sensor])
-                return f"I weigh what I know about {c}.\nChoice: {value}"
-            return "Choice: " + numbered(first_user)[0]
-        return base(messages)
-    return rule
-
-
-def make_agent(rule, *, config=None, name="Ann", script=SCRIPT, players=PLAYERS, victims=("Vic",), role="civilian",
-               recorder=None):
-    """An agent with PLAYER* blocks on a RuleChat fake and a hash-embedding memory."""
-    rec = recorder or CallRecorder(None)
-    chat = RuleChat(rule=rule, seen=[])
-    model = AccountedModel(chat, rec, label="fake")
-    mem = VectorMemory(HashEmbedder())
-    mem.add_script(script)
-    persona = Persona(name, "Toy", role, script, "Find the killer.", list(victims), list(players))
-    agent = Agent(persona, model, mem, player_star_blocks(config), MemorySettings(script_budget=80, dialogue_budget=80),
-                  spec="player_star")
-    return agent, rec, chat
-
-
-def state_of(agent):
-    st = find_state(agent)
-    assert st is not None
-    return st.ensure(agent)
+from planners.player_star import SENSORS, UNKNOWN, PlayerStarConfig, SensorNotes, read_sensor
+from tests.fakes import star_rule
+from tests.toy import star_agent, state_of
 
 
 # -- every option of every sensor ------------------------------------------------------------------
 @pytest.mark.parametrize("sensor,value", [(s, v) for s, spec in SENSORS.items() for v in spec.choices])
 def test_each_sensor_option_is_read_stored_and_emitted(sensor, value):
-    agent, rec, chat = make_agent(star_rule({"Bob": {sensor: value}}))
+    agent, rec, chat = star_agent(star_rule({"Bob": {sensor: value}}))
     st = state_of(agent)
     r = read_sensor(agent, st, sensor, "Bob", "Vic", round=1)
     assert (r.sensor, r.character, r.victim, r.value, r.round, r.epoch) == (sensor, "Bob", "Vic", value, 1, 0)
@@ -115,13 +43,13 @@ def test_each_sensor_option_is_read_stored_and_emitted(sensor, value):
     ("**Choice:** Positive.", "Positive"),  # markdown and trailing punctuation
 ])
 def test_emotion_option_forms(reply, expected):
-    agent, _, _ = make_agent(lambda m: reply)
+    agent, _, _ = star_agent(lambda m: reply)
     assert read_sensor(agent, state_of(agent), "emotion", "Bob", "Vic", round=1).value == expected
 
 
 def test_malformed_reply_is_reprompted_once_then_accepted():
     replies = iter(["I think Bob had a motive, yes.", "Choice: Yes"])
-    agent, rec, chat = make_agent(lambda m: next(replies))
+    agent, rec, chat = star_agent(lambda m: next(replies))
     r = read_sensor(agent, state_of(agent), "motivation", "Bob", "Vic", round=2)
     assert r.value == "Yes" and len(r.call_ids) == 2 and rec.totals()["calls"] == 2
     assert "could not read your reply" in str(chat.seen[1][-1].content)
@@ -135,7 +63,7 @@ def test_malformed_reply_is_reprompted_once_then_accepted():
 ])
 def test_two_malformed_replies_give_unknown(replies):
     it = iter(replies)
-    agent, rec, _ = make_agent(lambda m: next(it))
+    agent, rec, _ = star_agent(lambda m: next(it))
     r = read_sensor(agent, state_of(agent), "motivation", "Bob", "Vic", round=1)
     assert r.value == UNKNOWN and len(r.call_ids) == 2 and rec.totals()["calls"] == 2
     assert "reason" not in r.evidence
@@ -146,7 +74,7 @@ def test_two_malformed_replies_give_unknown(replies):
 
 def test_reading_is_cached_per_epoch():
     log = []
-    agent, rec, _ = make_agent(star_rule({"Bob": {"motivation": "Yes"}}, log=log))
+    agent, rec, _ = star_agent(star_rule({"Bob": {"motivation": "Yes"}}, log=log))
     st = state_of(agent)
     a = read_sensor(agent, st, "motivation", "Bob", "Vic", round=1)
     b = read_sensor(agent, st, "motivation", "Bob", "Vic", round=1)
@@ -161,7 +89,7 @@ def test_reading_is_cached_per_epoch():
 
 def test_unknown_does_not_hide_an_earlier_value():
     answers = iter(["Choice: Yes", "junk", "junk"])
-    agent, _, _ = make_agent(lambda m: next(answers))
+    agent, _, _ = star_agent(lambda m: next(answers))
     st = state_of(agent)
     read_sensor(agent, st, "opportunity", "Bob", "Vic", round=1)
     st.completed = 1
@@ -173,8 +101,8 @@ def test_unknown_does_not_hide_an_earlier_value():
 
 
 def test_prompt_uses_the_agents_own_script_and_names_the_pair():
-    ann, _, ann_chat = make_agent(star_rule())
-    cid, _, cid_chat = make_agent(star_rule(), name="Cid", script="You are Cid, the priest. You prayed all evening.")
+    ann, _, ann_chat = star_agent(star_rule())
+    cid, _, cid_chat = star_agent(star_rule(), name="Cid", script="You are Cid, the priest. You prayed all evening.")
     read_sensor(ann, state_of(ann), "opportunity", "Bob", "Vic", round=1)
     read_sensor(cid, state_of(cid), "opportunity", "Bob", "Vic", round=1)
     ann_prompt, cid_prompt = str(ann_chat.seen[0][-1].content), str(cid_chat.seen[0][-1].content)
@@ -184,13 +112,13 @@ def test_prompt_uses_the_agents_own_script_and_names_the_pair():
 
 
 def test_murderer_prompt_asks_to_judge_as_an_innocent():
-    agent, _, chat = make_agent(star_rule(), role="murderer")
+    agent, _, chat = star_agent(star_rule(), role="murderer")
     read_sensor(agent, state_of(agent), "emotion", "Bob", "Vic", round=1)
     assert "judge as an innocent player would" in str(chat.seen[0][-1].content)
 
 
 def test_motivation_prompt_carries_the_relationship_map():
-    agent, _, chat = make_agent(star_rule())
+    agent, _, chat = star_agent(star_rule())
     read_sensor(agent, state_of(agent), "motivation", "Bob", "Vic", round=1)
     assert 'Bob – Vic: money' in str(chat.seen[0][-1].content)
 
@@ -203,7 +131,7 @@ def test_config_validation():
 
 
 def test_vote_context_lists_readings_of_read_characters():
-    agent, _, _ = make_agent(star_rule({"Bob": {"motivation": "Yes"}}))
+    agent, _, _ = star_agent(star_rule({"Bob": {"motivation": "Yes"}}))
     st = state_of(agent)
     read_sensor(agent, st, "motivation", "Bob", "Vic", round=1)
     block = next(b for b in agent.blocks if isinstance(b, SensorNotes))
@@ -216,14 +144,14 @@ def test_vote_context_lists_readings_of_read_characters():
 
 
 def test_resumed_agent_rebuilds_readings_and_suspects_from_its_events():
-    agent, _, _ = make_agent(star_rule({"Bob": {"motivation": "Yes", "opportunity": "Yes"}}))
+    agent, _, _ = star_agent(star_rule({"Bob": {"motivation": "Yes", "opportunity": "Yes"}}))
     end = [{"kind": "round_end", "actor": "game", "round": 1, "visible_to": ["*"], "content": "", "data": {},
             "phase": "questioning"}]
     events = end + agent.end_round(1, end)
     old = state_of(agent)
     assert [e["kind"] for e in events].count("sensor") == 12
     assert old.suspects["Vic"] == ["Bob"]
-    fresh, rec, _ = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("no model call expected")))
+    fresh, rec, _ = star_agent(lambda m: (_ for _ in ()).throw(AssertionError("no model call expected")))
     fresh.observe(events)
     st = state_of(fresh)
     assert st.suspects == {"Vic": ["Bob"]} and st.completed == 1
@@ -234,7 +162,7 @@ def test_resumed_agent_rebuilds_readings_and_suspects_from_its_events():
 def test_sensors_on_one_pair_share_the_prompt_prefix():
     """Speed: readings on one (character, victim) pair differ only after the retrieved excerpts,
     so a prefix-caching backend evaluates just the short sensor question again."""
-    agent, rec, chat = make_agent(star_rule({}))
+    agent, rec, chat = star_agent(star_rule({}))
     agent.observe([{"kind": "answer", "actor": "Cid", "visible_to": ["*"], "round": 1, "content": "I was asleep.",
                     "data": {"asker": "Bob", "question": "Where were you?"}}])
     st = state_of(agent)
