@@ -291,7 +291,11 @@ def bootstrap_units(by_unit: Mapping[Hashable, Any], metrics: Callable[[list], M
     Returns:
         ``{key: {"estimate": Estimate.to_dict(), ["diff_vs_base": Estimate.to_dict()]}}``, with the
         95 % percentile interval (2.5th and 97.5th percentiles of the resampled values) and
-        ``n`` = number of units.
+        ``n`` = number of units. Resampling whole clusters keeps the games of one unit together
+        (Efron & Tibshirani 1993, the cluster/block bootstrap).
+
+    Raises:
+        KeyError: ``metrics`` returned no value for one of ``keys``.
     """
     ids = sorted(by_unit)
     if base_by_unit is not None:

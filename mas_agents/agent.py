@@ -58,7 +58,7 @@ class Persona:
         goals: the character's objectives (``acts_goal``).
         victims: the case's victims.
         players: every character in the game, this one included.
-        system: the full system prompt, written by the game (``graphs.mmg.prompts.persona_for``,
+        system: the full system prompt, written by the game (``graphs.mmg.players.persona_for``,
             the Who-is-Spy player, the MAgIC session); when empty, :func:`mas_agents.prompts.default_system`.
     """
 

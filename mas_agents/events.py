@@ -54,9 +54,18 @@ class VoteResult(TypedDict):
 
 def vote_result_data(out: str | None, *, votes: Mapping[str, str | None] | None = None,
                      counts: Mapping[str, int] | None = None, tie: bool | None = None) -> VoteResult:
-    """Build the :class:`VoteResult` payload. ``tie`` defaults to "no one out although someone
-    got a vote" (plurality with a shared top: WiS §3.1, MAgIC §3; the murder mystery's per-victim
-    accusation is its own ``accuse`` event)."""
+    """Build the :class:`VoteResult` payload (names as str, counts as int).
+
+    Args:
+        out: the player voted out / accused, or None.
+        votes: voter -> target or None; counts: name -> votes received (``{}`` when not shown).
+        tie: default "no one out although someone got a vote" (plurality with a shared top:
+            WiS §3.1, MAgIC §3; the murder mystery's per-victim accusation is its own ``accuse``
+            event).
+
+    Raises:
+        ValueError, TypeError: a count that is not a whole number.
+    """
     counts = {str(k): int(v) for k, v in (counts or {}).items()}
     if tie is None:
         tie = out is None and any(v > 0 for v in counts.values())

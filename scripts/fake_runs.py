@@ -120,7 +120,7 @@ def main() -> None:
 
 #: Keys whose values are clock readings (seconds measured, dates) or random call ids (uuid4);
 #: zeroed before hashing JSON.
-CLOCK_KEYS = re.compile(r"(_s|_seconds|seconds|_at|started|finished|created|date|time|call_ids?)$")
+CLOCK_KEYS = re.compile(r"(_s|_seconds|^seconds|_at|^started|^created|_date|^date|_time|^time|^call_ids?|_call_ids)$")
 
 
 def _untimed(obj: Any) -> Any:

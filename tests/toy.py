@@ -112,6 +112,7 @@ def toy_runtime(tmp_path: Path, rules: Mapping[str, Callable] | Callable, *, rou
         ``(runtime, recorder, run_dir)``.
     """
     from graphs.mmg.graph import MMGRuntime
+    from graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.specs import build_agent
 
     out = tmp_path / "run"
@@ -125,7 +126,8 @@ def toy_runtime(tmp_path: Path, rules: Mapping[str, Callable] | Callable, *, rou
         model = AccountedModel(RuleChat(rule=rule, seen=[]), recorder, label="fake")
         persona = toy_persona(p, goals, (scripts or {}).get(p))
         agent = build(persona, model, emb, settings) if build is not None else None
-        agents[p] = agent if agent is not None else build_agent(persona, "plain", model, emb, settings)
+        agents[p] = agent if agent is not None else build_agent(persona, "plain", model, emb, settings,
+                                                                     game=MMG_GAME)
     rt = MMGRuntime(title="Toy", players=list(TOY_PLAYERS), victims=[TOY_VICTIM],
                     murderers={TOY_VICTIM: [TOY_MURDERER]}, agents=agents, rounds=rounds, questions=questions)
     return rt, recorder, out

@@ -1,5 +1,6 @@
-"""Who-is-Spy word pairs: ``<data>/whoisspy/pairs_<lang>.jsonl`` (the datasets README; one
-``{"civilian": word, "spy": word, ...}`` object per line)."""
+"""Who-is-Spy word pairs: ``<data>/whoisspy/pairs_<lang>.jsonl`` (``whoisspy/README`` of the
+datasets says where they come from; one ``{"civilian": word, "spy": word, ...}`` object per line;
+fields other than the two words are not read)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
     (:class:`eval.datasets.wellplay.Script`, duck-typed), with its murder-mystery system prompt.
 
     Args:
+        script: the loaded script; name: one of its characters.
         role: overrides the script's role (``"respondent"`` for the evaluation after the game);
             default ``"murderer"`` / ``"civilian"`` from ``is_murderer``.
 
@@ -33,7 +34,22 @@ def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
 
 def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
                      settings: Any = None, game: Any = GAME) -> dict[str, Agent]:
-    """One agent per character of ``script``; murderers use :data:`MURDERER_SPEC`; each plays ``game``."""
+    """One agent per character of a loaded WellPlay script, each with its own FAISS memory.
+
+    Args:
+        script: an :class:`eval.datasets.wellplay.Script` (duck-typed: ``characters``,
+            ``character(name)``, ``name``, ``victims``).
+        spec: the agent spec of every civilian; murderers play :data:`MURDERER_SPEC` (PLAYER* §4.1).
+        model: the accounted chat model they share; embedder: the memory's embedding model.
+        settings: retrieval budgets (:class:`memory.MemorySettings`), default when None.
+        game: the :class:`planners.base.GameInfo` they play (the murder mystery's).
+
+    Returns:
+        ``{character name: Agent}`` in the script's character order.
+
+    Raises:
+        ValueError: an unknown block in ``spec`` (from :func:`mas_agents.specs.build_agent`).
+    """
     agents = {}
     for ch in script.characters:
         persona = persona_for(script, ch.name)
