@@ -6,7 +6,8 @@ takes the ``real_data_root`` fixture gets it automatically). The real datasets r
 the code finds it (``$MAS_DATA_DIR``, else ``../shared/datasets``; see
 :func:`tests.data_roots.find_real_data`). When it is not found those tests are *deselected* (not
 skipped) and the terminal summary says how many and why; with ``MAS_REQUIRE_DATA=1`` each of them
-fails instead. Every other test runs on the synthetic data in ``tests/data`` (``synthetic_root``).
+fails instead. Every other test runs on the synthetic data in ``tests/data`` (``synthetic_root``); the MAgIC
+tests read the real settings (``mixed_root``), so they are ``realdata`` tests.
 
 Fakes. A fake model asked something its rule does not know raises
 :class:`tests.fakes.UnrecognisedPrompt`; if the code under test swallowed that exception, the test
@@ -108,12 +109,11 @@ def synthetic_root(monkeypatch) -> Path:
 
 
 @pytest.fixture
-def synthetic_copy(synthetic_root, tmp_path_factory):
-    """``make(magic_ids=(0, 1)) -> Path``: a fresh copy of ``tests/data`` in which those MAgIC
-    setting ids exist (copies of setting 0), for runs over more than one setting."""
-    def make(magic_ids=(0, 1)) -> Path:
-        return data_roots.synthetic_copy(tmp_path_factory.mktemp("data") / "datasets", magic_ids)
-    return make
+def mixed_root(real_data_root, synthetic_root, tmp_path_factory) -> Path:
+    """A datasets root with the synthetic WellPlay script and word pairs of ``tests/data`` and the
+    real MAgIC settings (:func:`tests.data_roots.mixed_root`); a test using it is a ``realdata``
+    test (the MAgIC settings are read from the datasets, never committed)."""
+    return data_roots.mixed_root(tmp_path_factory.mktemp("data") / "datasets", real_data_root)
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 #: The synthetic datasets root (same layout as the real one).
@@ -50,12 +49,14 @@ def require_real_data() -> bool:
     return os.environ.get(REQUIRE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def synthetic_copy(dest: Path, magic_ids=(0,)) -> Path:
-    """A copy of :data:`TEST_DATA` at ``dest`` in which every MAgIC setting id of ``magic_ids``
-    exists (a copy of setting 0), for runs that need more than one setting. Returns ``dest``."""
-    shutil.copytree(TEST_DATA, dest)
-    for folder in (dest / "magic" / "settings").iterdir():
-        for i in magic_ids:
-            if not (folder / f"{i}.json").exists():
-                shutil.copyfile(folder / "0.json", folder / f"{i}.json")
+def mixed_root(dest: Path, real_root: Path) -> Path:
+    """A datasets root at ``dest`` holding :data:`TEST_DATA`'s WellPlay script and word pairs and
+    the REAL MAgIC settings of ``real_root`` (symbolic links: nothing is copied, and the MAgIC
+    settings are never committed). It has no ``magic/results`` (no paper rows in reports).
+    Returns ``dest``."""
+    dest.mkdir(parents=True)
+    for part in ("wellplay", "whoisspy"):
+        (dest / part).symlink_to(TEST_DATA / part, target_is_directory=True)
+    (dest / "magic").mkdir()
+    (dest / "magic" / "settings").symlink_to(real_root / "magic" / "settings", target_is_directory=True)
     return dest

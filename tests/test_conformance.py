@@ -7,7 +7,8 @@ One test, :func:`test_game_conforms`, parametrised over every game:
 * ``wis-4``, ``wis-5``, ``wis-6``: Who is Spy with 4, 5 and 6 seats, a two-game tournament on the
   synthetic word pairs, :func:`eval.runs.wis_tournament.run_tournament` (which plays each game
   with :func:`eval.runs.wis_session.play_game`);
-* ``magic-<scenario>``: each of the five MAgIC scenarios on setting 0,
+* ``magic-<scenario>``: each of the five MAgIC scenarios on the REAL setting 0 (read from the
+  datasets root, never committed: these cases are ``realdata``),
   :func:`eval.runs.magic_bench.run_magic` (one game per challenger side).
 
 For every game it checks
@@ -61,8 +62,17 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from mas_agents import accounting
 from mas_agents.errors import ModelUnavailable
 from scripts.fake_runs import HashChat, _fake_make
+from tests import data_roots
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = data_roots.TEST_DATA
+
+
+def magic_data() -> Path:
+    """The real datasets root that holds the MAgIC settings (only ``realdata`` cases call it)."""
+    root, why = data_roots.find_real_data()
+    if root is None:
+        pytest.fail(f"the MAgIC cases need the real settings: {why}", pytrace=False)
+    return root
 LANTERN_ID = ("9001", ("Lantern", "灯笼"))
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 
@@ -187,6 +197,8 @@ CASES = [
       for i, s in enumerate(MAGIC_SCENARIOS)),
 ]
 CASE_IDS = [c.id for c in CASES]
+#: The cases as test parameters: the MAgIC ones read the real settings, so they are ``realdata``.
+CASE_PARAMS = [pytest.param(c.id, marks=pytest.mark.realdata) if c.family == "magic" else c.id for c in CASES]
 BY_ID = {c.id: c for c in CASES}
 
 WIS_AGENTS = ["plain", "plain+reasoning"]
@@ -216,7 +228,7 @@ def run_case(case: Case, out: Path, *, resume: bool = False) -> dict:
         return {"games": sorted((out / "games").iterdir()), "run": res}
     from eval.runs.magic_bench import game_dir, run_magic
     from eval.runs.magic_session import SIDES
-    res = run_magic(data_root=DATA, out=out, scenarios=[case.scenario], challenger="plain", defender="plain",
+    res = run_magic(data_root=magic_data(), out=out, scenarios=[case.scenario], challenger="plain", defender="plain",
                     settings="0", model="local", seed=case.seed)
     games = [game_dir(out, case.scenario, side, 0) for side in SIDES[case.scenario]]    # in play order
     assert sorted(games) == sorted((out / "games").iterdir())
@@ -600,7 +612,7 @@ def check_magic(events: list[dict], result: dict) -> None:
         i = 0
         spent = {p: 0 for p in players}
         history: dict[str, list] = {p: [] for p in players}
-        rounds = R.PD_ROUNDS if pd else load_setting(DATA, scenario, s["setting_id"]).rounds
+        rounds = R.PD_ROUNDS if pd else load_setting(magic_data(), scenario, s["setting_id"]).rounds
         for rnd in range(1, rounds + 1):
             now = {}
             for p in players:
@@ -704,7 +716,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str) -> dic
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case_id", CASE_IDS)
+@pytest.mark.parametrize("case_id", CASE_PARAMS)
 def test_game_conforms(case_id, fake_model, tmp_path, tmp_path_factory):
     case = BY_ID[case_id]
     ref = reference(case_id, tmp_path_factory)

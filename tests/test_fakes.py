@@ -61,10 +61,10 @@ def test_it_stops_a_who_is_spy_game(tmp_path):
     assert str(info.value).startswith("polite_player: unrecognised prompt")
 
 
-def test_it_stops_a_magic_run(tmp_path, synthetic_root):
+def test_it_stops_a_magic_run(tmp_path, mixed_root):
     from eval.runs.magic_bench import run_magic
     with expect_unrecognised():
-        run_magic(data_root=synthetic_root, out=tmp_path, scenarios=["public_good"], challenger="plain",
+        run_magic(data_root=mixed_root, out=tmp_path, scenarios=["public_good"], challenger="plain",
                   defender="plain", settings="0", model=RuleChat(rule=polite_player()))
 
 

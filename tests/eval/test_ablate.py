@@ -26,13 +26,13 @@ def test_spy_plan_alternates_the_subject_role():
     assert plan == spy_plan(6, 6, [{"civilian": "a", "spy": "b"}], seed=1)
 
 
-def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, synthetic_copy):
+def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_root):
     from mas_agents.specs import BLOCKS, register_block
     from planners.cot import ChainOfThought
 
     if "my_cot" not in BLOCKS:   # the Python API: a custom block joins the grid by name
         register_block("my_cot", lambda: [ChainOfThought()])
-    kw = dict(out=tmp_path, data_root=synthetic_copy(magic_ids=(0, 1)), benches=["wellplay", "spy", "magic"], base="plain",
+    kw = dict(out=tmp_path, data_root=mixed_root, benches=["wellplay", "spy", "magic"], base="plain",
               blocks=["my_cot"], seeds=2, model=RuleChat(rule=any_game_player(vote_for=LANTERN_MURDERER)),
               script="Lantern", games=2, players=4, settings="0-1", rounds=1)
     res = run_ablate(**kw)
@@ -99,10 +99,10 @@ def test_a_typo_fails_before_anything_is_written(tmp_path, synthetic_root):
     assert not (tmp_path / "run" / "config.json").exists()
 
 
-def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, synthetic_root):
+def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, mixed_root):
     """Both real blocks together in Who is Spy and MAgIC: each block's private readings keep their
     own prompts (the fake fails on a pgm reading that lost the player's word)."""
-    res = run_ablate(out=tmp_path, data_root=synthetic_root, benches=["spy", "magic"], base="plain",
+    res = run_ablate(out=tmp_path, data_root=mixed_root, benches=["spy", "magic"], base="plain",
                      blocks=["player_star", "pgm"], model=RuleChat(rule=any_game_player()), games=2, players=4,
                      settings="0")
     spy = {r["variant"]: r for r in res["benches"]["spy"]["rows"]}

@@ -7,7 +7,7 @@ from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
 
-def test_all_scenarios_run_and_are_scored_from_events(tmp_path, synthetic_root):
+def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     played = []
 
     def counting_play(*a, **k):
@@ -15,7 +15,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, synthetic_root):
         played.append((k["scenario"], k["side"]))
         return play_magic_game(*a, **k)
 
-    kw = dict(data_root=synthetic_root, out=tmp_path, scenarios=parse_scenarios("all"), challenger="plain", defender="plain",
+    kw = dict(data_root=mixed_root, out=tmp_path, scenarios=parse_scenarios("all"), challenger="plain", defender="plain",
               settings="0", model=RuleChat(rule=magic_player()), replay_openings=True, play=counting_play)
     res = run_magic(**kw)
     assert sorted(played) == sorted([("chameleon", "chameleon"), ("chameleon", "non_chameleon"),
@@ -27,27 +27,29 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, synthetic_root):
     # the fake always defects and always contributes 10 (everyone equal: every round is a minimum)
     assert m["rationality"] == 1.0
     assert (c["pd_defections"], c["pd_choices"], c["pg_minimal"], c["pg_contributions"]) == (5, 5, 5, 5)
+    # (real setting 0: the chameleon is Player 3, the undercover Player 1)
     # it names itself right but always claims the first role listed (chameleon / undercover): right
-    # only where it holds that role (Player 2 as the chameleon, Player 3 as the undercover); every
+    # only where it holds that role (Player 3 as the chameleon, Player 1 as the undercover); every
     # player answers, only challenger seats count: 9 of 27 answers
     assert (c["self_awareness_correct"], c["self_awareness_answers"]) == (9, 27)
-    # everyone votes the first other player: of the 4 challenger votes against a hidden role only
-    # Player 1's vote for the chameleon (Player 2) is right
-    assert (c["correct_votes"], c["votes"]) == (1, 4)
-    # belief questions: 3 of 27 gold and 18 of 54 inter-player answers right, pooled: 21 / 81
-    assert (c["gold_hits"], c["gold_questions"], c["inter_hits"], c["inter_questions"]) == (3, 27, 18, 54)
-    # the hidden role wins both deduction games (Player 1 is accused each time): challengers win
-    # as chameleon / undercover, lose as non-chameleon / civilian; the three others are won
+    # everyone votes the first other player (P1 -> P2, P2 and P3 -> P1): of the 4 challenger votes
+    # against a hidden role, the two civilians' votes for the undercover (Player 1) are right, the
+    # non-chameleons' votes (P1 -> P2, P2 -> P1) are not
+    assert (c["correct_votes"], c["votes"]) == (2, 4)
+    # belief questions: 12 of 27 gold and 18 of 54 inter-player answers right, pooled: 30 / 81
+    assert (c["gold_hits"], c["gold_questions"], c["inter_hits"], c["inter_questions"]) == (12, 27, 18, 54)
+    # Player 1 is accused in both deduction games: a wrong player in Chameleon (the chameleon
+    # wins), the undercover in Undercover (the civilians win); the three others are won
     assert res["per_scenario"] == {"chameleon": {"chameleon": 1.0, "non_chameleon": 0.0},
-                                   "undercover": {"undercover": 1.0, "civilian": 0.0},
+                                   "undercover": {"undercover": 0.0, "civilian": 1.0},
                                    "cost_sharing": 1.0, "prisoners_dilemma": 1.0, "public_good": 1.0}
-    assert m == {"judgement": 0.25, "reasoning": pytest.approx(21 / 81), "deception": 1.0,
+    assert m == {"judgement": 0.5, "reasoning": pytest.approx(30 / 81), "deception": 0.5,
                  "self_awareness": pytest.approx(9 / 27), "cooperation": 1.0, "coordination": 1.0,
                  "rationality": 1.0, "win_rate": pytest.approx(5 / 7)}
     assert (tmp_path / "radar.png").stat().st_size > 1000
     report = (tmp_path / "report.md").read_text()
-    # tests/data has no magic/results/: no paper rows (see test_report_lists_the_paper_rows)
-    assert "| **ours: plain** | 71.4 | 25.0 | 25.9 | 100.0 | 33.3 | 100.0 | 100.0 | 100.0 |" in report
+    # the mixed root has no magic/results/: no paper rows (see test_report_lists_the_paper_rows)
+    assert "| **ours: plain** | 71.4 | 50.0 | 37.0 | 50.0 | 33.3 | 100.0 | 100.0 | 100.0 |" in report
     assert "(paper)" not in report
     # replayed openings: in the chameleon game where the challenger is the chameleon, defenders
     # seated before it replay the recorded clue
@@ -64,22 +66,22 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, synthetic_root):
         run_magic(**{**kw, "challenger": "plain+reasoning"})
 
 
-def test_events_follow_the_contract(tmp_path, synthetic_root):
-    run_magic(data_root=synthetic_root, out=tmp_path, scenarios=["undercover"], challenger="plain", defender="plain",
+def test_events_follow_the_contract(tmp_path, mixed_root):
+    run_magic(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain", defender="plain",
               settings="0", model=RuleChat(rule=magic_player()))
     ev = read_events(tmp_path / "games" / "undercover-civilian-s00" / "events.jsonl")
     setup = next(e for e in ev if e["kind"] == "setup")
     assert setup["visible_to"] == ["game"]            # ground truth is hidden from every player
-    assert setup["data"]["words"] == {"Player 1": "raincoat", "Player 2": "raincoat", "Player 3": "poncho"}
-    assert setup["data"]["challenger_seats"] == ["Player 1", "Player 2"]
+    assert setup["data"]["words"] == {"Player 1": "hood", "Player 2": "mask", "Player 3": "mask"}   # real setting 0
+    assert setup["data"]["challenger_seats"] == ["Player 2", "Player 3"]
     beliefs = [e for e in ev if e["kind"] == "belief"]
     assert len(beliefs) == 6 * 3 and all(e["visible_to"] == [e["actor"]] for e in beliefs)
     assert {e["data"]["clue_index"] for e in beliefs} == set(range(6))
     sa = [e for e in ev if e["kind"] == "self_awareness"]
     assert len(sa) == 18 and all(e["data"]["said_name"] == e["actor"] for e in sa)
     out = next(e for e in ev if e["kind"] == "outcome")["data"]
-    # all vote the first other player: P1 -> P2, P2 and P3 -> P1, a civilian: a wrong player accused
-    assert out == {"code": 1, "accused": "Player 1"}
+    # all vote the first other player: P1 -> P2, P2 and P3 -> P1, the undercover: caught
+    assert out == {"code": 0, "accused": "Player 1"}
 
 
 @pytest.mark.realdata
@@ -102,7 +104,7 @@ def test_bad_scenario():
         parse_scenarios("chess")
 
 
-def test_self_awareness_reads_the_exact_answer(tmp_path, synthetic_root):
+def test_self_awareness_reads_the_exact_answer(tmp_path, mixed_root):
     """A player who answers truthfully scores 1.0 (regression: "...not the chameleon" was read as
     "the chameleon" because both end the same way)."""
     import re as _re
@@ -117,7 +119,7 @@ def test_self_awareness_reads_the_exact_answer(tmp_path, synthetic_root):
         return base(messages)
 
     for side in ("non_chameleon", "chameleon"):
-        res = run_magic(data_root=synthetic_root, out=tmp_path / side, scenarios=["chameleon"], challenger="plain",
+        res = run_magic(data_root=mixed_root, out=tmp_path / side, scenarios=["chameleon"], challenger="plain",
                         defender="plain", settings="0", model=RuleChat(rule=truthful))
         assert res["metrics"]["self_awareness"] == 1.0
     ev = read_events(tmp_path / "chameleon" / "games" / "chameleon-chameleon-s00" / "events.jsonl")

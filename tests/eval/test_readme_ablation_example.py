@@ -1,5 +1,5 @@
 """The README's Python ablation example runs as printed (with a fake model in place of the
-embedded one, a temporary run directory, and the synthetic data with MAgIC settings 0 and 1)."""
+embedded one, a temporary run directory, the synthetic WellPlay script and word pairs beside the real MAgIC settings)."""
 
 import re
 from pathlib import Path
@@ -11,8 +11,8 @@ from tests.fakes import RuleChat, any_game_player
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_readme_custom_block_example_runs(tmp_path, monkeypatch, synthetic_copy):
-    root = synthetic_copy(magic_ids=(0, 1))
+def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
+    root = mixed_root
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
               if "register_block" in b]
     assert len(blocks) == 1, "README: expected one Python example with register_block"

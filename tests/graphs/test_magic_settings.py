@@ -2,7 +2,7 @@
 
 Known values come from ``<data>/magic/README.md`` (section "Schemas") and the setting files.
 Tests of the real settings are ``realdata`` tests (deselected when the datasets are not found);
-the loader itself is also tested on the synthetic settings in ``tests/data``.
+the loader's errors are also tested on files the tests write into a temporary folder.
 """
 
 import json
@@ -51,35 +51,6 @@ def test_parse_range_checks_scenario_ids():
     assert ms.parse_range("18-20", "public_good") == [18, 19, 20]
     with pytest.raises(ValueError, match="outside the chameleon settings"):
         ms.parse_range("18-20", "chameleon")
-
-
-# --------------------------------------------------------------------------- synthetic data
-
-@pytest.mark.parametrize("scenario,cls", [
-    ("chameleon", ms.ChameleonSetting), ("undercover", ms.UndercoverSetting), ("cost_sharing", ms.CostSharingSetting),
-    ("prisoners_dilemma", ms.PDSetting), ("public_good", ms.PGSetting),
-])
-def test_synthetic_setting_loads(synthetic_root, scenario, cls):
-    [s] = ms.load_settings(synthetic_root, scenario, "0")
-    assert isinstance(s, cls) and s.id == 0 and s == ms.load_setting(synthetic_root, scenario, 0)
-
-
-def test_synthetic_known_values(synthetic_root):
-    ch = ms.load_setting(synthetic_root, "chameleon", 0)
-    assert (ch.topic, ch.code, ch.chameleon) == ("Kitchen Tools", "Whisk", P2)
-    assert ch.roles == {P1: "non_chameleon", P2: "chameleon", P3: "non_chameleon"}
-    uc = ms.load_setting(synthetic_root, "undercover", 0)
-    assert uc.words == {P1: "raincoat", P2: "raincoat", P3: "poncho"} and uc.undercover == P3
-    cs = ms.load_setting(synthetic_root, "airportfee", 0)
-    assert cs.test_player == P2 and cs.fee == 1_000_000 == rules.COST_SHARING_FEE
-    assert cs.proposals == {P1: [30, 25, 45], P2: [45, 15, 40], P3: [45, 25, 30]}
-    assert rules.parse_split(cs.first_msg[P1]) == (30.0, 25.0, 45.0)
-    pd = ms.load_setting(synthetic_root, "prisoner", 0)
-    assert pd.test_player == P3 and pd.payoffs == {"cooperate": 4, "defect": 1, "one_defect": 6, "two_defect": 2}
-    pg = ms.load_setting(synthetic_root, "public_good", 0)
-    assert (pg.test_player, pg.rounds, pg.multiplier) == (P1, 5, 1.6)
-    with pytest.raises(FileNotFoundError, match="1.json"):
-        ms.load_setting(synthetic_root, "chameleon", 1)
 
 
 # --------------------------------------------------------------------------- real data
