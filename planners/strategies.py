@@ -39,31 +39,41 @@ def _lang(request) -> str:
     return request.context.get("lang", "en") if request.context.get("lang") in ("en", "zh") else "en"
 
 
+class _SpyAppend:
+    """A spy-only text appended to ``describe`` requests of games hosting the strategy ``name``."""
+
+    name: str
+
+    def text(self, request) -> str:
+        raise NotImplementedError
+
+    def contribute(self, agent, request) -> Contribution | None:
+        """An ``append`` on ``describe`` requests when the agent holds the game's hidden role, else None."""
+        if not _applies(self.name, request) or agent.persona.role != request.game.hidden_role:
+            return None
+        return Contribution(append=self.text(request), notes={"strategy": self.name})
+
+
 @dataclass
-class Attack:
+class Attack(_SpyAppend):
     """Spy only: append a prompt injection to every description (WiS §4.2, "attack")."""
 
     name: str = "attack"
 
-    def contribute(self, agent, request) -> Contribution | None:
-        """An ``append`` on ``describe`` requests when the agent is the spy, else None."""
-        if not _applies(self.name, request) or agent.persona.role != request.game.hidden_role:
-            return None
-        return Contribution(append=ATTACK_TEXT[_lang(request)], notes={"strategy": "attack"})
+    def text(self, request) -> str:
+        """:data:`ATTACK_TEXT` in the game's language."""
+        return ATTACK_TEXT[_lang(request)]
 
 
 @dataclass
-class Defense:
+class Defense(_SpyAppend):
     """Spy only: append a claim of being verified as a civilian (WiS §4.2, "defense")."""
 
     name: str = "defense"
 
-    def contribute(self, agent, request) -> Contribution | None:
-        """An ``append`` on ``describe`` requests when the agent is the spy, else None."""
-        if not _applies(self.name, request) or agent.persona.role != request.game.hidden_role:
-            return None
-        text = DEFENSE_TEXT[_lang(request)].format(role=request.game.hidden_role)
-        return Contribution(append=text, notes={"strategy": "defense"})
+    def text(self, request) -> str:
+        """:data:`DEFENSE_TEXT` in the game's language, naming the game's hidden role."""
+        return DEFENSE_TEXT[_lang(request)].format(role=request.game.hidden_role)
 
 
 def _applies(name: str, request) -> bool:

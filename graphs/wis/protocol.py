@@ -129,38 +129,39 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
     def check_health() -> dict[str, Any]:
         return response("ok")
 
-    @app.post("/agent/perceive")
-    def perceive(body: WisRequest) -> dict[str, Any]:
+    def handle(route: str, body: WisRequest, allowed: tuple[str, ...],
+               act: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
+        """Validate the body, run ``act`` under the lock and wrap its reply (None: no result) in
+        the envelope; every fault becomes ``success: false`` with a one-line ``errMsg``."""
         try:
-            req = to_request(body, STATUSES)
+            req = to_request(body, allowed)
         except ValueError as exc:
-            return response(None, success=False, err=f"perceive: {exc}")
+            return response(None, success=False, err=f"{route}: {exc}")
         try:
             with lock:
-                player = fresh_player() if req["status"] == "start" else current_player()
-                player.perceive(req)
+                reply = act(req)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
-            log.exception("WiS agent: perceive(%s) failed", req["status"])
-            return response(None, success=False, err=f"perceive {req['status']} failed: {type(exc).__name__}: {exc}")
-        return response(None)
-
-    @app.post("/agent/interact")
-    def interact(body: WisRequest) -> dict[str, Any]:
-        try:
-            req = to_request(body, INTERACT_STATUSES)
-        except ValueError as exc:
-            return response(None, success=False, err=f"interact: {exc}")
-        try:
-            with lock:
-                reply = current_player().interact(req)
-        except Exception as exc:  # noqa: BLE001 - reported to the caller
-            log.exception("WiS agent: interact(%s) failed", req["status"])
-            return response(None, success=False, err=f"interact {req['status']} failed: {type(exc).__name__}: {exc}")
+            log.exception("WiS agent: %s(%s) failed", route, req["status"])
+            return response(None, success=False, err=f"{route} {req['status']} failed: {type(exc).__name__}: {exc}")
+        if reply is None:
+            return response(None)
         if not isinstance(reply, dict):
-            return response(None, success=False, err=f"interact {req['status']}: player returned {type(reply).__name__}, "
+            return response(None, success=False, err=f"{route} {req['status']}: player returned {type(reply).__name__}, "
                                                    "not a response dict")
         # the player's own response minus local extras (``meta``)
         return response(reply.get("result"), success=bool(reply.get("success", True)), err=reply.get("errMsg"))
+
+    def perceive_one(req: dict[str, Any]) -> None:
+        player = fresh_player() if req["status"] == "start" else current_player()
+        player.perceive(req)
+
+    @app.post("/agent/perceive")
+    def perceive(body: WisRequest) -> dict[str, Any]:
+        return handle("perceive", body, STATUSES, perceive_one)
+
+    @app.post("/agent/interact")
+    def interact(body: WisRequest) -> dict[str, Any]:
+        return handle("interact", body, INTERACT_STATUSES, lambda req: current_player().interact(req))
 
     return app
 

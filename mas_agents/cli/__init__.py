@@ -43,7 +43,7 @@ def _add_spy() -> None:
     from mas_agents.cli.ablate import ablate
     app.command("ablate")(ablate)
 
-from mas_agents.cli.common import DataDir, console, remote_options, set_resume_hint  # noqa: E402
+from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli.common import data_root as _data_root
 from mas_agents.cli.common import fail as _fail
 from mas_agents.cli.common import progress as _progress
@@ -123,17 +123,17 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
 def mmg_run(
     script: str = typer.Option(..., help="Script display name (\"Sin\", \"Death Wears White\") or id (\"131\")."),
     agent: str = typer.Option("plain", help="Agent spec for the non-murderer characters."),
-    model: str = typer.Option("local", help="local | local:/path/model.gguf | openai:MODEL"),
+    model: str = Model,
     rounds: int = typer.Option(3, min=0, help="Rounds of open questioning."),
     questions: int = typer.Option(1, min=0, help="Questions each player asks per round."),
-    seed: int = typer.Option(0),
-    lang: str = typer.Option("en", help="en or zh"),
+    seed: int = Seed,
+    lang: str = Lang,
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/mmg-<script>-<time>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the interrupted game in --out."),
     script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
     dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Play one murder-mystery game on a WellPlay script."""
     _logging(verbose)
@@ -193,16 +193,16 @@ def wellplay_eval(
     method: str = typer.Option(..., help="session | pp | op | always_a | random"),
     run: Optional[Path] = typer.Option(None, help="Game directory (for --method session)."),
     script: str = typer.Option("all", help="Script name or id, or all."),
-    lang: str = typer.Option("en"),
-    model: str = typer.Option("local"),
-    seed: int = typer.Option(0),
+    lang: str = Lang,
+    model: str = Model,
+    seed: int = Seed,
     runs: int = typer.Option(1, min=1, help="Evaluation passes (mean and std reported)."),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep upstream option order (position-biased keys)."),
     scoring: str = typer.Option("strict", help="strict | upstream"),
     out: Optional[Path] = typer.Option(None),
     script_budget: int = typer.Option(None), dialogue_budget: int = typer.Option(None),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Score a method on WellPlay questions."""
     _logging(verbose)
@@ -243,13 +243,13 @@ def wellplay_compare(
                                 help="Comma-separated: pp, op, always_a, random and agent specs (plain, player_star, ...)."),
     script: str = typer.Option("Sin", help="Script name or id, or all."),
     seeds: int = typer.Option(1, min=1, help="Seeds 0..N-1; each seed = one game per method and one option shuffle."),
-    model: str = typer.Option("local"),
+    model: str = Model,
     rounds: int = typer.Option(3, min=0), questions: int = typer.Option(1, min=0),
-    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
-    lang: str = typer.Option("en"),
+    concurrency: Optional[int] = Concurrency,
+    lang: str = Lang,
     out: Optional[Path] = typer.Option(None, help="Run directory; rerun the same command with it to resume."),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     _logging(verbose)

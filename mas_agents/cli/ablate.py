@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli.common import remote_options
+from mas_agents.cli.common import Concurrency, Model, Verbose, remote_options
 
 
 @remote_options
@@ -19,19 +19,19 @@ def ablate(
     base: str = typer.Option("plain", help="Base agent spec."),
     blocks: str = typer.Option("player_star,pgm", help="Blocks switched on and off (every subset is a variant)."),
     seeds: int = typer.Option(2, min=1, help="WellPlay seeds."),
-    model: str = typer.Option("local"),
+    model: str = Model,
     script: str = typer.Option("Sin", help="WellPlay script."),
     games: int = typer.Option(4, min=1, help="Who-is-Spy games per variant."),
     settings: str = typer.Option("0-1", help="MAgIC setting ids."),
     rounds: int = typer.Option(3, min=0, help="Murder-mystery questioning rounds."),
-    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    concurrency: Optional[int] = Concurrency,
     speak_timeout: Optional[float] = typer.Option(
         None, "--speak-timeout", min=0,
         help="Who-is-Spy speaking limit in seconds, a block's readings included (default: none, so that "
              "extra model calls on a slow machine are not fouls)."),
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/ablate-<args>; rerun to resume)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir"),
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
     result.json and figures with n and 95 % intervals for every number."""

@@ -113,6 +113,12 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
+# Options shared by the game commands (one definition, one help text).
+Model = typer.Option("local", help="Default model: local | local:/path/model.gguf | openai:MODEL")
+Seed = typer.Option(0, help="Random seed (roles, words, option shuffles).")
+Lang = typer.Option("en", help="en or zh")
+Concurrency = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1).")
+Verbose = typer.Option(False, "-v", "--verbose", help="INFO-level logging.")
 
 
 def data_root(data_dir: Optional[Path]) -> Path:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli.common import remote_options
+from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, remote_options
 
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
                         no_args_is_help=True)
@@ -23,12 +23,12 @@ def run(
     settings: Optional[str] = typer.Option(None, help="Setting ids, e.g. 0-1 or 0,3,5-7 (default: all)."),
     replay_openings: bool = typer.Option(False, "--replay-openings", help="Defenders seated before the challenger "
                                                                           "replay the setting's recorded round-1 clues."),
-    model: str = typer.Option("local", help="Default model: local | local:/path.gguf | openai:MODEL"),
-    seed: int = typer.Option(0),
-    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    model: str = Model,
+    seed: int = Seed,
+    concurrency: Optional[int] = Concurrency,
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/magic-<args>; rerun to resume)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (holds magic/)."),
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     from mas_agents.cli import common as cli

@@ -22,11 +22,13 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli.common import remote_options, set_resume_hint
+from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, remote_options, set_resume_hint
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds whoisspy/); else $MAS_DATA_DIR, else ../shared/datasets.")
+Players = typer.Option(6, help="Seats (3-9).")
+SpeakTimeout = typer.Option(10.0, help="Seconds to describe before it counts as a foul.")
 Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_HOME or ~/.local/share/mas-agents/wis.sqlite).")
 
 
@@ -53,16 +55,16 @@ def _specs(text: str) -> list[str]:
 @spy_app.command("play")
 @remote_options
 def play(
-    players: int = typer.Option(6, help="Seats (3-9)."),
+    players: int = Players,
     agents: str = typer.Option("plain", help="Comma-separated seat specs; cycled over the seats."),
     pair: Optional[str] = typer.Option(None, help="CIVILIAN/SPY words, e.g. tea/coffee (default: drawn from the dataset)."),
-    lang: str = typer.Option("en", help="en or zh"),
-    model: str = typer.Option("local", help="Default model: local | local:/path.gguf | openai:MODEL"),
-    seed: int = typer.Option(0),
-    speak_timeout: float = typer.Option(10.0, help="Seconds to describe before it counts as a foul."),
+    lang: str = Lang,
+    model: str = Model,
+    seed: int = Seed,
+    speak_timeout: float = SpeakTimeout,
     out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
     cli = _cli()
@@ -103,16 +105,16 @@ def play(
 def tournament(
     agents: str = typer.Option(..., help="Comma-separated agent specs or URLs."),
     games: int = typer.Option(..., min=1, help="Games to play (a multiple of the number of agents balances the spy role)."),
-    players: int = typer.Option(6, help="Seats per game (3-9)."),
-    lang: str = typer.Option("en"),
-    model: str = typer.Option("local"),
-    seed: int = typer.Option(0),
-    speak_timeout: float = typer.Option(10.0),
-    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    players: int = Players,
+    lang: str = Lang,
+    model: str = Model,
+    seed: int = Seed,
+    speak_timeout: float = SpeakTimeout,
+    concurrency: Optional[int] = Concurrency,
     db: Optional[Path] = Db,
     out: Optional[Path] = typer.Option(None, help="Where game directories go (default runs/spy-<tournament id>)."),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
     cli = _cli()
@@ -162,16 +164,16 @@ def experiment(
     subject: str = typer.Option(..., help="Baseline spec of the tested agent (the strategy block is added to it)."),
     others: str = typer.Option("plain", help="Spec of every other seat."),
     games: int = typer.Option(..., min=1),
-    players: int = typer.Option(6),
-    lang: str = typer.Option("en"),
-    model: str = typer.Option("local"),
-    seed: int = typer.Option(0),
-    speak_timeout: float = typer.Option(10.0),
-    concurrency: Optional[int] = typer.Option(None, min=1, help="Games/cells at once (default: --max-connections when every model is remote, else 1)."),
+    players: int = Players,
+    lang: str = Lang,
+    model: str = Model,
+    seed: int = Seed,
+    speak_timeout: float = SpeakTimeout,
+    concurrency: Optional[int] = Concurrency,
     db: Optional[Path] = Db,
     out: Optional[Path] = typer.Option(None, help="Directory for report.md and the games (default runs/spy-exp-<kind>)."),
     data_dir: Optional[Path] = DataDir,
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
     cli = _cli()
@@ -216,9 +218,9 @@ def serve_agent(
     port: int = typer.Option(7860),
     host: str = typer.Option("127.0.0.1"),
     model: str = typer.Option("local", help="Model for a spec without @MODEL."),
-    lang: str = typer.Option("en"),
+    lang: str = Lang,
     calls: Optional[Path] = typer.Option(None, help="Where to record LLM calls (default: not kept)."),
-    verbose: bool = typer.Option(False, "-v", "--verbose"),
+    verbose: bool = Verbose,
 ) -> None:
     """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
     /agent/interact, /agent/getModelName, /agent/checkHealth)."""
