@@ -173,15 +173,36 @@ def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
             raise ParseError(f"the shares sum to {sum(shares):g}, not 100")
         return tuple(shares), reasoning
     if kind == "form":
-        answers = {}
-        reasoning = ""
-        for i, (tag, choices) in enumerate(request.fields or []):
-            value, before = tagged_field(text, tag)
-            answers[tag] = match_choice(value, choices)
-            if i == 0:
-                reasoning = before
+        answers, errors, reasoning = form_fields(request, text)
+        if errors:
+            more = f" (and {len(errors) - 1} more field(s))" if len(errors) > 1 else ""
+            raise ParseError(errors[0] + more)
         return answers, reasoning
     raise ParseError(f"no parser for action kind {kind!r}")
+
+
+def form_fields(request: ActionRequest, text: str) -> tuple[dict[str, str], list[str], str]:
+    """Read each field of a ``form`` reply on its own: the last line ``<tag>: <choice>`` per
+    field, its choice matched strictly (:func:`match_choice`).
+
+    Returns:
+        ``(answers, errors, reasoning)``: tag -> choice for the fields given in format, one
+        error per field that was not (``"<tag>: <why>"``), and the text before the first
+        field's line.
+    """
+    answers: dict[str, str] = {}
+    errors: list[str] = []
+    reasoning = ""
+    for i, (tag, choices) in enumerate(request.fields or []):
+        try:
+            value, before = tagged_field(text, tag)
+            answers[tag] = match_choice(value, choices)
+        except ParseError as exc:
+            errors.append(f"{tag}: {exc}")
+            continue
+        if i == 0:
+            reasoning = before
+    return answers, errors, reasoning
 
 
 def _clean_free_text(value: str) -> str:

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
-from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
+from mas_agents.actions import Action, ActionRequest, ParseError, form_fields, parse_reply
 from mas_agents.errors import CallFailed
 from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
@@ -265,8 +265,11 @@ class Agent:
                           attempts=attempt, call_ids=call_ids, errors=errors, reasoning=reasoning)
         self.stats[f"invalid_{request.kind}"] += 1
         log.warning("%s: %s abstained after a re-prompt: %s", self.name, request.kind, errors[-1])
+        partial = form_fields(request, text)[0] if request.kind == "form" else {}
+        if request.kind == "form":   # the fields still unreadable are the caller's "unknown"
+            self.stats["unknown_form_fields"] += len(request.fields or []) - len(partial)
         return Action(kind=request.kind, actor=self.name, value=None, raw=text, valid=False,
-                      attempts=2, call_ids=call_ids, errors=errors)
+                      attempts=2, call_ids=call_ids, errors=errors, partial=partial)
 
     def act_avoiding(self, request: ActionRequest, words: Iterable[str], *, phase: str | None = None) -> tuple[Action, bool]:
         """Answer a free-text ``request``; if the reply says one of ``words`` (whole words,

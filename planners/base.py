@@ -132,6 +132,9 @@ class Action:
         call_ids: ids of those calls in ``llm_calls.jsonl``.
         errors: the parse error of each failed attempt.
         reasoning: the text before the tagged line (the chain of thought), if any.
+        partial: for an invalid ``form``: tag -> choice of the fields that the last reply did
+            give in format (one strict ``Tag: choice`` line each); the others stayed unreadable
+            after the re-prompt. Empty otherwise (a valid form's answers are ``value``).
     """
 
     kind: str
@@ -143,6 +146,7 @@ class Action:
     call_ids: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     reasoning: str = ""
+    partial: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -116,49 +116,56 @@ def polite_player(vote_for: str | None = None) -> Callable[[list[BaseMessage]], 
     return rule
 
 
-#: A phrase of each PLAYER* sensor's question -> sensor (how :func:`star_rule` recognises it).
-SENSOR_PHRASES = {
-    "How do you feel about": "emotion",
-    "have a motive": "motivation",
-    "have the opportunity": "opportunity",
-    "how likely are you to learn": "information",
-}
+#: The reply-line label of each PLAYER* sensor (planners.player_star.sensors.FIELD) -> sensor.
+SENSOR_LABELS = {"emotion": "emotion", "motive": "motivation", "opportunity": "opportunity",
+                 "information": "information"}
 #: What :func:`star_rule` answers for a sensor its table does not fill.
 SENSOR_DEFAULTS = {"emotion": "Neutral", "motivation": "No", "opportunity": "No", "information": "Medium"}
 _ASSESS = re.compile(r"Private assessment \(not said aloud\) of (.+?) in connection with the death of (.+?)\.\n")
+_FIELD = re.compile(r"^(.+?) (emotion|motive|opportunity|information)(?: \((.+)\))?: <one of: (.+)>$", re.M)
 
 
-def parse_sensor_prompt(text: str):
-    """(sensor, character, victim) of a PLAYER* sensor prompt, or None."""
+def parse_sensor_form(text: str, single_victim: str | None = None):
+    """``[(tag, sensor, character, victim), ...]`` of a PLAYER* reading pass (one ``form`` prompt),
+    or None when ``text`` is not one."""
     m = _ASSESS.search(text)
-    if not m:
+    if not m or "End with exactly these lines" not in text:
         return None
-    for phrase, sensor in SENSOR_PHRASES.items():
-        if phrase in text:
-            return sensor, m.group(1), m.group(2)
-    return None
+    out = []
+    for f in _FIELD.finditer(text):
+        char, label, victim = f.group(1), f.group(2), f.group(3) or m.group(2)
+        tag = f"{char} {label}" + (f" ({f.group(3)})" if f.group(3) else "")
+        out.append((tag, SENSOR_LABELS[label], char, victim))
+    return out or None
 
 
-def star_rule(table=None, vote_for=None, log=None) -> Callable[[list[BaseMessage]], str]:
-    """A fake PLAYER* player: sensor prompts are answered from ``table`` (character -> sensor ->
-    option; a callable ``table()`` is re-read at every call so a test can change it between
-    rounds; missing entries use :data:`SENSOR_DEFAULTS`); any other ``Choice`` prompt with its
-    first option; everything else as :func:`polite_player` (which raises on what it does not know).
-    ``log`` (a list) receives ``(sensor, character, victim)`` per sensor call."""
+def star_rule(table=None, vote_for=None, log=None, passes=None, garble=()) -> Callable[[list[BaseMessage]], str]:
+    """A fake PLAYER* player: reading passes (one ``form`` prompt with a line per character and
+    sensor) are answered from ``table`` (character -> sensor -> option; a callable ``table()`` is
+    re-read at every call so a test can change it between rounds; missing entries use
+    :data:`SENSOR_DEFAULTS`); any other ``Choice`` prompt with its first option; everything else
+    as :func:`polite_player` (which raises on what it does not know).
+
+    ``log`` (a list) receives ``(sensor, character, victim)`` per line asked; ``passes`` (a list)
+    one list of those per call. ``garble``: tags ``"<character> <label>"`` whose line is always
+    written off its options (so it stays unreadable after the re-prompt)."""
     base = polite_player(vote_for)
 
     def rule(messages):
         last = str(messages[-1].content)
         first_user = str(messages[1].content) if len(messages) > 1 else last
+        fields = parse_sensor_form(first_user)
+        if fields:
+            t = table() if callable(table) else (table or {})
+            asked = [(sensor, c, v) for _, sensor, c, v in fields]
+            if log is not None:
+                log.extend(asked)
+            if passes is not None:
+                passes.append(asked)
+            lines = [f"{tag}: " + ("maybe" if tag in garble else t.get(c, {}).get(sensor, SENSOR_DEFAULTS[sensor]))
+                     for tag, sensor, c, v in fields]
+            return "I weigh what I know about each of them.\n" + "\n".join(lines)
         if '"Choice: ..."' in last or '"Choice: ..."' in first_user:
-            parsed = parse_sensor_prompt(first_user)
-            if parsed:
-                sensor, c, v = parsed
-                if log is not None:
-                    log.append(parsed)
-                t = table() if callable(table) else (table or {})
-                value = t.get(c, {}).get(sensor, SENSOR_DEFAULTS[sensor])
-                return f"I weigh what I know about {c}.\nChoice: {value}"
             return "Choice: " + numbered(first_user)[0]
         return base(messages)
     return rule
@@ -177,16 +184,25 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
 
     def rule(messages):
         last = str(messages[-1].content)
-        if "End with exactly these lines" in last:   # PLAYER* clue sensors: judge the hint code
+        if "How well does each clue fit YOUR word" in last:   # pgm reading pass: the same hint code test
+            word = _grab(r'Your own secret word is "([^"]+)"', last, "wis_player", messages)
+            code = zlib.crc32(word.encode()) % 997
+            clues = dict(re.findall(r'^- (.+?) gave this clue: "(.*)"$', last, re.M))
+            lines = []
+            for tag in re.findall(r"^(.+?): <one of: fits, neutral, odd>$", last, re.M):
+                m = re.search(r"hint-(\d+)", clues[tag])     # KeyError: a line for a clue not shown
+                lines.append(f"{tag}: " + ("fits" if m and int(m.group(1)) == code else "odd"))
+            return "\n".join(lines)
+        if "End with exactly these lines" in last:   # PLAYER* clue sensors: judge each hint code
             word = _grab(r'your word "([^"]+)"', last, "wis_player", messages)
             code = zlib.crc32(word.encode()) % 997
-            m = re.search(r"hint-(\d+)", last)
-            fits = "Fits" if m and int(m.group(1)) == code else "Does not fit"
-            return f"Specific: Specific\nFits my word: {fits}\nCopies others: No"
-        if "How well does this clue fit YOUR word" in last:   # pgm clue-fit reading: the same hint code test
-            word = _grab(r'Your own secret word is "([^"]+)"', last, "wis_player", messages)
-            m = re.search(r"hint-(\d+)", last)
-            return "Choice: fits" if m and int(m.group(1)) == zlib.crc32(word.encode()) % 997 else "Choice: odd"
+            clues = dict(re.findall(r'^- (.+?): "(.*)"$', last, re.M))
+            lines = []
+            for who, label in re.findall(r"^(.+?) (Specific|Fits my word|Copies others): <one of", last, re.M):
+                m = re.search(r"hint-(\d+)", clues[who])      # KeyError: a line for a clue not shown
+                fits = "Fits" if m and int(m.group(1)) == code else "Does not fit"
+                lines.append(f"{who} {label}: " + {"Specific": "Specific", "Fits my word": fits, "Copies others": "No"}[label])
+            return "\n".join(lines)
         everything = "\n".join(str(m.content) for m in messages)
         name = _grab(r"You are (Player \d+)", everything, "wis_player", messages)
         word = _grab(r'Your word is "([^"]+)"', everything, "wis_player", messages)
@@ -215,11 +231,11 @@ def magic_player(pd_move: str = "defect", contribution: int = 10) -> Callable[[l
     plays ``pd_move`` and contributes ``contribution``."""
     def rule(messages):
         last = str(messages[-1].content)
+        if "How well does each clue fit" in last:   # pgm reading pass: every clue fits
+            return "\n".join(f"{t}: fits" for t in re.findall(r"^(.+?): <one of: fits, neutral, odd>$", last, re.M))
         if "Private assessment" in last and "End with exactly these lines" in last:   # clue sensors
             tags = re.findall(r"^(.+?): <one of: (.+)>$", last, re.M)
             return "\n".join(f"{t}: {opts.split(', ')[0]}" for t, opts in tags)
-        if "How well does this clue fit" in last:   # pgm clue-fit reading
-            return "Choice: fits"
         me = _grab(r"You are (Player \d)", last, "magic_player", messages)
         if '"Choice: ..."' in last:
             choices = numbered(last)

@@ -10,7 +10,7 @@ pgmpy itself is imported only when a network is first built.
 """
 
 from planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
-from planners.pgm.block import PGMBlock, fit_prompt
+from planners.pgm.block import PGMBlock, reading_request
 from planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
                                 pg_payoff_fn)
 
@@ -27,7 +27,7 @@ __all__ = [
     "PGMBlock",
     "TwoHopBelief",
     "VOTE_RATIO",
-    "fit_prompt",
+    "reading_request",
     "pd_payoff_fn",
     "pg_level",
     "pg_payoff_fn",

@@ -7,16 +7,19 @@ The block keeps exact Bayesian-network beliefs and puts them in the prompt:
   role, updated from public clues (read lazily, see below), votes and vote counts;
 * investigation games (the murder mystery): the same belief about who the murderer is, updated from every other
   character's ``introduce`` and ``answer`` statements, each read like a clue
-  (:func:`statement_prompt`: fits = open and consistent, odd = evasive, contradictory, motive or
+  (:func:`reading_request`: fits = open and consistent, odd = evasive, contradictory, motive or
   chance). Before any observation the block shows nothing (a uniform prior's "most likely" would
   only be the first seat);
 * repeated-move games (``GameInfo.moves``: prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
   learned from each revealed round (``pd_reveal`` / ``pg_reveal``).
 
 Clue readings are model calls, made only when needed: :meth:`PGMBlock.on_event` queues each new
-clue of another player, and the next :meth:`PGMBlock.contribute` reads the queue with one strict
-``agent.choose(prompt, ["fits", "neutral", "odd"], purpose="pgm_fit")`` per clue, showing the
-agent's own word / topic from ``request.context`` (keys ``word`` / ``topic``) when known.
+clue (or statement) of another player, and the next :meth:`PGMBlock.contribute` on a request of
+:data:`READ_ON` (vote, ask, a WellPlay question) reads the whole queue in ONE strict ``form`` call (:func:`reading_request`: a line ``<speaker>: fits|neutral|odd``
+per item), showing the agent's own word / topic from ``request.context`` (keys ``word`` /
+``topic``) when known. Each reading is a private ``pgm_reading`` event; seeing its own event again
+(a resumed game, the WellPlay session evaluation rebuilt from the game's events) the block takes
+the reading and never reads that statement twice.
 
 On every action the block emits a private ``belief_table`` planning event (the summary as
 content, the JSON table as data) and returns the summary as prompt context. On a ``vote`` it also
@@ -42,59 +45,90 @@ import threading
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from planners.base import UNSPECIFIED, Action, Contribution, GameInfo
+from planners.base import UNSPECIFIED, Action, ActionRequest, Contribution, GameInfo
 from planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
 from planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
 
 FIT_CHOICES = list(SCALES["fit"])
 
-FIT_PROMPT = {
+#: The requests before which the queued clues / statements are read: the ones that judge the
+#: others (whom to vote for, whom to question; a WellPlay question after the game). Any other
+#: request is shown the belief as it stands, so a Who-is-Spy round costs one reading call, not
+#: one per action (PLAYER* §4, Table A5: gameplay calls are the cost compared).
+READ_ON = ("vote", "ask", "mcq")
+
+#: The texts of a reading pass (one ``form`` call for every queued clue or statement). Ours.
+READ_PROMPT = {
     "en": {
-        "clue": '{subject} gave this clue: "{clue}"',
+        "head": "Private assessment (not said aloud) of what the others said.",
         "word": 'Your own secret word is "{word}".',
         "topic": 'The topic is "{topic}".',
-        "ask_word": ("How well does this clue fit YOUR word? fits = clearly about your word; neutral = vague, "
+        "clue": '- {tag} gave this clue: "{text}"',
+        "statement": '- {tag} said: "{text}"',
+        "ask_word": ("How well does each clue fit YOUR word? fits = clearly about your word; neutral = vague, "
                      "could be about it; odd = seems to be about a different word."),
-        "ask_topic": ("You do not know the secret word. How well does this clue fit the topic and the other clues? "
+        "ask_topic": ("You do not know the secret word. How well does each clue fit the topic and the other clues? "
                       "fits = plausible for the shared word; neutral = vague; odd = looks off."),
+        "ask_statement": ("You are finding out who killed {victims}. Judged by each statement alone, how does its "
+                          "speaker look? fits = consistent and open, nothing to hide; neutral = tells nothing either "
+                          "way; odd = evasive, contradicts known facts, or has a motive or chance to kill."),
+        "victim": "the victim", "and": " and ",
     },
     "zh": {
-        "clue": "{subject} 的描述：“{clue}”",
+        "head": "私下评估（不说出口）其他人说的话。",
         "word": "你自己的秘密词语是“{word}”。",
         "topic": "主题是“{topic}”。",
-        "ask_word": "这条描述与你的词语有多吻合？fits = 明显在说你的词；neutral = 含糊，可能是；odd = 像在说另一个词。",
-        "ask_topic": "你不知道秘密词语。这条描述与主题和其他描述有多吻合？fits = 合理；neutral = 含糊；odd = 不对劲。",
+        "clue": "- {tag} 的描述：“{text}”",
+        "statement": "- {tag} 说：“{text}”",
+        "ask_word": "每条描述与你的词语有多吻合？fits = 明显在说你的词；neutral = 含糊，可能是；odd = 像在说另一个词。",
+        "ask_topic": "你不知道秘密词语。每条描述与主题和其他描述有多吻合？fits = 合理；neutral = 含糊；odd = 不对劲。",
+        "ask_statement": ("你在查明谁杀了{victims}。仅凭每句话，说话的人看起来如何？fits = 一致坦诚，没有隐瞒；"
+                          "neutral = 看不出什么；odd = 回避、与已知事实矛盾，或有杀人动机或机会。"),
+        "victim": "死者", "and": "、",
     },
 }
 
 
-#: Murder mystery: how one statement (an introduction or an answer) bears on the hidden role.
-STATEMENT_PROMPT = {
-    "en": ('{subject} said: "{text}"\nYou are finding out who killed {victims}. Judged by this statement alone, '
-           "how does {subject} look? fits = consistent and open, nothing to hide; neutral = tells nothing either way; "
-           "odd = evasive, contradicts known facts, or has a motive or chance to kill."),
-    "zh": "{subject} 说：“{text}”\n你在查明谁杀了{victims}。仅凭这句话，{subject} 看起来如何？fits = 一致坦诚，没有隐瞒；"
-          "neutral = 看不出什么；odd = 回避、与已知事实矛盾，或有杀人动机或机会。",
-}
+def reading_request(items: list[Mapping[str, Any]], *, word: str = "", topic: str = "", victims: list[str] | None = None,
+                    lang: str = "en", actor: str = "", game: GameInfo | None = None) -> ActionRequest:
+    """The one ``form`` request that reads every queued clue or statement.
 
+    Args:
+        items: queued ``{"subject", "clue", "statement"?}`` dicts, in order (non-empty).
+        word, topic: the agent's own word / the topic, when known (word games).
+        victims: the victims (murder mystery statements).
+        lang: ``en`` or ``zh`` (other values: ``en``).
 
-def statement_prompt(subject: str, text: str, victims: list[str], lang: str = "en") -> str:
-    """The prompt of one murder-mystery statement reading (same three readings as a clue)."""
-    sep = "、" if lang == "zh" else " and "
-    return STATEMENT_PROMPT.get(lang, STATEMENT_PROMPT["en"]).format(
-        subject=subject, text=text[:600], victims=sep.join(victims) or ("死者" if lang == "zh" else "the victim"))
+    Returns:
+        A private ``form`` request with one field per item, tag = the speaker's name (``Name (2)``
+        for their second item), choices ``fits / neutral / odd`` (:data:`FIT_CHOICES`).
 
-
-def fit_prompt(subject: str, clue: str, word: str = "", topic: str = "", lang: str = "en") -> str:
-    """The prompt of one clue-fit reading."""
-    t = FIT_PROMPT.get(lang, FIT_PROMPT["en"])
-    lines = [t["clue"].format(subject=subject, clue=clue)]
-    if word:
+    Raises:
+        ValueError: no items.
+    """
+    if not items:
+        raise ValueError("a reading pass needs at least one clue or statement")
+    t = READ_PROMPT.get(lang, READ_PROMPT["en"])
+    seen: Counter = Counter()
+    tags = []
+    for it in items:
+        seen[it["subject"]] += 1
+        tags.append(it["subject"] if seen[it["subject"]] == 1 else f'{it["subject"]} ({seen[it["subject"]]})')
+    lines = [t["head"]]
+    statements = any(it.get("statement") for it in items)
+    if word and not statements:
         lines.append(t["word"].format(word=word))
-    if topic:
+    if topic and not statements:
         lines.append(t["topic"].format(topic=topic))
-    lines.append(t["ask_word"] if word else t["ask_topic"])
-    return "\n".join(lines)
+    lines += [t["statement" if it.get("statement") else "clue"].format(tag=tag, text=str(it["clue"])[:600])
+              for tag, it in zip(tags, items)]
+    if statements:
+        lines.append(t["ask_statement"].format(victims=t["and"].join(victims or []) or t["victim"]))
+    else:
+        lines.append(t["ask_word"] if word else t["ask_topic"])
+    kw = {"game": game} if game is not None else {}
+    return ActionRequest(kind="form", actor=actor, prompt="\n".join(lines), fields=[(tag, list(FIT_CHOICES)) for tag in tags],
+                         context={"private": True, "purpose": "pgm_read", "lang": lang}, **kw)
 
 
 def _seen_by(event: Mapping[str, Any]) -> list[str] | None:
@@ -127,6 +161,7 @@ class PGMBlock:
         self.predictor: MovePredictor | None = None
         self.queue: list[dict[str, Any]] = []  # clues waiting for a reading
         self.readings: list[dict[str, Any]] = []  # readings made (for the table)
+        self.read_keys: set[tuple] = set()  # (subject, clue, round) of every item read
         self.pending_out: list[str] = []  # voted out; dropped once the game goes on
         self.named_votes: dict[int, Counter] = {}  # round -> targets of votes seen by name
         self.word = ""
@@ -193,10 +228,14 @@ class PGMBlock:
             if pred is not None:
                 pred.update(row)
             return
-        if kind not in ("clue", "describe", "vote", "vote_result", "introduce", "answer"):
+        if kind not in ("clue", "describe", "vote", "vote_result", "introduce", "answer", "pgm_reading"):
             return
         belief = self._belief(agent)
         if belief is None:
+            return
+        if kind == "pgm_reading":
+            if actor == agent.name:
+                self._replay_reading(belief, data, list(event.get("llm_call_ids") or []))
             return
         players = belief.players
         if kind in ("introduce", "answer"):   # investigation game: a statement is read like a clue
@@ -230,27 +269,52 @@ class PGMBlock:
 
     # -- readings ----------------------------------------------------------------------------
     def read_queue(self, agent: Any, request: Any) -> int:
-        """Read every queued clue with one ``choose`` call each; returns the readings made."""
+        """Read every queued clue or statement in ONE ``form`` call (:func:`reading_request`; a
+        re-prompt after a malformed reply, a line still unreadable after it counts as no
+        reading); emits one private ``pgm_reading`` event per item; returns the readings made."""
         belief = self._belief(agent)
         if belief is None or not self.queue:
             return 0
-        ctx = request.context
-        lang = ctx.get("lang", "en")
+        lang = request.context.get("lang", "en")
+        items, self.queue = self.queue, []
+        req = reading_request(items, word=self.word, topic=self.topic, lang=lang, actor=agent.name,
+                              victims=list(getattr(agent.persona, "victims", None) or []),
+                              game=getattr(request, "game", None))
+        action = agent.act(req, phase="gameplay")
+        values = action.value if action.valid else action.partial
         made = 0
-        while self.queue:
-            item = self.queue.pop(0)
-            prompt = (statement_prompt(item["subject"], item["clue"],
-                                       list(getattr(agent.persona, "victims", None) or []), lang)
-                      if item.get("statement") else fit_prompt(item["subject"], item["clue"], self.word, self.topic, lang))
-            action = agent.choose(prompt, FIT_CHOICES, purpose="pgm_fit", context={"lang": lang})
-            value = action.value if action.value in FIT_CHOICES else None
-            self.readings.append({"subject": item["subject"], "round": item["round"], "clue": item["clue"],
-                                  "reading": value, "call_ids": list(getattr(action, "call_ids", []) or [])})
-            if value is None:
-                continue
-            belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
-            made += 1
+        for (tag, _), item in zip(req.fields, items):
+            value = values.get(tag)
+            made += self._apply(belief, item, value if value in FIT_CHOICES else None, list(action.call_ids))
+            agent.emit("pgm_reading", f"{item['subject']}: {value or 'unreadable'}",
+                       data={"subject": item["subject"], "clue": item["clue"], "round": item["round"],
+                             "reading": self.readings[-1]["reading"]},
+                       round=item["round"], llm_call_ids=list(action.call_ids))
         return made
+
+    def _apply(self, belief: TwoHopBelief, item: Mapping[str, Any], value: str | None, call_ids: list[str]) -> int:
+        """Record one reading (None: unreadable) and update the belief; 1 if it counted, else 0."""
+        self.readings.append({"subject": item["subject"], "round": item["round"], "clue": item["clue"],
+                              "reading": value, "call_ids": call_ids})
+        self.read_keys.add((item["subject"], item["clue"], item["round"]))
+        if value is None:
+            return 0
+        belief.observe_reading(item["subject"], value, observer_can_see=item["seen_by"])
+        return 1
+
+    def _replay_reading(self, belief: TwoHopBelief, data: Mapping[str, Any], call_ids: list[str]) -> None:
+        """An own ``pgm_reading`` event seen again (a resumed game, or the WellPlay session
+        evaluation rebuilding the agent from the game's events): take the reading instead of
+        reading the statement again."""
+        key = (data.get("subject"), data.get("clue"), data.get("round"))
+        if key in self.read_keys:
+            return
+        item = next((it for it in self.queue if (it["subject"], it["clue"], it["round"]) == key), None)
+        if item is None:
+            return
+        self.queue.remove(item)
+        value = data.get("reading")
+        self._apply(belief, item, value if value in FIT_CHOICES else None, call_ids)
 
     # -- contributing ------------------------------------------------------------------------
     def contribute(self, agent: Any, request: Any) -> Contribution | None:
@@ -278,7 +342,7 @@ class PGMBlock:
             return None
         ctx = request.context
         lang = ctx.get("lang", "en")
-        n_read = self.read_queue(agent, request)
+        n_read = self.read_queue(agent, request) if request.kind in READ_ON else 0
         table = {"model": "hidden_role", **belief.table(), "readings": list(self.readings),
                  "new_readings": n_read, "request": request.kind}
         if not belief.observations:

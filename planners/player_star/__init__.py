@@ -8,7 +8,7 @@ An agent's PLAYER* planning is split into blocks that share ONE
 block (module)                     what it does
 =================================  ==========================================================
 :class:`SensorNotes` (sensors)      sensor readings (emotion, motivation, opportunity,
-                                    information value; one ``choose`` call each) shown at votes
+                                    information value; one ``form`` call per pass) shown at votes
 :class:`Questioning` (questioning)  picks whom to question from the suspect list
                                     (suspicion × information / (1 + times asked))
 :class:`Pruner` (pruner)            refines the suspect list per victim after each round;
@@ -35,7 +35,7 @@ from planners.player_star.questioning import (
     Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )
 from planners.player_star.relations import RelationMap, agent_relation_summary, relation_summary
-from planners.player_star.sensors import SensorNotes, read_sensor, read_sensors, sensor_prompt
+from planners.player_star.sensors import SensorNotes, batch_request, read_batch
 from planners.player_star.state import (
     SENSORS, UNKNOWN, PlayerStarConfig, PlayerStarState, SensorReading, SensorSpec, find_state,
 )
@@ -43,7 +43,7 @@ from planners.player_star.state import (
 __all__ = [
     "PlayerStarConfig", "PlayerStarState", "SensorReading", "SensorSpec", "SENSORS", "UNKNOWN",
     "SensorNotes", "Questioning", "Pruner", "RelationMap", "PruneDecision", "DeductionSensors", "WORD_SENSORS",
-    "player_star_blocks", "find_state", "read_sensor", "read_sensors", "sensor_prompt",
+    "player_star_blocks", "find_state", "read_batch", "batch_request",
     "suspicion_score", "information_weight", "target_scores", "choose_target", "weakest_point",
     "judge", "decide_suspects", "relation_summary", "agent_relation_summary",
 ]

@@ -13,8 +13,10 @@ fit             does it fit my word (or topic)?          Fits / Partly / Does no
 copying         does it copy or echo earlier clues?      Yes / No
 ==============  =======================================  ===================================
 
-All sensors of one clue are read in ONE ``form`` model call (one line per sensor), through
-:meth:`mas_agents.agent.Agent.act` (strict parsing, one re-prompt, ``unknown`` after that).
+All sensors of every clue heard since the agent last voted are read in ONE ``form`` model call
+before its vote (one line per clue and sensor, e.g. ``Player 3 Fits my word: Partly``), through
+:meth:`mas_agents.agent.Agent.act` (strict parsing, one re-prompt, ``unknown`` for a line still
+unreadable after it; the lines in format are kept).
 The **suspicion** of a player is the mean over their clues of
 ``fit_score + 0.5 * vague_score + 0.5 * copying`` (fit: Fits 0, Partly 0.5, Does not fit 1;
 specificity: Specific 0, Somewhat 0.5, Vague 1; copying: Yes 1, No 0; unknown readings count
@@ -113,14 +115,15 @@ class DeductionSensors:
                 self._queue.append({"player": event["actor"], "text": text, "round": event.get("round", 0)})
 
     def contribute(self, agent: Any, request: Any) -> Contribution | None:
-        """Read queued clues (one ``form`` call each), prune, and at votes show the readings and
-        narrow the choices to the suspect list."""
-        if not request.game.word_clues:   # (its own clue readings are private: Agent.act never asks the block)
+        """On a vote (the readings serve it, so they are read then: one call per round): read the
+        queued clues (one ``form`` call for all of them), prune, show the readings and narrow the
+        choices to the suspect list. Other requests: None, no call."""
+        if not request.game.word_clues or request.kind != "vote":   # (own readings: Agent.act never asks the block)
             return None
         sensors = tuple(self.sensors or WORD_SENSORS)
         self._read_queue(agent, request, sensors)
         scores = {p: suspicion(rs, sensors) for p, rs in self.readings.items() if p != agent.name and p not in self.out}
-        if request.kind == "vote" and request.choices:   # only the living candidates (voted out / fouled drop)
+        if request.choices:   # only the living candidates (voted out / fouled drop)
             scores = {p: s for p, s in scores.items() if p in request.choices}
         if self.pruner:
             new = prune(scores, self.margin, self.max_suspects)
@@ -131,7 +134,7 @@ class DeductionSensors:
                                  "scores": {p: round(s, 3) for p, s in scores.items()}},
                            round=request.context.get("round", 0))
                 self.suspects = new
-        if request.kind != "vote" or not scores:
+        if not scores:
             return None
         lines = [f"- {p}: suspicion {scores[p]:.2f} from {len(self.readings[p])} clue(s); last: "
                  + ", ".join(f"{s} {self.readings[p][-1].get(s, '?')}" for s in sensors)
@@ -144,21 +147,31 @@ class DeductionSensors:
         return Contribution(context=ctx, choices=choices, notes={"scores": scores, "suspects": self.suspects})
 
     def _read_queue(self, agent: Any, request: Any, sensors: tuple[str, ...]) -> None:
+        """Read every queued clue in ONE ``form`` call (a line per clue and sensor); a line still
+        unreadable after the re-prompt reads ``unknown``."""
         queue, self._queue = self._queue, []
+        if not queue:
+            return
         word = request.context.get("word")
         topic = request.context.get("topic")
         mine = (f'your word "{word}"' if word else f'the topic "{topic}"' if topic else "your word")
-        for c in queue:
-            fields = [(CLUE_SENSORS[s][0] if s != "fit" else "Fits " + ("my word" if word else "the topic"),
-                       list(CLUE_SENSORS[s][1])) for s in sensors]
-            req = ActionRequest(kind="form", actor=agent.name, fields=fields,
-                                prompt=(f'Private assessment (not said aloud) of a clue by {c["player"]}: "{c["text"]}".\n'
-                                        f"Judge it against {mine}: how specific is it, does it fit, and does it copy "
-                                        f"earlier clues?"),
-                                context={"purpose": "clue_sensors", "private": True}, game=request.game)
-            act = agent.act(req, phase="gameplay")
-            values = act.value if act.valid else {}
-            reading = {s: values.get(f[0], "unknown") for s, f in zip(sensors, fields)}
+        labels = [CLUE_SENSORS[s][0] if s != "fit" else "Fits " + ("my word" if word else "the topic") for s in sensors]
+        seen: dict[str, int] = {}
+        names = []
+        for c in queue:       # a player's second queued clue gets its own lines ("Player 2 (clue 2) ...")
+            seen[c["player"]] = seen.get(c["player"], 0) + 1
+            names.append(c["player"] if seen[c["player"]] == 1 else f'{c["player"]} (clue {seen[c["player"]]})')
+        fields = [(f"{name} {label}", list(CLUE_SENSORS[s][1])) for name in names for s, label in zip(sensors, labels)]
+        clues = "\n".join(f'- {name}: "{c["text"]}"' for name, c in zip(names, queue))
+        req = ActionRequest(kind="form", actor=agent.name, fields=fields,
+                            prompt=(f"Private assessment (not said aloud) of the new clues:\n{clues}\n"
+                                    f"Judge each against {mine}: how specific is it, does it fit, and does it copy "
+                                    f"earlier clues?"),
+                            context={"purpose": "clue_sensors", "private": True}, game=request.game)
+        act = agent.act(req, phase="gameplay")
+        values = act.value if act.valid else act.partial
+        for name, c in zip(names, queue):
+            reading = {s: values.get(f"{name} {label}", "unknown") for s, label in zip(sensors, labels)}
             self.readings.setdefault(c["player"], []).append(reading)
             agent.emit("sensor", f"{c['player']}: " + ", ".join(f"{s} {v}" for s, v in reading.items()),
                        data={"player": c["player"], "clue": c["text"], "reading": reading, "valid": act.valid},

@@ -9,12 +9,14 @@ characters outside it are re-checked when new dialogue about them arrives.
 
 Pass per victim at the end of round r (:class:`Pruner.on_round_end`):
 
-1. **Suspects** — read every sensor of ``config.sensor_list`` on each current suspect (cached per
-   round: nothing is read twice).
+1. **Suspects** — every sensor of ``config.sensor_list`` on each current suspect, re-read only
+   when dialogue from or about them was heard since their last reading
+   (:meth:`PlayerStarState.has_news`); otherwise their readings stand.
 2. **Outsiders** — a character outside the list is re-checked only if dialogue from or about them
-   was heard since they were last read (:meth:`PlayerStarState.has_news`). The cheap re-check
-   reads the two decisive sensors, motivation and opportunity (2 calls); only if one of them reads
-   Yes are the remaining sensors read, so the outsider is judged on equal terms.
+   was heard since they were last read, on every sensor, so it is judged on equal terms.
+
+   Steps 1 and 2 for every victim are ONE reading pass: one ``form`` model call
+   (:func:`planners.player_star.sensors.read_batch`), none when nobody has news.
 3. **Verdict** per candidate (:func:`judge`), on its latest known readings (a new "unknown" does
    not erase an earlier value):
 
@@ -51,11 +53,8 @@ from typing import Any, Mapping
 
 from planners.base import Contribution
 from planners.player_star.questioning import suspicion_score
-from planners.player_star.sensors import read_sensors
+from planners.player_star.sensors import read_batch
 from planners.player_star.state import UNKNOWN, PlayerStarState
-
-#: The sensors the re-check of an outsider reads first.
-DECISIVE = ("motivation", "opportunity")
 
 
 def judge(profile: Mapping[str, str], was_suspect: bool) -> tuple[bool, str]:
@@ -171,10 +170,9 @@ def decide_suspects(old: list[str], profiles: Mapping[str, Mapping[str, str]], o
 class Pruner:
     """Block: the PLAYER* pruner (module docstring) and the vote restriction.
 
-    Model calls per round end, per victim, with n suspects and m outsiders with new dialogue
-    (+1 per malformed reply): ``len(sensor_list) × n + 2 × m + (len(sensor_list) − 2) × (outsiders
-    whose re-check reads a Yes)``. For 4 players and 1 victim (3 other characters) that is 12 at
-    the end of round 1 and at most 12 after any round.
+    Model calls per round end: one reading pass for all victims (+1 after a malformed reply), none
+    when no suspect and no outsider has new dialogue. For 4 players and 1 victim (3 other
+    characters) the pass has at most 3 × 4 = 12 lines.
 
     Args:
         state: the agent's shared PLAYER* state.
@@ -191,24 +189,13 @@ class Pruner:
         """Run one pruning pass per victim after questioning round ``round``."""
         st = self.state.ensure(agent)
         st.completed = max(st.completed, int(round))
-        sensors = list(st.config.sensor_list)
-        decisive = [s for s in DECISIVE if s in sensors]
-        rest = [s for s in sensors if s not in decisive]
+        lists = {v: list(st.suspects.get(v) or st.others()) for v in st.victims}
+        outsiders = {v: [c for c in st.others() if c not in lists[v] and st.has_news(c, v)] for v in st.victims}
+        read_batch(agent, st, [(c, v) for v in st.victims for c in lists[v] + outsiders[v] if st.has_news(c, v)],
+                   round=round)
         for victim in st.victims:
-            old = list(st.suspects.get(victim) or st.others())
-            profiles: dict[str, dict[str, str]] = {}
-            for c in old:
-                read_sensors(agent, st, sensors, c, victim, round=round)
-                st.mark_checked(c, victim)
-                profiles[c] = st.profile(c, victim)
-            for c in st.others():
-                if c in old or not st.has_news(c, victim):
-                    continue
-                first = read_sensors(agent, st, decisive, c, victim, round=round)
-                if any(r.value == "Yes" for r in first.values()):
-                    read_sensors(agent, st, rest, c, victim, round=round)
-                st.mark_checked(c, victim)
-                profiles[c] = st.profile(c, victim)
+            old = lists[victim]
+            profiles = {c: st.profile(c, victim) for c in old + outsiders[victim]}
             decision = decide_suspects(old, profiles, st.players, max_suspects=st.config.max_suspects, me=st.me)
             self.last[victim] = decision
             if not decision.changed:

@@ -35,10 +35,13 @@ Rules (pure functions, no model):
   question prompt asks to probe loopholes and contradictions and to name the victim; the order is
   ours (opportunity is the objective fact, §C.5).
 
-The block (:class:`Questioning`) reads the question sensors (emotion, motivation, opportunity) on
-every current suspect that has no reading in this epoch (at most once per pair per round; after
-the first round the pruner has already read them all, so an ask usually costs no sensor call),
-emits a ``target_choice`` event with every score, and narrows the ask to the chosen target.
+The block (:class:`Questioning`) scores the suspects on their latest readings, emits a
+``target_choice`` event with every score, and narrows the ask to the chosen target. With the
+pruner on it reads nothing itself: the pruner's pass after every round reads the suspects
+(upstream ``constraints_space`` reads the sensors after each round too), so the first round's
+asks have no readings yet and cycle through the suspects in seat order, as upstream questions
+every suspect in round one. With the pruner off it reads, in one call, the suspects never read
+or with new dialogue since their last reading.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from planners.base import Contribution
-from planners.player_star.sensors import read_sensors, readings_summary
-from planners.player_star.state import SENSORS, UNKNOWN, PlayerStarState
+from planners.player_star.sensors import read_batch, readings_summary
+from planners.player_star.state import UNKNOWN, PlayerStarState
 
 #: Points per reading (see the module docstring).
 YES_NO_POINTS = {"Yes": 1.0, "No": 0.0, UNKNOWN: 0.5}
@@ -133,15 +136,14 @@ def weakest_point(character: str, victim: str, profile: Mapping[str, str]) -> st
 class Questioning:
     """Block: on an ``ask`` request, pick the character to question from the suspect list.
 
-    Steps: (1) read the question sensors (emotion, motivation, opportunity, if in
-    ``config.sensor_list`` and ``config.sensors``) on every suspect lacking a reading this epoch;
-    (2) score the suspects that are legal choices (:func:`target_scores`); (3) emit
+    Steps: (1) with ``config.sensors`` on and ``config.pruner`` off, read every sensor of
+    ``config.sensor_list`` on the suspects never read or with new dialogue (one call); (2) score the suspects that are legal choices (:func:`target_scores`); (3) emit
     ``target_choice`` (data: round, target, victim, scores, suspects); (4) return
     ``Contribution(choices=[target], context=<readings about the target>,
     instructions=<ask about the weakest point>)``.
 
-    Model calls per ask: 0 when every suspect was read this epoch (after the pruner), otherwise one
-    per missing (sensor, suspect, victim) reading (+1 per malformed reply).
+    Model calls per ask: 0 with the pruner on (it reads after each round); otherwise 0 or 1 (+1
+    after a malformed reply).
 
     Args:
         state: the agent's shared PLAYER* state.
@@ -161,13 +163,13 @@ class Questioning:
         if not pool:
             return None
         cfg = st.config
-        qsensors = [s for s in cfg.sensor_list if SENSORS[s].for_questioning] if cfg.sensors else []
+        pairs = [(c, v) for c in pool for v in ([v for v in st.victims if c in st.suspects.get(v, [])]
+                                                or list(st.victims))]
+        if cfg.sensors and not cfg.pruner:
+            read_batch(agent, st, [(c, v) for c, v in pairs if st.has_news(c, v)], round=rnd)
         profiles: dict[str, dict[str, dict[str, str]]] = {}
-        for c in pool:
-            victims = [v for v in st.victims if c in st.suspects.get(v, [])] or list(st.victims)
-            for v in victims:
-                read_sensors(agent, st, qsensors, c, v, round=rnd)
-                profiles.setdefault(c, {})[v] = st.profile(c, v)
+        for c, v in pairs:
+            profiles.setdefault(c, {})[v] = st.profile(c, v)
         scores = target_scores(pool, profiles, st.asked, use_readings=cfg.sensors)
         target = choose_target(scores, st.players)
         victim = scores[target]["victim"] or (st.victims[0] if st.victims else "the victim")

@@ -31,24 +31,21 @@ class SensorSpec:
         name: our key (``emotion``, ``motivation``, ``opportunity``, ``information``).
         label: how the reading is named in summaries shown to the model.
         choices: the legal readings, in the order shown to the model.
-        for_questioning: read when choosing whom to question (upstream ``question_ask`` = 1);
-            ``information`` is read by the pruner only (upstream ``question_ask`` = 0).
     """
 
     name: str
     label: str
     choices: tuple[str, ...]
-    for_questioning: bool
 
 
 #: The four sensors of PLAYER* Appendix C.5. Upstream names them sentiment, motivation,
 #: suspicion and information value; "suspicion" there means whether the character objectively had
 #: the opportunity to commit the crime, hence our name ``opportunity``.
 SENSORS: dict[str, SensorSpec] = {
-    "emotion": SensorSpec("emotion", "your feeling towards them", ("Positive", "Neutral", "Negative"), True),
-    "motivation": SensorSpec("motivation", "motive", ("Yes", "No"), True),
-    "opportunity": SensorSpec("opportunity", "opportunity", ("Yes", "No"), True),
-    "information": SensorSpec("information", "information value of more questions", ("High", "Medium", "Low"), False),
+    "emotion": SensorSpec("emotion", "your feeling towards them", ("Positive", "Neutral", "Negative")),
+    "motivation": SensorSpec("motivation", "motive", ("Yes", "No")),
+    "opportunity": SensorSpec("opportunity", "opportunity", ("Yes", "No")),
+    "information": SensorSpec("information", "information value of more questions", ("High", "Medium", "Low")),
 }
 
 
@@ -102,9 +99,10 @@ class SensorReading:
         round: the game round in which it was read (0 = before the first round).
         evidence: the retrieval query that selected the script/dialogue excerpts the model saw,
             then the model's stated reason (if any), e.g. ``"query: Bob and Vic: ...; reason: ..."``.
-        call_ids: ids of the model calls (``llm_calls.jsonl``); 1, or 2 after a re-prompt.
-        epoch: rounds completed when it was read; the cache key is ``(epoch, sensor, character,
-            victim)``, so a sensor is read at most once per pair between two round ends.
+        call_ids: ids of the model calls (``llm_calls.jsonl``) of the reading pass that took it
+            (one ``form`` call for every reading of the pass; 2 after a re-prompt).
+        epoch: rounds completed when it was read; the store key is ``(epoch, sensor, character,
+            victim)``, so the readings of earlier rounds are kept beside the new ones.
     """
 
     sensor: str
@@ -141,7 +139,7 @@ class PlayerStarState:
             events, so a resumed game rebuilds it).
         completed: questioning rounds completed (from ``round_end`` events and round hooks).
         news: character -> count of dialogue events this agent heard from or about them.
-        checked: (victim, character) -> ``news[character]`` when the pruner last read them.
+        checked: (victim, character) -> ``news[character]`` when the pair was last read.
         graph: the relationship map (a ``networkx.Graph``) or None when relations are off.
     """
 
@@ -194,10 +192,6 @@ class PlayerStarState:
         return self.completed
 
     # -- readings --------------------------------------------------------------------------------
-    def cached(self, sensor: str, character: str, victim: str) -> SensorReading | None:
-        """The reading of this epoch, if already taken."""
-        return self.readings.get((self.epoch, sensor, character, victim))
-
     def store(self, reading: SensorReading) -> None:
         """Keep ``reading`` (replacing one with the same key) and, for emotion readings, note it
         on the relationship map."""
@@ -234,12 +228,14 @@ class PlayerStarState:
         return [c for c in self.players if c in union]
 
     def has_news(self, character: str, victim: str) -> bool:
-        """True if dialogue from or about ``character`` arrived since the pruner last read them
-        for ``victim`` (or they were never read)."""
+        """True if dialogue from or about ``character`` arrived since they were last read for
+        ``victim`` (or they were never read)."""
         last = self.checked.get((victim, character))
         return last is None or self.news[character] > last
 
     def mark_checked(self, character: str, victim: str) -> None:
+        """Note that (character, victim) was read now: :meth:`has_news` is False until new
+        dialogue from or about ``character`` arrives."""
         self.checked[(victim, character)] = self.news[character]
 
     # -- events ----------------------------------------------------------------------------------
@@ -275,6 +271,8 @@ class PlayerStarState:
                     return
                 if r.key not in self.readings:
                     self.readings[r.key] = r
+                    # replayed in order, so the news heard so far is what it was when read
+                    self.checked[(r.victim, r.character)] = self.news[r.character]
                     if self.graph is not None and r.sensor == "emotion":
                         from planners.player_star import relation_graph as relations
                         relations.note_emotion(self.graph, self.me, r)

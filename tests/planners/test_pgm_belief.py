@@ -244,7 +244,9 @@ def test_public_good_levels_and_payoff():
 
 # -- the planner block -------------------------------------------------------------------------
 class FakeAgent:
-    """persona + emit + a scripted choose (reading per clue text)."""
+    """persona + emit + a scripted ``act`` for reading passes: each line's reading is the value of
+    the first ``readings`` key found in that item's prompt line ("neutral" when none; a None value
+    leaves the line unreadable). Raises on any other request."""
 
     def __init__(self, name="A", players=ABC, readings=None, role="civilian", game=UNSPECIFIED):
         self.persona = SimpleNamespace(name=name, players=list(players), role=role)
@@ -257,10 +259,19 @@ class FakeAgent:
     def emit(self, kind, content, *, data=None, round=0, llm_call_ids=()):
         self.emitted.append({"kind": kind, "content": content, "data": data, "round": round})
 
-    def choose(self, prompt, choices, *, purpose=None, context=None, **_):
-        self.calls.append({"prompt": prompt, "choices": list(choices), "purpose": purpose})
-        value = next((v for k, v in self.readings.items() if k in prompt), "neutral")
-        return Action("choose", self.name, value, raw=f"Choice: {value}", call_ids=[f"c{len(self.calls)}"])
+    def act(self, request, *, phase=None):
+        assert request.kind == "form" and request.context.get("private"), f"unexpected request {request}"
+        self.calls.append({"prompt": request.prompt, "fields": list(request.fields),
+                           "purpose": request.context.get("purpose")})
+        values = {}
+        for tag, _ in request.fields:
+            line = next(x for x in request.prompt.splitlines() if x.startswith(f"- {tag} "))
+            value = next((v for k, v in self.readings.items() if k in line), "neutral")
+            if value is not None:
+                values[tag] = value
+        valid = len(values) == len(request.fields)
+        return Action("form", self.name, values if valid else None, raw="", valid=valid, attempts=1 if valid else 2,
+                      call_ids=[f"c{len(self.calls)}"], partial={} if valid else values)
 
 
 def ev(kind, actor, content="", round=1, visible_to=("*",), **data):
@@ -279,26 +290,34 @@ def test_clues_are_read_lazily_at_the_next_action():
     blk.on_event(agent, ev("clue", "C", "ignored", text="it barks"))
     blk.on_event(agent, ev("describe", "A", "my own clue"))  # never read
     assert agent.calls == [] and len(blk.queue) == 2
-    req = ActionRequest(kind="describe", actor="A", prompt="Describe.", game=GAME["wis"], context={"word": "apple"})
+    describe = ActionRequest(kind="describe", actor="A", prompt="Describe.", game=GAME["wis"], context={"word": "apple"})
+    blk.contribute(agent, describe)          # describing needs no reading: none is made
+    assert agent.calls == [] and len(blk.queue) == 2
+    agent.emitted.clear()
+    req = ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"], game=GAME["wis"],
+                        context={"word": "apple"})
     c = blk.contribute(agent, req)
-    assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
-    assert all(x["choices"] == ["fits", "neutral", "odd"] for x in agent.calls)
-    assert '"apple"' in agent.calls[0]["prompt"] and "a red fruit" in agent.calls[0]["prompt"]
+    assert [x["purpose"] for x in agent.calls] == ["pgm_read"]        # both clues in one call
+    assert agent.calls[0]["fields"] == [("B", ["fits", "neutral", "odd"]), ("C", ["fits", "neutral", "odd"])]
+    assert '"apple"' in agent.calls[0]["prompt"] and '- B gave this clue: "a red fruit"' in agent.calls[0]["prompt"]
     assert blk.queue == [] and blk.belief.most_likely(among=["B", "C"]) == "C"
-    (e,) = agent.emitted
+    r1, r2, e = agent.emitted
+    assert (r1["kind"], r1["data"]["subject"], r1["data"]["reading"]) == ("pgm_reading", "B", "fits")
+    assert (r2["kind"], r2["data"]["subject"], r2["data"]["reading"]) == ("pgm_reading", "C", "odd")
     assert e["kind"] == "belief_table" and e["content"] == c.context
     data = json.loads(json.dumps(e["data"]))
     assert data["new_readings"] == 2 and data["posterior"]["C"] > data["posterior"]["B"]
-    assert "Bayesian-network belief" in c.context and c.action is None
+    assert "Bayesian-network belief" in c.context and c.action is None and "Most likely: C" in c.context
     blk.contribute(agent, req)  # nothing new to read
-    assert len(agent.calls) == 2 and len(agent.emitted) == 2
+    assert len(agent.calls) == 1 and len(agent.emitted) == 4
 
 
 def test_topic_only_prompt_and_invalid_reading_is_skipped():
     agent = FakeAgent(readings={"x": None})
     blk = PGMBlock()
     blk.on_event(agent, ev("clue", "B", "x"))
-    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", game=GAME["chameleon"], context={"topic": "Fruit"}))
+    blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="p", choices=["B", "C"], game=GAME["chameleon"],
+                                        context={"topic": "Fruit"}))
     assert '"Fruit"' in agent.calls[0]["prompt"] and "do not know the secret word" in agent.calls[0]["prompt"]
     assert blk.belief.observations == [] and blk.readings[0]["reading"] is None
 
@@ -345,8 +364,8 @@ def test_murder_mystery_statements_are_read_like_clues():
     blk.on_event(agent, ev("answer", "A", "my own answer"))   # never read
     # the agent's game (an investigation game) tells the block to read statements before any request
     c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"round": 1}))
-    assert [x["purpose"] for x in agent.calls] == ["pgm_fit", "pgm_fit"]
-    assert "who killed Vic" in agent.calls[0]["prompt"] and '"I was asleep all night."' in agent.calls[0]["prompt"]
+    assert [x["purpose"] for x in agent.calls] == ["pgm_read"]
+    assert "who killed Vic" in agent.calls[0]["prompt"] and '- B said: "I was asleep all night."' in agent.calls[0]["prompt"]
     assert blk.belief.most_likely() == "C" and "Bayesian-network belief" in c.context
     assert blk.belief.posterior()["A"] == 0   # a civilian knows it is not the murderer
 
@@ -404,15 +423,14 @@ def test_reentrant_reading_call_gets_no_contribution():
     blk = PGMBlock()
 
     class Reentrant(FakeAgent):
-        def choose(self, prompt, choices, *, purpose=None, context=None, **kw):
-            inner = ActionRequest(kind="choose", actor=self.name, prompt=prompt, choices=list(choices),
-                                  context={**(context or {}), "purpose": purpose})
-            assert blk.contribute(self, inner) is None  # what Agent.act would ask the block
-            return super().choose(prompt, choices, purpose=purpose, context=context)
+        def act(self, request, *, phase=None):
+            assert blk.contribute(self, request) is None  # were the block asked about its own reading
+            return super().act(request, phase=phase)
 
     agent = Reentrant()
     blk.on_event(agent, ev("describe", "B", "clue"))
-    blk.contribute(agent, ActionRequest(kind="describe", actor="A", prompt="p", game=GAME["wis"], context={}))
+    blk.contribute(agent, ActionRequest(kind="vote", actor="A", prompt="p", choices=["B", "C"], game=GAME["wis"],
+                                        context={}))
     assert len(agent.calls) == 1
 
 
@@ -450,16 +468,18 @@ def test_cost_sharing_without_a_model_passes():
                                                game=GAME["cost_sharing"], context={})) is None
 
 
-def test_with_a_real_agent_the_reading_is_one_strict_choose_call():
+def test_with_a_real_agent_the_readings_are_one_strict_form_call():
     from mas_agents.accounting import AccountedModel, CallRecorder
     from mas_agents.agent import Agent, Persona
     from tests.fakes import RuleChat
 
     def rule(messages):
         last = str(messages[-1].content)
-        if '"Choice: ..."' in last:
-            return "Choice: odd"
-        return "Vote: C"
+        if "End with exactly these lines" in last:
+            return "B: fits\nC: odd"
+        if '"Vote: ..."' in last:
+            return "Vote: C"
+        raise AssertionError(f"unexpected prompt: {last[-200:]}")
 
     rec = CallRecorder(None)
     persona = Persona("A", "WiS", "civilian", players=ABC, system="You play Who is Spy.")
@@ -468,8 +488,10 @@ def test_with_a_real_agent_the_reading_is_one_strict_choose_call():
     act = agent.act(ActionRequest(kind="vote", actor="A", prompt="Vote.", choices=["B", "C"],
                                   game=GAME["wis"], context={"word": "apple"}))
     assert act.value == "C"
-    assert [c.purpose for c in rec.calls()] == ["pgm_fit#1", "pgm_fit#1", "vote#1"]
-    (e,) = agent.drain_events()
+    assert [c.purpose for c in rec.calls()] == ["pgm_read#1", "vote#1"]
+    r1, r2, e = agent.drain_events()
+    assert [r1["kind"], r1["data"]["reading"], r2["data"]["reading"]] == ["pgm_reading", "odd", "fits"]
+    assert r1["llm_call_ids"] == r2["llm_call_ids"] == [rec.calls()[0].call_id]
     assert e["kind"] == "belief_table" and e["visible_to"] == ["A"] and e["data"]["new_readings"] == 2
 
 
@@ -480,9 +502,9 @@ def test_parallel_votes_of_one_agent_both_see_every_reading():
     import time
 
     class Slow(FakeAgent):
-        def choose(self, prompt, choices, **kw):
+        def act(self, request, **kw):
             time.sleep(0.05)
-            return super().choose(prompt, choices, **kw)
+            return super().act(request, **kw)
 
     agent = Slow(players=["A", "B", "C"], readings={"said": "odd"})
     agent.persona.victims = ["V1", "V2"]
@@ -499,5 +521,33 @@ def test_parallel_votes_of_one_agent_both_see_every_reading():
         t.start()
     for t in threads:
         t.join()
-    assert len(agent.calls) == 3   # each statement read once
+    assert len(agent.calls) == 1 and len(agent.calls[0]["fields"]) == 3   # each statement read once
     assert all(c is not None and "Most likely: B" in c.context for c in out.values())
+
+
+def test_own_readings_seen_again_are_taken_not_read_again():
+    """A resumed game or the WellPlay session evaluation rebuilds the agent from the game's events:
+    its own ``pgm_reading`` events give the readings back, so no statement is read twice."""
+    said = [ev("introduce", "B", "I was asleep all night.", round=0), ev("answer", "C", "None of your business.", round=1)]
+    agent = FakeAgent(readings={"asleep": "fits", "business": "odd"}, game=GAME["mmg"])
+    agent.persona.victims = ["Vic"]
+    blk = PGMBlock()
+    for e in said:
+        blk.on_event(agent, e)
+    blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"round": 1}))
+    assert len(agent.calls) == 1
+    own = [make_event(phase="planning", actor="A", kind="pgm_reading", content=e["content"], round=e["round"],
+                      visible_to=["A"], data=e["data"]) for e in agent.emitted if e["kind"] == "pgm_reading"]
+    assert [e["data"]["reading"] for e in own] == ["fits", "odd"]
+    for e in own:                        # the live block sees its own events later: nothing changes
+        blk.on_event(agent, e)
+    assert len(blk.readings) == 2
+    again = FakeAgent(readings={}, game=GAME["mmg"])     # would read "neutral" if it were asked
+    again.persona.victims = ["Vic"]
+    fresh = PGMBlock()
+    for e in said + own:
+        fresh.on_event(again, e)
+    c = fresh.contribute(again, ActionRequest(kind="mcq", actor="A", prompt="Who?", choices=["x", "y"], context={}))
+    assert again.calls == [] and fresh.queue == []
+    assert fresh.belief.posterior() == pytest.approx(blk.belief.posterior())
+    assert "Bayesian-network belief" in c.context

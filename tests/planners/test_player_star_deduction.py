@@ -63,7 +63,10 @@ def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path
     # of a five-way tie, which is no evidence, so its ballot keeps all five candidates
     assert all(ballots[p] == ["Player 2"] for p in ballots if p != "Player 2")
     assert len(ballots["Player 2"]) == 5
-    assert rec["llm"]["calls"] == 6 + 30 + 6
+    # one reading call per player and round, before its vote, for all five clues; none while describing
+    assert rec["llm"]["calls"] == 6 + 6 + 6
+    assert [len({tuple(e["llm_call_ids"]) for e in sensors if e["actor"] == f"Player {i}"}) for i in range(1, 7)] == [1] * 6
+    assert all(len(e["llm_call_ids"]) == 1 for e in sensors)
 
 
 def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
@@ -110,5 +113,8 @@ def test_voted_out_players_leave_the_suspect_list_for_good():
     odd = {"specificity": "Specific", "fit": "Does not fit", "copying": "No"}
     block = DeductionSensors(readings={"Player 2": [odd], "Player 3": [odd]})
     block.on_event(Me(), {"kind": "vote_result", "actor": "game", "data": {"out": "Player 2"}})
-    block.contribute(Me(), ActionRequest(kind="describe", actor="Player 1", prompt="Describe.", game=GAME["wis"], context={}))
+    assert block.contribute(Me(), ActionRequest(kind="describe", actor="Player 1", prompt="Describe.",
+                                                game=GAME["wis"], context={})) is None   # no reading, no change
+    block.contribute(Me(), ActionRequest(kind="vote", actor="Player 1", prompt="Vote.", choices=["Player 2", "Player 3"],
+                                         game=GAME["wis"], context={}))
     assert block.suspects == ["Player 3"]

@@ -96,17 +96,18 @@ def test_sensor_calls_per_ask_and_round_end(tmp_path):
         by_epoch = {}
         for e in sensors:
             by_epoch[e["data"]["epoch"]] = by_epoch.get(e["data"]["epoch"], 0) + 1
-        # round-1 ask: 3 question sensors x 3 suspects; end of round 1: 4 sensors x 3 suspects;
-        # round-2 ask and the vote: nothing (cached)
-        assert by_epoch[0] == 9 and by_epoch[1] == 12
-        # end of round 2: Bob's 4 sensors + 2 per outsider who was heard from or about in round 2:
-        # in round 2 only Bob (x3) and Ann (asked by Bob) answered, so Cid and Dee re-check Ann
-        assert by_epoch[2] == {"Ann": 4, "Cid": 6, "Dee": 6}[p]
+        # round-1 ask: no reading (the pruner reads after each round); end of round 1: one pass,
+        # 4 sensors x 3 suspects; round-2 ask and the vote: nothing
+        assert 0 not in by_epoch and by_epoch[1] == 12
+        # end of round 2: Bob's 4 sensors + 4 per outsider heard from or about in round 2: in
+        # round 2 only Bob (x3) and Ann (asked by Bob) answered, so Cid and Dee re-check Ann
+        assert by_epoch[2] == {"Ann": 4, "Cid": 8, "Dee": 8}[p]
         mine = [c for c in calls if c["actor"] == p]
-        choose = [c for c in mine if c["purpose"].startswith("sensor.")]
-        assert len(choose) == len(sensors)
-        assert len(mine) - len(choose) == 1 + 2 + 1 + sum(1 for e in events if e["kind"] == "answer" and e["actor"] == p)
+        passes = [c for c in mine if c["purpose"].startswith("sensors#")]
+        assert len(passes) == 2                                   # one call per round end
+        assert {tuple(e["llm_call_ids"]) for e in sensors} == {(c["call_id"],) for c in passes}
+        assert len(mine) - len(passes) == 1 + 2 + 1 + sum(1 for e in events if e["kind"] == "answer" and e["actor"] == p)
     # Ann: in round 2 only Bob (x3, questioned by everyone) and Ann (by Bob) answered, so no outsider
-    # of Ann's was heard from: 4 calls at the end of round 2
+    # of Ann's was heard from: Bob's 4 readings at the end of round 2
     ann = [e for e in events if e["actor"] == "Ann" and e["kind"] == "sensor" and e["data"]["epoch"] == 2]
     assert len(ann) == 4 and {e["data"]["character"] for e in ann} == {"Bob"}

@@ -87,12 +87,12 @@ def test_decide_never_self_and_cap():
 
 
 # -- the block -------------------------------------------------------------------------------------
-def test_round_end_shrinks_with_one_event_and_twelve_calls():
+def test_round_end_shrinks_with_one_event_and_one_call():
     log_calls = []
     agent, rec, _ = star_agent(star_rule({"Bob": {**YY, "information": "High"}}, log=log_calls))
     game = Log(agent)
     out = game.end(1)
-    assert rec.totals()["calls"] == 12                       # 4 sensors x 3 suspects, 1 victim
+    assert rec.totals()["calls"] == 1                        # one pass: 4 sensors x 3 suspects, 1 victim
     assert sorted(log_calls) == sorted((s, c, "Vic") for c in ("Bob", "Cid", "Dee")
                                        for s in ("emotion", "motivation", "opportunity", "information"))
     [ev] = lists(out)
@@ -104,8 +104,8 @@ def test_round_end_shrinks_with_one_event_and_twelve_calls():
     # a second pass with the same readings changes nothing and says nothing
     out2 = game.end(2)
     assert lists(out2) == []
-    # round 2: only Bob is read (4 calls); Cid and Dee said nothing new, so they are not re-checked
-    assert rec.totals()["calls"] == 16
+    # nobody was heard from or about since: nothing is read again
+    assert rec.totals()["calls"] == 1
 
 
 def test_grow_then_shift_when_new_information_overturns_judgement():
@@ -119,8 +119,9 @@ def test_grow_then_shift_when_new_information_overturns_judgement():
     game.answer("Dee", "I was in the cellar when Vic screamed.", round=2)
     calls = rec.totals()["calls"]
     out = game.end(2)
-    # Bob 4 sensors + Dee re-check (motivation, opportunity) + Dee's remaining two sensors
-    assert rec.totals()["calls"] - calls == 4 + 2 + 2
+    # one pass, on Dee only: Bob and Cid were not heard from or about since their readings
+    assert rec.totals()["calls"] - calls == 1
+    assert {(e["data"]["character"], e["round"]) for e in out if e["kind"] == "sensor"} == {("Dee", 2)}
     [grow] = lists(out)
     assert grow["data"]["old"] == ["Bob"] and grow["data"]["new"] == ["Bob", "Dee"]
     assert grow["data"]["added"] == ["Dee"] and "added Dee (opportunity)" in grow["data"]["reason"]
@@ -139,14 +140,16 @@ def test_grow_then_shift_when_new_information_overturns_judgement():
     assert all(e["data"]["new"] and "Ann" not in e["data"]["new"] for e in all_lists)
 
 
-def test_outsider_recheck_that_stays_no_adds_nothing_and_costs_two_calls():
+def test_outsider_recheck_that_stays_no_adds_nothing_and_costs_one_call():
     agent, rec, _ = star_agent(star_rule({"Bob": YY}))
     game = Log(agent)
     game.end(1)
     game.answer("Cid", "I was praying.", round=2)
     calls = rec.totals()["calls"]
-    assert lists(game.end(2)) == []
-    assert rec.totals()["calls"] - calls == 4 + 2
+    out = game.end(2)
+    assert lists(out) == []
+    assert rec.totals()["calls"] - calls == 1
+    assert {e["data"]["character"] for e in out if e["kind"] == "sensor"} == {"Cid"}
 
 
 def test_never_empty_falls_back_to_top_scorers():
@@ -178,7 +181,8 @@ def test_two_victims_are_pruned_separately():
     table = {"Bob": {"motivation": "Yes"}}
     agent, rec, _ = star_agent(star_rule(table), victims=("V1", "V2"))
     out = Log(agent).end(1)
-    assert rec.totals()["calls"] == 24
+    assert rec.totals()["calls"] == 1                       # both victims in one pass (24 lines)
+    assert sum(e["kind"] == "sensor" for e in out) == 24
     assert [(e["data"]["victim"], e["data"]["new"]) for e in lists(out)] == [("V1", ["Bob"]), ("V2", ["Bob"])]
 
 

@@ -98,22 +98,25 @@ def test_weakest_point_order(profile, needle):
 
 
 # -- the block -------------------------------------------------------------------------------------
+NO_PRUNER = PlayerStarConfig(pruner=False)
+
+
 def test_ask_targets_the_most_suspicious_and_overrides_the_models_pick():
-    log = []
+    passes = []
     table = {"Dee": {"motivation": "Yes", "opportunity": "Yes", "emotion": "Negative"}}
-    agent, rec, chat = star_agent(star_rule(table, log=log))   # the fake asks the FIRST listed player
+    agent, rec, chat = star_agent(star_rule(table, passes=passes), config=NO_PRUNER)  # the fake asks the FIRST listed
     act = agent.act(ask_req())
     assert act.value["target"] == "Dee"
-    # 3 question sensors x 3 suspects, then the ask itself; information value is not read
-    assert sorted(log) == sorted((s, c, "Vic") for c in OTHERS for s in ("emotion", "motivation", "opportunity"))
-    assert rec.totals()["calls"] == 10
+    # without a pruner the block reads itself: one pass (4 sensors x 3 suspects), then the ask
+    assert passes == [[(s, c, "Vic") for c in OTHERS for s in ("emotion", "motivation", "opportunity", "information")]]
+    assert rec.totals()["calls"] == 2
     ask_prompt = str(chat.seen[-1][-1].content)
     assert "Choose one player to question:\n1. Dee\n\n" in ask_prompt          # narrowed to the target
     assert "Your private notes on Dee regarding the death of Vic" in ask_prompt
     assert "motive Yes; opportunity Yes" in ask_prompt
     assert "weakest point of their story: where Dee was" in ask_prompt and "Mention Vic by name" in ask_prompt
     events = agent.drain_events()
-    assert [e["kind"] for e in events] == ["sensor"] * 9 + ["target_choice"]
+    assert [e["kind"] for e in events] == ["sensor"] * 12 + ["target_choice"]
     tc = events[-1]
     assert tc["data"]["target"] == "Dee" and tc["data"]["victim"] == "Vic" and tc["round"] == 1
     assert tc["data"]["scores"]["Dee"]["score"] == pytest.approx(2.5 * 0.6)
@@ -121,16 +124,28 @@ def test_ask_targets_the_most_suspicious_and_overrides_the_models_pick():
     assert tc["data"]["suspects"] == {"Vic": OTHERS} and tc["visible_to"] == ["Ann"]
 
 
+def test_with_the_pruner_the_ask_reads_nothing_and_uses_the_pruners_readings():
+    table = {"Dee": {"motivation": "Yes", "opportunity": "Yes"}}
+    agent, rec, _ = star_agent(star_rule(table))
+    assert agent.act(ask_req()).value["target"] == "Bob"     # round 1: no readings yet, seat order
+    assert rec.totals()["calls"] == 1
+    agent.end_round(1, [{"kind": "round_end", "actor": "game", "round": 1, "visible_to": ["*"], "content": "",
+                         "data": {}, "phase": "questioning"}])
+    assert rec.totals()["calls"] == 2                        # the pruner's one pass
+    assert agent.act(ask_req(round=2)).value["target"] == "Dee"
+    assert rec.totals()["calls"] == 3                        # the ask only
+
+
 def test_asking_again_lowers_the_score_and_moves_to_the_next_suspect():
     table = {c: {"motivation": "Yes", "opportunity": "Yes"} for c in ("Bob", "Dee")}
-    agent, rec, _ = star_agent(star_rule(table))
+    agent, rec, _ = star_agent(star_rule(table), config=NO_PRUNER)
     first = agent.act(ask_req())
     assert first.value["target"] == "Bob"                  # tie with Dee: seat order
     agent.observe([ask_event("Bob")])                      # the game logs Ann's question to Bob
     calls = rec.totals()["calls"]
     second = agent.act(ask_req())
     assert second.value["target"] == "Dee"
-    assert rec.totals()["calls"] == calls + 1              # same round: readings cached, only the ask
+    assert rec.totals()["calls"] == calls + 1              # nothing heard since: no reading, only the ask
     tcs = [e for e in agent.drain_events() if e["kind"] == "target_choice"]
     assert tcs[1]["data"]["scores"]["Bob"]["asked"] == 1
     assert tcs[1]["data"]["scores"]["Bob"]["score"] == pytest.approx(tcs[0]["data"]["scores"]["Bob"]["score"] / 2)
@@ -153,16 +168,17 @@ def test_each_agent_plans_from_its_own_memory():
 
         def rule(messages):
             text = str(messages[1].content)
-            if "have a motive" in text:
+            if "End with exactly these lines" in text:
                 import re as _re
-                c = _re.search(r"Did (\w+) have a motive", text).group(1)
-                return "Choice: Yes" if f"{c} hated Vic" in text else "Choice: No"
+                tags = _re.findall(r"^(\w+) (emotion|motive|opportunity|information): <one of: (.+)>$", text, _re.M)
+                return "\n".join(f"{c} {label}: " + (("Yes" if f"{c} hated Vic" in text else "No") if label == "motive"
+                                                      else opts.split(", ")[-1]) for c, label, opts in tags)
             return base(messages)
         return rule
 
-    ann, _, _ = star_agent(table_from_prompt_rule(), script="You are Ann. Dee hated Vic. Bob loved Vic.")
+    ann, _, _ = star_agent(table_from_prompt_rule(), script="You are Ann. Dee hated Vic. Bob loved Vic.", config=NO_PRUNER)
     cid, _, _ = star_agent(table_from_prompt_rule(), name="Cid", script="You are Cid. Bob hated Vic. Dee loved Vic.",
-                           players=["Ann", "Bob", "Cid", "Dee"])
+                           players=["Ann", "Bob", "Cid", "Dee"], config=NO_PRUNER)
     assert ann.act(ask_req()).value["target"] == "Dee"
     assert cid.act(ActionRequest(kind="ask", actor="Cid", prompt="Ask:", choices=["Ann", "Bob", "Dee"],
                                  context={"round": 1})).value["target"] == "Bob"
@@ -181,16 +197,23 @@ def test_sensors_off_means_no_sensor_calls_and_round_robin():
     assert "Your private notes" not in str(chat.seen[-1][-1].content)
 
 
-def test_without_pruner_each_round_reads_again():
+def test_without_pruner_the_ask_reads_again_only_after_news():
     cfg = PlayerStarConfig(pruner=False, relations=False)
-    agent, rec, _ = star_agent(star_rule(), config=cfg)
+    passes = []
+    agent, rec, _ = star_agent(star_rule(passes=passes), config=cfg)
     agent.act(ask_req(round=1))
-    assert rec.totals()["calls"] == 10
-    agent.end_round(1, [{"kind": "round_end", "actor": "game", "round": 1, "visible_to": ["*"], "content": "",
-                         "data": {}, "phase": "questioning"}])
-    assert rec.totals()["calls"] == 10                     # no pruner: nothing at round end
+    assert rec.totals()["calls"] == 2                      # one pass + the ask
+    log = [{"kind": "round_end", "actor": "game", "round": 1, "visible_to": ["*"], "content": "",
+            "data": {}, "phase": "questioning"}]
+    agent.end_round(1, log)
+    assert rec.totals()["calls"] == 2                      # no pruner: nothing at round end
     agent.act(ask_req(round=2))
-    assert rec.totals()["calls"] == 20                     # a new round: the 9 readings again, then the ask
+    assert rec.totals()["calls"] == 3                      # nothing heard since: only the ask
+    agent.observe(log + [{"kind": "answer", "actor": "Cid", "visible_to": ["*"], "round": 2, "content": "I slept.",
+                          "data": {"asker": "Bob", "question": "Where were you?"}}])   # the whole log so far
+    agent.act(ask_req(round=2))
+    assert rec.totals()["calls"] == 5                      # Cid was heard: a pass on Cid, then the ask
+    assert {c for _, c, _ in passes[-1]} == {"Cid"}
 
 
 def test_other_requests_are_left_alone():
