@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 
+from eval.metrics.cost import actor_cost, method_seats
 from eval.stats import Estimate, bootstrap_mean, bootstrap_units, paired_difference
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, versions, write_json
@@ -84,7 +85,7 @@ def wellplay_cost(d: Path) -> dict:
     parts = [actor_cost(d / "eval" / "llm_calls.jsonl", None)]
     if (d / "game" / "result.json").exists():
         roles = read_json(d / "game" / "result.json").get("roles") or {}
-        parts.append(actor_cost(d / "game" / "llm_calls.jsonl", {p for p, r in roles.items() if r != "murderer"}))
+        parts.append(actor_cost(d / "game" / "llm_calls.jsonl", method_seats(roles)))
     return _sum_costs(parts)
 
 
@@ -151,22 +152,6 @@ def spy_plan(games: int, players: int, pairs: list[dict], seed: int) -> list[dic
         plan.append({"index": i, "spy_seat": spy, "subject_seat": subject, "first_speaker": rng.randrange(players),
                      "pair": pairs[order[i % len(order)]]})
     return plan
-
-
-def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
-    """LLM cost of the seats in ``actors`` (None: every caller) in one game: ``{"calls",
-    "input_tokens", "output_tokens", "wall_s", "cached_tokens", "cache_in"}`` summed over the lines
-    of ``calls_file`` (``llm_calls.jsonl``) whose ``actor`` is in ``actors``; ``wall_s`` is their
-    model time in seconds (``latency_s``; a missing file costs 0); ``cached_tokens`` the prompt
-    tokens the server reported as served from its prefix cache, ``cache_in`` the prompt tokens of
-    the calls that reported a cache count at all.
-    A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
-    from mas_agents.accounting import call_totals, read_calls
-    calls = [c for c in read_calls(calls_file) if actors is None or c.actor in actors]
-    t = call_totals(calls)
-    return {"calls": t["calls"], "input_tokens": t["input_tokens"], "output_tokens": t["output_tokens"],
-            "wall_s": t["latency_s"], "cached_tokens": t["cached_tokens"],
-            "cache_in": sum(c.input_tokens for c in calls if c.cached_tokens is not None and c.input_tokens)}
 
 
 def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir: Path) -> dict[int, dict]:

@@ -14,6 +14,11 @@ same command skips finished cells, and a game interrupted mid-way resumes from i
 
 The run directory holds ``cells/<method>/<script id>/seed<s>/{game,eval}/``, plus
 ``result.json``, ``report.md`` and ``scores.png`` (weighted score, mean ± std over seeds).
+
+Cost (PLAYER* §4, Table A5 "Efficiency and Cost Comparison"): besides every game's total, a
+method's gameplay cost is counted over the seats it plays (``game_seat_*``: every character but
+the murderer, who plays the fixed ``plain`` agent whatever the method), and set against the
+cheapest game-playing baseline (:data:`GAME_BASELINES`) and ``plain`` (:func:`cost_comparison`).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
+#: The game-playing baselines of PLAYER* §4 (Table A5), in the order a tie for cheapest is broken.
+GAME_BASELINES = ("werewolf", "ocot", "thinkthrice")
 DEFAULT_METHODS = ("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")
 
 
@@ -81,9 +89,33 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
     return {**summary_row(method, sc, seed, d), "reused": False}
 
 
+def game_seat_cost(game: Path) -> dict | None:
+    """The gameplay cost of the seats a method plays in one finished game directory ``game``.
+
+    The seats are the characters whose role in ``game/result.json`` (``roles``: name -> role) is
+    not ``"murderer"``: the murderer plays :data:`graphs.mmg.rules.MURDERER_SPEC` whatever the
+    method (PLAYER* §4.1), so its calls are not the method's cost. The calls are the lines of
+    ``game/llm_calls.jsonl`` whose ``actor`` is one of those seats (every call of the game, a
+    resumed game's calls before the resume too; :func:`eval.metrics.cost.actor_cost` over
+    :func:`eval.metrics.cost.method_seats`).
+
+    Returns:
+        ``{"calls": int, "input_tokens": int, "output_tokens": int}`` (counts, summed over the
+        seats), or None when ``result.json`` records no roles (the seats are unknown).
+    """
+    roles = read_json(game / "result.json").get("roles")
+    if not roles:
+        return None
+    c = actor_cost(game / "llm_calls.jsonl", method_seats(roles))
+    return {k: c[k] for k in ("calls", "input_tokens", "output_tokens")}
+
+
 def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
     """One (method, script, seed) row from the cell's result files.
 
+    ``game_calls`` / ``game_*_tokens`` are the game's totals (``game/result.json``, every
+    character); ``game_seat_calls`` / ``game_seat_*_tokens`` those of the seats the method plays
+    (:func:`game_seat_cost`; 0 for a method that plays no game, None when the seats are unknown).
     ``*_model_s`` is the summed latency of the part's model calls in seconds (every call in
     ``llm_calls.jsonl``, so it includes a game's calls before a resume); ``*_wall_s`` is the
     wall time of the process that finished the part (a resumed game counts only its last run)."""
@@ -94,6 +126,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
            "eval_model_s": ev["llm"]["latency_s"], "eval_cache_hit": ev["llm"].get("cache_hit"),
            "game_cache_hit": None, "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
+           "game_seat_calls": 0, "game_seat_input_tokens": 0, "game_seat_output_tokens": 0,
            "murderer_caught": None, "invalid_actions": None}
     g = d / "game" / "result.json"
     if g.exists():
@@ -104,13 +137,24 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
                    game_model_s=llm["latency_s"], game_cache_hit=llm.get("cache_hit"),
                    murderer_caught=(gr.get("outcome") or {}).get("murderer_caught"),
                    invalid_actions=gr.get("invalid_actions"))
+        seat = game_seat_cost(d / "game")
+        row.update({f"game_seat_{k}": None if seat is None else seat[k]
+                    for k in ("calls", "input_tokens", "output_tokens")})
     return row
+
+
+SEAT_KEYS = ("game_seat_calls", "game_seat_input_tokens", "game_seat_output_tokens")
 
 
 def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
     """Per method: weighted score mean ± std over seeds (each seed = mean over scripts),
     per-category accuracy means, vote outcome (share of games whose murderer was caught) and
-    cost means per game (calls, tokens, wall seconds) for gameplay and evaluation."""
+    cost means per game (calls, tokens, wall seconds) for gameplay and evaluation.
+
+    Gameplay cost comes twice: ``game_*`` counts every character of the game, ``game_seat_*``
+    only the seats the method plays (mean over the cells whose seats are known; None when none
+    is). Each row also gets ``seat_calls_vs_cheapest_baseline`` and ``seat_calls_vs_plain``
+    (:func:`cost_comparison`; None for a method that plays no game)."""
     out = []
     for m in methods:
         rs = [r for r in rows if r["method"] == m]
@@ -131,19 +175,90 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
         for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s",
                   "eval_calls", "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained"):
             agg[k] = statistics.fmean(r[k] for r in rs)
+        for k in SEAT_KEYS:
+            known = [r[k] for r in rs if r.get(k) is not None]
+            agg[k] = statistics.fmean(known) if known else None
         out.append(agg)
+    ratios = cost_comparison(out)["ratios"]
+    for agg in out:
+        agg.update(ratios.get(agg["method"], {"seat_calls_vs_cheapest_baseline": None, "seat_calls_vs_plain": None}))
     return out
 
 
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else a / b
+
+
+def cost_comparison(table: list[dict]) -> dict:
+    """Gameplay calls of the methods' own seats set against each other (PLAYER* §4, Table A5).
+
+    Args:
+        table: :func:`aggregate` rows (``game_seat_calls`` = mean calls per game by the seats
+            the method plays, the murderer's excluded).
+
+    Returns:
+        ``{"unit", "cheapest_baseline": method | None, "cheapest_baseline_seat_calls",
+        "plain_seat_calls", "player_star_seat_calls", "ratios": {method: {"seat_calls_vs_cheapest_baseline",
+        "seat_calls_vs_plain"}}, "player_star_fewer_than": {method: bool},
+        "player_star_fewer_than_each_baseline": bool | None}``. The cheapest baseline is the
+        game-playing baseline (:data:`GAME_BASELINES`; pp/op/always_a/random play no game) with the
+        fewest seat calls, ties broken in that order. Ratios are seat calls / the reference's,
+        for every method that played (None when a count is unknown or the reference made none).
+        "Fewer" is strictly fewer: equal counts are False. ``player_star_fewer_than_each_baseline``
+        is None when player_star or every baseline is missing (or its count unknown).
+    """
+    seat = {t["method"]: t.get("game_seat_calls") for t in table if is_game_method(t["method"])}
+    base = {m: seat[m] for m in GAME_BASELINES if seat.get(m) is not None}
+    cheapest = min(base, key=lambda m: (base[m], GAME_BASELINES.index(m))) if base else None
+    ps = seat.get("player_star")
+    fewer = {m: ps < c for m, c in seat.items() if m != "player_star" and ps is not None and c is not None}
+    return {"unit": "gameplay calls per game by the seats the method plays (the murderer's excluded)",
+            "cheapest_baseline": cheapest, "cheapest_baseline_seat_calls": base.get(cheapest),
+            "plain_seat_calls": seat.get("plain"), "player_star_seat_calls": ps,
+            "ratios": {m: {"seat_calls_vs_cheapest_baseline": _ratio(c, base.get(cheapest)),
+                           "seat_calls_vs_plain": _ratio(c, seat.get("plain"))} for m, c in seat.items()},
+            "player_star_fewer_than": fewer,
+            "player_star_fewer_than_each_baseline": all(fewer[m] for m in base) if ps is not None and base else None}
+
+
+def count_text(x: float) -> str:
+    """A mean count as text: ``"33"`` when whole, else one decimal (``"32.5"``)."""
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def _times(r: float | None) -> str:
+    return "-" if r is None else f"{r:.2f}"
+
+
 def fewer_calls_line(table: list[dict]) -> str:
-    """One line: did PLAYER* use fewer gameplay LLM calls than each baseline that played?"""
-    ps = next((t for t in table if t["method"] == "player_star"), None)
+    """One line: did PLAYER* use strictly fewer gameplay calls than each game-playing baseline?
+
+    Counted over the seats each method plays (``game_seat_calls``, the murderer's ``plain`` seat
+    excluded), with the ratios to the cheapest baseline and to ``plain``, then the yes/no against
+    every other method that played, e.g. ``"PLAYER* used fewer gameplay calls than each baseline:
+    no (player_star 33 per-seat calls; cheapest baseline ocot 33: ratio 1.00; plain 24: ratio 1.38).
+    Strictly fewer per-seat calls per game than: plain no (33 vs 24); ocot no (33 vs 33)."``
+    """
     others = [t for t in table if is_game_method(t["method"]) and t["method"] != "player_star"]
-    if ps is None or not others:
+    if not any(t["method"] == "player_star" for t in table) or not others:
         return "PLAYER* gameplay calls: not compared (player_star or a game-playing baseline is missing)."
-    parts = [f"{t['method']} {'yes' if ps['game_calls'] < t['game_calls'] else 'no'} "
-             f"({ps['game_calls']:.0f} vs {t['game_calls']:.0f})" for t in others]
-    return "PLAYER* used fewer gameplay LLM calls per game than: " + "; ".join(parts) + "."
+    c = cost_comparison(table)
+    ps = c["player_star_seat_calls"]
+    if ps is None:
+        return "PLAYER* gameplay calls: not compared (the games' result.json records no roles, so the seats are unknown)."
+    each = c["player_star_fewer_than_each_baseline"]
+    head = ("not compared, no baseline (" + ", ".join(GAME_BASELINES) + ") played" if each is None
+            else "yes" if each else "no")
+    ref = [f"player_star {count_text(ps)} per-seat calls"]
+    if c["cheapest_baseline"]:
+        ref.append(f"cheapest baseline {c['cheapest_baseline']} {count_text(c['cheapest_baseline_seat_calls'])}: "
+                   f"ratio {_times(c['ratios']['player_star']['seat_calls_vs_cheapest_baseline'])}")
+    if c["plain_seat_calls"] is not None:
+        ref.append(f"plain {count_text(c['plain_seat_calls'])}: ratio {_times(c['ratios']['player_star']['seat_calls_vs_plain'])}")
+    parts = [f"{t['method']} {'yes' if c['player_star_fewer_than'][t['method']] else 'no'} "
+             f"({count_text(ps)} vs {count_text(t['game_seat_calls'])})" for t in others if t["method"] in c["player_star_fewer_than"]]
+    return (f"PLAYER* used fewer gameplay calls than each baseline: {head} ({'; '.join(ref)})."
+            + (" Strictly fewer per-seat calls per game than: " + "; ".join(parts) + "." if parts else ""))
 
 
 def _pct(x: float | None) -> str:
@@ -157,23 +272,34 @@ def report_md(result: dict) -> str:
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
              "| method | weighted (mean ± std) | objective | reasoning | relation | murderer caught | "
+             "seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | "
              "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained | "
              "cache hit game/eval |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
         acc = t["accuracy"]
         caught = "-" if t["murderer_caught"] is None else f"{100 * t['murderer_caught']:.0f} %"
+        seat = ("- | -" if t.get("game_seat_calls") is None else
+                f"{count_text(t['game_seat_calls'])} | {t['game_seat_input_tokens']:.0f}/{t['game_seat_output_tokens']:.0f}")
         lines.append(
             f"| {t['method']} | {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} | "
             + " | ".join(f"{100 * acc[c]:.1f}" if c in acc else "-" for c in CATEGORIES)
-            + f" | {caught} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
+            + f" | {caught} | {seat} | {_times(t.get('seat_calls_vs_cheapest_baseline'))} | "
+              f"{_times(t.get('seat_calls_vs_plain'))} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
               f"{t['game_model_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
               f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} | {_pct(t.get('game_cache_hit'))}/{_pct(t.get('eval_cache_hit'))} |")
+    cheapest = (result.get("gameplay_cost") or {}).get("cheapest_baseline")
     lines += ["", result["fewer_calls"], "",
               "Costs are means per cell (one game and its evaluation for one script and seed); model s is "
               "the summed latency of the model calls, so it counts a resumed game's calls before the resume "
-              "(result.json also keeps each part's wall time, which does not). Game costs count every "
-              "character, the murderer too. Cache hit: prompt tokens the server served from its prefix cache, "
+              "(result.json also keeps each part's wall time, which does not). Seat calls and seat tokens "
+              "count the gameplay calls of the seats the method plays, every character but the murderer, who "
+              "plays the fixed `plain` agent whatever the method (PLAYER* §4.1): the method's own gameplay cost "
+              "(PLAYER* Table A5). Game calls and game tokens count every character, the murderer too. "
+              "Seat calls ÷ cheapest baseline / ÷ plain: a method's seat calls over those of the game-playing "
+              f"baseline ({', '.join(GAME_BASELINES)}) with the fewest ({cheapest or 'none played'}) and over "
+              "plain's. The PLAYER* line compares seat calls, and fewer means strictly fewer (equal counts are "
+              "a no). Cache hit: prompt tokens the server served from its prefix cache, "
               "where it reports them (usage.prompt_tokens_details.cached_tokens; the local model's KV-cache "
               "reuse). "
               "Weighted score = Σ w·correct / Σ w, w = 10 / 5 / 2 (PLAYER* §3).", "",
@@ -243,6 +369,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
               "model": spec_text(model), "rounds": rounds,
               "questions": questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table),
+              "gameplay_cost": cost_comparison(table),
               "reused_cells": sum(1 for r in rows if r.get("reused"))}
     write_json(out / "result.json", result)
     bar_chart(table, out / "scores.png")

@@ -16,6 +16,12 @@ position-biased (data README: 779/1,481 keys are ``a``; always-``a`` scores 48.9
 Scoring and weights are in :mod:`eval.metrics.wellplay`. A run directory gets ``config.json``,
 ``events.jsonl`` (one ``mcq`` event per answered question), ``answers.jsonl`` (re-scorable
 records), ``llm_calls.jsonl``, ``result.json`` and ``report.md``.
+
+So that a score never stands alone, every evaluation also reports (:func:`chance_and_interval`)
+the 95 % interval of its weighted score (percentile bootstrap over questions,
+:func:`eval.stats.bootstrap_ratio`) and the scores of ``always_a`` and ``random`` on the same
+questions under the same option shuffle, seeds and scoring (what ``--method always_a`` /
+``--method random`` with the same options would score).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any, Callable, Iterable
 
 from eval.datasets.wellplay import Question, Script
 from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
+from eval.stats import Estimate, bootstrap_ratio
 from mas_agents.actions import LETTERS, ActionRequest
 from mas_agents.events import make_event, read_events, visible_events
 
@@ -65,6 +72,12 @@ def model_free_answerer(method: str, name: str, rng: random.Random) -> Answerer:
         pick = frozenset(rng.sample(LETTERS[:n], k))
         return pick, [], ",".join(sorted(pick))
     return Answerer(name, answer)
+
+
+def model_free_answerers(method: str, script: Script, rng: random.Random) -> dict[str, Answerer]:
+    """``{character name: answerer}``: the ``always_a`` or ``random`` baseline for every character
+    of ``script``, all drawing from the one stream ``rng`` (so they must answer in order)."""
+    return {c.name: model_free_answerer(method, c.name, rng) for c in script.characters}
 
 
 def agent_answerer(agent) -> Answerer:
@@ -171,6 +184,95 @@ def aggregate_runs(per_run: list[dict]) -> dict[str, Any]:
     return out
 
 
+def score_interval(records: Iterable[dict], *, level: float = 0.95, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """The ``level`` percentile-bootstrap interval of the weighted score, over questions.
+
+    Unit = one question (script, character, qid): its numerator is Σ over runs of w·correct and
+    its denominator Σ over runs of w (w = 10 / 5 / 2, :data:`eval.metrics.wellplay.WEIGHTS`), so
+    the pooled ratio is the mean over runs of the weighted score (every run asks the same
+    questions). Questions are resampled whole (:func:`eval.stats.bootstrap_ratio`, seeded, so the
+    same records give the same interval). It measures how much the score depends on which
+    questions were asked, not run-to-run variation (that is the std over runs).
+
+    Returns:
+        :meth:`eval.stats.Estimate.to_dict` (``mean``/``low``/``high`` as fractions 0..1, ``n`` =
+        questions) plus ``"unit": "question"``.
+    """
+    pooled: dict[tuple[str, str, str], list[int]] = {}
+    for r in records:
+        w = WEIGHTS[r["category"]]
+        acc = pooled.setdefault((r["script"], r["character"], r["qid"]), [0, 0])
+        acc[0] += w * bool(r["correct"])
+        acc[1] += w
+    keys = sorted(pooled)
+    est = bootstrap_ratio([pooled[k][0] for k in keys], [pooled[k][1] for k in keys],
+                          level=level, n_boot=n_boot, seed=seed)
+    return {**est.to_dict(), "unit": "question"}
+
+
+def chance_and_interval(scripts: list[Script], records: list[dict], *, seed: int, runs: int, shuffle: bool,
+                        scoring: str) -> dict[str, Any]:
+    """The context of an evaluation's score: its interval and the model-free baselines' scores.
+
+    Args:
+        scripts: the scripts the evaluation asked about (every character's question file).
+        records: the evaluation's answer records (:func:`evaluate_scripts`, all runs).
+        seed, runs, shuffle, scoring: the evaluation's; run ``i`` used seed ``seed + i``.
+
+    Returns:
+        ``{"interval": score_interval(records), "chance": {"always_a": ..., "random": ...}}``;
+        each chance entry holds ``weighted_score``, ``weighted_score_std`` (over runs),
+        ``accuracy`` (per category, fractions 0..1) and its own ``interval``. They are computed
+        exactly as ``--method always_a`` / ``--method random`` with the same scripts, seed, runs,
+        shuffle and scoring compute theirs (:func:`model_free_answerers`, one
+        ``random.Random(seed + i)`` stream per run), so the numbers are the ones such a run reports.
+    """
+    chance = {}
+    for method in MODEL_FREE:
+        per_run, recs = [], []
+        for i in range(runs):
+            rng = random.Random(seed + i)
+            r, _ = evaluate_scripts([(sc, model_free_answerers(method, sc, rng)) for sc in scripts],
+                                    seed=seed + i, shuffle=shuffle, scoring=scoring)
+            per_run.append(summarise(r))
+            recs += r
+        agg = aggregate_runs(per_run)
+        chance[method] = {"weighted_score": agg["weighted_score"], "weighted_score_std": agg["weighted_score_std"],
+                          "accuracy": agg["accuracy"], "interval": score_interval(recs)}
+    return {"interval": score_interval(records), "chance": chance}
+
+
+def score_with_interval(score: float | None, interval: dict | None) -> str:
+    """A weighted score (fraction 0..1) with its interval (a :func:`score_interval` dict) in percent,
+    e.g. ``"32.6 % [24.1, 41.3] (n=44)"`` (:meth:`eval.stats.Estimate.fmt`; n = questions); the
+    bare score when there is no interval."""
+    if not interval:
+        return "-" if score is None else f"{100 * score:.1f} %"
+    keys = ("mean", "low", "high", "n", "level", "method")
+    return Estimate(**{**{k: interval[k] for k in keys}, "mean": score}).fmt()
+
+
+def chance_lines(result: dict[str, Any]) -> list[str]:
+    """Report lines: a table of the score, ``always_a`` and ``random`` with their 95 % intervals and
+    per-category accuracy, and what the interval and the baselines are ([] for a ``result.json``
+    written before they were reported)."""
+    if "chance" not in result:
+        return []
+    rows = [(f"{result['method']} (this run)", result["weighted_score"], result.get("interval"), result["accuracy"])]
+    rows += [(m, c["weighted_score"], c.get("interval"), c["accuracy"]) for m, c in result["chance"].items()]
+    n = (result.get("interval") or {}).get("n")
+    lines = ["| answerer | weighted score [95 % interval] (n questions) | "
+             + " | ".join(CATEGORIES) + " |", "|---|---|" + "---|" * len(CATEGORIES)]
+    for name, ws, iv, acc in rows:
+        lines.append(f"| {name} | {score_with_interval(ws, iv)} | "
+                     + " | ".join("-" if acc.get(c) is None else f"{100 * acc[c]:.1f} %" for c in CATEGORIES) + " |")
+    shuffle = "shuffled with each run's seed" if result["shuffle"] else "in upstream order (position-biased keys)"
+    return lines + ["", f"always_a and random answered the same {n} questions with the options {shuffle} and "
+                        f"{result['scoring']} scoring, as `--method always_a` / `--method random` with the same seed "
+                        "would. Intervals: 95 % percentile bootstrap over questions (each question pooled over "
+                        "runs; eval/stats.py bootstrap_ratio)."]
+
+
 def session_events(run_dir: Path) -> list[dict]:
     """The game events of a finished ``mas mmg run`` directory.
 
@@ -194,9 +296,15 @@ def report_md(result: dict[str, Any]) -> str:
     lines = [f"# WellPlay evaluation: {result['method']}", "",
              f"Scripts: {', '.join(result['scripts'])} ({result['lang']}); model: {result.get('model')}; "
              f"scoring: {result['scoring']}; options shuffled: {result['shuffle']}; runs: {len(result['runs'])}", "",
-             f"**Weighted score: {100 * result['weighted_score']:.1f} %** "
-             f"(std {100 * result['weighted_score_std']:.1f} over runs; weights objective 10 / reasoning 5 / relation 2)", "",
-             "| category | n | accuracy |", "|---|---|---|"]
+             f"**Weighted score: {score_with_interval(result['weighted_score'], result.get('interval'))}** "
+             f"({'95 % interval over questions; ' if result.get('interval') else ''}"
+             f"std {100 * result['weighted_score_std']:.1f} over runs; weights objective 10 / reasoning 5 / relation 2)"
+             + (". Same questions and option shuffle: " + ", ".join(
+                 f"{m} {score_with_interval(c['weighted_score'], c.get('interval'))}" for m, c in result["chance"].items())
+                + "." if result.get("chance") else ""), ""]
+    if result.get("chance"):
+        lines += chance_lines(result) + [""]
+    lines += ["| category | n | accuracy |", "|---|---|---|"]
     for c in CATEGORIES:
         n = result["counts"].get(c, {}).get("n", 0)
         a = acc.get(c)

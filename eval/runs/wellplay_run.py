@@ -15,8 +15,9 @@ from eval.runs.wellplay_eval import (
     MODEL_FREE,
     agent_answerer,
     aggregate_runs,
+    chance_and_interval,
     evaluate_scripts,
-    model_free_answerer,
+    model_free_answerers,
     report_md,
     session_events,
     summarise,
@@ -56,6 +57,10 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
                       concurrency: int | None = None) -> dict:
     """Evaluate ``method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
     ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``out``.
+
+    ``result.json`` also holds ``interval`` (95 % bootstrap interval of the weighted score over
+    questions) and ``chance`` (``always_a`` / ``random`` on the same questions, shuffle, seeds and
+    scoring): see :func:`eval.runs.wellplay_eval.chance_and_interval`.
 
     Args:
         data_root: datasets root (see :func:`eval.datasets.resolve_data_dir`).
@@ -108,7 +113,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         jobs = []
         for sc in scripts:
             if method in MODEL_FREE:
-                answerers = {c.name: model_free_answerer(method, c.name, rng) for c in sc.characters}
+                answerers = model_free_answerers(method, sc, rng)
             else:
                 answerers = {}
                 for c in sc.characters:
@@ -140,6 +145,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     result = {"method": method, "scoring": scoring, "shuffle": shuffle, "lang": lang,
               "scripts": [s.name for s in scripts], "model": config["model"], **agg,
               "runs": per_run,
+              **chance_and_interval(scripts, all_records, seed=seed, runs=runs, shuffle=shuffle, scoring=scoring),
               "per_character": {k: summarise(v) for k, v in by_char.items()} if len(scripts) == 1 else {},
               "per_script": {s.name: summarise([r for r in all_records if r["script"] == s.name]) for s in scripts},
               "llm": recorder.totals(), "wall_time_s": watch.seconds}

@@ -207,6 +207,7 @@ def wellplay_eval(
     """Score a method on WellPlay questions."""
     _logging(verbose)
     from eval.datasets import DataError
+    from eval.runs.wellplay_eval import score_with_interval
     from eval.runs.wellplay_run import run_wellplay_eval
     from mas_agents.rundir import default_run_dir
     from memory import MemorySettings
@@ -230,9 +231,12 @@ def wellplay_eval(
         except (ValueError, FileNotFoundError, DataError) as exc:
             _fail(str(exc))
     acc = res["accuracy"]
-    console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {100 * res['weighted_score']:.1f} % "
-                  f"(std {100 * res['weighted_score_std']:.1f}); "
+    iv = res["interval"]
+    console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {score_with_interval(res['weighted_score'], iv)} "
+                  f"(95 % interval over questions; std {100 * res['weighted_score_std']:.1f} over runs); "
                   + ", ".join(f"{c} {100 * a:.1f} %" for c, a in acc.items()))
+    console.print(f"same {iv['n']} questions and option shuffle: "
+                  + ", ".join(f"{m} {score_with_interval(c['weighted_score'], c['interval'])}" for m, c in res["chance"].items()))
     print(out)
 
 
@@ -255,7 +259,7 @@ def wellplay_compare(
     _logging(verbose)
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_all, load_script
-    from eval.runs.compare import run_compare
+    from eval.runs.compare import count_text, is_game_method, run_compare
     from mas_agents.rundir import stable_run_dir
 
     root = _data_root(data_dir)
@@ -274,8 +278,12 @@ def wellplay_compare(
         except (ValueError, DataError) as exc:
             _fail(str(exc))
     for t in res["table"]:
+        seat = ("" if t.get("game_seat_calls") is None or not is_game_method(t["method"]) else
+                f" (per-seat calls {count_text(t['game_seat_calls'])}"
+                + "".join(f", ×{r:.2f} vs {name}" for name, r in (("cheapest baseline", t.get("seat_calls_vs_cheapest_baseline")),
+                                                              ("plain", t.get("seat_calls_vs_plain"))) if r is not None) + ")")
         console.print(f"{t['method']:>12}: {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} %, "
-                      f"game calls {t['game_calls']:.0f}, eval calls {t['eval_calls']:.0f}")
+                      f"game calls {t['game_calls']:.0f}{seat}, eval calls {t['eval_calls']:.0f}")
     console.print(res["fewer_calls"])
     console.print(f"cells reused from an earlier run: {res['reused_cells']} of {len(res['cells'])}")
     print(out)

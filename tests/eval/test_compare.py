@@ -73,17 +73,23 @@ def test_unknown_method_is_rejected(tmp_path, synthetic_root):
 
 
 def test_fewer_calls_line():
+    """The line compares the calls of the seats each method plays (game_seat_calls), not game totals
+    (more cases in test_compare_cost.py)."""
     table = aggregate([
         {"method": "player_star", "seed": 0, "weighted_score": 0.5, "accuracy": {}, "game_calls": 50,
+         "game_seat_calls": 40, "game_seat_input_tokens": 0, "game_seat_output_tokens": 0,
          "murderer_caught": True, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
                                                      "game_model_s", "eval_calls", "eval_input_tokens",
                                                      "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained")}},
         {"method": "werewolf", "seed": 0, "weighted_score": 0.4, "accuracy": {}, "game_calls": 80,
+         "game_seat_calls": 64, "game_seat_input_tokens": 0, "game_seat_output_tokens": 0,
          "murderer_caught": False, **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s",
                                                       "game_model_s", "eval_calls", "eval_input_tokens",
                                                       "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained")}},
     ], ["player_star", "werewolf"])
-    assert fewer_calls_line(table) == "PLAYER* used fewer gameplay LLM calls per game than: werewolf yes (50 vs 80)."
+    assert fewer_calls_line(table) == (
+        "PLAYER* used fewer gameplay calls than each baseline: yes (player_star 40 per-seat calls; cheapest "
+        "baseline werewolf 64: ratio 0.62). Strictly fewer per-seat calls per game than: werewolf yes (40 vs 64).")
 
 
 def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):

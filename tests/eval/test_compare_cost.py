@@ -1,0 +1,182 @@
+"""`mas wellplay compare` cost per seat (PLAYER* §4, Table A5): the murderer's calls are not the
+method's, the ratios to the cheapest game-playing baseline and to plain, and the PLAYER* line."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from eval.datasets.wellplay import load_script
+from eval.runs.compare import aggregate, cost_comparison, fewer_calls_line, report_md, run_compare, summary_row
+from mas_agents.accounting import LLMCall
+from tests.data_roots import LANTERN_CHARACTERS, LANTERN_MURDERER
+from tests.fakes import RuleChat, polite_player
+
+#: Lantern's roles as a game's result.json records them (Tobias Fenn is the murderer).
+ROLES = {n: ("murderer" if n == LANTERN_MURDERER else "civilian") for n in LANTERN_CHARACTERS}
+
+
+def call(actor: str, n_in: int, n_out: int, phase: str = "gameplay") -> dict:
+    return LLMCall(call_id=f"{actor}-{n_in}", actor=actor, purpose="x", model="fake", input_tokens=n_in,
+                   output_tokens=n_out, latency_s=0.5, retries=0, ok=True, error=None,
+                   started_at="2024-01-01T00:00:00.000+00:00", prompt_chars=1, output_chars=1, phase=phase).to_dict()
+
+
+def make_cell(d, calls: list[dict], roles: dict | None = ROLES, score: float = 0.5) -> None:
+    """A finished compare cell: game/{result.json, llm_calls.jsonl} and eval/result.json."""
+    (d / "game").mkdir(parents=True)
+    (d / "eval").mkdir(parents=True)
+    llm = {"calls": len(calls), "input_tokens": sum(c["input_tokens"] for c in calls),
+           "output_tokens": sum(c["output_tokens"] for c in calls), "latency_s": 0.5 * len(calls)}
+    game = {"llm": llm, "wall_time_s": 1.0, "outcome": {"murderer_caught": True}, "invalid_actions": 0}
+    if roles is not None:
+        game["roles"] = roles
+    (d / "game" / "result.json").write_text(json.dumps(game))
+    (d / "game" / "llm_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    (d / "eval" / "result.json").write_text(json.dumps(
+        {"weighted_score": score, "accuracy": {"objective": score}, "wall_time_s": 2.0,
+         "llm": {"calls": 7, "input_tokens": 70, "output_tokens": 7, "latency_s": 1.0}}))
+
+
+def test_summary_row_counts_the_seats_the_method_plays_not_the_murderer(tmp_path):
+    calls = ([call("Mira Quill", 100, 10)] * 3 + [call(LANTERN_MURDERER, 1000, 100)] * 4
+             + [call("Selka Dorn", 20, 2)] * 2 + [call("Harlow Reed", 5, 1)])
+    make_cell(tmp_path, calls)
+    row = summary_row("player_star", SimpleNamespace(name="Lantern"), 0, tmp_path)
+    assert (row["game_calls"], row["game_input_tokens"], row["game_output_tokens"]) == (10, 4345, 435)
+    # the murderer's 4 calls (4000 / 400 tokens) are not the method's
+    assert (row["game_seat_calls"], row["game_seat_input_tokens"], row["game_seat_output_tokens"]) == (6, 345, 35)
+
+
+def test_unknown_roles_leave_the_seat_cost_unknown(tmp_path):
+    make_cell(tmp_path / "a", [call("Mira Quill", 1, 1)], roles=None)
+    row = summary_row("player_star", SimpleNamespace(name="Lantern"), 0, tmp_path / "a")
+    assert row["game_calls"] == 1 and row["game_seat_calls"] is None
+    make_cell(tmp_path / "b", [call("Mira Quill", 1, 1)])
+    other = summary_row("werewolf", SimpleNamespace(name="Lantern"), 0, tmp_path / "b")
+    table = aggregate([row, other], ["player_star", "werewolf"])
+    assert table[0]["game_seat_calls"] is None and table[0]["seat_calls_vs_cheapest_baseline"] is None
+    assert fewer_calls_line(table) == ("PLAYER* gameplay calls: not compared (the games' result.json records no "
+                                       "roles, so the seats are unknown).")
+    md = report_md({"scripts": ["Lantern"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 1, "questions": 1,
+                    "table": table, "fewer_calls": fewer_calls_line(table)})
+    assert "| 100 % | - | - | - | - | 1 | 1/1 |" in md
+
+
+def row(method: str, seat_calls: float | None, seed: int = 0, game_calls: int = 100) -> dict:
+    eval_only = method in ("pp", "op", "always_a", "random")
+    return {"method": method, "seed": seed, "weighted_score": 0.5, "accuracy": {}, "murderer_caught": None,
+            "game_calls": 0 if eval_only else game_calls, "game_seat_calls": 0 if eval_only else seat_calls,
+            "game_seat_input_tokens": 0 if eval_only else 10 * (seat_calls or 0), "game_seat_output_tokens": 0,
+            **{k: 0 for k in ("game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s", "eval_calls",
+                              "eval_input_tokens", "eval_output_tokens", "eval_wall_s", "eval_model_s", "abstained")}}
+
+
+METHODS = ["pp", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a"]
+
+
+def table_of(ps, plain=24, werewolf=50, ocot=33, thinkthrice=40):
+    seats = {"plain": plain, "player_star": ps, "werewolf": werewolf, "ocot": ocot, "thinkthrice": thinkthrice}
+    return aggregate([row(m, seats.get(m)) for m in METHODS], METHODS)
+
+
+def test_equal_to_the_cheapest_baseline_is_not_fewer():
+    table = table_of(ps=33)
+    assert fewer_calls_line(table) == (
+        "PLAYER* used fewer gameplay calls than each baseline: no (player_star 33 per-seat calls; cheapest baseline "
+        "ocot 33: ratio 1.00; plain 24: ratio 1.38). Strictly fewer per-seat calls per game than: plain no (33 vs 24); "
+        "werewolf yes (33 vs 50); ocot no (33 vs 33); thinkthrice yes (33 vs 40).")
+    by = {t["method"]: t for t in table}
+    assert by["player_star"]["seat_calls_vs_cheapest_baseline"] == 1.0
+    assert by["player_star"]["seat_calls_vs_plain"] == pytest.approx(33 / 24)
+    assert by["werewolf"]["seat_calls_vs_cheapest_baseline"] == pytest.approx(50 / 33)
+    assert by["plain"]["seat_calls_vs_plain"] == 1.0
+    # pp / always_a play no game: no ratio, and they are not baselines of the gameplay cost
+    assert by["pp"]["seat_calls_vs_cheapest_baseline"] is None and by["always_a"]["seat_calls_vs_plain"] is None
+    c = cost_comparison(table)
+    assert (c["cheapest_baseline"], c["cheapest_baseline_seat_calls"], c["player_star_fewer_than_each_baseline"]) == \
+        ("ocot", 33, False)
+    assert c["player_star_fewer_than"] == {"plain": False, "werewolf": True, "ocot": False, "thinkthrice": True}
+
+
+def test_fewer_than_each_baseline_yes_and_no():
+    yes = fewer_calls_line(table_of(ps=32))
+    assert yes.startswith("PLAYER* used fewer gameplay calls than each baseline: yes (player_star 32 per-seat calls; "
+                          "cheapest baseline ocot 33: ratio 0.97; plain 24: ratio 1.33).")
+    no = fewer_calls_line(table_of(ps=45))
+    assert no.startswith("PLAYER* used fewer gameplay calls than each baseline: no (player_star 45 per-seat calls; "
+                         "cheapest baseline ocot 33: ratio 1.36; plain 24: ratio 1.88).")
+    assert "werewolf yes (45 vs 50); ocot no (45 vs 33); thinkthrice no (45 vs 40)" in no
+
+
+def test_the_line_uses_seat_calls_not_game_totals():
+    # player_star's games are dearer in total (the murderer's plain seat talks a lot), its own seats cheaper
+    rows = [row("player_star", 30, game_calls=90), row("ocot", 31, game_calls=40)]
+    table = aggregate(rows, ["player_star", "ocot"])
+    assert fewer_calls_line(table).startswith("PLAYER* used fewer gameplay calls than each baseline: yes "
+                                              "(player_star 30 per-seat calls; cheapest baseline ocot 31: ratio 0.97).")
+
+
+def test_ties_for_cheapest_baseline_and_missing_baselines():
+    c = cost_comparison(table_of(ps=10, werewolf=33, ocot=33))
+    assert c["cheapest_baseline"] == "werewolf"     # ties: werewolf, ocot, thinkthrice order
+    only_plain = aggregate([row("player_star", 30), row("plain", 20)], ["player_star", "plain"])
+    assert fewer_calls_line(only_plain) == (
+        "PLAYER* used fewer gameplay calls than each baseline: not compared, no baseline (werewolf, ocot, thinkthrice) "
+        "played (player_star 30 per-seat calls; plain 20: ratio 1.50). Strictly fewer per-seat calls per game than: "
+        "plain no (30 vs 20).")
+    assert cost_comparison(only_plain)["player_star_fewer_than_each_baseline"] is None
+    assert fewer_calls_line(aggregate([row("player_star", 30), row("pp", 0)], ["player_star", "pp"])) == \
+        "PLAYER* gameplay calls: not compared (player_star or a game-playing baseline is missing)."
+
+
+def test_means_over_seeds_and_report_columns():
+    rows = [row("player_star", 30, seed=0), row("player_star", 35, seed=1), row("ocot", 33, seed=0),
+            row("ocot", 33, seed=1), row("plain", 20, seed=0), row("plain", 30, seed=1)]
+    table = aggregate(rows, ["plain", "player_star", "ocot"])
+    by = {t["method"]: t for t in table}
+    assert by["player_star"]["game_seat_calls"] == 32.5 and by["player_star"]["game_seat_input_tokens"] == 325
+    line = fewer_calls_line(table)
+    assert line.startswith("PLAYER* used fewer gameplay calls than each baseline: yes (player_star 32.5 per-seat "
+                           "calls; cheapest baseline ocot 33: ratio 0.98; plain 25: ratio 1.30).")
+    md = report_md({"scripts": ["Lantern"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 1, "questions": 1,
+                    "table": table, "fewer_calls": line, "gameplay_cost": cost_comparison(table)})
+    assert ("| seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | game calls |"
+            in md)
+    assert "| player_star | 50.0 ± 0.0 | - | - | - | - | 32.5 | 325/0 | 0.98 | 1.30 | 100 |" in md
+    assert "| plain | 50.0 ± 0.0 | - | - | - | - | 25 | 250/0 | 0.76 | 1.00 | 100 |" in md
+    assert "with the fewest (ocot)" in md and "fewer means strictly fewer (equal counts are a no)" in md
+
+
+def test_compare_run_counts_the_seats_and_stores_the_comparison(tmp_path, synthetic_root):
+    sc = load_script(synthetic_root, "Lantern")
+    res = run_compare(data_root=synthetic_root, out=tmp_path, methods=["plain", "always_a"], scripts=[sc], seeds=1,
+                      model=RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER)), rounds=1)
+    plain = next(t for t in res["table"] if t["method"] == "plain")
+    # 16 calls in a one-round game of 4 (test_compare); the murderer made 4: introduction, question,
+    # vote and one answer (every player asks the first other player listed, so only Mira Quill asks him)
+    assert plain["game_calls"] == 16 and plain["game_seat_calls"] == 12
+    cell = next(c for c in res["cells"] if c["method"] == "plain")
+    assert cell["game_seat_calls"] == 12
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["gameplay_cost"]["plain_seat_calls"] == 12
+    assert saved["gameplay_cost"]["ratios"] == {"plain": {"seat_calls_vs_cheapest_baseline": None,
+                                                          "seat_calls_vs_plain": 1.0}}
+    assert saved["table"][0]["game_seat_calls"] == 12
+    assert "| plain | " in (tmp_path / "report.md").read_text()
+
+
+def test_cli_prints_the_per_seat_calls(tmp_path, synthetic_root, monkeypatch):
+    import mas_agents.llm as llm
+    from typer.testing import CliRunner
+    from mas_agents.cli import app
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER)))
+    res = CliRunner().invoke(app, ["wellplay", "compare", "--methods", "plain,always_a", "--script", "Lantern",
+                                   "--seeds", "1", "--rounds", "1", "--data-dir", str(synthetic_root),
+                                   "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    # the fake answers `a` like always_a, under the same shuffle: 24 of 101 weight points (test_eval_chance)
+    assert "plain: 23.8 ± 0.0 %, game calls 16 (per-seat calls 12, ×1.00 vs plain), eval calls 22" in text
+    assert "always_a: 23.8 ± 0.0 %, game calls 0, eval calls 0" in text
+    assert "PLAYER* gameplay calls: not compared (player_star or a game-playing baseline is missing)." in text
