@@ -14,7 +14,7 @@ import re
 import string
 from typing import Any
 
-from planners.base import KINDS, TAGS, Action, ActionRequest, GameInfo  # noqa: F401  (the contract, re-exported)
+from planners.base import TAGS, Action, ActionRequest  # noqa: F401  (Action, ActionRequest: the contract, re-exported)
 
 LETTERS = string.ascii_lowercase
 

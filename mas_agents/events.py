@@ -31,9 +31,6 @@ from mas_agents.rundir import read_jsonl, write_jsonl
 
 EVERYONE = "*"
 
-#: Event kinds every game uses with the same meaning (a game adds its own).
-VOTE, VOTE_RESULT, INVALID, SETUP, OUTCOME = "vote", "vote_result", "invalid", "setup", "outcome"
-
 
 class VoteResult(TypedDict):
     """The one payload of a ``vote_result`` event, in every game.

@@ -25,7 +25,7 @@ class GameInfo:
     (:attr:`ActionRequest.game`).
 
     Attributes:
-        name: the game's label (``mmg``, ``wis``, ``chameleon``...), for logs and prompts only.
+        name: the game's label (``mmg``, ``wis``, ``chameleon``...), seen in its repr; no block reads it.
         hidden_role: the role the other players try to find (``murderer``, ``spy``, ``chameleon``,
             ``undercover``), or None for games without one (the MAgIC game-theory scenarios).
         holder_knows_role: the player holding ``hidden_role`` is told so (murder mystery,
@@ -34,7 +34,6 @@ class GameInfo:
             are evidence (PLAYER* Appendix A.2); prompts ask for reasoning before the tagged line.
         word_clues: players describe a secret word in turn and the others read the clues
             (Who is Spy, Undercover, Chameleon).
-        votes: players vote on which player holds ``hidden_role``.
         moves: the repeated move of a game-theory scenario (MAgIC §3): ``"binary"`` (a fixed
             pair of moves, Prisoner's Dilemma), ``"amount"`` (an amount to contribute, Public
             Good), ``"shares"`` (a split of a cost to propose, Cost Sharing), else None.
@@ -47,7 +46,6 @@ class GameInfo:
     holder_knows_role: bool = False
     investigation: bool = False
     word_clues: bool = False
-    votes: bool = False
     moves: str | None = None
     strategies: frozenset[str] = frozenset()
 

@@ -16,7 +16,6 @@ from typing import Any, Callable
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs.mmg.graph import MMGRuntime, build_graph
-from graphs.mmg.rules import GAME as MMG_GAME
 from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
 from mas_agents.events import write_events
@@ -67,7 +66,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
     label = model_label(model)
     accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
-    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings, game=MMG_GAME)
+    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)

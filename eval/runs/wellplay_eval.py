@@ -36,7 +36,7 @@ from eval.datasets.wellplay import Question, Script
 from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
 from eval.stats import Estimate, bootstrap_ratio
 from mas_agents.actions import LETTERS, ActionRequest
-from mas_agents.events import make_event, read_events, visible_events
+from mas_agents.events import make_event, read_events
 
 METHODS = ("session", "pp", "op", "always_a", "random")
 MODEL_FREE = ("always_a", "random")
@@ -283,11 +283,6 @@ def session_events(run_dir: Path) -> list[dict]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: --run must be a directory written by `mas mmg run`")
     return read_events(path)
-
-
-def heard_by(events: list[dict], name: str) -> list[dict]:
-    """The game events character ``name`` could see (what it heard in the session)."""
-    return visible_events(events, name)
 
 
 def report_md(result: dict[str, Any]) -> str:

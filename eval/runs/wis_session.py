@@ -19,7 +19,6 @@ from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
-from eval.datasets.wis import load_pairs  # noqa: F401  (re-exported: the loader moved to eval.datasets)
 from mas_agents.rundir import Stopwatch, versions, write_json
 
 

@@ -112,7 +112,7 @@ class MagicRuntime:
     def context(self, p: str) -> dict:
         """Structured facts for the agent's blocks (never the hidden role)."""
         s = self.setting
-        ctx: dict[str, Any] = {"game": "magic", "scenario": self.scenario}
+        ctx: dict[str, Any] = {}
         if self.scenario == "chameleon":
             ctx["topic"] = s.topic
             if p != s.chameleon:

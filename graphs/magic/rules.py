@@ -46,9 +46,8 @@ from planners.base import GameInfo
 #: chameleon is told its role, in Undercover nobody is; both are clue-and-vote games. The three
 #: game-theory scenarios have a repeated move and no hidden role.
 GAMES = {
-    "chameleon": GameInfo(name="chameleon", hidden_role="chameleon", holder_knows_role=True, word_clues=True,
-                          votes=True),
-    "undercover": GameInfo(name="undercover", hidden_role="undercover", word_clues=True, votes=True),
+    "chameleon": GameInfo(name="chameleon", hidden_role="chameleon", holder_knows_role=True, word_clues=True),
+    "undercover": GameInfo(name="undercover", hidden_role="undercover", word_clues=True),
     "cost_sharing": GameInfo(name="cost_sharing", moves="shares"),
     "prisoners_dilemma": GameInfo(name="prisoners_dilemma", moves="binary"),
     "public_good": GameInfo(name="public_good", moves="amount"),

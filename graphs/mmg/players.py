@@ -33,7 +33,7 @@ def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
 
 
 def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
-                     settings: Any = None, game: Any = GAME) -> dict[str, Agent]:
+                     settings: Any = None) -> dict[str, Agent]:
     """One agent per character of a loaded WellPlay script, each with its own FAISS memory.
 
     Args:
@@ -42,7 +42,6 @@ def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
         spec: the agent spec of every civilian; murderers play :data:`MURDERER_SPEC` (PLAYER* §4.1).
         model: the accounted chat model they share; embedder: the memory's embedding model.
         settings: retrieval budgets (:class:`memory.MemorySettings`), default when None.
-        game: the :class:`planners.base.GameInfo` they play (the murder mystery's).
 
     Returns:
         ``{character name: Agent}`` in the script's character order.
@@ -54,5 +53,5 @@ def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
     for ch in script.characters:
         persona = persona_for(script, ch.name)
         s = MURDERER_SPEC if persona.role == "murderer" else spec
-        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=game)
+        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=GAME)
     return agents

@@ -27,7 +27,7 @@ from planners.base import GameInfo
 #: What planner blocks may know of the murder mystery (PLAYER* Appendix A.2): the murderer is
 #: told its role, characters question each other and their statements are evidence, and each
 #: victim's murderer is voted on.
-GAME = GameInfo(name="mmg", hidden_role="murderer", holder_knows_role=True, investigation=True, votes=True)
+GAME = GameInfo(name="mmg", hidden_role="murderer", holder_knows_role=True, investigation=True)
 
 #: The one fixed agent spec every murderer plays with, whatever the other players use, so that
 #: comparisons between agent types face the same opponent (PLAYER* §4.1).

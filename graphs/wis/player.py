@@ -132,14 +132,14 @@ class AgentWisPlayer:
         t = TASKS[self.lang]
         if status == "round":
             request = ActionRequest(kind="describe", actor=self.name, prompt=self._task(t["describe"].format(round=rnd, word=self.word)),
-                                    context={"game": "wis", "round": rnd, "word": self.word, "lang": self.lang}, game=GAME)
+                                    context={"round": rnd, "word": self.word, "lang": self.lang}, game=GAME)
         elif status == "vote":
             cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
             if not cands:
                 return response(None, success=False, err="no candidates to vote for")
             request = ActionRequest(kind="vote", actor=self.name, prompt=self._task(t["vote"].format(round=rnd)),
-                                    choices=cands, context={"game": "wis", "round": rnd, "word": self.word,
-                                                            "lang": self.lang}, game=GAME)
+                                    choices=cands, context={"round": rnd, "word": self.word, "lang": self.lang},
+                                    game=GAME)
         else:
             return response(None, success=False, err=f"cannot interact on status {status!r}")
         t0 = time.monotonic()

@@ -63,7 +63,7 @@ from planners.base import GameInfo
 
 #: What planner blocks may know of Who is Spy (WiS §3.1): nobody is told whether they are the spy,
 #: players describe their secret word and vote; the §4.2 strategy experiments run here.
-GAME = GameInfo(name="wis", hidden_role="spy", word_clues=True, votes=True,
+GAME = GameInfo(name="wis", hidden_role="spy", word_clues=True,
                 strategies=frozenset({"attack", "defense", "reasoning"}))
 
 #: What the judge says of each foul (WiS §3.1; the keys are the ``foul`` codes of the game record above).

@@ -44,11 +44,7 @@ def _add_spy() -> None:
     app.command("ablate")(ablate)
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
-from mas_agents.cli.common import data_root as _data_root
-from mas_agents.cli.common import fail as _fail
-from mas_agents.cli.common import progress as _progress
-from mas_agents.cli.common import setup_logging as _logging
-from mas_agents.cli.common import ticker as _ticker
+from mas_agents.cli import common  # noqa: E402
 
 
 @app.callback()
@@ -86,15 +82,15 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
     from eval.datasets import DataError
     from eval.datasets.wellplay import LANGS, load_all
 
-    root = _data_root(data_dir)
+    root = common.data_root(data_dir)
     langs = LANGS if lang == "all" else (lang,)
     for lg in langs:
         if lg not in LANGS:
-            _fail(f"--lang must be one of en, zh, all (got {lg!r})")
+            common.fail(f"--lang must be one of en, zh, all (got {lg!r})")
         try:
             scripts = load_all(root, lg)
         except DataError as exc:
-            _fail(str(exc))
+            common.fail(str(exc))
         t = Table(title=f"WellPlay ({lg}) at {root / 'wellplay' / lg}")
         for col in ("id", "script", "chars", "obj", "reas", "rel", "questions", "murderers", "repairs", "warnings"):
             t.add_column(col, no_wrap=col in ("id", "script"))
@@ -136,7 +132,7 @@ def mmg_run(
     verbose: bool = Verbose,
 ) -> None:
     """Play one murder-mystery game on a WellPlay script."""
-    _logging(verbose)
+    common.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_script
     from eval.runs.mmg_session import play_script
@@ -144,14 +140,14 @@ def mmg_run(
     from mas_agents.specs import parse_spec
     from memory import MemorySettings
 
-    root = _data_root(data_dir)
+    root = common.data_root(data_dir)
     if resume:
         if out is None:
-            _fail("--resume needs --out DIR, the directory of the interrupted game")
+            common.fail("--resume needs --out DIR, the directory of the interrupted game")
         try:
             old = read_json(out / "config.json")
         except (FileNotFoundError, ValueError) as exc:
-            _fail(str(exc))
+            common.fail(str(exc))
         script, agent, model, lang = old["script"], old["agent"], old["model"], old["lang"]
         rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
         script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
@@ -159,7 +155,7 @@ def mmg_run(
         parse_spec(agent)
         sc = load_script(root, script, lang)
     except (ValueError, DataError) as exc:
-        _fail(str(exc))
+        common.fail(str(exc))
     settings = MemorySettings()
     if script_budget is not None:
         settings.script_budget = script_budget
@@ -169,14 +165,14 @@ def mmg_run(
     set_resume_hint(f"rerun with --resume --out {out}")
     console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
     bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
-    with _progress() as prog:
+    with common.progress() as prog:
         task = prog.add_task(f"{sc.name}", total=bound)
         try:
             result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
                                  lang=lang, resume=resume, settings=settings, data_root=root,
                                  progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
         except (FileExistsError, FileNotFoundError) as exc:
-            _fail(str(exc))
+            common.fail(str(exc))
     oc = result["outcome"] or {}
     for v in oc.get("victims", []):
         console.print(f"{v['victim']}: accused {v['accused'] or 'no one'}; murderer {', '.join(v['murderers'])}; "
@@ -205,14 +201,14 @@ def wellplay_eval(
     verbose: bool = Verbose,
 ) -> None:
     """Score a method on WellPlay questions."""
-    _logging(verbose)
+    common.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.runs.wellplay_eval import score_with_interval
     from eval.runs.wellplay_run import run_wellplay_eval
     from mas_agents.rundir import default_run_dir
     from memory import MemorySettings
 
-    root = _data_root(data_dir)
+    root = common.data_root(data_dir)
     settings = MemorySettings()
     if script_budget is not None:
         settings.script_budget = script_budget
@@ -221,7 +217,7 @@ def wellplay_eval(
     label = run.name if (method == "session" and run) else script
     out = out or default_run_dir(f"eval-{method}", label)
     set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
-    with _progress() as prog:
+    with common.progress() as prog:
         task = prog.add_task(f"{method}", total=None)
         try:
             res = run_wellplay_eval(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
@@ -229,7 +225,7 @@ def wellplay_eval(
                                     settings=settings, tick=lambda: prog.advance(task),
                                     total=lambda n: prog.update(task, total=n))
         except (ValueError, FileNotFoundError, DataError) as exc:
-            _fail(str(exc))
+            common.fail(str(exc))
     acc = res["accuracy"]
     iv = res["interval"]
     console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {score_with_interval(res['weighted_score'], iv)} "
@@ -256,27 +252,27 @@ def wellplay_compare(
     verbose: bool = Verbose,
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
-    _logging(verbose)
+    common.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_all, load_script
     from eval.runs.compare import count_text, is_game_method, run_compare
     from mas_agents.rundir import stable_run_dir
 
-    root = _data_root(data_dir)
+    root = common.data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     try:
         scripts = load_all(root, lang) if script.lower() == "all" else [load_script(root, script, lang)]
     except DataError as exc:
-        _fail(str(exc))
+        common.fail(str(exc))
     out = out or stable_run_dir("compare", script, lang, model, f"r{rounds}q{questions}")
-    with _progress() as prog:
+    with common.progress() as prog:
         task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
         try:
             res = run_compare(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
                               lang=lang, rounds=rounds, questions=questions, concurrency=concurrency,
-                              tick=_ticker(prog, task))
+                              tick=common.ticker(prog, task))
         except (ValueError, DataError) as exc:
-            _fail(str(exc))
+            common.fail(str(exc))
     for t in res["table"]:
         seat = ("" if t.get("game_seat_calls") is None or not is_game_method(t["method"]) else
                 f" (per-seat calls {count_text(t['game_seat_calls'])}"

@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Model, Verbose, remote_options
 
 
@@ -35,7 +36,6 @@ def ablate(
 ) -> None:
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
     result.json and figures with n and 95 % intervals for every number."""
-    from mas_agents.cli import common as cli
     cli.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.runs.ablate import BENCHES, run_ablate

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, remote_options
 
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
@@ -31,7 +32,6 @@ def run(
     verbose: bool = Verbose,
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
-    from mas_agents.cli import common as cli
     cli.setup_logging(verbose)
     from eval.runs.magic_bench import parse_scenarios, plan, run_magic
     from mas_agents.rundir import stable_run_dir

@@ -22,6 +22,7 @@ from typing import Optional
 
 import typer
 
+from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, remote_options, set_resume_hint
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
@@ -32,15 +33,11 @@ SpeakTimeout = typer.Option(10.0, help="Seconds to describe before it counts as 
 Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_HOME or ~/.local/share/mas-agents/wis.sqlite).")
 
 
-def _cli():
-    from mas_agents.cli import common as cli
-    return cli
-
 
 def _specs(text: str) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
-        _cli().fail("--agents: give at least one agent spec")
+        cli.fail("--agents: give at least one agent spec")
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
         if is_remote(s):
@@ -48,7 +45,7 @@ def _specs(text: str) -> list[str]:
         try:
             parse_spec(split_model(s)[0])
         except ValueError as exc:
-            _cli().fail(f"agent spec {s!r}: {exc}")
+            cli.fail(f"agent spec {s!r}: {exc}")
     return specs
 
 
@@ -67,7 +64,6 @@ def play(
     verbose: bool = Verbose,
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
-    cli = _cli()
     cli.setup_logging(verbose)
     from eval.reports.wis_replay import write_replay
     from eval.datasets.wis import load_pairs
@@ -117,7 +113,6 @@ def tournament(
     verbose: bool = Verbose,
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
-    cli = _cli()
     cli.setup_logging(verbose)
     from eval.reports.wis_leaderboard import format_leaderboard
     from eval.runs.wis_tournament import run_tournament
@@ -153,7 +148,7 @@ def leaderboard(
     board = Leaderboard(db)
     metrics = board.metrics(tournament)
     if not metrics:
-        _cli().fail(f"no games in {board.path}" + (f" for tournament {tournament}" if tournament else ""), code=1)
+        cli.fail(f"no games in {board.path}" + (f" for tournament {tournament}" if tournament else ""), code=1)
     print(leaderboard_markdown(metrics) if markdown else format_leaderboard(metrics, title=f"WiS leaderboard ({board.path})"))
 
 
@@ -176,7 +171,6 @@ def experiment(
     verbose: bool = Verbose,
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
-    cli = _cli()
     cli.setup_logging(verbose)
     from eval.runs.wis_tournament import run_experiment
     from mas_agents.rundir import stable_run_dir, write_json
@@ -208,7 +202,7 @@ def replay(game_dir: Path = typer.Argument(..., help="A game directory (holds re
     try:
         print(write_replay(game_dir))
     except (ValueError, FileNotFoundError) as exc:
-        _cli().fail(str(exc))
+        cli.fail(str(exc))
 
 
 @spy_app.command("serve-agent")
@@ -224,7 +218,6 @@ def serve_agent(
 ) -> None:
     """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
     /agent/interact, /agent/getModelName, /agent/checkHealth)."""
-    cli = _cli()
     cli.setup_logging(verbose)
     from eval.runs.wis_session import PlayerFactory
     from graphs.wis.protocol import serve

@@ -155,7 +155,7 @@ class PGMBlock:
 
     def __init__(self, alpha: float = DEFAULT_ALPHA):
         self.alpha = alpha
-        self.game: GameInfo | None = None   # None until a request or an event tells
+        self.game: GameInfo = UNSPECIFIED   # until a request or the agent names the game
         self.players: list[str] = []
         self.belief: TwoHopBelief | None = None
         self.predictor: MovePredictor | None = None
@@ -177,7 +177,7 @@ class PGMBlock:
         drops itself or fixes itself as the holder, and predicts each other player's belief as a
         non-holder's; otherwise ``(None, False)``."""
         g = self.game
-        if g is None or not g.holder_knows_role or not g.hidden_role:
+        if not g.holder_knows_role or not g.hidden_role:
             return None, False
         return getattr(agent.persona, "role", "") == g.hidden_role, True
 
@@ -199,8 +199,8 @@ class PGMBlock:
         return self.predictor
 
     def _set_game(self, game: GameInfo | None) -> None:
-        """A game the request or agent names wins over none; an unnamed one fills only a gap."""
-        if game is not None and (game is not UNSPECIFIED or self.game is None):
+        """A game the request or agent names replaces the unnamed one (None and UNSPECIFIED name none)."""
+        if game is not None and game is not UNSPECIFIED:
             self.game = game
 
     # -- events ------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ class PGMBlock:
             return
         players = belief.players
         if kind in ("introduce", "answer"):   # investigation game: a statement is read like a clue
-            self._set_game(agent_game if agent_game is not None else UNSPECIFIED)
+            self._set_game(agent_game)
             belief.set_role_knowledge(*self._role_flags(agent))
             text = str(event.get("content") or "").strip()
             if actor in players and actor != agent.name and text:
@@ -331,7 +331,7 @@ class PGMBlock:
         self._set_game(getattr(request, "game", None))
         self.word = str(ctx.get("word") or self.word or "")
         self.topic = str(ctx.get("topic") or self.topic or "")
-        g = self.game or UNSPECIFIED
+        g = self.game
         if g.moves is not None or (self.predictor is not None and not g.hidden_role):
             return self._contribute_moves(agent, request)
         return self._contribute_belief(agent, request)
@@ -402,7 +402,7 @@ class PGMBlock:
     def _contribute_moves(self, agent: Any, request: Any) -> Contribution | None:
         ctx = request.context
         choices = set(request.choices or [])
-        kind = (self.game or UNSPECIFIED).moves
+        kind = self.game.moves
         if kind == "shares":
             return None  # no move model for cost sharing (proposals are continuous splits)
         if kind == "amount" or (kind != "binary" and request.kind == "contribute"):
