@@ -29,11 +29,6 @@ _NOT_RUN = pytest.StashKey[int]()          # realdata tests deselected for lack 
 
 # -- the real data -------------------------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
-    if not any(str(m).startswith(f"{REALDATA}:") for m in config.getini("markers")):   # pyproject may have it
-        config.addinivalue_line(
-            "markers",
-            f"{REALDATA}: asserts facts of the real datasets; deselected when they are not found "
-            f"($MAS_DATA_DIR or ../shared/datasets), failing instead under {data_roots.REQUIRE_ENV}=1")
     config.stash[_FOUND] = data_roots.find_real_data()
     config.stash[_NOT_RUN] = 0
 
