@@ -131,12 +131,6 @@ def make_agent():
 
 
 @pytest.fixture
-def star_agent():
-    """:func:`tests.toy.star_agent`: a toy-game agent with the PLAYER* blocks."""
-    return toy.star_agent
-
-
-@pytest.fixture
 def toy_runtime():
     """:func:`tests.toy.toy_runtime`: the 4-player toy game -> ``(runtime, recorder, run_dir)``."""
     return toy.toy_runtime

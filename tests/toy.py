@@ -2,8 +2,8 @@
 
 Four players (Ann, Bob, Cid, Dee); Bob poisoned Vic. :func:`make_agent` builds one agent on a
 :class:`tests.fakes.RuleChat`; :func:`toy_runtime` builds a whole :class:`graphs.mmg.graph.MMGRuntime`.
-``tests/conftest.py`` exposes them as the fixtures ``make_agent``, ``star_agent`` and ``toy_runtime``;
-module-level helpers of a test module import them from here.
+``tests/conftest.py`` exposes :func:`make_agent` and :func:`toy_runtime` as fixtures; module-level
+helpers of a test module, and the PLAYER* tests (:func:`star_agent`), import them from here.
 """
 
 from __future__ import annotations
@@ -42,20 +42,18 @@ class ToyAgent(NamedTuple):
 def make_agent(rule: Callable, blocks: Sequence = (), *, name: str = "Ann", role: str = "civilian",
                script: str = ANN_SCRIPT, memory_script: str | None = None, goals: str = "Find the killer.",
                victims: Sequence[str] = (TOY_VICTIM,), players: Sequence[str] = TOY_PLAYERS,
-               script_budget: int = 80, dialogue_budget: int = 80, spec: str = "plain",
-               recorder: CallRecorder | None = None, game=None) -> ToyAgent:
-    """One agent of the toy game on a :class:`RuleChat` fake replying ``rule(messages)``.
+               script_budget: int = 80, dialogue_budget: int = 80, spec: str = "plain") -> ToyAgent:
+    """One agent of the toy game on a :class:`RuleChat` fake replying ``rule(messages)``, with a new
+    in-memory call recorder and the murder mystery's :class:`planners.base.GameInfo` (as the game's
+    composition root sets it).
 
     Args:
         blocks: its planner blocks (a fresh list is made).
         script: the persona's script; ``memory_script`` (default: the same) is what its hash-embedding
             memory holds.
-        recorder: the call recorder (default: a new in-memory one).
-        game: its :class:`planners.base.GameInfo` (default: the murder mystery's, as the game's
-            composition root sets it).
     """
     from graphs.mmg.rules import GAME as MMG
-    rec = recorder or CallRecorder(None)
+    rec = CallRecorder(None)
     chat = RuleChat(rule=rule, seen=[])
     model = AccountedModel(chat, rec, label="fake")
     mem = VectorMemory(HashEmbedder())
@@ -63,7 +61,7 @@ def make_agent(rule: Callable, blocks: Sequence = (), *, name: str = "Ann", role
     persona = _persona(name, role, script, goals, victims, players)
     agent = Agent(persona, model, mem, list(blocks), MemorySettings(script_budget=script_budget,
                                                                     dialogue_budget=dialogue_budget), spec=spec,
-                  game=MMG if game is None else game)
+                  game=MMG)
     return ToyAgent(agent, rec, chat)
 
 
