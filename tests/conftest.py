@@ -96,10 +96,10 @@ def real_data_root(pytestconfig: pytest.Config) -> Path:
 
 # -- the synthetic data --------------------------------------------------------------------------
 @pytest.fixture
-def synthetic_root(monkeypatch) -> Path:
-    """``tests/data``, with the synthetic script "Lantern" registered (id 9001) for this test only."""
-    from eval.datasets import wellplay
-    monkeypatch.setitem(wellplay.SCRIPT_IDS, data_roots.LANTERN_ID, data_roots.LANTERN)
+def synthetic_root() -> Path:
+    """``tests/data``. Its script "Lantern" names its own id (``mas_id`` 9001 in its
+    ``script_info.json``): loading it registers the id, and :func:`_restore_script_ids` drops it
+    again after the test."""
     return data_roots.TEST_DATA
 
 

@@ -73,7 +73,6 @@ def magic_data() -> Path:
     if root is None:
         pytest.fail(f"the MAgIC cases need the real settings: {why}", pytrace=False)
     return root
-LANTERN_ID = ("9001", ("Lantern", "灯笼"))
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 
 
@@ -158,13 +157,12 @@ def make_fake_model(spec: Any = "local", **kwargs: Any):
 
 @pytest.fixture
 def fake_model(monkeypatch):
-    """Patch the model factory (ModelPool and the MMG session call it at run time) and register
-    the synthetic script id; leave STOP and the tripwire clear afterwards."""
-    from eval.datasets import wellplay
+    """Patch the model factory (ModelPool and the MMG session call it at run time); leave STOP
+    and the tripwire clear afterwards. (The synthetic script's id is registered by loading it:
+    its ``script_info.json`` names it, ``mas_id``.)"""
     from mas_agents import llm
 
     monkeypatch.setattr(llm, "make_chat_model", make_fake_model)
-    monkeypatch.setitem(wellplay.SCRIPT_IDS, *LANTERN_ID)
     TRIP.reset()
     accounting.STOP.clear()
     yield TRIP

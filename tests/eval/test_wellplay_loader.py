@@ -11,7 +11,14 @@ import pytest
 import eval.datasets as data_mod
 from eval.datasets import DataError, resolve_data_dir
 from eval.datasets.wellplay import SCRIPT_IDS, find_script, list_scripts, load_all, load_script
-from tests.data_roots import LANTERN_CHARACTERS, LANTERN_MURDERER, LANTERN_QUESTIONS, LANTERN_VICTIM
+from tests.data_roots import (
+    LANTERN,
+    LANTERN_CHARACTERS,
+    LANTERN_ID,
+    LANTERN_MURDERER,
+    LANTERN_QUESTIONS,
+    LANTERN_VICTIM,
+)
 
 # README "Counts": id -> (characters, objective, reasoning, relation, total).
 COUNTS = {
@@ -251,6 +258,15 @@ def test_synthetic_script_counts_and_roles(synthetic_root, lang):
     # as in the real data, the murderer's own file holds only relation questions
     assert {q.category for q in sc.questions[murderer.name]} == {"relation"}
     assert sc.warnings == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_synthetic_script_registers_its_own_id(synthetic_root, lang):
+    # nothing registers it beforehand (and no earlier test's registration is left over): its
+    # script_info.json's mas_id / mas_names do, when it is loaded
+    assert LANTERN_ID not in SCRIPT_IDS
+    assert load_script(synthetic_root, LANTERN[0 if lang == "en" else 1], lang).id == LANTERN_ID
+    assert SCRIPT_IDS[LANTERN_ID] == LANTERN
 
 
 def test_synthetic_script_en_names_ids_and_files(synthetic_root):
