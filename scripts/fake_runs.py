@@ -11,10 +11,12 @@ The fake replaces :func:`mas_agents.llm.make_chat_model` for every spec: its rep
 function of the prompt (a SHA-256 picks the numbered choice or option letter), so two runs of
 the same code give the same files. Needs the datasets (``../shared/datasets`` or
 ``$MAS_DATA_DIR``). Every file's bytes are hashed with the run root replaced by ``R``;
-JSON and JSONL files after zeroing clock readings and call ids (keys
-ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``...: latency and wall time differ between two
-runs of the same commit); every other byte counts. Markdown and HTML files are hashed as
-written, so a diff also shows which of them moved.
+JSON and JSONL files after zeroing clock readings and call ids (the keys :data:`CLOCK_KEYS`
+matches, ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``...: latency and
+wall time differ between two runs of the same commit); every other byte counts. Markdown and
+HTML files are hashed as written, so a diff also shows which of them moved. The conformance and
+golden tests (``tests/test_conformance.py``, ``tests/test_golden.py``) drop the same keys before
+comparing runs (:func:`_untimed` with ``drop=True``).
 """
 
 from __future__ import annotations
@@ -119,15 +121,19 @@ def main() -> None:
 
 
 #: Keys whose values are clock readings (seconds measured, dates) or random call ids (uuid4);
-#: zeroed before hashing JSON.
+#: zeroed before hashing JSON, dropped before the tests compare runs.
 CLOCK_KEYS = re.compile(r"(_s|_seconds|^seconds|_at|^started|^created|_date|^date|_time|^time|^call_ids?|_call_ids)$")
 
 
-def _untimed(obj: Any) -> Any:
+def _untimed(obj: Any, drop: bool = False) -> Any:
+    """``obj`` (parsed JSON) with the value of every :data:`CLOCK_KEYS` key set to None, in every
+    nested dict; with ``drop``, without those keys."""
     if isinstance(obj, dict):
-        return {k: (None if CLOCK_KEYS.search(str(k)) else _untimed(v)) for k, v in obj.items()}
+        if drop:
+            return {k: _untimed(v, drop) for k, v in obj.items() if not CLOCK_KEYS.search(str(k))}
+        return {k: (None if CLOCK_KEYS.search(str(k)) else _untimed(v, drop)) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_untimed(v) for v in obj]
+        return [_untimed(v, drop) for v in obj]
     return obj
 
 

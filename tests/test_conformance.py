@@ -61,7 +61,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from mas_agents import accounting
 from mas_agents.errors import ModelUnavailable
-from scripts.fake_runs import HashChat, _fake_make
+from scripts.fake_runs import HashChat, _fake_make, _untimed
 from tests import data_roots
 
 DATA = data_roots.TEST_DATA
@@ -260,19 +260,8 @@ def reference(case_id: str, tmp_path_factory) -> Reference:
 
 
 # ----------------------------------------------------------------------------------------------
-# normalising (shared with tests/test_golden.py)
-
-#: Keys whose values are clock readings or random call ids: dropped before comparing.
-CLOCK_KEY = re.compile(r"(_s|seconds|_at|time|date|call_ids?)$")
-
-
-def untimed(obj: Any) -> Any:
-    """``obj`` without clock keys (see :data:`CLOCK_KEY`), recursively."""
-    if isinstance(obj, dict):
-        return {k: untimed(v) for k, v in obj.items() if not CLOCK_KEY.search(str(k))}
-    if isinstance(obj, list):
-        return [untimed(v) for v in obj]
-    return obj
+# normalising (shared with tests/test_golden.py): the keys holding clock readings or random call
+# ids are dropped, the keys scripts/fake_runs.py zeroes (scripts.fake_runs.CLOCK_KEYS)
 
 
 def read_events(game: Path) -> list[dict]:
@@ -282,12 +271,12 @@ def read_events(game: Path) -> list[dict]:
 
 def normal_events(game: Path) -> list[dict]:
     """``events.jsonl`` of a game without ``llm_call_ids`` and clock fields."""
-    return [untimed(e) for e in read_events(game)]
+    return [_untimed(e, drop=True) for e in read_events(game)]
 
 
 def normal_result(game: Path) -> dict:
     """``result.json`` of a game without clock keys."""
-    return untimed(json.loads((game / "result.json").read_text(encoding="utf-8")))
+    return _untimed(json.loads((game / "result.json").read_text(encoding="utf-8")), drop=True)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ is stored (``<name>.events.sha256``); their ``result.json`` holds only numbers a
 is stored as it is.
 
 Before comparing, both sides are normalised: ``llm_call_ids`` (random uuids) and every key that
-holds a clock reading are dropped (keys ending in ``_s``, ``seconds``, ``_at``, ``time``, ``date``;
-:func:`tests.test_conformance.untimed`).
+holds a clock reading are dropped (``latency_s``, ``started_at``, ``seconds``...: the keys
+:data:`scripts.fake_runs.CLOCK_KEYS` matches, which ``scripts/fake_runs.py`` zeroes before hashing;
+:func:`tests.test_conformance.normal_events`, :func:`~tests.test_conformance.normal_result`).
 
 A difference means a game now plays differently for the same replies: a rule, a prompt (the fake's
 replies are a hash of the prompt), an event payload or the result record changed. If the change
