@@ -52,6 +52,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,6 @@ from scripts.fake_runs import HashChat, _fake_make, _untimed
 from tests import data_roots
 
 DATA = data_roots.TEST_DATA
-
-
-def magic_data() -> Path:
-    """The real datasets root that holds the MAgIC settings (only ``realdata`` cases call it)."""
-    root, why = data_roots.find_real_data()
-    if root is None:
-        pytest.fail(f"the MAgIC cases need the real settings: {why}", pytrace=False)
-    return root
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 
 
@@ -170,6 +163,13 @@ def fake_model(monkeypatch):
     accounting.STOP.clear()
 
 
+def real_root_for(case_id: str, request: pytest.FixtureRequest) -> Path | None:
+    """The real datasets root for a MAgIC case, which reads the real settings: the
+    ``real_data_root`` fixture (these cases are ``realdata``, so tests/conftest.py deselects or fails
+    them when the data is missing). None for the other cases, which need no real data."""
+    return request.getfixturevalue("real_data_root") if BY_ID[case_id].family == "magic" else None
+
+
 # ----------------------------------------------------------------------------------------------
 # the games
 
@@ -209,8 +209,9 @@ def lantern():
     return load_script(DATA, "Lantern", "en")
 
 
-def run_case(case: Case, out: Path, *, resume: bool = False) -> dict:
-    """Play ``case`` into ``out`` (or resume it there) through its composition root.
+def run_case(case: Case, out: Path, real_root: Path | None, *, resume: bool = False) -> dict:
+    """Play ``case`` into ``out`` (or resume it there) through its composition root; a MAgIC case
+    reads its settings from ``real_root`` (the real datasets root).
 
     Returns ``{"games": [game dirs, in play order], "run": what the runner returned}``.
     """
@@ -226,7 +227,8 @@ def run_case(case: Case, out: Path, *, resume: bool = False) -> dict:
         return {"games": sorted((out / "games").iterdir()), "run": res}
     from eval.runs.magic_bench import game_dir, run_magic
     from eval.runs.magic_session import SIDES
-    res = run_magic(data_root=magic_data(), out=out, scenarios=[case.scenario], challenger="plain", defender="plain",
+    assert real_root is not None, f"{case.id} needs the real datasets root (the MAgIC settings)"
+    res = run_magic(data_root=real_root, out=out, scenarios=[case.scenario], challenger="plain", defender="plain",
                     settings="0", model="local", seed=case.seed)
     games = [game_dir(out, case.scenario, side, 0) for side in SIDES[case.scenario]]    # in play order
     assert sorted(games) == sorted((out / "games").iterdir())
@@ -246,13 +248,14 @@ class Reference:
 _REFERENCES: dict[str, Reference] = {}
 
 
-def reference(case_id: str, tmp_path_factory) -> Reference:
-    """The uninterrupted run of a case, played once per session (needs the ``fake_model`` fixture)."""
+def reference(case_id: str, tmp_path_factory, real_root: Path | None = None) -> Reference:
+    """The uninterrupted run of a case, played once per session (needs the ``fake_model`` fixture;
+    a MAgIC case, ``real_root``: see :func:`real_root_for`)."""
     if case_id not in _REFERENCES:
         case = BY_ID[case_id]
         out = tmp_path_factory.mktemp(f"ref-{case_id}")
         TRIP.reset()
-        got = run_case(case, out)
+        got = run_case(case, out, real_root)
         assert not TRIP.fired
         calls = [sum(1 for line in (g / "llm_calls.jsonl").open() if line.strip()) for g in got["games"]]
         _REFERENCES[case_id] = Reference(out, got["games"], got["run"], calls)
@@ -468,9 +471,10 @@ def check_wis(events: list[dict], result: dict) -> None:
         assert row["abstentions"] == sum(1 for e in mine if e["kind"] == "vote" and e["data"]["target"] is None)
 
 
-def check_magic(events: list[dict], result: dict) -> None:
+def check_magic(events: list[dict], result: dict, real_root: Path) -> None:
     """One MAgIC game (graphs.magic.rules, graphs.magic.events): legal moves in schedule order,
-    and the outcome recomputed with the rules' functions."""
+    and the outcome recomputed with the rules' functions (``real_root``: the datasets root the
+    game's setting was read from)."""
     from eval.datasets.magic import load_setting
     from graphs.magic import rules as R
 
@@ -599,7 +603,7 @@ def check_magic(events: list[dict], result: dict) -> None:
         i = 0
         spent = {p: 0 for p in players}
         history: dict[str, list] = {p: [] for p in players}
-        rounds = R.PD_ROUNDS if pd else load_setting(magic_data(), scenario, s["setting_id"]).rounds
+        rounds = R.PD_ROUNDS if pd else load_setting(real_root, scenario, s["setting_id"]).rounds
         for rnd in range(1, rounds + 1):
             now = {}
             for p in players:
@@ -657,7 +661,11 @@ def check_run(case: Case, ref: Reference) -> None:
         assert stored["components"] == m["components"]
 
 
-CHECKS: dict[str, Callable[[list[dict], dict], None]] = {"mmg": check_mmg, "wis": check_wis, "magic": check_magic}
+def checker(case: Case, real_root: Path | None) -> Callable[[list[dict], dict], None]:
+    """The a. / b. check of one game of ``case``: ``check(events, result)``."""
+    if case.family == "magic":
+        return partial(check_magic, real_root=real_root)
+    return {"mmg": check_mmg, "wis": check_wis}[case.family]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -675,14 +683,14 @@ def stop_points(case: Case, ref: Reference) -> list[tuple[int, str]]:
     return points
 
 
-def interrupted_then_resumed(case: Case, out: Path, after: int, how: str) -> dict:
+def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, real_root: Path | None = None) -> dict:
     """Run ``case`` into ``out`` until the tripwire stops it (``how``) after ``after`` calls, then
-    resume it."""
+    resume it (``real_root``: as for :func:`run_case`)."""
     from mas_agents.accounting import StopRequested
 
     TRIP.reset(after=after, how=how)
     try:
-        run_case(case, out)
+        run_case(case, out, real_root)
     except (ModelUnavailable, StopRequested):
         pass
     else:
@@ -695,7 +703,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str) -> dic
     games = [out] if case.family == "mmg" else list((out / "games").iterdir())
     partial = {g.relative_to(out): (normal_events(g) if (g / "events.jsonl").exists() else None,
                                     (g / "result.json").exists()) for g in games}
-    got = run_case(case, out, resume=case.family == "mmg")
+    got = run_case(case, out, real_root, resume=case.family == "mmg")
     got["partial"] = partial
     return got
 
@@ -704,15 +712,17 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str) -> dic
 
 
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
-def test_game_conforms(case_id, fake_model, tmp_path, tmp_path_factory):
+def test_game_conforms(case_id, fake_model, request, tmp_path, tmp_path_factory):
     case = BY_ID[case_id]
-    ref = reference(case_id, tmp_path_factory)
+    real_root = real_root_for(case_id, request)
+    ref = reference(case_id, tmp_path_factory, real_root)
+    check = checker(case, real_root)
     assert ref.games and all(n > 0 for n in ref.calls)
     invalid_seen = 0
     for game in ref.games:
         events = read_events(game)
         result = json.loads((game / "result.json").read_text(encoding="utf-8"))
-        CHECKS[case.family](events, result)                     # a. legal actions, b. re-scoring
+        check(events, result)                                   # a. legal actions, b. re-scoring
         invalid_seen += sum(1 for e in events if e["kind"] == "invalid"
                             or (e["kind"] in ("describe", "vote") and e["data"].get("valid") is False))
         assert [e["step"] for e in events] == list(range(len(events)))
@@ -722,7 +732,7 @@ def test_game_conforms(case_id, fake_model, tmp_path, tmp_path_factory):
     # c. interrupted runs, resumed, give the same events as the uninterrupted one
     for n, (after, how) in enumerate(stop_points(case, ref)):
         out = tmp_path / f"resumed-{n}"
-        got = interrupted_then_resumed(case, out, after, how)
+        got = interrupted_then_resumed(case, out, after, how, real_root)
         assert [g.relative_to(out) for g in got["games"]] == [g.relative_to(ref.out) for g in ref.games]
         last = ref.games[-1]
         events_then, finished_then = got["partial"][last.relative_to(ref.out)]
@@ -748,7 +758,7 @@ def test_game_conforms(case_id, fake_model, tmp_path, tmp_path_factory):
         else:
             res = json.loads((out / "result.json").read_text(encoding="utf-8"))
             assert res["outcome"] == ref.run["outcome"] and res["finished"]
-            CHECKS["mmg"](read_events(out), res)
+            check_mmg(read_events(out), res)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from tests.test_conformance import (
     fake_model,  # noqa: F401  (the fixture, used through usefixtures)
     normal_events,
     normal_result,
+    real_root_for,
     reference,
 )
 
@@ -99,8 +100,8 @@ def _digest(events_text: str) -> str:
 
 @pytest.mark.usefixtures("fake_model")
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
-def test_golden_playthrough(case_id, tmp_path_factory):
-    ref = reference(case_id, tmp_path_factory)
+def test_golden_playthrough(case_id, request, tmp_path_factory):
+    ref = reference(case_id, tmp_path_factory, real_root_for(case_id, request))
     digest_only = BY_ID[case_id].family == "magic"
     for game in ref.games:
         name = case_id if len(ref.games) == 1 else f"{case_id}.{game.name}"
