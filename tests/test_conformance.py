@@ -18,7 +18,8 @@ a. **legal actions only**: every action event in ``events.jsonl`` is legal under
    contracts documented beside them), in the order the rules give; an unreadable reply appears
    as the game's ``invalid`` event / abstention / ``no_answer`` foul, never as a move;
 b. **events re-score to result.json**: the outcome recomputed from ``events.jsonl`` with the
-   project's own functions equals ``result.json``;
+   project's own functions equals ``result.json``, and what the run aggregates (the WiS
+   leaderboard, the MAgIC run's metrics) equals totals the test derives from those replays;
 c. **resume reproduces the events**: a second run into a fresh directory is interrupted (the fake
    model trips a Ctrl-C, i.e. :data:`mas_agents.accounting.STOP`, or a dead server,
    :class:`mas_agents.errors.ModelUnavailable`, after N calls), then resumed the way the game
@@ -366,8 +367,11 @@ def check_mmg(events: list[dict], result: dict) -> None:
     assert sum(result["invalid_by_kind"].values()) == len(invalid)
 
 
-def check_wis(events: list[dict], result: dict) -> None:
-    """Who is Spy (graphs.wis.rules): speaking order, fouls, alive voters, tally, end, scores."""
+def check_wis(events: list[dict], result: dict) -> list[dict]:
+    """Who is Spy (graphs.wis.rules): speaking order, fouls, alive voters, tally, end, scores.
+
+    Returns one row per seat, from the log and the re-scored outcome, with the keys of
+    :func:`eval.metrics.wis.player_rows` that :func:`check_run` aggregates (:data:`WIS_SEAT_KEYS`)."""
     from eval.metrics.wis import player_rows
     from graphs.wis import rules
 
@@ -465,18 +469,31 @@ def check_wis(events: list[dict], result: dict) -> None:
         [r["descriptions"] for r in rounds_out]
     invalid = sum(1 for e in events if e["kind"] in ("describe", "vote") and not e["data"]["valid"])
     assert result["invalid_actions"] == invalid and result["timeouts"] == 0
-    # the per-seat metrics (read from result.json) agree with the log
-    for row in player_rows(result):
-        mine = [e for e in events if e["actor"] == row["name"]]
-        assert row["descriptions"] == sum(1 for e in mine if e["kind"] == "describe")
-        assert row["fouls"] == sum(1 for e in mine if e["kind"] == "describe" and e["data"]["foul"])
-        assert row["abstentions"] == sum(1 for e in mine if e["kind"] == "vote" and e["data"]["target"] is None)
+    # each seat in this game, from the log and the re-scored outcome
+    winner = "civilians" if spy_round else "spy"
+    agents = {p["name"]: p["agent"] for p in result["players"]}
+    mine: dict[str, list[dict]] = {p: [e for e in events if e["actor"] == p] for p in seats}
+    ballots = {p: [e["data"]["target"] for e in mine[p] if e["kind"] == "vote"] for p in seats}
+    fouls = {p: [e["data"]["foul"] for e in mine[p] if e["kind"] == "describe"] for p in seats}
+    replayed = [{"agent": agents[p], "role": roles[p], "score": scores[p],
+                 "won": winner == ("spy" if roles[p] == "spy" else "civilians"),
+                 "votes_cast_as_civilian": len(ballots[p]) if roles[p] != "spy" else 0,
+                 "correct_votes": ballots[p].count(spy) if roles[p] != "spy" else 0,
+                 "abstentions": ballots[p].count(None), "descriptions": len(fouls[p]),
+                 "fouls": sum(1 for f in fouls[p] if f), "timeouts": fouls[p].count("timeout"),
+                 "survival_rounds": eliminated[p]["round"] - 1 if p in eliminated else rnd} for p in seats]
+    # the per-seat metrics (read from result.json) agree with them
+    assert [{k: row[k] for k in WIS_SEAT_KEYS} for row in player_rows(result)] == replayed
+    return replayed
 
 
-def check_magic(events: list[dict], result: dict, real_root: Path) -> None:
+def check_magic(events: list[dict], result: dict, real_root: Path) -> dict:
     """One MAgIC game (graphs.magic.rules, graphs.magic.events): legal moves in schedule order,
     and the outcome recomputed with the rules' functions (``real_root``: the datasets root the
-    game's setting was read from)."""
+    game's setting was read from).
+
+    Returns what :func:`check_run` totals: the game's ``scenario``, challenger ``side`` and
+    ``seats``, ``roles`` (deduction games), the checked ``moves`` and the re-scored ``outcome``."""
     from eval.datasets.magic import load_setting
     from graphs.magic import rules as R
 
@@ -644,27 +661,162 @@ def check_magic(events: list[dict], result: dict, real_root: Path) -> None:
         else:
             finals = R.pg_finals({p: [v or 0 for v in history[p]] for p in players}, s["multiplier"])
             assert result["outcome"] == {"finals": finals, "winners": R.pg_winners(finals)}
+    return {"scenario": scenario, "side": s["side"], "seats": set(s["challenger_seats"]), "roles": s.get("roles", {}),
+            "moves": moves, "outcome": result["outcome"]}
 
 
-def check_run(case: Case, ref: Reference) -> None:
-    """b. for the run as a whole: what the runner aggregates equals the project's metrics
-    recomputed from the games on disk."""
+#: What :func:`check_wis` replays of each seat (keys of :func:`eval.metrics.wis.player_rows`).
+WIS_SEAT_KEYS = ("agent", "role", "score", "won", "votes_cast_as_civilian", "correct_votes", "abstentions",
+                 "descriptions", "fouls", "timeouts", "survival_rounds")
+#: The counts of a MAgIC run's ``result.json`` besides ``games`` and ``credit``.
+MAGIC_COUNTS = ("votes", "correct_votes", "abstentions", "questionnaires", "gold_questions", "gold_hits",
+                "inter_questions", "inter_hits", "self_awareness_answers", "self_awareness_correct", "deceiver_games",
+                "deceiver_wins", "word_guesses", "wrong_word_guesses", "agreed", "coordinated", "pd_choices",
+                "pd_defections", "pd_missing", "pd_wins", "pg_contributions", "pg_minimal", "pg_missing", "pg_wins")
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def check_run(case: Case, ref: Reference, games: list) -> None:
+    """b. for the run as a whole: what the runner aggregates equals values derived here from the
+    replays of its games (``games``: what :func:`check_wis` / :func:`check_magic` returned for each),
+    following the definitions in the docstrings of :mod:`eval.metrics.wis` and
+    :mod:`eval.metrics.magic` (the credit tables and rank score are the rules'), rather than
+    those modules' functions run again on the files the runner wrote.
+
+    Who is Spy: every column of the leaderboard of the tournament, per agent. MAgIC: ``counts``,
+    ``metrics``, ``per_scenario`` and ``components`` of the run's ``result.json``."""
     if case.family == "wis":
-        from eval.metrics.wis import agent_metrics
-        records = [json.loads((g / "result.json").read_text(encoding="utf-8")) for g in ref.games]
-        assert len(records) == WIS_GAMES
-        assert ref.run["metrics"] == agent_metrics(records)
+        from graphs.wis.rules import rank_score
+        assert len(games) == WIS_GAMES
+        seats_of: dict[str, list[dict]] = {}
+        for seat in (seat for game in games for seat in game):
+            seats_of.setdefault(seat["agent"], []).append(seat)
+        board = {m["agent"]: m for m in ref.run["metrics"]}
+        assert sorted(board) == sorted(seats_of) == sorted(WIS_AGENTS)
+        for agent, seats in seats_of.items():
+            spy = [x for x in seats if x["role"] == "spy"]
+            civ = [x for x in seats if x["role"] != "spy"]
+
+            def total(key: str, of: list[dict] = seats) -> float:
+                return sum(x[key] for x in of)
+
+            want = {"agent": agent, "games": len(seats), "games_as_spy": len(spy), "games_as_civilian": len(civ),
+                    "wins": total("won"), "win_rate_spy": _ratio(total("won", spy), len(spy)),
+                    "win_rate_civilian": _ratio(total("won", civ), len(civ)), "win_rate": _ratio(total("won"), len(seats)),
+                    "avg_score": _mean([x["score"] for x in seats]), "avg_score_spy": _mean([x["score"] for x in spy]),
+                    "avg_score_civilian": _mean([x["score"] for x in civ]),
+                    "votes_cast_as_civilian": total("votes_cast_as_civilian"), "correct_votes": total("correct_votes"),
+                    "abstentions": total("abstentions"),
+                    "vote_accuracy": _ratio(total("correct_votes"), total("votes_cast_as_civilian")),
+                    "descriptions": total("descriptions"), "fouls": total("fouls"),
+                    "foul_rate": _ratio(total("fouls"), total("descriptions")),
+                    "timeout_rate": _ratio(total("timeouts"), total("descriptions")),
+                    "avg_survival_rounds": _mean([x["survival_rounds"] for x in seats]),
+                    "total_score": total("score"), "rank_score": rank_score([x["score"] for x in seats])}
+            assert board[agent] == pytest.approx(want), agent            # sums and means of float scores
     elif case.family == "magic":
-        from eval.metrics.magic import load_games, scenario_metrics
-        m = scenario_metrics(load_games(ref.out))
-        stored = json.loads((ref.out / "result.json").read_text(encoding="utf-8"))
-        assert stored["metrics"] == {k: m[k] for k in stored["metrics"]}
-        assert stored["per_scenario"] == m["per_scenario"] and stored["counts"] == m["counts"]
-        assert stored["components"] == m["components"]
+        check_magic_run(case.scenario, games, json.loads((ref.out / "result.json").read_text(encoding="utf-8")))
 
 
-def checker(case: Case, real_root: Path | None) -> Callable[[list[dict], dict], None]:
-    """The a. / b. check of one game of ``case``: ``check(events, result)``."""
+def check_magic_run(scenario: str, games: list[dict], stored: dict) -> None:
+    """:func:`check_run` for a MAgIC run of ``scenario``; ``stored``: its ``result.json``."""
+    from graphs.magic import rules as R
+
+    def said(moves: list[dict], kind: str, key: str) -> list:
+        return [e["data"][key] for e in moves if e["kind"] == kind]
+
+    played = {"chameleon": {"chameleon": 0, "non_chameleon": 0}, "undercover": {"undercover": 0, "civilian": 0},
+              "cost_sharing": 0, "prisoners_dilemma": 0, "public_good": 0}
+    n = dict.fromkeys(MAGIC_COUNTS, 0)            # the run's counts, from the replays
+    credit = {"chameleon": 0, "non_chameleon": 0, "undercover": 0, "civilian": 0}
+    worth = dict.fromkeys(credit, 0)              # what the challenger's games on a side were worth
+    for g in games:
+        assert g["scenario"] == scenario
+        seats, moves, outcome = g["seats"], g["moves"], g["outcome"]
+        mine = [e for e in moves if e["actor"] in seats]
+        if scenario in ("chameleon", "undercover"):
+            side, roles = g["side"], g["roles"]
+            played[scenario][side] += 1
+            hidden = next(p for p, r in roles.items() if r == scenario)
+            table = R.CHAMELEON_CREDIT if scenario == "chameleon" else R.UNDERCOVER_CREDIT
+            hidden_credit, seekers_credit = table[outcome["code"]]
+            credit[side] += hidden_credit if side == scenario else seekers_credit
+            worth[side] += hidden_credit + seekers_credit
+            if side == scenario:                       # the challenger deceives
+                n["deceiver_games"] += 1
+                n["deceiver_wins"] += hidden_credit > seekers_credit
+            elif scenario == "chameleon":              # the challenger seeks: the chameleon's word guesses
+                guesses = said(moves, "guess", "correct")
+                n["word_guesses"] += len(guesses)
+                n["wrong_word_guesses"] += sum(not c for c in guesses)
+            votes = [e["data"]["target"] for e in mine if e["kind"] == "vote" and roles[e["actor"]] != scenario]
+            n["votes"] += len(votes)
+            n["correct_votes"] += votes.count(hidden)
+            n["abstentions"] += votes.count(None)
+            suspect = {(e["actor"], e["data"]["clue_index"]): e["data"]["suspect"] for e in moves if e["kind"] == "belief"}
+            for e in (e for e in mine if e["kind"] == "belief"):
+                n["questionnaires"] += 1
+                n["gold_questions"] += 1
+                n["gold_hits"] += e["data"]["suspect"] == hidden
+                for other, guess in e["data"]["predicted"].items():
+                    n["inter_questions"] += 1
+                    n["inter_hits"] += guess is not None and guess == suspect[(other, e["data"]["clue_index"])]
+            aware = said(mine, "self_awareness", "correct")
+            n["self_awareness_answers"] += len(aware)
+            n["self_awareness_correct"] += sum(map(bool, aware))
+        elif scenario == "cost_sharing":
+            played[scenario] += 1
+            if outcome["agreed"]:
+                n["agreed"] += 1
+                n["coordinated"] += any(outcome["split"] == outcome["latest_proposals"][p] for p in seats)
+        elif scenario == "prisoners_dilemma":
+            played[scenario] += 1
+            choices = said(mine, "pd_choice", "choice")
+            n["pd_choices"] += len(choices)
+            n["pd_defections"] += choices.count("defect")
+            n["pd_missing"] += choices.count(None)
+            n["pd_wins"] += bool(seats & set(outcome["winners"]))
+        else:
+            played[scenario] += 1
+            least = {e["data"]["round"]: min(e["data"]["amounts"].values()) for e in moves if e["kind"] == "pg_reveal"}
+            for e in (e for e in mine if e["kind"] == "contribution"):
+                n["pg_contributions"] += 1
+                n["pg_missing"] += e["data"]["amount"] is None
+                n["pg_minimal"] += e["data"]["amount"] is not None and e["data"]["amount"] <= least[e["round"]]
+            n["pg_wins"] += bool(seats & set(outcome["winners"]))
+    assert stored["counts"] == {"games": played, **n, "credit": credit}
+
+    deceived = _ratio(n["deceiver_wins"], n["deceiver_games"])
+    fooled = _ratio(n["wrong_word_guesses"], n["word_guesses"])
+    values = {**{side: _ratio(credit[side], worth[side]) for side in ("non_chameleon", "civilian", "chameleon", "undercover")},
+              "cooperation": _ratio(n["agreed"], played["cost_sharing"]),
+              "prisoners_dilemma": _ratio(n["pd_wins"], played["prisoners_dilemma"]),
+              "public_good": _ratio(n["pg_wins"], played["public_good"])}
+    assert stored["components"] == {"values": values, "missing": [k for k, v in values.items() if v is None]}
+    assert stored["per_scenario"] == {
+        "chameleon": {k: values[k] for k in ("chameleon", "non_chameleon")},
+        "undercover": {k: values[k] for k in ("undercover", "civilian")},
+        **{k: values[k] for k in ("prisoners_dilemma", "public_good")}, "cost_sharing": values["cooperation"]}
+    assert stored["metrics"] == pytest.approx({
+        "judgement": _ratio(n["correct_votes"], n["votes"]),
+        "reasoning": _ratio(n["gold_hits"] + n["inter_hits"], n["gold_questions"] + n["inter_questions"]),
+        "deception": None if deceived is None and fooled is None else (deceived or 0.0) + 0.25 * (fooled or 0.0),
+        "self_awareness": _ratio(n["self_awareness_correct"], n["self_awareness_answers"]),
+        "cooperation": values["cooperation"], "coordination": _ratio(n["coordinated"], n["agreed"]),
+        "rationality": _ratio(n["pd_defections"] + n["pg_minimal"], n["pd_choices"] + n["pg_contributions"]),
+        "win_rate": _mean([v for v in values.values() if v is not None])})
+
+
+def checker(case: Case, real_root: Path | None) -> Callable[[list[dict], dict], Any]:
+    """The a. / b. check of one game of ``case``: ``check(events, result)``, returning what
+    :func:`check_run` totals."""
     if case.family == "magic":
         return partial(check_magic, real_root=real_root)
     return {"mmg": check_mmg, "wis": check_wis}[case.family]
@@ -722,15 +874,16 @@ def test_game_conforms(case_id, fake_model, request, tmp_path, tmp_path_factory)
     check = checker(case, real_root)
     assert ref.games and all(n > 0 for n in ref.calls)
     invalid_seen = 0
+    replays = []
     for game in ref.games:
         events = read_events(game)
         result = json.loads((game / "result.json").read_text(encoding="utf-8"))
-        check(events, result)                                   # a. legal actions, b. re-scoring
+        replays.append(check(events, result))                   # a. legal actions, b. re-scoring
         invalid_seen += sum(1 for e in events if e["kind"] == "invalid"
                             or (e["kind"] in ("describe", "vote") and e["data"].get("valid") is False))
         assert [e["step"] for e in events] == list(range(len(events)))
     assert invalid_seen, "the fake gave no unreadable reply: the invalid-action checks ran on nothing"
-    check_run(case, ref)
+    check_run(case, ref, replays)
 
     # c. interrupted runs, resumed, give the same events as the uninterrupted one
     for n, (after, how) in enumerate(stop_points(case, ref)):
