@@ -116,7 +116,10 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
             if snap.values and not snap.next:
                 start = None  # already finished: nothing left to run
         steps = 0
-        for update in graph.stream(start, cfg, stream_mode="updates"):
+        # "sync": each step's checkpoint is written before the next step starts (LangGraph's
+        # default "async" writes it while the next step runs, so get_state below could still read
+        # the step before, and an interrupt could lose a finished step's events)
+        for update in graph.stream(start, cfg, stream_mode="updates", durability="sync"):
             steps += 1
             values = graph.get_state(cfg).values
             write_events(out / "events.jsonl", values.get("events", []))

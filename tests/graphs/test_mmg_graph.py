@@ -80,11 +80,11 @@ def test_malformed_replies_reprompt_once_then_abstain(tmp_path, toy_runtime):
 
 
 def test_resume_continues_an_interrupted_game(tmp_path, toy_runtime):
-    state = {"calls": 0}
+    import itertools
+    calls = itertools.count(1)   # next() is atomic; a shared += lost counts when players act in parallel
 
     def crash_after_some(messages):
-        state["calls"] += 1
-        if state["calls"] == 9:
+        if next(calls) == 9:
             raise KeyboardInterrupt("simulated interrupt")
         return polite_player(vote_for="Bob")(messages)
 
@@ -94,8 +94,9 @@ def test_resume_continues_an_interrupted_game(tmp_path, toy_runtime):
     with pytest.raises(KeyboardInterrupt):
         run_game(rt, out, rec, {})
     before = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
-    # the 9th call (the second asker's answer) is interrupted: its step is not checkpointed
-    assert [e["kind"] for e in before] == ["start"] + ["script"] * 4 + ["introduce"] * 4 + ["ask", "answer", "ask"]
+    # the 9th call (the third asker's question) is interrupted: every finished step before it,
+    # the second answer too, is checkpointed and in the events (durability "sync")
+    assert [e["kind"] for e in before] == ["start"] + ["script"] * 4 + ["introduce"] * 4 + ["ask", "answer"] * 2
     with pytest.raises(FileExistsError):
         run_game(rt, out, rec, {})
     # a fresh process: new agents, new memories
