@@ -936,8 +936,6 @@ def precondition(what: str) -> Iterator[None]:
         pytest.fail(f"precondition broken ({what}): {type(exc).__name__}: {exc}")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="graphs/mmg/graph.py vote_one: an abstained vote's invalid event has no "
-                                       "data.action, so result.json invalid_by_kind counts it under 'invalid'")
 def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory):
     with precondition("the reference game"):
         ref = reference("mmg", tmp_path_factory)

@@ -236,7 +236,8 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                                  else f"abstains on {victim} (unreadable vote)"),
                         visible_to=[voter], llm_call_ids=act.call_ids,
                         data={"victim": victim, "choice": record["choice"], "reasoning": act.reasoning,
-                              "errors": act.errors, "raw": act.raw if not act.valid else ""})
+                              "errors": act.errors, "raw": act.raw if not act.valid else "",
+                              **({} if act.valid else {"action": "vote"})})   # invalid_by_kind names it
         return {"votes": [record], "events": planning + [ev]}
 
     def tally(state: MMGState) -> dict:
