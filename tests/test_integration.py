@@ -66,7 +66,11 @@ def test_player_star_agents_play_one_round_of_sin(tmp_path):
             if ask["kind"] == "ask":
                 assert ask["data"]["target"] == e["data"]["target"]
     calls = [json.loads(l) for l in (game / "llm_calls.jsonl").read_text().splitlines()]
-    assert any(c["purpose"].startswith("sensor.") for c in calls)
+    # one reading pass (a form call) per PLAYER* agent after the round; its readings share the call
+    passes = [c for c in calls if c["purpose"].startswith("sensors#")]
+    assert len({c["actor"] for c in passes}) == 3
+    sensor_ids = {i for e in events if e["kind"] == "sensor" for i in e["llm_call_ids"]}
+    assert sensor_ids <= {c["call_id"] for c in passes}
     t = (game / "transcript.md").read_text()
     assert "(private sensor)" in t and "(private target_choice)" in t
 
