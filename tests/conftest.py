@@ -97,17 +97,16 @@ def real_data_root(pytestconfig: pytest.Config) -> Path:
 # -- the synthetic data --------------------------------------------------------------------------
 @pytest.fixture
 def synthetic_root() -> Path:
-    """``tests/data``. Its script "Lantern" names its own id (``mas_id`` 9001 in its
-    ``script_info.json``): loading it registers the id, and :func:`_restore_script_ids` drops it
-    again after the test."""
+    """``tests/data``: synthetic Who-is-Spy word pairs, nothing else (WellPlay and MAgIC data
+    are read from the real root)."""
     return data_roots.TEST_DATA
 
 
 @pytest.fixture
 def mixed_root(real_data_root, synthetic_root, tmp_path_factory) -> Path:
-    """A datasets root with the synthetic WellPlay script and word pairs of ``tests/data`` and the
-    real MAgIC settings (:func:`tests.data_roots.mixed_root`); a test using it is a ``realdata``
-    test (the MAgIC settings are read from the datasets, never committed)."""
+    """A datasets root with the real WellPlay scripts and MAgIC settings and the synthetic word
+    pairs of ``tests/data`` (:func:`tests.data_roots.mixed_root`); a test using it is a
+    ``realdata`` test (the datasets are read, never committed)."""
     return data_roots.mixed_root(tmp_path_factory.mktemp("data") / "datasets", real_data_root)
 
 

@@ -1,10 +1,11 @@
-"""The two dataset roots the tests use: the synthetic one in ``tests/data`` and the real one.
+"""The dataset roots the tests use: the real one, and ``tests/data`` (synthetic word pairs only).
 
-* Logic tests that need *some* data read the synthetic root (:data:`TEST_DATA`, see
+* Every test that reads WellPlay or MAgIC data reads the REAL datasets (nothing of them is
+  committed): it is marked ``realdata`` and takes the ``real_data_root`` fixture;
+  ``tests/conftest.py`` deselects it when :func:`find_real_data` finds nothing (or fails it under
+  ``MAS_REQUIRE_DATA=1``). The WellPlay tests use the script "Sin" (:data:`SIN_ID`).
+* Who-is-Spy logic tests that need *some* word pairs read ``tests/data`` (:data:`TEST_DATA`, see
   ``tests/data/README.md``), passed explicitly: never through ``$MAS_DATA_DIR``.
-* Tests that assert facts of the real WellPlay / Who-is-Spy / MAgIC data are marked ``realdata``
-  and take the ``real_data_root`` fixture; ``tests/conftest.py`` deselects them when
-  :func:`find_real_data` finds nothing (or fails them under ``MAS_REQUIRE_DATA=1``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The synthetic datasets root (same layout as the real one).
+#: The synthetic root: Who-is-Spy word pairs only (same layout as the real ``whoisspy/``).
 TEST_DATA = Path(__file__).resolve().parent / "data"
-#: The synthetic WellPlay script: its id (not a real WellPlay id) and its en / zh names.
-LANTERN_ID, LANTERN = "9001", ("Lantern", "灯笼")
-#: Its characters in seat order, and the murderer and victim.
-LANTERN_CHARACTERS = ["Mira Quill", "Tobias Fenn", "Selka Dorn", "Harlow Reed"]
-LANTERN_MURDERER, LANTERN_VICTIM = "Tobias Fenn", "Orrin Vale"
-#: Per-character questions per language (3 objective, 11 reasoning, 8 relation).
-LANTERN_QUESTIONS = 22
+#: The real WellPlay script the tests use (``wellplay/en/Sin (4 people closed)``; README
+#: "Layout"): its id and its en / zh names.
+SIN_ID, SIN = "131", ("Sin", "罪恶")
+#: Its characters in seat order, the murderer and the victim (``json/*.json``: ``is_murderer``,
+#: ``victims``), in English.
+SIN_CHARACTERS = ["Zhang Villager", "Chief Wang", "Officer Li", "Hu Investigate"]
+SIN_MURDERER, SIN_VICTIM = "Chief Wang", "Zhao Cishan"
+#: Its questions (``final_result/*.csv``): 44 = 3 objective + 20 reasoning + 21 relation.
+SIN_QUESTIONS = 44
 #: What every real datasets root holds.
 REAL_PARTS = ("wellplay/en", "wellplay/zh", "whoisspy", "magic/settings")
 #: Set to 1 to make every ``realdata`` test fail (not vanish) when the real data is missing.
@@ -50,13 +53,13 @@ def require_real_data() -> bool:
 
 
 def mixed_root(dest: Path, real_root: Path) -> Path:
-    """A datasets root at ``dest`` holding :data:`TEST_DATA`'s WellPlay script and word pairs and
-    the REAL MAgIC settings of ``real_root`` (symbolic links: nothing is copied, and the MAgIC
-    settings are never committed). It has no ``magic/results`` (no paper rows in reports).
+    """A datasets root at ``dest`` holding the REAL WellPlay scripts and MAgIC settings of
+    ``real_root`` and :data:`TEST_DATA`'s synthetic word pairs (symbolic links: nothing is copied,
+    and no dataset is committed). It has no ``magic/results`` (no paper rows in reports).
     Returns ``dest``."""
     dest.mkdir(parents=True)
-    for part in ("wellplay", "whoisspy"):
-        (dest / part).symlink_to(TEST_DATA / part, target_is_directory=True)
+    (dest / "wellplay").symlink_to(real_root / "wellplay", target_is_directory=True)
+    (dest / "whoisspy").symlink_to(TEST_DATA / "whoisspy", target_is_directory=True)
     (dest / "magic").mkdir()
     (dest / "magic" / "settings").symlink_to(real_root / "magic" / "settings", target_is_directory=True)
     return dest
