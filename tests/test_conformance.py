@@ -2,8 +2,9 @@
 
 One test, :func:`test_game_conforms`, parametrised over every game:
 
-* ``mmg``: the murder mystery on the synthetic WellPlay script "Lantern" (4 characters, 1 round
-  of questioning), :func:`eval.runs.mmg_session.play_script`;
+* ``mmg``: the murder mystery on the REAL WellPlay script "Sin" (4 characters, 1 round of
+  questioning; read from the datasets root, never committed: a ``realdata`` case),
+  :func:`eval.runs.mmg_session.play_script`;
 * ``wis-4``, ``wis-5``, ``wis-6``: Who is Spy with 4, 5 and 6 seats, a two-game tournament on the
   synthetic word pairs, :func:`eval.runs.wis_tournament.run_tournament` (which plays each game
   with :func:`eval.runs.wis_session.play_game`);
@@ -56,7 +57,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langchain_core.messages import AIMessage
@@ -117,11 +118,14 @@ class GameChat(HashChat):
     (sometimes not summing to 100), one listed option per line of a ``form``. Still a pure
     function of the prompt."""
 
+    #: mixed into the hash; :func:`run_case` sets the salt of the case it plays
+    salt: ClassVar[str] = SALT
+
     def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
         TRIP.tick()
         prompt = "\n".join(str(m.content) for m in messages)
         last = str(messages[-1].content)
-        h = int(hashlib.sha256((SALT + prompt).encode()).hexdigest(), 16)
+        h = int(hashlib.sha256((GameChat.salt + prompt).encode()).hexdigest(), 16)
         form = re.findall(r"^([A-Z][A-Za-z0-9 ]{0,40}): <one of: (.+)>$", last, re.MULTILINE)
         if h % 5 == 0:
             text = UNREADABLE
@@ -153,8 +157,7 @@ def make_fake_model(spec: Any = "local", **kwargs: Any):
 @pytest.fixture
 def fake_model(monkeypatch):
     """Patch the model factory (ModelPool and the MMG session call it at run time); leave STOP
-    and the tripwire clear afterwards. (The synthetic script's id is registered by loading it:
-    its ``script_info.json`` names it, ``mas_id``.)"""
+    and the tripwire clear afterwards."""
     from mas_agents import llm
 
     monkeypatch.setattr(llm, "make_chat_model", make_fake_model)
@@ -165,11 +168,16 @@ def fake_model(monkeypatch):
     accounting.STOP.clear()
 
 
+#: The families that read the real datasets (the WellPlay script, the MAgIC settings).
+REAL_DATA_FAMILIES = ("mmg", "magic")
+
+
 def real_root_for(case_id: str, request: pytest.FixtureRequest) -> Path | None:
-    """The real datasets root for a MAgIC case, which reads the real settings: the
-    ``real_data_root`` fixture (these cases are ``realdata``, so tests/conftest.py deselects or fails
-    them when the data is missing). None for the other cases, which need no real data."""
-    return request.getfixturevalue("real_data_root") if BY_ID[case_id].family == "magic" else None
+    """The real datasets root for a murder-mystery or MAgIC case, which read the real script or
+    settings: the ``real_data_root`` fixture (these cases are ``realdata``, so tests/conftest.py
+    deselects or fails them when the data is missing). None for the Who-is-Spy cases, which play
+    on the synthetic word pairs."""
+    return request.getfixturevalue("real_data_root") if BY_ID[case_id].family in REAL_DATA_FAMILIES else None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -178,7 +186,8 @@ def real_root_for(case_id: str, request: pytest.FixtureRequest) -> Path | None:
 
 @dataclass(frozen=True)
 class Case:
-    """One game setup. ``stop``: how its interrupted run is interrupted."""
+    """One game setup. ``stop``: how its interrupted run is interrupted; ``salt``: the fake's
+    (:class:`GameChat`)."""
 
     id: str
     family: str
@@ -186,10 +195,13 @@ class Case:
     scenario: str = ""
     seed: int = 0
     stop: str = "ctrl_c"
+    salt: str = SALT
 
 
 CASES = [
-    Case("mmg", "mmg", stop="ctrl_c"),
+    # "s2": on Sin's prompts the default salt gives no abstention in one round; this one gives two
+    # abstained asks and two abstained votes, so the invalid-action checks have work
+    Case("mmg", "mmg", stop="ctrl_c", salt="s2"),
     Case("wis-4", "wis", seats=4, seed=4, stop="ctrl_c"),
     Case("wis-5", "wis", seats=5, seed=5, stop="model_down"),
     Case("wis-6", "wis", seats=6, seed=6, stop="ctrl_c"),
@@ -197,8 +209,9 @@ CASES = [
       for i, s in enumerate(MAGIC_SCENARIOS)),
 ]
 CASE_IDS = [c.id for c in CASES]
-#: The cases as test parameters: the MAgIC ones read the real settings, so they are ``realdata``.
-CASE_PARAMS = [pytest.param(c.id, marks=pytest.mark.realdata) if c.family == "magic" else c.id for c in CASES]
+#: The cases as test parameters: the murder mystery and MAgIC ones read the real data (``realdata``).
+CASE_PARAMS = [pytest.param(c.id, marks=pytest.mark.realdata) if c.family in REAL_DATA_FAMILIES else c.id
+               for c in CASES]
 BY_ID = {c.id: c for c in CASES}
 
 WIS_AGENTS = ["plain", "plain+reasoning"]
@@ -206,21 +219,24 @@ WIS_GAMES = 2
 MMG_ROUNDS = 1
 
 
-def lantern():
+def sin(real_root: Path):
+    """The real script "Sin" (en) of ``real_root``."""
     from eval.datasets.wellplay import load_script
-    return load_script(DATA, "Lantern", "en")
+    return load_script(real_root, data_roots.SIN_ID, "en")
 
 
 def run_case(case: Case, out: Path, real_root: Path | None, *, resume: bool = False) -> dict:
-    """Play ``case`` into ``out`` (or resume it there) through its composition root; a MAgIC case
-    reads its settings from ``real_root`` (the real datasets root).
+    """Play ``case`` into ``out`` (or resume it there) through its composition root; a murder
+    mystery reads its script, a MAgIC case its settings, from ``real_root`` (the real datasets root).
 
     Returns ``{"games": [game dirs, in play order], "run": what the runner returned}``.
     """
+    GameChat.salt = case.salt
     if case.family == "mmg":
         from eval.runs.mmg_session import play_script
-        res = play_script(lantern(), out, agent="plain", model="local", rounds=MMG_ROUNDS, questions=1, seed=case.seed,
-                          resume=resume, data_root=DATA)
+        assert real_root is not None, f"{case.id} needs the real datasets root (the WellPlay script)"
+        res = play_script(sin(real_root), out, agent="plain", model="local", rounds=MMG_ROUNDS, questions=1,
+                          seed=case.seed, resume=resume, data_root=real_root)
         return {"games": [out], "run": res}
     if case.family == "wis":
         from eval.runs.wis_tournament import run_tournament
@@ -293,11 +309,11 @@ def _invalid_for(ev: dict, actor: str, action: str) -> bool:
     return ev["kind"] == "invalid" and ev["actor"] == actor and ev["data"].get("action") == action
 
 
-def check_mmg(events: list[dict], result: dict) -> None:
+def check_mmg(events: list[dict], result: dict, real_root: Path) -> None:
     """Murder mystery (graphs.mmg.rules and graph): the walk of the game in rule order."""
     from graphs.mmg import rules
 
-    sc = lantern()
+    sc = sin(real_root)
     players = [c.name for c in sc.characters]
     victims = list(sc.victims)
     assert result["players"] == players and result["finished"]
@@ -819,7 +835,9 @@ def checker(case: Case, real_root: Path | None) -> Callable[[list[dict], dict], 
     :func:`check_run` totals."""
     if case.family == "magic":
         return partial(check_magic, real_root=real_root)
-    return {"mmg": check_mmg, "wis": check_wis}[case.family]
+    if case.family == "mmg":
+        return partial(check_mmg, real_root=real_root)
+    return check_wis
 
 
 # ----------------------------------------------------------------------------------------------
@@ -914,7 +932,7 @@ def test_game_conforms(case_id, fake_model, request, tmp_path, tmp_path_factory)
         else:
             res = json.loads((out / "result.json").read_text(encoding="utf-8"))
             assert res["outcome"] == ref.run["outcome"] and res["finished"]
-            check_mmg(read_events(out), res)
+            check_mmg(read_events(out), res, real_root)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -936,9 +954,10 @@ def precondition(what: str) -> Iterator[None]:
         pytest.fail(f"precondition broken ({what}): {type(exc).__name__}: {exc}")
 
 
-def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory):
+@pytest.mark.realdata
+def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory, real_data_root):
     with precondition("the reference game"):
-        ref = reference("mmg", tmp_path_factory)
+        ref = reference("mmg", tmp_path_factory, real_data_root)
         events = read_events(ref.out)
     invalid = [e for e in events if e["kind"] == "invalid"]
     if not any(e["phase"] == "voting" for e in invalid):
@@ -950,12 +969,13 @@ def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory):
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="eval/runs/mmg_session.py game_result: malformed_replies comes from the "
                                        "agents of this process only, so a resumed game loses the counts made "
                                        "before the interruption")
-def test_mmg_resume_keeps_malformed_reply_counts(fake_model, tmp_path, tmp_path_factory):
+@pytest.mark.realdata
+def test_mmg_resume_keeps_malformed_reply_counts(fake_model, tmp_path, tmp_path_factory, real_data_root):
     with precondition("the reference game"):
-        ref = reference("mmg", tmp_path_factory)
+        ref = reference("mmg", tmp_path_factory, real_data_root)
     if not any(ref.run["malformed_replies"].values()):
         pytest.fail("precondition broken: the reference game counted no malformed reply")
     with precondition("the interrupted and resumed game"):
-        interrupted_then_resumed(BY_ID["mmg"], tmp_path / "resumed", sum(ref.calls) - 2, "model_down")
+        interrupted_then_resumed(BY_ID["mmg"], tmp_path / "resumed", sum(ref.calls) - 2, "model_down", real_data_root)
     resumed = json.loads((tmp_path / "resumed" / "result.json").read_text(encoding="utf-8"))
     assert resumed["malformed_replies"] == ref.run["malformed_replies"]

@@ -1,7 +1,7 @@
 """Golden playthroughs: seeded fake-model runs of every game, compared with stored files.
 
 The runs are the reference (uninterrupted) runs of :mod:`tests.test_conformance` (same setups:
-the murder mystery on "Lantern" with 1 round, Who is Spy two-game tournaments with 4, 5 and 6
+the murder mystery on the real script "Sin" with 1 round, Who is Spy two-game tournaments with 4, 5 and 6
 seats, each MAgIC scenario on setting 0), played with the same deterministic fake model
 (:class:`tests.test_conformance.GameChat`, built on :class:`scripts.fake_runs.HashChat`). For each
 game, its ``events.jsonl`` and ``result.json`` are compared with
@@ -9,10 +9,11 @@ game, its ``events.jsonl`` and ``result.json`` are compared with
 the case id (``mmg``, ``wis-4``, ``magic-chameleon``...) followed by ``.<game dir>`` when the run
 holds several games (``wis-4.g0000``, ``magic-chameleon.chameleon-chameleon-s00``).
 
-The MAgIC games run on the real settings (``realdata`` cases), and their events quote them (topics,
-words, opening messages), so for those only a SHA-256 of the normalised events and their number
-is stored (``<name>.events.sha256``); their ``result.json`` holds only numbers and seat names and
-is stored as it is.
+The murder mystery and the MAgIC games run on the real data (``realdata`` cases), and their
+events quote it (the script's excerpts and the questions asked about it; topics, words, opening
+messages), so for those only a SHA-256 of the normalised events and their number is stored
+(``<name>.events.sha256``); their ``result.json`` holds numbers and player names and is stored as
+it is.
 
 Before comparing, both sides are normalised: ``llm_call_ids`` (random uuids) and every key that
 holds a clock reading are dropped (``latency_s``, ``started_at``, ``seconds``...: the keys
@@ -49,6 +50,7 @@ from tests.test_conformance import (
     fake_model,  # noqa: F401  (the fixture, used through usefixtures)
     normal_events,
     normal_result,
+    REAL_DATA_FAMILIES,
     real_root_for,
     reference,
 )
@@ -102,7 +104,7 @@ def _digest(events_text: str) -> str:
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
 def test_golden_playthrough(case_id, request, tmp_path_factory):
     ref = reference(case_id, tmp_path_factory, real_root_for(case_id, request))
-    digest_only = BY_ID[case_id].family == "magic"
+    digest_only = BY_ID[case_id].family in REAL_DATA_FAMILIES
     for game in ref.games:
         name = case_id if len(ref.games) == 1 else f"{case_id}.{game.name}"
         events = _dump_events(normal_events(game))
