@@ -7,7 +7,7 @@ import pytest
 from eval.datasets import DataError
 from eval.runs.ablate import run_ablate, spy_plan, variants
 from mas_agents.accounting import read_calls
-from tests.data_roots import LANTERN_MURDERER
+from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, any_game_player
 
 
@@ -26,6 +26,7 @@ def test_spy_plan_alternates_the_subject_role():
     assert plan == spy_plan(6, 6, [{"civilian": "a", "spy": "b"}], seed=1)
 
 
+@pytest.mark.realdata
 def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_root):
     from mas_agents.specs import BLOCKS, register_block
     from planners.cot import ChainOfThought
@@ -33,8 +34,8 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
     if "my_cot" not in BLOCKS:   # the Python API: a custom block joins the grid by name
         register_block("my_cot", lambda: [ChainOfThought()])
     kw = dict(out=tmp_path, data_root=mixed_root, benches=["wellplay", "spy", "magic"], base="plain",
-              blocks=["my_cot"], seeds=2, model=RuleChat(rule=any_game_player(vote_for=LANTERN_MURDERER)),
-              script="Lantern", games=2, players=4, settings="0-1", rounds=1)
+              blocks=["my_cot"], seeds=2, model=RuleChat(rule=any_game_player(vote_for=SIN_MURDERER)),
+              script=SIN[0], games=2, players=4, settings="0-1", rounds=1)
     res = run_ablate(**kw)
     assert res["variants"] == ["plain", "plain+my_cot"]
     wp = {r["variant"]: r for r in res["benches"]["wellplay"]["rows"]}
@@ -59,9 +60,16 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
     played = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/result.json")]
     evals = [json.loads(p.read_text()) for p in (tmp_path / "wellplay").rglob("plain/*/seed*/eval/result.json")]
     murderer_calls = sum(1 for p in (tmp_path / "wellplay").rglob("plain/*/seed*/game/llm_calls.jsonl")
-                         for c in read_calls(p) if c.actor == LANTERN_MURDERER)
-    assert murderer_calls > 0 and wp["plain"]["cost"]["calls"] == \
-        sum(g["llm"]["calls"] for g in played) + sum(e["llm"]["calls"] for e in evals) - murderer_calls
+                         for c in read_calls(p) if c.actor == SIN_MURDERER)
+    # per seed, a one-round Sin game has 16 calls (test_compare: 4 introductions, 4 questions, 4
+    # answers, 4 votes), 4 of them by the murderer Chief Wang (his introduction, question and vote,
+    # and his answer to Zhang Villager, the only player whose first listed other player he is); the
+    # evaluation asks each character the questions of their own file: 13 + 6 + 11 + 14 = 44
+    assert len(played) == len(evals) == 2 and murderer_calls == 2 * 4
+    assert sum(g["llm"]["calls"] for g in played) == 2 * 16 and sum(e["llm"]["calls"] for e in evals) == 2 * SIN_QUESTIONS
+    # the variant's cost is every call but the murderer's game calls: 2 * (16 + 44 - 4) = 112
+    assert wp["plain"]["cost"]["calls"] == \
+        sum(g["llm"]["calls"] for g in played) + sum(e["llm"]["calls"] for e in evals) - murderer_calls == 112
     assert res["speak_timeout"] is None and spy["plain"]["fouls"] == spy["plain"]["timeouts"] == 0
     report = (tmp_path / "report.md").read_text()
     assert "(n=2)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
@@ -90,15 +98,25 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
     assert list(res3["benches"]) == ["wellplay", "spy", "magic"] and res3["benches"] == res["benches"]
 
 
-def test_a_typo_fails_before_anything_is_written(tmp_path, synthetic_root):
-    kw = dict(out=tmp_path / "run", data_root=synthetic_root, base="plain", blocks=["pgm"], model=RuleChat(rule=any_game_player()))
-    with pytest.raises((ValueError, DataError, FileNotFoundError)):
+@pytest.mark.realdata
+def test_a_script_typo_fails_before_anything_is_written(tmp_path, real_data_root):
+    """On the real root, so that the typo (not a missing wellplay/ folder) is what fails."""
+    kw = dict(out=tmp_path / "run", data_root=real_data_root, base="plain", blocks=["pgm"],
+              model=RuleChat(rule=any_game_player()))
+    with pytest.raises(DataError, match=r"unknown WellPlay script 'Sinn' \(en\)"):
         run_ablate(benches=["wellplay"], script="Sinn", **kw)
-    with pytest.raises(ValueError):
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_settings_typo_fails_before_anything_is_written(tmp_path, synthetic_root):
+    kw = dict(out=tmp_path / "run", data_root=synthetic_root, base="plain", blocks=["pgm"],
+              model=RuleChat(rule=any_game_player()))
+    with pytest.raises(ValueError, match="bad id range part '0-x'"):
         run_ablate(benches=["magic"], settings="0-x", **kw)
-    assert not (tmp_path / "run" / "config.json").exists()
+    assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.realdata
 def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, mixed_root):
     """Both real blocks together in Who is Spy and MAgIC: each block's private readings keep their
     own prompts (the fake fails on a pgm reading that lost the player's word)."""

@@ -1,4 +1,8 @@
-"""`mas wellplay compare` logic with fake models: cells, pairing, resume, report."""
+"""`mas wellplay compare` logic with fake models: cells, pairing, resume, report.
+
+The cells play and evaluate the real WellPlay script "Sin" (``real_data_root``; ``realdata`` tests):
+four characters in seat order Zhang Villager, Chief Wang (the murderer), Officer Li, Hu Investigate
+(``tests/data_roots.py``)."""
 
 import json
 
@@ -6,17 +10,18 @@ import pytest
 
 from eval.datasets.wellplay import load_script
 from eval.runs.compare import aggregate, fewer_calls_line, run_compare
-from tests.data_roots import LANTERN_MURDERER, LANTERN_QUESTIONS
+from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, polite_player
 
 
 def fake_model():
-    return RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER))
+    return RuleChat(rule=polite_player(vote_for=SIN_MURDERER))
 
 
-def test_compare_runs_every_cell_and_resumes(tmp_path, synthetic_root):
-    root = synthetic_root
-    sc = load_script(root, "Lantern")
+@pytest.mark.realdata
+def test_compare_runs_every_cell_and_resumes(tmp_path, real_data_root):
+    root = real_data_root
+    sc = load_script(root, SIN[0])
     from eval.runs.mmg_session import play_script
     plays = []
 
@@ -37,9 +42,14 @@ def test_compare_runs_every_cell_and_resumes(tmp_path, synthetic_root):
     assert plays == ["plain", "plain", "plain"]
     assert len(res["cells"]) == 6
     rows = {t["method"]: t for t in res["table"]}
+    # one round of 4 players (rules.question_schedule): 4 introductions + 4 questions and their 4
+    # answers + 4 votes; the plain agent makes no call at the round's end
     assert rows["plain"]["game_calls"] == 4 + 8 + 4 and rows["pp"]["game_calls"] == 0
-    assert rows["plain"]["murderer_caught"] == 1.0   # everyone (but the murderer) votes Tobias Fenn
-    assert rows["always_a"]["eval_calls"] == 0 and rows["pp"]["eval_calls"] == LANTERN_QUESTIONS
+    # the three civilians vote Chief Wang, who may not vote for himself: 3 of 4 votes accuse him
+    assert rows["plain"]["murderer_caught"] == 1.0
+    # pp: one call per question of the four characters' own files, 13 + 6 + 11 + 14 = 44 rows of
+    # final_result/<character>.csv (the murderer answers his 6 too)
+    assert rows["always_a"]["eval_calls"] == 0 and rows["pp"]["eval_calls"] == SIN_QUESTIONS == 44
     # the fake always answers `a`, like always_a, under the same per-seed shuffle: paired scores agree
     assert rows["pp"]["weighted_score"] == pytest.approx(rows["always_a"]["weighted_score"])
     assert (tmp_path / "scores.png").stat().st_size > 1000
@@ -49,9 +59,10 @@ def test_compare_runs_every_cell_and_resumes(tmp_path, synthetic_root):
     assert res["reused_cells"] == 3          # seed 0's three cells came from the first, interrupted run
 
 
-def test_resume_with_other_settings_is_refused(tmp_path, synthetic_root):
-    root = synthetic_root
-    sc = load_script(root, "Lantern")
+@pytest.mark.realdata
+def test_resume_with_other_settings_is_refused(tmp_path, real_data_root):
+    root = real_data_root
+    sc = load_script(root, SIN[0])
     run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
     with pytest.raises(ValueError, match=r"config.json: field 'rounds' is 1 but this run asks for 3"):
         run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3)

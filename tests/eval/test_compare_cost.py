@@ -9,11 +9,12 @@ import pytest
 from eval.datasets.wellplay import load_script
 from eval.runs.compare import aggregate, cost_comparison, fewer_calls_line, report_md, run_compare, summary_row
 from mas_agents.accounting import LLMCall
-from tests.data_roots import LANTERN_CHARACTERS, LANTERN_MURDERER
+from tests.data_roots import SIN, SIN_CHARACTERS, SIN_MURDERER
 from tests.fakes import RuleChat, polite_player
 
-#: Lantern's roles as a game's result.json records them (Tobias Fenn is the murderer).
-ROLES = {n: ("murderer" if n == LANTERN_MURDERER else "civilian") for n in LANTERN_CHARACTERS}
+#: Sin's roles as a game's result.json records them (Chief Wang is the murderer: the only
+#: ``is_murderer: 1`` of its json/<character>.json).
+ROLES = {n: ("murderer" if n == SIN_MURDERER else "civilian") for n in SIN_CHARACTERS}
 
 
 def call(actor: str, n_in: int, n_out: int, phase: str = "gameplay") -> dict:
@@ -39,26 +40,27 @@ def make_cell(d, calls: list[dict], roles: dict | None = ROLES, score: float = 0
 
 
 def test_summary_row_counts_the_seats_the_method_plays_not_the_murderer(tmp_path):
-    calls = ([call("Mira Quill", 100, 10)] * 3 + [call(LANTERN_MURDERER, 1000, 100)] * 4
-             + [call("Selka Dorn", 20, 2)] * 2 + [call("Harlow Reed", 5, 1)])
+    calls = ([call("Zhang Villager", 100, 10)] * 3 + [call(SIN_MURDERER, 1000, 100)] * 4
+             + [call("Officer Li", 20, 2)] * 2 + [call("Hu Investigate", 5, 1)])
     make_cell(tmp_path, calls)
-    row = summary_row("player_star", SimpleNamespace(name="Lantern"), 0, tmp_path)
+    row = summary_row("player_star", SimpleNamespace(name="Sin"), 0, tmp_path)
+    # every call: 3 + 4 + 2 + 1 = 10; in 300 + 4000 + 40 + 5 = 4345; out 30 + 400 + 4 + 1 = 435
     assert (row["game_calls"], row["game_input_tokens"], row["game_output_tokens"]) == (10, 4345, 435)
-    # the murderer's 4 calls (4000 / 400 tokens) are not the method's
+    # the murderer's 4 calls (4000 / 400 tokens) are not the method's: 6 calls, 345 in, 35 out
     assert (row["game_seat_calls"], row["game_seat_input_tokens"], row["game_seat_output_tokens"]) == (6, 345, 35)
 
 
 def test_unknown_roles_leave_the_seat_cost_unknown(tmp_path):
-    make_cell(tmp_path / "a", [call("Mira Quill", 1, 1)], roles=None)
-    row = summary_row("player_star", SimpleNamespace(name="Lantern"), 0, tmp_path / "a")
+    make_cell(tmp_path / "a", [call("Zhang Villager", 1, 1)], roles=None)
+    row = summary_row("player_star", SimpleNamespace(name="Sin"), 0, tmp_path / "a")
     assert row["game_calls"] == 1 and row["game_seat_calls"] is None
-    make_cell(tmp_path / "b", [call("Mira Quill", 1, 1)])
-    other = summary_row("werewolf", SimpleNamespace(name="Lantern"), 0, tmp_path / "b")
+    make_cell(tmp_path / "b", [call("Zhang Villager", 1, 1)])
+    other = summary_row("werewolf", SimpleNamespace(name="Sin"), 0, tmp_path / "b")
     table = aggregate([row, other], ["player_star", "werewolf"])
     assert table[0]["game_seat_calls"] is None and table[0]["seat_calls_vs_cheapest_baseline"] is None
     assert fewer_calls_line(table) == ("PLAYER* gameplay calls: not compared (the games' result.json records no "
                                        "roles, so the seats are unknown).")
-    md = report_md({"scripts": ["Lantern"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 1, "questions": 1,
+    md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 1, "questions": 1,
                     "table": table, "fewer_calls": fewer_calls_line(table)})
     assert "| 100 % | - | - | - | - | 1 | 1/1 |" in md
 
@@ -139,7 +141,7 @@ def test_means_over_seeds_and_report_columns():
     line = fewer_calls_line(table)
     assert line.startswith("PLAYER* used fewer gameplay calls than each baseline: yes (player_star 32.5 per-seat "
                            "calls; cheapest baseline ocot 33: ratio 0.98; plain 25: ratio 1.30).")
-    md = report_md({"scripts": ["Lantern"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 1, "questions": 1,
+    md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 1, "questions": 1,
                     "table": table, "fewer_calls": line, "gameplay_cost": cost_comparison(table)})
     assert ("| seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | game calls |"
             in md)
@@ -148,13 +150,16 @@ def test_means_over_seeds_and_report_columns():
     assert "with the fewest (ocot)" in md and "fewer means strictly fewer (equal counts are a no)" in md
 
 
-def test_compare_run_counts_the_seats_and_stores_the_comparison(tmp_path, synthetic_root):
-    sc = load_script(synthetic_root, "Lantern")
-    res = run_compare(data_root=synthetic_root, out=tmp_path, methods=["plain", "always_a"], scripts=[sc], seeds=1,
-                      model=RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER)), rounds=1)
+@pytest.mark.realdata
+def test_compare_run_counts_the_seats_and_stores_the_comparison(tmp_path, real_data_root):
+    sc = load_script(real_data_root, SIN[0])
+    res = run_compare(data_root=real_data_root, out=tmp_path, methods=["plain", "always_a"], scripts=[sc], seeds=1,
+                      model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1)
     plain = next(t for t in res["table"] if t["method"] == "plain")
-    # 16 calls in a one-round game of 4 (test_compare); the murderer made 4: introduction, question,
-    # vote and one answer (every player asks the first other player listed, so only Mira Quill asks him)
+    # 16 calls in a one-round game of 4 (test_compare); the murderer Chief Wang (seat 2 of Zhang
+    # Villager, Chief Wang, Officer Li, Hu Investigate) made 4: introduction, question, vote and
+    # one answer (every player asks the first other player listed, so only Zhang Villager asks him;
+    # the other three ask Zhang Villager): 16 - 4 = 12 calls by the seats plain plays
     assert plain["game_calls"] == 16 and plain["game_seat_calls"] == 12
     cell = next(c for c in res["cells"] if c["method"] == "plain")
     assert cell["game_seat_calls"] == 12
@@ -166,17 +171,28 @@ def test_compare_run_counts_the_seats_and_stores_the_comparison(tmp_path, synthe
     assert "| plain | " in (tmp_path / "report.md").read_text()
 
 
-def test_cli_prints_the_per_seat_calls(tmp_path, synthetic_root, monkeypatch):
+@pytest.mark.realdata
+def test_cli_prints_the_per_seat_calls(tmp_path, real_data_root, monkeypatch):
     import mas_agents.llm as llm
     from typer.testing import CliRunner
     from mas_agents.cli import app
-    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: RuleChat(rule=polite_player(vote_for=LANTERN_MURDERER)))
-    res = CliRunner().invoke(app, ["wellplay", "compare", "--methods", "plain,always_a", "--script", "Lantern",
-                                   "--seeds", "1", "--rounds", "1", "--data-dir", str(synthetic_root),
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: RuleChat(rule=polite_player(vote_for=SIN_MURDERER)))
+    res = CliRunner().invoke(app, ["wellplay", "compare", "--methods", "plain,always_a", "--script", SIN[0],
+                                   "--seeds", "1", "--rounds", "1", "--data-dir", str(real_data_root),
                                    "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
-    # the fake answers `a` like always_a, under the same shuffle: 24 of 101 weight points (test_eval_chance)
-    assert "plain: 23.8 ± 0.0 %, game calls 16 (per-seat calls 12, ×1.00 vs plain), eval calls 22" in text
-    assert "always_a: 23.8 ± 0.0 %, game calls 0, eval calls 0" in text
+    # The fake answers `a` like always_a, under the same shuffle (seed 0): 43 of 172 weight points =
+    # 25.0 %. Derived from Sin's four final_result/<character>.csv with the csv module, not the code:
+    # 3 objective / 20 reasoning / 21 relation rows weigh 3*10 + 20*5 + 21*2 = 172 (PLAYER* §3); the
+    # documented shuffle of question qid "131/<character>/<csv line>" is random.Random(f"0/{qid}")
+    # .shuffle(list(range(<options>))), and `a` is right where the shown option a is a key option
+    # (strict scoring, also for the three multi-select type-b rows). That holds for 1 objective
+    # (Officer Li line 2), 5 reasoning (Zhang Villager 5 and 8, Officer Li 9, Hu Investigate 6 and 7)
+    # and 4 relation rows (Zhang Villager 12, Chief Wang 3, Hu Investigate 12 and 15):
+    # 10 + 25 + 8 = 43. Eval calls: one per question of the four files, 13 + 6 + 11 + 14 = 44.
+    assert "plain: 25.0 ± 0.0 %, game calls 16 (per-seat calls 12, ×1.00 vs plain), eval calls 44" in text
+    assert "always_a: 25.0 ± 0.0 %, game calls 0, eval calls 0" in text
+    saved = {t["method"]: t for t in json.loads((tmp_path / "result.json").read_text())["table"]}
+    assert saved["plain"]["weighted_score"] == saved["always_a"]["weighted_score"] == pytest.approx(43 / 172)
     assert "PLAYER* gameplay calls: not compared (player_star or a game-playing baseline is missing)." in text

@@ -6,8 +6,22 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.cli import app
+from tests.data_roots import SIN, SIN_ID
 
 runner = CliRunner()
+
+
+def one_script_root(dest, real_root):
+    """A datasets root at ``dest`` whose wellplay/en and wellplay/zh hold only the real script Sin
+    (symbolic links to its real directories: nothing is copied or committed)."""
+    for lang, name in zip(("en", "zh"), SIN):
+        src = [d for d in (real_root / "wellplay" / lang).iterdir()
+               if (d / "json" / "script_info.json").is_file()
+               and json.loads((d / "json" / "script_info.json").read_text(encoding="utf-8-sig"))["script_name"] == name]
+        assert len(src) == 1, src
+        (dest / "wellplay" / lang).mkdir(parents=True)
+        (dest / "wellplay" / lang / src[0].name).symlink_to(src[0], target_is_directory=True)
+    return dest
 
 
 @pytest.mark.realdata
@@ -24,11 +38,15 @@ def test_missing_data_dir_is_a_clear_error(tmp_path):
     assert "nowhere" in r.output and "MAS_DATA_DIR" in r.output
 
 
-def test_data_check_on_the_synthetic_data(synthetic_root):
-    r = runner.invoke(app, ["data", "check", "--data-dir", str(synthetic_root)])
+@pytest.mark.realdata
+def test_data_check_on_one_script(real_data_root, tmp_path):
+    root = one_script_root(tmp_path / "datasets", real_data_root)
+    r = runner.invoke(app, ["data", "check", "--data-dir", str(root)])
     assert r.exit_code == 0, r.output
-    assert "en: 1 scripts, 4 characters, 22 questions (3 / 11 / 8)" in r.output
-    assert "zh: 1 scripts, 4 characters, 22 questions (3 / 11 / 8)" in r.output
+    # Sin's four final_result/<character>.csv (en; zh: the same four files under Chinese names)
+    # hold 13 + 6 + 11 + 14 = 44 rows, value a/b/c = 3 / 20 / 21 (counted with the csv module)
+    assert "en: 1 scripts, 4 characters, 44 questions (3 / 20 / 21)" in r.output
+    assert "zh: 1 scripts, 4 characters, 44 questions (3 / 20 / 21)" in r.output
 
 
 @pytest.mark.realdata
@@ -39,11 +57,14 @@ def test_unknown_script_lists_the_known_ones(real_data_root, tmp_path):
     assert "Sin" in r.output and "Death Wears White" in r.output
 
 
-def test_unknown_script_lists_the_synthetic_one(synthetic_root, tmp_path):
+@pytest.mark.realdata
+def test_unknown_script_lists_the_only_one(real_data_root, tmp_path):
+    root = one_script_root(tmp_path / "datasets", real_data_root)
     r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x"),
-                            "--data-dir", str(synthetic_root)])
+                            "--data-dir", str(root)])
     assert r.exit_code == 2
-    assert "unknown WellPlay script 'Nope' (en). Available: 9001 Lantern" in " ".join(r.output.split())
+    assert (f"unknown WellPlay script 'Nope' (en). Available: {SIN_ID} Sin (Sin (4 people closed))"
+            in " ".join(r.output.split()))
 
 
 @pytest.mark.realdata
@@ -56,17 +77,23 @@ def test_wellplay_always_a_without_shuffle(real_data_root, tmp_path):
     assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
 
 
-def test_wellplay_always_a_without_shuffle_on_the_synthetic_data(synthetic_root, tmp_path):
-    r = runner.invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", "all", "--no-shuffle",
-                            "--out", str(tmp_path), "--data-dir", str(synthetic_root)])
+@pytest.mark.realdata
+def test_wellplay_always_a_without_shuffle_on_sin(real_data_root, tmp_path):
+    r = runner.invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", SIN[0], "--no-shuffle",
+                            "--out", str(tmp_path), "--data-dir", str(real_data_root)])
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "result.json").read_text())
-    assert res["weighted_score"] == pytest.approx(32 / 101)   # see test_always_a_on_the_synthetic_script
+    # Counted in Sin's four final_result/<character>.csv with the csv module: `a` in upstream order
+    # is right for none of the 3 objective rows (truth b), 8 of the 20 reasoning rows (truth a; the
+    # three multi-select type-b rows have truth b, which `a` alone misses) and all 21 relation rows
+    # (truth a). Weights 10 / 5 / 2 (PLAYER* §3): (0 + 8*5 + 21*2) / (3*10 + 20*5 + 21*2) = 82/172
+    assert res["weighted_score"] == pytest.approx(82 / 172)
     assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
 
 
 def test_resume_without_out_is_refused(synthetic_root):
-    r = runner.invoke(app, ["mmg", "run", "--script", "Lantern", "--resume", "--data-dir", str(synthetic_root)])
+    # refused before any script is looked up, so the synthetic root (no wellplay/) does
+    r = runner.invoke(app, ["mmg", "run", "--script", SIN[0], "--resume", "--data-dir", str(synthetic_root)])
     assert r.exit_code == 2 and "--out" in r.output
 
 
