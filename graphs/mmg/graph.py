@@ -38,6 +38,9 @@ class MMGState(TypedDict, total=False):
     cursor: index of the next turn in the questioning schedule.
     pending: the question awaiting an answer ({round, asker, target, question}) or None.
     votes: one record per (voter, victim) vote, appended by the parallel vote branches.
+    vote_events: one ``{voter, victim, events}`` group per vote branch (its planning events and
+        its vote / invalid event); ``tally`` moves them into ``events`` in seat order, so the log
+        does not depend on which branch finished first (nor on a resume between them).
     outcome: the result from :func:`graphs.mmg.rules.game_outcome` once tallied.
     """
 
@@ -46,6 +49,7 @@ class MMGState(TypedDict, total=False):
     cursor: int
     pending: dict | None
     votes: Annotated[list[dict], operator.add]
+    vote_events: Annotated[list[dict], operator.add]
     outcome: dict | None
 
 
@@ -238,11 +242,13 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                         data={"victim": victim, "choice": record["choice"], "reasoning": act.reasoning,
                               "errors": act.errors, "raw": act.raw if not act.valid else "",
                               **({} if act.valid else {"action": "vote"})})   # invalid_by_kind names it
-        return {"votes": [record], "events": planning + [ev]}
+        return {"votes": [record], "vote_events": [{"voter": voter, "victim": victim, "events": planning + [ev]}]}
 
     def tally(state: MMGState) -> dict:
         per_victim = []
-        events = []
+        order = {(p, v): (i, j) for i, p in enumerate(players) for j, v in enumerate(rt.victims)}
+        groups = sorted(state.get("vote_events") or [], key=lambda g: order[(g["voter"], g["victim"])])
+        events = [e for g in groups for e in g["events"]]
         for v in rt.victims:
             votes = {r["voter"]: r["choice"] for r in state["votes"] if r["victim"] == v}
             res = rules.victim_outcome(v, votes, rt.murderers.get(v, []))
