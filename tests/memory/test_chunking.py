@@ -1,6 +1,6 @@
-"""Sentence splitting and chunk packing (memory.chunking), on hand-made text, on the synthetic
-script in ``tests/data`` and on the real WellPlay scripts (``realdata``: read in place from the
-datasets root; deselected when it is not found)."""
+"""Sentence splitting and chunk packing (memory.chunking), on hand-made text and on the real
+WellPlay scripts (``realdata``: read in place from the datasets root; deselected when it is not
+found)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from memory.chunking import pack_chunks, simple_token_count, split_sentences
-from tests.data_roots import TEST_DATA
 
 
 def _script_files(root: Path, lang: str) -> list[Path]:
@@ -108,7 +107,7 @@ def test_simple_token_count():
     assert simple_token_count("") == 0
 
 
-# -- the WellPlay scripts: the synthetic one, then the real ones -----------------------------------
+# -- the real WellPlay scripts -----------------------------------
 
 
 def _check_sentences_and_chunks(files: list[Path]) -> int:
@@ -140,19 +139,6 @@ def _model_token_sizes(files: list[Path]) -> list[int]:
         sizes.extend(count(c) for c in chunks)
         assert _nonspace("".join(chunks)) == _nonspace(text), path
     return sizes
-
-
-@pytest.mark.parametrize("lang,chunks", [("en", 9), ("zh", 15)])
-def test_synthetic_script_sentences_keep_text_and_chunks_fit(lang, chunks):
-    files = _script_files(TEST_DATA, lang)
-    assert len(files) == 4
-    assert _check_sentences_and_chunks(files) == chunks
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_synthetic_script_fits_with_model_tokenizer(lang):
-    sizes = _model_token_sizes(_script_files(TEST_DATA, lang))
-    assert sizes and max(sizes) <= 50
 
 
 @pytest.mark.realdata
