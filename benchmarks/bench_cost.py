@@ -41,7 +41,13 @@ def game_cost(game_dir: Path) -> dict:
     result = json.loads((game_dir / "result.json").read_text())
     seats = method_seats(result["roles"])
     events = [json.loads(x) for x in (game_dir / "events.jsonl").read_text().splitlines() if x.strip()]
-    return {"calls": actor_cost(game_dir / "llm_calls.jsonl", None)["calls"],
+    from mas_agents.accounting import read_calls
+    purposes: dict[str, int] = {}
+    for c in read_calls(game_dir / "llm_calls.jsonl"):
+        if c.actor in seats:
+            k = c.purpose.split("#")[0]
+            purposes[k] = purposes.get(k, 0) + 1
+    return {"calls": actor_cost(game_dir / "llm_calls.jsonl", None)["calls"], "seat_purposes": purposes,
             "seat_calls": actor_cost(game_dir / "llm_calls.jsonl", seats)["calls"],
             "sensor_readings": sum(e["kind"] == "sensor" for e in events),
             "invalid_actions": result.get("invalid_actions"), "wall_s": round(result.get("wall_time_s", 0.0), 1)}
@@ -73,6 +79,9 @@ def main() -> None:
     for m, r in rows.items():
         lines.append(f"| {m} | {r['calls']} | {r['seat_calls']} | {r['vs_plain']} | {r['vs_cheapest_baseline']} | "
                      f"{r['sensor_readings']} | {r['invalid_actions']} | {r['wall_s']} |")
+    lines += ["", "Method seats' calls by purpose (`llm_calls.jsonl`, murderer excluded; `<purpose>#<attempt>` "
+              "counted once per call):", ""]
+    lines += [f"- {m}: " + ", ".join(f"{k} {v}" for k, v in sorted(r["seat_purposes"].items())) for m, r in rows.items()]
     if "player_star" in rows and cheapest:
         ps, cb = rows["player_star"]["seat_calls"], rows[cheapest]["seat_calls"]
         lines += ["", f"Cheapest baseline: {cheapest} ({cb} seat calls). player_star {ps}: "
