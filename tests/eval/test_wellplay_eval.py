@@ -1,28 +1,41 @@
 """WellPlay evaluation runner: baselines on the real data (``realdata``), shuffling, and agents with
-fake models on the synthetic script "Lantern" (``tests/data``)."""
+fake models on the real script "Sin" (id 131; ``realdata`` too). Expected numbers are derived from
+Sin's CSV files read with the csv module (:func:`tests.eval.test_wellplay_loader.sin_rows`)."""
 
 import json
 import re
+from collections import Counter
 
 import pytest
 
 from eval.datasets.wellplay import load_script
 from eval.runs.wellplay_run import build_eval_agent, run_wellplay_eval
 from mas_agents.accounting import AccountedModel
-from tests.data_roots import LANTERN_QUESTIONS
+from tests.data_roots import SIN, SIN_ID, SIN_QUESTIONS
+from tests.eval.test_wellplay_loader import CATEGORY, WEIGHT, sin_rows
 from tests.fakes import RuleChat
 
 
-def test_always_a_unshuffled_on_the_synthetic_script(tmp_path, synthetic_root):
-    res = run_wellplay_eval(data_root=synthetic_root, method="always_a", out=tmp_path, script="all", shuffle=False)
-    # 1 of 3 objective, 2 of 11 reasoning and 6 of 8 relation keys are `a` (test_wellplay_scoring)
-    assert res["weighted_score"] == pytest.approx(32 / 101)
-    assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 3, "reasoning": 11, "relation": 8}
-    assert res["accuracy"] == {"objective": pytest.approx(1 / 3), "reasoning": pytest.approx(2 / 11),
-                               "relation": pytest.approx(6 / 8)}
+@pytest.mark.realdata
+def test_always_a_unshuffled_on_sin(tmp_path, real_data_root):
+    res = run_wellplay_eval(data_root=real_data_root, method="always_a", out=tmp_path, script="Sin", shuffle=False)
+    # From Sin's CSV files: 3 objective, 20 reasoning, 21 relation rows; every truth is one letter and
+    # `a` is the truth of 0 objective, 8 reasoning and all 21 relation rows (a multi-select row
+    # counts only when its truth is `a`: answering {a} is right iff the culprit is option a), so
+    # always-a scores (0*10 + 8*5 + 21*2) / (3*10 + 20*5 + 21*2) = 82 / 172.
+    rows = sin_rows(real_data_root)
+    assert all(len(r.truth) == 1 for r in rows)
+    n = Counter(CATEGORY[r.value] for r in rows)
+    right = Counter(CATEGORY[r.value] for r in rows if r.truth == "a")
+    assert n == {"objective": 3, "reasoning": 20, "relation": 21} and right == {"reasoning": 8, "relation": 21}
+    assert (sum(WEIGHT[r.value] for r in rows if r.truth == "a"), sum(WEIGHT[r.value] for r in rows)) == (82, 172)
+    assert res["weighted_score"] == pytest.approx(82 / 172)
+    assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 3, "reasoning": 20, "relation": 21}
+    assert res["accuracy"] == {"objective": 0.0, "reasoning": pytest.approx(8 / 20), "relation": 1.0}
+    assert res["scripts"] == [SIN[0]]
     files = {p.name for p in tmp_path.iterdir()}
     assert {"config.json", "events.jsonl", "answers.jsonl", "result.json", "report.md", "llm_calls.jsonl"} <= files
-    assert len((tmp_path / "answers.jsonl").read_text().splitlines()) == LANTERN_QUESTIONS
+    assert len((tmp_path / "answers.jsonl").read_text().splitlines()) == SIN_QUESTIONS == len(rows)
 
 
 @pytest.mark.realdata
@@ -48,27 +61,35 @@ def test_shuffling_removes_the_bias(tmp_path, real_data_root):
     assert [x["seed"] for x in a["runs"]] == [0, 1, 2]
 
 
-def test_same_seed_same_shuffle_and_upstream_scoring_option(tmp_path, synthetic_root):
-    one = run_wellplay_eval(data_root=synthetic_root, method="always_a", out=tmp_path / "1", script="Lantern", seed=7)
-    two = run_wellplay_eval(data_root=synthetic_root, method="always_a", out=tmp_path / "2", script="9001", seed=7)
+@pytest.mark.realdata
+def test_same_seed_same_shuffle_and_upstream_scoring_option(tmp_path, real_data_root):
+    one = run_wellplay_eval(data_root=real_data_root, method="always_a", out=tmp_path / "1", script="Sin", seed=7)
+    two = run_wellplay_eval(data_root=real_data_root, method="always_a", out=tmp_path / "2", script=SIN_ID, seed=7)
     assert one["weighted_score"] == two["weighted_score"]
-    up = run_wellplay_eval(data_root=synthetic_root, method="always_a", out=tmp_path / "3", script="Lantern", seed=7,
+    orders = [[(r["qid"], r["perm"]) for r in map(json.loads, (tmp_path / d / "answers.jsonl").read_text().splitlines())]
+              for d in ("1", "2")]
+    assert orders[0] == orders[1] and len(orders[0]) == SIN_QUESTIONS  # the same option order, question by question
+    up = run_wellplay_eval(data_root=real_data_root, method="always_a", out=tmp_path / "3", script="Sin", seed=7,
                            scoring="upstream")
     assert up["scoring"] == "upstream"
 
 
 def oracle_rule(sc):
-    """A fake model that finds the correct option *text* in the prompt and answers its shown letter."""
+    """A fake model that finds the correct option *text* in the prompt and answers its shown letter.
+
+    A question is known by its text and its set of options: in Sin the same text ("Who killed
+    Zhao Cishan?", "What is the relationship between ...") comes with different options in
+    different characters' files."""
     truth = {}
     for qs in sc.questions.values():
         for q in qs:
-            truth[q.text] = [q.options["abcde".index(k)] for k in sorted(q.key)]
+            truth[(q.text, frozenset(q.options))] = [q.options["abcde".index(k)] for k in sorted(q.key)]
 
     def rule(messages):
         prompt = str(messages[1].content)
         qtext = re.search(r"Question: (.*)\n", prompt).group(1)
-        shown = dict((m.group(2), m.group(1)) for m in re.finditer(r"^([a-e])\) (.*)$", prompt, re.M))
-        letters = sorted({shown[t] for t in truth[qtext]})
+        shown = {m.group(2): m.group(1) for m in re.finditer(r"^([a-e])\) (.*)$", prompt, re.MULTILINE)}
+        letters = sorted({shown[t] for t in truth[(qtext, frozenset(shown))]})
         return "Let me think.\nAnswer: " + ", ".join(letters[:2])
     return rule
 
@@ -76,62 +97,81 @@ def oracle_rule(sc):
 def fake_agent_factory(rule):
     def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):
         accounted = accounted or AccountedModel(RuleChat(rule=rule), recorder, label="fake", phase="evaluation")
-        from memory import HashEmbedder
         from graphs.mmg.players import persona_for
         from mas_agents.specs import build_agent
+        from memory import HashEmbedder
         agent = build_agent(persona_for(sc, name), "plain", accounted, HashEmbedder())
         return agent, accounted
     return make
 
 
-def test_agent_answers_are_mapped_back_through_the_shuffle(tmp_path, synthetic_root):
-    sc = load_script(synthetic_root, "Lantern")
-    res = run_wellplay_eval(data_root=synthetic_root, method="pp", out=tmp_path, script="Lantern",
+@pytest.mark.realdata
+def test_agent_answers_are_mapped_back_through_the_shuffle(tmp_path, real_data_root):
+    sc = load_script(real_data_root, "Sin")
+    # Duplicate option texts (loader warnings) are the only way the oracle can miss; Sin has none.
+    assert sc.warnings == []
+    res = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
                             make_agent=fake_agent_factory(oracle_rule(sc)))
-    # Duplicate option texts (loader warnings; Lantern has none) are the only way the oracle can miss.
     assert res["weighted_score"] == pytest.approx(1.0)
-    assert res["llm"]["calls"] == LANTERN_QUESTIONS
+    assert res["llm"]["calls"] == SIN_QUESTIONS == len(sin_rows(real_data_root))  # one call per question
     recs = [json.loads(l) for l in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert len(recs) == SIN_QUESTIONS
     assert all(r["chosen"] == r["key"] or (r["multi"] and set(r["key"]) <= set(r["chosen"])) for r in recs)
     assert any(r["perm"] != sorted(r["perm"]) for r in recs)  # options really were shuffled
 
 
-def test_unparseable_answers_abstain_and_count(tmp_path, synthetic_root):
-    res = run_wellplay_eval(data_root=synthetic_root, method="pp", out=tmp_path, script="Lantern",
+@pytest.mark.realdata
+def test_unparseable_answers_abstain_and_count(tmp_path, real_data_root):
+    res = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
                             make_agent=fake_agent_factory(lambda m: "I refuse to pick."))   # garbage on purpose
     assert res["weighted_score"] == 0.0
-    assert res["runs"][0]["abstained"] == LANTERN_QUESTIONS
-    assert res["llm"]["calls"] == 2 * LANTERN_QUESTIONS  # one re-prompt per question
+    assert res["runs"][0]["abstained"] == SIN_QUESTIONS
+    assert res["llm"]["calls"] == 2 * SIN_QUESTIONS  # one re-prompt per question
 
 
-def test_session_needs_a_game_dir(tmp_path, synthetic_root):
+def test_session_needs_a_game_dir(tmp_path):
+    # both errors come before any data is read: the datasets root need not even exist
+    no_data = tmp_path / "no-datasets"
     with pytest.raises(ValueError, match="--run"):
-        run_wellplay_eval(data_root=synthetic_root, method="session", out=tmp_path)
+        run_wellplay_eval(data_root=no_data, method="session", out=tmp_path / "out")
     with pytest.raises(FileNotFoundError):
-        run_wellplay_eval(data_root=synthetic_root, method="session", out=tmp_path, run=tmp_path / "nope")
+        run_wellplay_eval(data_root=no_data, method="session", out=tmp_path / "out", run=tmp_path / "nope")
 
 
-def test_session_agent_remembers_only_what_it_heard(synthetic_root):
-    sc = load_script(synthetic_root, "Lantern")
+@pytest.mark.realdata
+def test_session_agent_remembers_only_what_it_heard(real_data_root):
+    sc = load_script(real_data_root, "Sin")
     events = [
-        {"kind": "answer", "actor": "Tobias Fenn", "visible_to": ["*"], "round": 1, "content": "I was home.",
-         "data": {"asker": "Selka Dorn", "question": "Where were you?"}},
-        {"kind": "answer", "actor": "Selka Dorn", "visible_to": ["Selka Dorn"], "round": 1, "content": "secret",
-         "data": {"asker": "Tobias Fenn", "question": "private?"}},
+        {"kind": "answer", "actor": "Chief Wang", "visible_to": ["*"], "round": 1, "content": "I was home.",
+         "data": {"asker": "Officer Li", "question": "Where were you?"}},
+        {"kind": "answer", "actor": "Officer Li", "visible_to": ["Officer Li"], "round": 1, "content": "secret",
+         "data": {"asker": "Chief Wang", "question": "private?"}},
     ]
     from mas_agents.accounting import CallRecorder
+    from memory import default_embedder
+    from memory.chunking import pack_chunks
 
     def no_call(messages):
         raise AssertionError("building an evaluation agent calls no model")
-    agent, _ = build_eval_agent(sc, "Harlow Reed", "session", events, RuleChat(rule=no_call), 0,
+    me = "Hu Investigate"
+    agent, _ = build_eval_agent(sc, me, "session", events, RuleChat(rule=no_call), 0,
                                 recorder=CallRecorder(None))
     texts = [c.text for c in agent.memory.all_chunks("dialogue")]
-    assert texts == ["Selka Dorn asked Tobias Fenn: Where were you?\nTobias Fenn answered: I was home."]
+    assert texts == ["Officer Li asked Chief Wang: Where were you?\nChief Wang answered: I was home."]
     assert agent.persona.role == "respondent"  # after the game everyone answers truthfully
-    pp, _ = build_eval_agent(sc, "Harlow Reed", "pp", events, RuleChat(rule=no_call), 0,
+    pp, _ = build_eval_agent(sc, me, "pp", events, RuleChat(rule=no_call), 0,
                              recorder=CallRecorder(None))
     assert pp.memory.all_chunks("dialogue") == []
-    op, _ = build_eval_agent(sc, "Harlow Reed", "op", events, RuleChat(rule=no_call), 0,
+    op, _ = build_eval_agent(sc, me, "op", events, RuleChat(rule=no_call), 0,
                              recorder=CallRecorder(None))
-    # pp reads its own script (3 chunks of at most 50 MiniLM tokens), op every character's (3 + 11)
-    assert (len(pp.memory.all_chunks("script")), len(op.memory.all_chunks("script"))) == (3, 14)
+    # pp reads its own script only: Hu Investigate's (1,046 MiniLM tokens) packed by whole sentences
+    # into 27 chunks of at most 50 tokens; op also every other character's, prefixed "[From X's
+    # script] ": Zhang Villager 32, Chief Wang 47, Officer Li 33 chunks, so 27 + 112 = 139. The
+    # chunk texts are exactly memory.chunking.pack_chunks's (tested in tests/memory) on those texts.
+    count = default_embedder().count_tokens
+    own = pack_chunks(sc.character(me).script, 50, count)
+    others = [pack_chunks(f"[From {c.name}'s script] {c.script}", 50, count) for c in sc.characters if c.name != me]
+    assert (len(own), [len(o) for o in others]) == (27, [32, 47, 33])
+    assert [c.text for c in pp.memory.all_chunks("script")] == own
+    assert [c.text for c in op.memory.all_chunks("script")] == own + [t for o in others for t in o]
+    assert (len(pp.memory.all_chunks("script")), len(op.memory.all_chunks("script"))) == (27, 139)

@@ -1,23 +1,35 @@
 """WellPlay loader tests: the real files (``realdata``; README = wellplay/README.md in the data
-folder), the synthetic script "Lantern" in ``tests/data``, and corrupt copies in a temp folder."""
+folder), the real script "Sin" (id 131, ``tests/data_roots.py``) cross-checked against its CSV
+files read here with the csv module, and scripts written into a temp folder at run time (a script
+of one's own naming its ``mas_id``, corrupt copies). No WellPlay data is committed."""
 
 from __future__ import annotations
 
+import codecs
+import csv
+import json
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 import eval.datasets as data_mod
 from eval.datasets import DataError, resolve_data_dir
-from eval.datasets.wellplay import SCRIPT_IDS, find_script, list_scripts, load_all, load_script
+from eval.datasets.wellplay import (
+    SCRIPT_IDS,
+    find_script,
+    list_scripts,
+    load_all,
+    load_script,
+)
 from tests.data_roots import (
-    LANTERN,
-    LANTERN_CHARACTERS,
-    LANTERN_ID,
-    LANTERN_MURDERER,
-    LANTERN_QUESTIONS,
-    LANTERN_VICTIM,
+    SIN,
+    SIN_CHARACTERS,
+    SIN_ID,
+    SIN_MURDERER,
+    SIN_QUESTIONS,
+    SIN_VICTIM,
 )
 
 # README "Counts": id -> (characters, objective, reasoning, relation, total).
@@ -54,6 +66,59 @@ def root(real_data_root) -> Path:
 @pytest.fixture(scope="module")
 def scripts(root):
     return {lang: load_all(root, lang) for lang in ("en", "zh")}
+
+
+# ---------------------------------------------------------------------------- Sin's CSV files, read without the loader
+
+#: Sin's directory per language (README "Layout"; the zh pooled file is GM.csv, the en one FSA.csv).
+SIN_DIRS = {"en": "Sin (4 people closed)", "zh": "罪恶（4人封闭）"}
+SIN_POOLED = {"en": "FSA.csv", "zh": "GM.csv"}
+#: CSV ``value`` -> category, and the category weights of PLAYER* §3 (objective 10, reasoning 5,
+#: relation 2), written out here rather than taken from the code under test.
+CATEGORY = {"a": "objective", "b": "reasoning", "c": "relation"}
+WEIGHT = {"a": 10, "b": 5, "c": 2}
+
+
+class Row(NamedTuple):
+    """One question row of a CSV file as the csv module reads it (fields stripped)."""
+
+    character: str   # the file's stem (a character, or FSA / GM for the pooled file)
+    line: int        # physical line of the row; the header is line 1
+    value: str       # a objective / b reasoning / c relation
+    multi: bool      # type == "b" ("select the two people you most suspect")
+    options: int     # number of non-empty options a..e
+    truth: str       # the truth letter(s), lower case
+
+
+def csv_rows(path: Path) -> list[Row]:
+    """Every row of one question CSV after the header, read with ``utf-8-sig`` (a BOM is
+    skipped) and the stdlib csv module; every row must have the 9 fields (Sin's do)."""
+    rows = []
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        assert [h.strip() for h in next(reader)] == ["value", "type", "question", "a", "b", "c", "d", "e", "truth"]
+        prev = reader.line_num
+        for fields in reader:
+            line, prev = prev + 1, reader.line_num
+            assert len(fields) == 9, f"{path}:{line}"
+            value, qtype, _, *opts, truth = (x.strip() for x in fields)
+            rows.append(Row(path.stem, line, value, qtype == "b", sum(1 for o in opts if o), truth.lower()))
+    return rows
+
+
+def sin_dir(root: Path, lang: str = "en") -> Path:
+    return root / "wellplay" / lang / SIN_DIRS[lang]
+
+
+def sin_rows(root: Path, lang: str = "en", *, pooled: bool = False) -> list[Row]:
+    """Sin's per-character question rows in ``character_name`` order (``json/script_info.json``
+    read with the json module), or with ``pooled`` its FSA.csv / GM.csv rows: the loader's input
+    read independently of the loader, to derive the expected counts and scores from."""
+    d = sin_dir(root, lang)
+    if pooled:
+        return csv_rows(d / "final_result" / SIN_POOLED[lang])
+    names = json.loads((d / "json" / "script_info.json").read_text(encoding="utf-8-sig"))["character_name"]
+    return [r for n in names for r in csv_rows(d / "final_result" / f"{n}.csv")]
 
 
 def _kinds(lines: list[str]) -> Counter:
@@ -238,53 +303,150 @@ def test_answer_position_bias(scripts):
     assert sum(q.key == frozenset("a") for q in single) == 779
 
 
-# ---------------------------------------------------------------------------- the synthetic script
+# ---------------------------------------------------------------------------- Sin, against its own CSV files
 
 
+@realdata
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_synthetic_script_counts_and_roles(synthetic_root, lang):
-    [sc] = load_all(synthetic_root, lang)
-    assert sc == load_script(synthetic_root, "9001", lang) == load_script(synthetic_root, SCRIPT_IDS["9001"][0], lang)
-    assert (sc.id, sc.lang) == ("9001", lang) and len(sc.characters) == 4
+def test_sin_counts_and_roles(scripts, root, lang):
+    col = 0 if lang == "en" else 1
+    [sc] = [s for s in scripts[lang] if s.id == SIN_ID]
+    assert sc == load_script(root, SIN_ID, lang) == load_script(root, SIN[col], lang) == load_script(root, SIN[1 - col], lang)
+    assert (sc.name, sc.lang) == (SIN[col], lang) and len(sc.characters) == len(SIN_CHARACTERS)
+    rows, pooled_rows = sin_rows(root, lang), sin_rows(root, lang, pooled=True)
     questions = sc.all_questions()
-    assert len(questions) == LANTERN_QUESTIONS == len(sc.pooled)
-    assert Counter(q.category for q in questions) == {"objective": 3, "reasoning": 11, "relation": 8}
-    assert Counter(q.category for q in sc.pooled) == Counter(q.category for q in questions)
-    assert sum(q.multi for q in questions) == 3 and all(q.category == "reasoning" for q in questions if q.multi)
-    assert Counter(len(q.options) for q in questions) == {4: 17, 3: 3, 2: 1, 5: 1}
-    assert [c.is_murderer for c in sc.characters] == [False, True, False, False]
-    murderer = sc.characters[1]
+    # 44 rows in the four per-character files (13 + 6 + 11 + 14, character order) and 44 in the pooled file
+    assert len(rows) == len(questions) == SIN_QUESTIONS == len(pooled_rows) == len(sc.pooled)
+    per_file = [sum(r.character == c.name for r in rows) for c in sc.characters]
+    assert per_file == [len(sc.questions[c.name]) for c in sc.characters] == [13, 6, 11, 14]
+    # the `value` column: 3 a (objective), 20 b (reasoning), 21 c (relation), in both files
+    cats = {"objective": 3, "reasoning": 20, "relation": 21}
+    assert Counter(CATEGORY[r.value] for r in rows) == cats == Counter(CATEGORY[r.value] for r in pooled_rows)
+    assert Counter(q.category for q in questions) == cats == Counter(q.category for q in sc.pooled)
+    # the `type` column: 3 type=b rows ("select the two people ..."), all reasoning
+    assert sum(r.multi for r in rows) == 3 == sum(q.multi for q in questions)
+    assert all(q.category == "reasoning" for q in questions if q.multi)
+    # non-empty options a..e: 4 in 39 rows, 3 in 5 rows
+    assert Counter(r.options for r in rows) == {4: 39, 3: 5} == Counter(len(q.options) for q in questions)
+    # row by row: the same file, line, category, type, option count and key as the CSV
+    assert [(q.character, q.line, q.category, q.multi, len(q.options), "".join(sorted(q.key))) for q in questions] \
+        == [(r.character, r.line, CATEGORY[r.value], r.multi, r.options, r.truth) for r in rows]
+    # json/*.json: only the second character (Chief Wang / 王村长) has is_murderer 1, kill_by_me [1]
+    murderer = sc.characters[SIN_CHARACTERS.index(SIN_MURDERER)]
+    assert [c.is_murderer for c in sc.characters] == [c == SIN_MURDERER for c in SIN_CHARACTERS] == [False, True, False, False]
     assert murderer.kill_by_me == [1] and sc.murderers_of(sc.victims[0]) == [murderer.name]
-    # as in the real data, the murderer's own file holds only relation questions
+    # as in every real script, the murderer's own file holds only relation questions
     assert {q.category for q in sc.questions[murderer.name]} == {"relation"}
+    assert {CATEGORY[r.value] for r in rows if r.character == murderer.name} == {"relation"}
     assert sc.warnings == []
 
 
+@realdata
+def test_sin_en_names_ids_and_files(root):
+    sc = load_script(root, "sin")
+    assert [c.name for c in sc.characters] == SIN_CHARACTERS
+    assert sc.victims == [SIN_VICTIM] and sc.murderers_of(SIN_VICTIM) == [SIN_MURDERER]
+    # Zhang Villager.csv line 2 (its first row, "Who killed Zhao Cishan?") has truth b
+    first = sin_rows(root)[0]
+    assert (first.character, first.line, first.truth) == ("Zhang Villager", 2, "b")
+    q = sc.questions["Zhang Villager"][0]
+    assert (q.qid, q.line, q.key) == ("131/Zhang Villager/2", 2, frozenset("b"))
+    assert q.file == "wellplay/en/Sin (4 people closed)/final_result/Zhang Villager.csv"
+    # no en Sin file starts with a BOM (README: the one en BOM file is Death Wears White's FSA.csv)
+    assert not any(p.read_bytes().startswith(codecs.BOM_UTF8) for p in (sin_dir(root) / "final_result").glob("*.csv"))
+    assert sc.repairs == []
+    assert find_script(root, "罪恶", "en") == find_script(root, SIN_ID, "en") == sin_dir(root)
+
+
+@realdata
+def test_sin_zh_bom_is_one_repair(root):
+    sc = load_script(root, "罪恶", "zh")
+    assert sc.name == "罪恶" and sc.victims == ["赵慈善"] and sc.murderers_of("赵慈善") == ["王村长"]
+    assert sc.characters[SIN_CHARACTERS.index(SIN_MURDERER)].name == "王村长"  # same order in en and zh
+    # of Sin's zh CSV files only the pooled GM.csv starts with the UTF-8 byte-order mark ...
+    d = sin_dir(root, "zh") / "final_result"
+    assert sorted(p.name for p in d.glob("*.csv") if p.read_bytes().startswith(codecs.BOM_UTF8)) == ["GM.csv"]
+    # ... so the loader records exactly one repair, and nothing else
+    assert sc.repairs == ["wellplay/zh/罪恶（4人封闭）/final_result/GM.csv:1: [bom] skipped the UTF-8 byte-order mark"]
+    assert sc.warnings == []
+
+
+# ---------------------------------------------------------------------------- a script of one's own (mas_id)
+
+#: A script outside the 12, written into a temp folder by :func:`_own_script`: id and en / zh names.
+OWN_ID, OWN = "9001", ("Toy Case", "玩具案")
+OWN_DIRS = {"en": "Toy Case (2 people closed)", "zh": "玩具案（2人封闭）"}
+#: per language: characters (the second is the murderer) and the victim
+OWN_PEOPLE = {"en": (["Ada Voss", "Ben Holt"], "Cora Lind"), "zh": (["艾达", "本"], "柯拉")}
+
+
+def _own_script(root: Path, lang: str, *, mas_id: str | None = OWN_ID, names=OWN) -> Path:
+    """Write a minimal script of one's own under ``root/wellplay/<lang>/``: two characters, the
+    second killed the victim; 2 + 1 questions; the pooled file is their concatenation (the zh
+    one, GM.csv, starts with a BOM as upstream's do). ``script_info.json`` names its id in
+    ``mas_id`` / ``mas_names`` (left out with ``mas_id=None``). Returns the script directory."""
+    (ada, ben), victim = OWN_PEOPLE[lang]
+    d = root / "wellplay" / lang / OWN_DIRS[lang]
+    (d / "json").mkdir(parents=True)
+    (d / "final_result").mkdir()
+    info = {"agent_num": 2, "script_name": names[0 if lang == "en" else 1], "character_name": [ada, ben]}
+    if mas_id is not None:
+        info |= {"mas_id": mas_id, "mas_names": list(names)}
+    (d / "json" / "script_info.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    for name, killed in ((ada, 0), (ben, 1)):
+        (d / "json" / f"{name}.json").write_text(json.dumps(
+            {"script": [f"You are {name}."], "acts_goal": ["1. Find out."], "victims": [victim],
+             "kill_by_me": [killed], "is_murderer": killed}, ensure_ascii=False), encoding="utf-8")
+    rows = {ada: [f"a,a,Who killed {victim}?,{ada},{ben},,,,b",
+                  f"b,b,Please select the two people you most suspect of killing {victim},{ada},{ben},suicide,,,b"],
+            ben: [f"c,a,What is the relationship between {ben} and {victim}?,cousin,rival,tenant,pupil,,a"]}
+    for name, lines in rows.items():
+        (d / "final_result" / f"{name}.csv").write_text(HEADER + "\n".join(lines) + "\n", encoding="utf-8")
+    pooled = HEADER + "\n".join(rows[ada] + rows[ben]) + "\n"
+    (d / "final_result" / ("FSA.csv" if lang == "en" else "GM.csv")).write_bytes(
+        (codecs.BOM_UTF8 if lang == "zh" else b"") + pooled.encode("utf-8"))
+    return d
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_synthetic_script_registers_its_own_id(synthetic_root, lang):
+def test_own_script_registers_its_own_id(tmp_path, lang):
+    d = _own_script(tmp_path, lang)
+    col = 0 if lang == "en" else 1
+    (ada, ben), victim = OWN_PEOPLE[lang]
     # nothing registers it beforehand (and no earlier test's registration is left over): its
     # script_info.json's mas_id / mas_names do, when it is loaded
-    assert LANTERN_ID not in SCRIPT_IDS
-    assert load_script(synthetic_root, LANTERN[0 if lang == "en" else 1], lang).id == LANTERN_ID
-    assert SCRIPT_IDS[LANTERN_ID] == LANTERN
+    assert OWN_ID not in SCRIPT_IDS
+    sc = load_script(tmp_path, OWN[col], lang)
+    assert (sc.id, sc.name, sc.lang) == (OWN_ID, OWN[col], lang)
+    assert SCRIPT_IDS[OWN_ID] == OWN
+    assert [sc] == load_all(tmp_path, lang)
+    assert sc == load_script(tmp_path, OWN_ID, lang) == load_script(tmp_path, OWN[1 - col], lang)
+    assert find_script(tmp_path, OWN[1 - col], lang) == find_script(tmp_path, OWN_ID, lang) == d
+    assert [sid for sid, _, _ in list_scripts(tmp_path, lang)] == [OWN_ID]
+    # what _own_script wrote: 2 characters, the second the murderer; 2 + 1 questions, pooled alike
+    assert [c.name for c in sc.characters] == [ada, ben] and [c.is_murderer for c in sc.characters] == [False, True]
+    assert sc.victims == [victim] and sc.murderers_of(victim) == [ben]
+    assert [(q.category, q.multi, len(q.options), q.key) for q in sc.all_questions()] == [
+        ("objective", False, 2, frozenset("b")), ("reasoning", True, 3, frozenset("b")), ("relation", False, 4, frozenset("a"))]
+    assert [(q.category, q.key) for q in sc.pooled] == [(q.category, q.key) for q in sc.all_questions()]
+    q = sc.questions[ada][0]
+    assert (q.qid, q.line) == (f"{OWN_ID}/{ada}/2", 2)
+    assert q.file == f"wellplay/{lang}/{OWN_DIRS[lang]}/final_result/{ada}.csv"
+    assert sc.pooled[2].qid == f"{OWN_ID}/{'FSA' if lang == 'en' else 'GM'}/4"
+    # only the zh pooled file was written with a BOM: one repair there, none in en
+    assert sc.repairs == ([] if lang == "en" else
+                          [f"wellplay/zh/{OWN_DIRS['zh']}/final_result/GM.csv:1: [bom] skipped the UTF-8 byte-order mark"])
+    assert sc.warnings == []
 
 
-def test_synthetic_script_en_names_ids_and_files(synthetic_root):
-    sc = load_script(synthetic_root, "lantern")
-    assert [c.name for c in sc.characters] == LANTERN_CHARACTERS
-    assert sc.victims == [LANTERN_VICTIM] and sc.murderers_of(LANTERN_VICTIM) == [LANTERN_MURDERER]
-    q = sc.questions["Mira Quill"][0]
-    assert (q.qid, q.line, q.key) == ("9001/Mira Quill/2", 2, frozenset("b"))
-    assert q.file == "wellplay/en/Lantern (4 people closed)/final_result/Mira Quill.csv"
-    assert sc.repairs == []
-    assert find_script(synthetic_root, "灯笼", "en") == find_script(synthetic_root, "9001", "en")
-    assert [sid for sid, _, _ in list_scripts(synthetic_root, "en")] == ["9001"]
-
-
-def test_synthetic_script_zh_bom_is_one_repair(synthetic_root):
-    sc = load_script(synthetic_root, "灯笼", "zh")
-    assert sc.name == "灯笼" and sc.victims == ["温掌柜"] and sc.murderers_of("温掌柜") == ["傅厨师"]
-    assert sc.repairs == ["wellplay/zh/灯笼（4人封闭）/final_result/GM.csv:1: [bom] skipped the UTF-8 byte-order mark"]
+def test_own_script_without_or_with_a_taken_id_is_an_error(tmp_path):
+    _own_script(tmp_path / "none", "en", mas_id=None)
+    with pytest.raises(DataError, match="'Toy Case' is not one of the 12 WellPlay scripts .* no mas_id / mas_names"):
+        load_script(tmp_path / "none", OWN[0])
+    _own_script(tmp_path / "taken", "en", mas_id=SIN_ID)
+    with pytest.raises(DataError, match=f"mas_id '{SIN_ID}' is already the id of 'Sin'"):
+        list_scripts(tmp_path / "taken", "en")
+    assert OWN_ID not in SCRIPT_IDS and SCRIPT_IDS[SIN_ID] == SIN
 
 
 # ---------------------------------------------------------------------------- errors

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
-from eval.datasets.wellplay import Question, load_all
+from eval.datasets.wellplay import Question, load_all, load_script
 from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
+from tests.data_roots import SIN_ID
+from tests.eval.test_wellplay_loader import sin_rows
 
 F = frozenset
 A, B, C, D = F("a"), F("b"), F("c"), F("d")
@@ -120,17 +123,26 @@ def test_shuffle_is_deterministic_and_varies():
     assert keys == {A, B, C, D}  # the key letter moves with the option "x"
 
 
-# ---------------------------------------------------------------------------- the synthetic script
+# ---------------------------------------------------------------------------- the real script Sin
 
 
-def test_always_a_on_the_synthetic_script(synthetic_root):
-    # Lantern's keys: 9 a, 5 b, 6 c, 2 d; `a` is right on 1 of 3 objective, 2 of 11 reasoning and
-    # 6 of 8 relation questions: (1*10 + 2*5 + 6*2) / (3*10 + 11*5 + 8*2) = 32 / 101
-    qs = [q for s in load_all(synthetic_root, "en") for q in s.all_questions()]
+@pytest.mark.realdata
+def test_always_a_on_sin(real_data_root):
+    # Sin's CSV files (read with the csv module, not the loader): keys 29 a, 6 b, 6 c, 3 d, all one
+    # letter; `a` is the key of 0 of 3 objective, 8 of 20 reasoning and 21 of 21 relation rows:
+    # (0*10 + 8*5 + 21*2) / (3*10 + 20*5 + 21*2) = 82 / 172 (weights 10/5/2, PLAYER* §3)
+    rows = sin_rows(real_data_root)
+    assert Counter(r.truth for r in rows) == {"a": 29, "b": 6, "c": 6, "d": 3}
+    assert {v: (sum(r.value == v for r in rows), sum(r.value == v and r.truth == "a" for r in rows))
+            for v in "abc"} == {"a": (3, 0), "b": (20, 8), "c": (21, 21)}
+    qs = load_script(real_data_root, SIN_ID).all_questions()
     r = score((q.category, is_correct(A, q.key, q.multi)) for q in qs)
-    assert r["counts"] == {"objective": {"n": 3, "correct": 1}, "reasoning": {"n": 11, "correct": 2},
-                           "relation": {"n": 8, "correct": 6}}
-    assert r["weighted_score"] == pytest.approx(32 / 101)
+    assert r["counts"] == {"objective": {"n": 3, "correct": 0}, "reasoning": {"n": 20, "correct": 8},
+                           "relation": {"n": 21, "correct": 21}}
+    assert r["weighted_score"] == pytest.approx(82 / 172)
+    # upstream scoring agrees: every key is one letter, so "a" in key <=> key == {a} either way
+    up = score((q.category, is_correct(A, q.key, q.multi, "upstream")) for q in qs)
+    assert up["weighted_score"] == pytest.approx(82 / 172)
 
 
 # ---------------------------------------------------------------------------- README baseline (real data)
