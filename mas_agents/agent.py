@@ -36,12 +36,25 @@ MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 2
               "describe": 256, "guess": 256, "propose": 256, "contribute": 256, "form": 256}
 #: Completion budget when the reply has no thought line (a bare tagged line): a description is
 #: at most 400 characters (WiS), a vote one name.
+MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
+                         "contribute": 16, "form": 96}
 #: Characters of an unreadable reply echoed back in the re-prompt. Any reply a grammar allows (a
 #: thought of mas_agents.grammar.THOUGHT_CHARS, tags, a TEXT_MAX utterance: under 800) is echoed
 #: whole, so the local path is unchanged; a server that ignores the cap cannot blow up the re-prompt.
 REPROMPT_ECHO_CHARS = 1200
-MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
-                         "contribute": 16, "form": 96}
+
+
+def completion_budget(request: ActionRequest, think: bool) -> int:
+    """The ``max_tokens`` of a reply to ``request``: :data:`MAX_TOKENS` (with a thought line) or
+    :data:`MAX_TOKENS_NO_THOUGHT`, plus, for a ``form``, room for its lines: each field's
+    ``<tag>: <longest choice>`` line at one token per 3 characters. A batched reading pass has a
+    line per (character, sensor): with the fixed budget alone, 15 clue lines were cut at 96 tokens
+    (finish_reason "length"), re-prompted, cut again, and read as ``unknown``."""
+    base = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
+    if request.kind != "form":
+        return base
+    lines = sum(len(tag) + 2 + max((len(c) for c in choices), default=0) + 1 for tag, choices in request.fields or [])
+    return base + -(-lines // 3)
 
 
 @dataclass
@@ -223,7 +236,7 @@ class Agent:
         # A thought line before the tagged line when a block asks for reasoning, and always in an
         # investigation game (the murder mystery, whose agents all reason first).
         think = request.game.investigation or any(c.instructions for c in contribs)
-        max_tokens = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
+        max_tokens = completion_budget(request, think)
         extra = self.model.constrain(ReplyFormat(request, think)) if self.constrained is not False else {}
         call_ids: list[str] = []
         errors: list[str] = []

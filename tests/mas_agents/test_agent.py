@@ -127,3 +127,24 @@ def test_think_is_one_unparsed_call_with_memory():
     assert text == "Bob lied about nine." and rec.totals()["calls"] == 1
     assert "Bob with a knife" in seen[0] and seen[0].endswith("Reflect on Bob.")
     assert rec.calls()[0].purpose == "reflect"
+
+
+def test_a_form_reply_gets_room_for_every_line():
+    """A batched reading pass answers one line per field: the completion cap grows with the form
+    (15 clue lines were cut at the fixed 96 tokens on a real server, and read as unknown)."""
+    from mas_agents.agent import MAX_TOKENS_NO_THOUGHT, completion_budget
+    opts = ["Specific", "Somewhat", "Vague"]
+    one = ActionRequest(kind="form", actor="Ann", prompt="p", fields=[("Player 3 Specific", opts)])
+    many = ActionRequest(kind="form", actor="Ann", prompt="p",
+                         fields=[(f"Player {i} Specific", opts) for i in range(2, 17)])
+    line = len("Player 3 Specific") + 2 + len("Somewhat") + 1          # 28 characters -> 10 tokens
+    assert completion_budget(one, False) == MAX_TOKENS_NO_THOUGHT["form"] + 10
+    # lines of 28 characters for players 2-9, 29 for players 10-16: 8 * 28 + 7 * 29 = 427 -> 143 tokens
+    assert line == 28 and completion_budget(many, False) == MAX_TOKENS_NO_THOUGHT["form"] + 143
+    assert completion_budget(vote_req(), False) == MAX_TOKENS_NO_THOUGHT["vote"]     # other kinds unchanged
+    # and the call is sent with it (a request naming no game thinks first: the 256-token base)
+    seen = []
+    agent, rec, _ = make_agent(lambda m: "\n".join(f"Player {i} Specific: Vague" for i in range(2, 17)))
+    agent.model.chat = (lambda orig: (lambda *a, **kw: (seen.append(kw["max_tokens"]), orig(*a, **kw))[1]))(agent.model.chat)
+    act = agent.act(many)
+    assert act.valid and seen == [256 + 143]
