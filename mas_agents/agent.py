@@ -43,6 +43,10 @@ MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "
 #: whole, so the local path is unchanged; a server that ignores the cap cannot blow up the re-prompt.
 REPROMPT_ECHO_CHARS = 1200
 
+#: Choice kinds answered without a model call when only one legal choice is left (a forced move):
+#: there is nothing for the model to decide, and the reply could only name that choice or be malformed.
+FORCED_KINDS = ("vote", "choose")
+
 
 def completion_budget(request: ActionRequest, think: bool) -> int:
     """The ``max_tokens`` of a reply to ``request``: :data:`MAX_TOKENS` (with a thought line) or
@@ -206,7 +210,9 @@ class Agent:
 
     # -- acting -----------------------------------------------------------------------------
     def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
-        """Answer ``request`` with one :class:`Action` (at most two model calls).
+        """Answer ``request`` with one :class:`Action` (at most two model calls, none for a
+        forced move: a ``vote``/``choose`` left with one legal choice after the blocks narrowed
+        it, counted as ``stats["forced_<kind>"]``).
 
         Every block may contribute (context, instructions, narrowed choices, or the action
         itself), except to a request marked ``context["private"]``: a block's own reading (a
@@ -232,6 +238,12 @@ class Agent:
             if c.choices is not None:  # a block narrowed the legal choices (never widened)
                 narrowed = [x for x in request.choices or [] if x in c.choices]
                 request = dataclasses.replace(request, choices=narrowed or request.choices)
+        if request.kind in FORCED_KINDS and len(request.choices or []) == 1:
+            # one legal choice (e.g. PLAYER*'s pruner left one suspect): a forced move, no call.
+            # The refinement of the action space is how PLAYER* saves calls (§4, Table A5).
+            self.stats[f"forced_{request.kind}"] += 1
+            return Action(kind=request.kind, actor=self.name, value=request.choices[0], raw="", valid=True,
+                          attempts=0, call_ids=[], errors=[], reasoning="")
         messages = self.messages(request, contribs)
         # A thought line before the tagged line when a block asks for reasoning, and always in an
         # investigation game (the murder mystery, whose agents all reason first).

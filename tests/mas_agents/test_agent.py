@@ -53,6 +53,18 @@ class OnlyCid:
         return Contribution(choices=["Cid"], context="Suspect list: Cid")
 
 
+@dataclass
+class NotBob:
+    name: str = "not_bob"
+
+    def contribute(self, agent, request):
+        return Contribution(choices=["Cid", "Dan"], context="Suspect list: Cid, Dan")
+
+
+def vote_req3():
+    return ActionRequest(kind="vote", actor="Ann", prompt="Who killed Vic?", choices=["Bob", "Cid", "Dan"])
+
+
 def test_block_action_skips_the_model():
     agent, rec, _ = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("model called")), [FixedVote()])
     act = agent.act(vote_req())
@@ -61,13 +73,26 @@ def test_block_action_skips_the_model():
 
 def test_block_narrows_choices_without_touching_the_request():
     seen = []
-    agent, _, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Vote: Cid")[1], [OnlyCid()])
-    req = vote_req()
+    agent, _, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Vote: Dan")[1], [NotBob()])
+    req = vote_req3()
     act = agent.act(req)
-    assert act.value == "Cid"
-    assert "1. Cid" in seen[0] and "Bob" not in seen[0].split("Who killed Vic?")[1]
-    assert "Suspect list: Cid" in seen[0]
-    assert req.choices == ["Bob", "Cid"]
+    assert act.value == "Dan"
+    assert "1. Cid\n2. Dan" in seen[0] and "Bob" not in seen[0].split("Who killed Vic?")[1]
+    assert "Suspect list: Cid, Dan" in seen[0]
+    assert req.choices == ["Bob", "Cid", "Dan"]
+
+
+def test_one_legal_choice_left_is_a_forced_move_without_a_call():
+    agent, rec, _ = make_agent(lambda m: (_ for _ in ()).throw(AssertionError("model called")), [OnlyCid()])
+    act = agent.act(vote_req())
+    assert (act.value, act.valid, act.attempts, act.call_ids) == ("Cid", True, 0, [])
+    single = agent.act(ActionRequest(kind="choose", actor="Ann", prompt="Pick", choices=["only"]))
+    assert single.value == "only" and rec.totals()["calls"] == 0
+    assert agent.stats == {"forced_vote": 1, "forced_choose": 1}
+    # free-text and mcq requests are never forced, even with one option
+    agent2, rec2, _ = make_agent(lambda m: "Answer: a")
+    assert agent2.act(ActionRequest(kind="mcq", actor="Ann", prompt="Q?", choices=["yes"])).value == frozenset("a")
+    assert rec2.totals()["calls"] == 1
 
 
 @dataclass
@@ -86,11 +111,11 @@ def test_private_readings_get_no_contribution_from_other_blocks():
     seen = []
     agent, rec, _ = make_agent(lambda m: (seen.append(str(m[-1].content)),
                                        "Choice: yes" if "nervous" in str(m[-1].content) else "Vote: Cid")[1],
-                            [Reader(), OnlyCid()])
-    assert agent.act(vote_req()).value == "Cid"
+                            [Reader(), NotBob()])
+    assert agent.act(vote_req3()).value == "Cid"
     reading, vote = seen
     assert "Suspect list" not in reading and "1. yes\n2. no" in reading   # OnlyCid kept out of the reading
-    assert "Suspect list: Cid" in vote
+    assert "Suspect list: Cid, Dan" in vote
     assert [c.purpose for c in rec.calls()] == ["reader#1", "vote#1"]
 
 

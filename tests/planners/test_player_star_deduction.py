@@ -59,12 +59,16 @@ def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path
     # the spy finds every civilian clue odd: a tie of five, capped at two suspects
     assert len(lists["Player 2"]) == 2
     assert rec["rounds"][0]["voted_out"] == "Player 2"
-    # civilians' ballots are narrowed to their suspect list; the spy's two suspects were cut out
-    # of a five-way tie, which is no evidence, so its ballot keeps all five candidates
-    assert all(ballots[p] == ["Player 2"] for p in ballots if p != "Player 2")
-    assert len(ballots["Player 2"]) == 5
-    # one reading call per player and round, before its vote, for all five clues; none while describing
-    assert rec["llm"]["calls"] == 6 + 6 + 6
+    # civilians' ballots are narrowed to their suspect list of one: a forced vote, no model call;
+    # the spy's two suspects were cut out of a five-way tie, which is no evidence, so its ballot
+    # keeps all five candidates and goes to the model
+    assert list(ballots) == ["Player 2"] and len(ballots["Player 2"]) == 5
+    votes = {e["actor"]: e for e in events if e["kind"] == "vote"}
+    assert all(votes[p]["data"]["target"] == "Player 2" and votes[p]["llm_call_ids"] == []
+               for p in votes if p != "Player 2")
+    # one reading call per player and round, before its vote, for all five clues; none while
+    # describing; one vote call (the spy's)
+    assert rec["llm"]["calls"] == 6 + 6 + 1
     assert [len({tuple(e["llm_call_ids"]) for e in sensors if e["actor"] == f"Player {i}"}) for i in range(1, 7)] == [1] * 6
     assert all(len(e["llm_call_ids"]) == 1 for e in sensors)
 

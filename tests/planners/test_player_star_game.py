@@ -106,7 +106,15 @@ def test_sensor_calls_per_ask_and_round_end(tmp_path):
         passes = [c for c in mine if c["purpose"].startswith("sensors#")]
         assert len(passes) == 2                                   # one call per round end
         assert {tuple(e["llm_call_ids"]) for e in sensors} == {(c["call_id"],) for c in passes}
-        assert len(mine) - len(passes) == 1 + 2 + 1 + sum(1 for e in events if e["kind"] == "answer" and e["actor"] == p)
+        # the vote costs a call unless the suspect list is down to one: then it is a forced move
+        final = [e["data"]["new"] for e in events if e["actor"] == p and e["kind"] == "suspect_list"][-1]
+        vote = next(e for e in events if e["actor"] == p and e["kind"] == "vote")
+        if len(final) == 1:
+            assert vote["data"]["choice"] == final[0] and vote["llm_call_ids"] == []
+        answers = sum(1 for e in events if e["kind"] == "answer" and e["actor"] == p)
+        assert len(mine) - len(passes) == 1 + 2 + (len(final) > 1) + answers
+    assert sorted(len([e for e in events if e["actor"] == p and e["kind"] == "suspect_list"][-1]["data"]["new"])
+                  for p in STAR) == [1, 1, 1]   # all forced here (a vote with two suspects: test_player_star_pruner)
     # Ann: in round 2 only Bob (x3, questioned by everyone) and Ann (by Bob) answered, so no outsider
     # of Ann's was heard from: Bob's 4 readings at the end of round 2
     ann = [e for e in events if e["actor"] == "Ann" and e["kind"] == "sensor" and e["data"]["epoch"] == 2]

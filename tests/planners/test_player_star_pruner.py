@@ -187,19 +187,30 @@ def test_two_victims_are_pruned_separately():
 
 
 def test_vote_is_restricted_to_the_suspect_list():
-    table = {"Dee": {**YY, "information": "High"}}
+    table = {"Bob": {**YY, "information": "High"}, "Dee": {**YY, "information": "High"}}
     agent, rec, chat = star_agent(star_rule(table, vote_for="Cid"))   # would vote Cid if it could
     Log(agent).end(1)
     calls = rec.totals()["calls"]
     vote = agent.act(ActionRequest(kind="vote", actor="Ann", prompt="Who killed Vic? Vote:",
                                    choices=["Bob", "Cid", "Dee"], context={"victim": "Vic"}))
-    assert vote.value == "Dee" and rec.totals()["calls"] == calls + 1    # no sensor call at the vote
+    assert vote.value == "Bob" and rec.totals()["calls"] == calls + 1    # no sensor call at the vote
     prompt = str(chat.seen[-1][-1].content)
-    assert "Who killed Vic? Vote:\n1. Dee\n\n" in prompt
+    assert "Who killed Vic? Vote:\n1. Bob\n2. Dee\n\n" in prompt
     assert ("Your suspect list for the death of Vic after 1 round(s) of questioning: "
-            "Dee (motive and opportunity)") in prompt
+            "Bob (motive and opportunity), Dee (motive and opportunity)") in prompt
     assert ("Dee: your feeling towards them Neutral; motive Yes; opportunity Yes; "
             "information value of more questions High") in prompt
+
+
+def test_a_suspect_list_of_one_decides_the_vote_without_a_call():
+    """The refinement saves the vote's call when one suspect is left (§4, Table A5)."""
+    agent, rec, _ = star_agent(star_rule({"Dee": {**YY, "information": "High"}}, vote_for="Cid"))
+    Log(agent).end(1)
+    calls = rec.totals()["calls"]
+    vote = agent.act(ActionRequest(kind="vote", actor="Ann", prompt="Who killed Vic? Vote:",
+                                   choices=["Bob", "Cid", "Dee"], context={"victim": "Vic"}))
+    assert (vote.value, vote.attempts, rec.totals()["calls"]) == ("Dee", 0, calls)
+    assert agent.stats["forced_vote"] == 1
     pr = next(b for b in agent.blocks if isinstance(b, Pruner))
     other = pr.contribute(agent, ActionRequest(kind="vote", actor="Ann", prompt="x", choices=["Bob"],
                                                context={"victim": "Vic"}))
