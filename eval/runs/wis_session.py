@@ -68,7 +68,9 @@ class PlayerFactory:
         """A :class:`~graphs.wis.protocol_types.WisPlayer` for ``spec`` playing ``role``.
 
         Raises:
-            ValueError: an unknown block in ``spec``.
+            ValueError: an unknown block in ``spec``; a WiS-protocol agent (URL) that fails its
+                ``checkHealth`` or ``init`` (:meth:`graphs.wis.protocol.RemoteWisPlayer.check_ready`):
+                the game is refused before it starts.
         """
         from graphs.wis.player import AgentWisPlayer
         from mas_agents.agent import Agent
@@ -77,7 +79,7 @@ class PlayerFactory:
             from graphs.wis.protocol import RemoteWisPlayer
             # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
             player = RemoteWisPlayer(spec, timeout=self.speak_timeout if self.speak_timeout is not None else 600.0)
-            player.init()
+            player.check_ready()
             return player
         blocks, model_spec = split_model(spec)
         parse_spec(blocks)
@@ -92,7 +94,7 @@ class PlayerFactory:
 
 def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
               seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
-              speak_timeout: float | None = 10.0, game_id: str | None = None,
+              speak_timeout: float | None = 10.0, vote_timeout: float | None | str = "speak", game_id: str | None = None,
               players: dict[str, Any] | None = None) -> dict:
     """Play one game with one seat per entry of ``agents`` and write its files into ``out``.
 
@@ -104,6 +106,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
         spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
         speak_timeout: seconds to describe (foul after), WiS §3.1 default 10; None = no limit.
+        vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
+            the same as ``speak_timeout`` (see :class:`graphs.wis.graph.WisRuntime` for why).
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
 
     Returns:
@@ -113,6 +117,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         ValueError: a player count outside 3..9, an unknown block, a bad seat index.
     """
     rules.check_players(len(agents))
+    if vote_timeout == "speak":
+        vote_timeout = speak_timeout
     urls = [a for a in agents if a.startswith(("http://", "https://"))]
     dup = sorted({u for u in urls if urls.count(u) > 1})
     if dup:
@@ -141,10 +147,10 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
               "model": spec_text(model), "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
-              "endpoints": endpoint_report(factory.models()), "versions": versions()}
+              "vote_timeout": vote_timeout, "endpoints": endpoint_report(factory.models()), "versions": versions()}
     write_json(out / "config.json", config)
     rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
-                    speak_timeout=speak_timeout)
+                    speak_timeout=speak_timeout, vote_timeout=vote_timeout)
     clock = Stopwatch()
     state = build_graph(rt).invoke({"events": []}, {"recursion_limit": rt.step_bound()})
     events = state["events"]
@@ -160,6 +166,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         "eliminated": state["eliminated"], "scores": outcome["scores"],
         "llm": totals, "wall_time_s": round(clock.seconds, 3),
         "invalid_actions": rt.stats["invalid_actions"], "timeouts": rt.stats["timeouts"],
+        "vote_timeouts": rt.stats["vote_timeouts"],
     }
     write_json(out / "result.json", record)
     (out / "transcript.md").write_text(transcript(record, events), encoding="utf-8")

@@ -74,6 +74,11 @@ class WisRuntime:
         lang: ``"en"`` / ``"zh"``.
         speak_timeout: seconds a player has to describe (WiS §3.1: 10 s by default); ``None`` = no
             limit (used by ablations, where a block's extra model calls must not become fouls).
+        vote_timeout: seconds a player has to vote; a later vote is an abstention, counted in
+            ``stats["vote_timeouts"]``. The paper and the platform state a limit for speeches
+            only (the platform's example-agent README: a speech after 10 s counts as none); we
+            give votes the same 10 s by default, so an agent paced for the platform fits, and a
+            dead agent cannot hold the table. ``None`` = no limit.
         max_rounds: rounds before the spy wins (3).
     """
 
@@ -84,8 +89,9 @@ class WisRuntime:
     first: str
     lang: str = "en"
     speak_timeout: float | None = 10.0
+    vote_timeout: float | None = 10.0
     max_rounds: int = rules.MAX_ROUNDS
-    stats: dict[str, int] = field(default_factory=lambda: {"invalid_actions": 0, "timeouts": 0})
+    stats: dict[str, int] = field(default_factory=lambda: {"invalid_actions": 0, "timeouts": 0, "vote_timeouts": 0})
 
     def __post_init__(self) -> None:
         rules.check_players(len(self.seats))
@@ -116,13 +122,37 @@ class WisRuntime:
         # No catch-all: a remote player reports its own failures as success=False (a foul or an
         # abstention, as on the WiS platform); an exception from a local player is a model or
         # transport failure of ours, which aborts the game instead of being scored as a foul.
+        limit = self.vote_timeout if status == "vote" else self.speak_timeout
         resp = self.players[name].interact(request(status, name=name, message=message, round=round,
-                                                   word=self.words[name]), timeout=self.speak_timeout)
+                                                   word=self.words[name]), timeout=limit)
         return resp, time.monotonic() - t0
 
     def step_bound(self) -> int:
         """An upper bound on graph steps, for ``recursion_limit``."""
         return 10 + self.max_rounds * (len(self.seats) + 6)
+
+
+#: What the judge says, in the game's language. ``players`` is followed by the seat names joined
+#: with ", " (the line a player reads the table from); ``turn`` is the message of a ``round``
+#: interact (the request to describe).
+HOST = {
+    "en": {
+        "rules": ("A game of Who is Spy begins with {n} players. Every player has a secret word; all share "
+                  "one word except the spy, whose word is different but related. Each round every player "
+                  "describes their word in one sentence (at most {chars} characters), without saying it and "
+                  "without repeating an earlier description; then everyone votes for the player they think "
+                  "is the spy, and the player with the most votes is out."),
+        "players": "Players: ",
+        "turn": "Your turn: describe your word.",
+    },
+    "zh": {
+        "rules": ("“谁是卧底”游戏开始，共{n}名玩家。每位玩家有一个秘密词语；除卧底外所有人的词语相同，卧底的词语与之相关但不同。"
+                  "每一轮每位玩家用一句话（不超过{chars}个字）描述自己的词语，不能说出词语本身，也不能重复之前的描述；"
+                  "然后所有人投票选出卧底，得票最多者出局。"),
+        "players": "玩家：",
+        "turn": "轮到你了：请描述你的词语。",
+    },
+}
 
 
 def _private_events(meta: dict, actor: str, rnd: int, kind: str) -> list[dict]:
@@ -139,15 +169,21 @@ def build_graph(rt: WisRuntime):
     """Compile the WiS graph for ``rt``; invoke with ``{"events": []}`` and
     ``{"recursion_limit": rt.step_bound()}``."""
 
+    host = HOST[rt.lang]
+
     def setup(state: WisState) -> dict:
-        names = ", ".join(rt.seats)
-        start_msg = {"en": f"A game of Who is Spy begins with {len(rt.seats)} players.\nPlayers: {names}",
-                     "zh": f"“谁是卧底”游戏开始，共{len(rt.seats)}名玩家。\nPlayers: {names}"}[rt.lang]
-        events = [make_event(phase="setup", actor="game", kind="start", content=start_msg,
+        # The sequence the WiS platform's agent SDK expects (spy-agent-build-sdk 0.0.29, its example
+        # agent): ``start`` with the player's own name in ``message``, its word in ``distribution``;
+        # the rules and the table then come as host messages (``round``, round 0, no speaker).
+        rules_msg = host["rules"].format(n=len(rt.seats), chars=rules.MAX_CHARS[rt.lang])
+        players_msg = host["players"] + ", ".join(rt.seats)
+        events = [make_event(phase="setup", actor="game", kind="start", content=f"{rules_msg}\n{players_msg}",
                              data={"seats": rt.seats, "first_speaker": rt.first, "lang": rt.lang})]
         for p in rt.seats:
-            rt.players[p].perceive(request("start", name=p, message=start_msg))
+            rt.players[p].perceive(request("start", name=p, message=p))
             rt.players[p].perceive(request("distribution", name=p, word=rt.words[p]))
+            rt.players[p].perceive(request("round", message=rules_msg))
+            rt.players[p].perceive(request("round", message=players_msg))
             events.append(make_event(phase="setup", actor="game", kind="word", content=f"{p} gets the word {rt.words[p]!r}.",
                                      visible_to=[p], data={"player": p, "word": rt.words[p]}))
         return {"events": events, "round": 0, "alive": list(rt.seats), "shown": [], "rounds": [], "eliminated": {},
@@ -165,7 +201,7 @@ def build_graph(rt: WisRuntime):
 
     def speak(state: WisState) -> dict:
         rnd, speaker = state["round"], state["order"][state["turn"]]
-        resp, secs = rt.interact(speaker, "round", message="Your turn: describe your word.", round=rnd)
+        resp, secs = rt.interact(speaker, "round", message=host["turn"], round=rnd)
         meta = resp.get("meta") or {}
         timed_out = bool(resp.get("timed_out")) or (rt.speak_timeout is not None and secs > rt.speak_timeout)
         text = None
@@ -222,12 +258,17 @@ def build_graph(rt: WisRuntime):
         resp, secs = rt.interact(voter, "vote", message=",".join(cands), round=rnd)
         meta = resp.get("meta") or {}
         res = resp.get("result")
-        target = res.strip() if resp.get("success") and isinstance(res, str) and res.strip() in cands else None
-        if not resp.get("success"):
+        # a late vote is an abstention (not a foul: the rules foul descriptions only)
+        late = bool(resp.get("timed_out")) or (rt.vote_timeout is not None and secs > rt.vote_timeout)
+        target = (res.strip() if resp.get("success") and isinstance(res, str) and res.strip() in cands and not late
+                  else None)
+        if late:
+            rt.stats["vote_timeouts"] += 1
+        elif not resp.get("success"):
             rt.stats["invalid_actions"] += 1
         ev = make_event(phase="voting", actor=voter, kind="vote", content=target or "", round=rnd, visible_to=[voter],
                         llm_call_ids=meta.get("call_ids", ()),
-                        data={"target": target, "valid": bool(resp.get("success")), "said": res,
+                        data={"target": target, "valid": bool(resp.get("success")), "said": res, "late": late,
                               "error": resp.get("errMsg"), "seconds": round(secs, 3)})
         return {"votes": [{"round": rnd, "voter": voter, "target": target}],
                 "events": _private_events(meta, voter, rnd, "vote") + [ev]}
@@ -239,7 +280,8 @@ def build_graph(rt: WisRuntime):
         counts, out = rules.tally(votes, state["alive"])
         for voter, target in votes.items():
             rt.broadcast("vote", name=voter, message=target or "", round=rnd)
-        rt.broadcast("vote_result", name=out or "", round=rnd)
+        # the eliminated name in ``message`` too: agents built on the platform's SDK read either field
+        rt.broadcast("vote_result", name=out or "", message=out or "", round=rnd)
         alive = [p for p in state["alive"] if p != out]
         elim = dict(state["eliminated"])
         if out:

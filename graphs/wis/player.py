@@ -16,11 +16,12 @@ only their word, never their role (WiS §3.1).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any, Callable
 
 from graphs.wis.protocol_types import response
-from graphs.wis.rules import GAME
+from graphs.wis.rules import GAME, MAX_CHARS
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
@@ -53,14 +54,14 @@ IDENTITY = {
 TASKS = {
     "en": {
         "history": "What has happened so far:",
-        "describe": "Round {round}: it is your turn. Describe your secret word in one short sentence, "
-                    "without saying it and without repeating anything said before.",
+        "describe": "Round {round}: it is your turn. Describe your secret word in one short sentence "
+                    "(at most {chars} characters), without saying it and without repeating anything said before.",
         "vote": "Round {round}: vote for the player you think is the spy. Choose one of:",
         "nothing": "(nothing yet)",
     },
     "zh": {
         "history": "目前为止发生的事：",
-        "describe": "第{round}轮：轮到你发言。用一句话描述你的秘密词语，不要说出它本身，也不要重复别人说过的话。",
+        "describe": "第{round}轮：轮到你发言。用一句话（不超过{chars}个字）描述你的秘密词语，不要说出它本身，也不要重复别人说过的话。",
         "vote": "第{round}轮：投票选出你认为的卧底。从以下玩家中选一个：",
         "nothing": "（暂无）",
     },
@@ -71,23 +72,37 @@ class AgentWisPlayer:
     """A WiS player backed by an :class:`~mas_agents.agent.Agent`.
 
     Args:
-        make_agent: builds the agent for a :class:`Persona` when the game starts (called on the
-            ``start`` message; a new game builds a new agent).
+        make_agent: builds the agent for a :class:`Persona` (called when the player first has to
+            act, and again if it meets players it did not know then; a new game builds a new one).
         label: the agent spec (for the record).
-        lang: ``"en"`` or ``"zh"`` (prompt language).
+        lang: ``"en"`` or ``"zh"`` (prompt language), or ``"auto"``: Chinese when the word holds
+            Chinese characters, else English (a platform tells an agent no language).
         role: the true role, known to the harness (``"spy"``/``"civilian"``); put in the
             persona for strategy blocks, never in the prompt.
+
+    Accepts both our judge's sequence and the platform's (:mod:`graphs.wis.protocol_types`):
+
+    * its own name from the ``start`` message's ``name``, or, when that is empty, from its
+      ``message`` (where agents built on the platform's SDK take it: spy-agent-build-sdk 0.0.29,
+      ``example/spy_agent.py``);
+    * the players from a host line ``Players: A, B`` (``玩家：A, B``), from speakers, voters and
+      vote lists, in the order met; never itself among the candidates of its vote (a platform's
+      vote list may hold the voter);
+    * a description longer than the game's limit (WiS §3.1: 400 characters in English, 120 in
+      Chinese, :data:`graphs.wis.rules.MAX_CHARS`) is cut by the player itself at the last sentence
+      or word end within it, rather than mid-word by the judge.
 
     Every public event is also passed to the agent's blocks (``Agent.observe``), as an event dict
     with kinds ``describe``, ``vote``, ``vote_result``, ``host``, ``result``.
     """
 
     def __init__(self, make_agent: Callable[[Persona], Agent], label: str, lang: str = "en", role: str = "civilian"):
-        if lang not in RULES:
-            raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(RULES)}")
+        if lang not in RULES and lang != "auto":
+            raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(RULES)}, auto")
         self.make_agent = make_agent
         self.label = label
-        self.lang = lang
+        self.auto_lang = lang == "auto"
+        self.lang = "en" if self.auto_lang else lang
         self.role = role
         self.name = ""
         self.word = ""
@@ -101,22 +116,31 @@ class AgentWisPlayer:
         """Take in one protocol message (see :mod:`graphs.wis.protocol_types`)."""
         status, name, msg, rnd = req.get("status"), req.get("name", ""), req.get("message", ""), req.get("round", 0)
         if status == "start":
-            self.name, self.word, self.history, self.events, self.agent = name, "", [], [], None
-            self.players = _players_from(msg)
+            self.name = (name or msg).strip()
+            self.word, self.history, self.events, self.agent, self.players = "", [], [], None, []
+            self._meet([self.name] if self.name else [])
             return
         if status == "distribution":
             self.word = req.get("word", "")
+            if self.auto_lang:
+                self.lang = "zh" if _CJK.search(self.word) else "en"
             return
         if status == "round":
             if name:
+                self._meet([name])
                 self._log(f"{name}: {msg}", "describe", name, msg, rnd)
             else:
+                listed = _players_from(msg)
+                if listed:   # the table, in seat order
+                    self.players = listed + [p for p in self.players if p not in listed]
                 self._log(f"Host: {msg}", "host", "game", msg, rnd)
         elif status == "vote":
+            self._meet([name, msg])
             self._log(f"{name} voted for {msg or 'nobody (abstained)'}.", "vote", name, msg, rnd, target=msg or None)
         elif status == "vote_result":
-            self._log(f"Host: {name} was voted out." if name else "Host: no one was voted out.",
-                      "vote_result", "game", name, rnd, **vote_result_data(name or None))
+            out = name or msg   # the platform's agents read either field
+            self._log(f"Host: {out} was voted out." if out else "Host: no one was voted out.",
+                      "vote_result", "game", out, rnd, **vote_result_data(out or None))
         elif status == "result":
             self._log(f"Host: {msg}", "result", "game", msg, rnd)
 
@@ -127,14 +151,19 @@ class AgentWisPlayer:
         the reasoning (the text before the tagged line). An unparseable reply after one re-prompt
         gives ``success=False`` and ``result=None`` (the game counts it as no answer / abstain).
         """
-        agent = self._ensure_agent()
         status, rnd = req.get("status"), int(req.get("round", 0))
+        if not self.name:
+            return response(None, success=False, err="no name: no start message gave this player one")
         t = TASKS[self.lang]
+        if status == "vote":
+            cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
+            self._meet(cands)
+        agent = self._ensure_agent()
         if status == "round":
-            request = ActionRequest(kind="describe", actor=self.name, prompt=self._task(t["describe"].format(round=rnd, word=self.word)),
+            request = ActionRequest(kind="describe", actor=self.name,
+                                    prompt=self._task(t["describe"].format(round=rnd, chars=MAX_CHARS[self.lang])),
                                     context={"round": rnd, "word": self.word, "lang": self.lang}, game=GAME)
         elif status == "vote":
-            cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
             if not cands:
                 return response(None, success=False, err="no candidates to vote for")
             request = ActionRequest(kind="vote", actor=self.name, prompt=self._task(t["vote"].format(round=rnd)),
@@ -154,15 +183,28 @@ class AgentWisPlayer:
                 "planning_events": agent.drain_events()}
         if not action.valid:
             return response(None, success=False, err="; ".join(action.errors) or "invalid reply", meta=meta)
-        return response(action.value, meta=meta)
+        value = fit(action.value, MAX_CHARS[self.lang]) if request.kind == "describe" else action.value
+        return response(value, meta=meta)
 
     # -- internals ---------------------------------------------------------------------------
+    def _meet(self, names: list[str]) -> None:
+        for n in names:
+            n = (n or "").strip()
+            if n and n not in self.players:
+                self.players.append(n)
+
     def _ensure_agent(self) -> Agent:
-        if self.agent is None:
+        """The agent for the players known now: built on first use, rebuilt (its counters kept, the
+        game so far observed again) when players it did not know have appeared since, as in a
+        platform game that names no table and the first describer knows only itself."""
+        if self.agent is None or self.agent.persona.players != self.players:
             system = RULES[self.lang].format(players=", ".join(self.players))
             persona = Persona(name=self.name, title="Who is Spy?", role=self.role, players=list(self.players),
                               system=system)
-            self.agent = self.make_agent(persona)
+            old, self.agent = self.agent, self.make_agent(persona)
+            if old is not None:
+                self.agent.stats.update(old.stats)
+            self.agent.observe(self.events)
         return self.agent
 
     def _task(self, task: str) -> str:
@@ -174,16 +216,45 @@ class AgentWisPlayer:
     def _log(self, line: str, kind: str, actor: str, content: str, rnd: int, **data: Any) -> None:
         self.history.append(line)
         self.events.append(make_event(phase="wis", actor=actor, kind=kind, content=content, round=rnd, data=data))
-        self._ensure_agent().observe(self.events)
+        if self.agent is not None:
+            self.agent.observe(self.events)
+
+
+#: Chinese characters (CJK Unified Ideographs and Extension A, compatibility ideographs).
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+#: A host line naming the table: ``Players: A, B`` / ``玩家：A, B``.
+_PLAYERS_LINE = re.compile(r"^\s*(?:players|玩家)\s*[:：]\s*(.+)$", re.I)
+#: Where a description may be cut: after a sentence end, else after a space or a Chinese comma.
+_SENTENCE_END = re.compile(r"[.!?。！？…]")
+_WORD_END = re.compile(r"[\s,，、;；]")
+
+
+def fit(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at the last sentence end within it, else at
+    the last word end, else hard (the judge would cut at ``limit`` wherever it falls).
+
+    Args:
+        text: a description. limit: characters (Unicode code points), e.g. 120 (WiS §3.1, Chinese).
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for pattern, keep_mark in ((_SENTENCE_END, True), (_WORD_END, False)):
+        ends = [m.end() if keep_mark else m.start() for m in pattern.finditer(head)]
+        ends = [e for e in ends if e >= limit // 2]
+        if ends:
+            return head[: ends[-1]].rstrip()
+    return head
 
 
 def _players_from(message: str) -> list[str]:
-    """The names after ``Players:`` in a start message (comma-separated), or []."""
+    """The names of a host line ``Players: A, B`` (or ``玩家：A，B``), or []."""
     for line in message.splitlines():
-        if line.strip().lower().startswith("players:"):
-            return _split_names(line.split(":", 1)[1])
+        m = _PLAYERS_LINE.match(line)
+        if m:
+            return _split_names(m.group(1))
     return []
 
 
 def _split_names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
+    return [n.strip() for n in re.split(r"[,，、]", text) if n.strip()]

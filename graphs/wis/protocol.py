@@ -4,9 +4,9 @@ The protocol is the one of the WiS ("Who is Spy?") platform's example agents (wh
 paper, arXiv 2412.03359, §3): an agent is an HTTP service with
 
 ==========================  ======================================================================
-``POST /agent/init``        start a fresh player (result ``"ok"``)
+``POST /agent/init``        start a fresh player (result = the model name, as the SDK's agents)
 ``POST /agent/getModelName`` result = the name of the model behind the agent (GET accepted too)
-``POST /agent/checkHealth`` result ``"ok"`` (GET accepted too)
+``POST /agent/checkHealth`` result ``None`` (GET accepted too)
 ``POST /agent/perceive``    an announcement; result ``None``
 ``POST /agent/interact``    a ``round`` (describe) or ``vote`` request; result = the reply text
 ==========================  ======================================================================
@@ -24,6 +24,7 @@ saying what went wrong), so a caller only ever has to read the envelope.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 from typing import Any, Callable
@@ -57,19 +58,24 @@ class WisRequest(BaseModel):
     round: int | None = 0
 
 
-def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastapi.FastAPI:
+def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline: float | None = None) -> fastapi.FastAPI:
     """A FastAPI app serving one WiS player over the WiS platform's agent protocol.
 
     Args:
         player_factory: builds a fresh player; called on ``/agent/init``, on every ``start``
             perceive (a new game), and lazily when perceive/interact arrive before any init.
-        model_name: what ``/agent/getModelName`` answers.
+        model_name: what ``/agent/init`` and ``/agent/getModelName`` answer.
+        deadline: seconds within which ``/agent/interact`` answers (set it below the judge's
+            limit: WiS §3.1 fouls a description after 10 s); a player still thinking then gets
+            ``success = false`` ("no reply within the agent's own deadline") at once, rather than
+            the judge cutting the connection. ``None``/0: no deadline.
 
-    Routes (all answer HTTP 200 with ``{success, result, errMsg}``):
+    Routes (all answer HTTP 200 with ``{success, result, errMsg}``; init and checkHealth answer
+    as an agent built on the platform's SDK does, spy-agent-build-sdk 0.0.29 ``server/server.py``):
 
-    * ``POST /agent/init`` — replace the player with a fresh one; result ``"ok"``.
+    * ``POST /agent/init`` — replace the player with a fresh one; result ``model_name``.
     * ``GET|POST /agent/getModelName`` — result ``model_name``.
-    * ``GET|POST /agent/checkHealth`` — result ``"ok"``.
+    * ``GET|POST /agent/checkHealth`` — result ``None``.
     * ``POST /agent/perceive`` — body ``{message, name, status, word, round}``; ``status`` must be
       one of :data:`~graphs.wis.protocol_types.STATUSES`; result ``None``.
     * ``POST /agent/interact`` — same body, ``status`` ``round`` or ``vote``; ``result`` is the
@@ -87,6 +93,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
     app = fastapi.FastAPI(title="WiS agent", description=f"Who-is-Spy agent ({model_name})")
     app.state.player = None
     lock = threading.Lock()
+    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wis-agent")
 
     def fresh_player() -> WisPlayer:
         app.state.player = player_factory()
@@ -119,7 +126,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: player factory failed")
             return response(None, success=False, err=f"init failed: {type(exc).__name__}: {exc}")
-        return response("ok")
+        return response(model_name)
 
     @app.api_route("/agent/getModelName", methods=["GET", "POST"])
     def get_model_name() -> dict[str, Any]:
@@ -127,18 +134,22 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
 
     @app.api_route("/agent/checkHealth", methods=["GET", "POST"])
     def check_health() -> dict[str, Any]:
-        return response("ok")
+        return response(None)
 
     def handle(route: str, body: WisRequest, allowed: tuple[str, ...],
-               act: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
-        """Validate the body, run ``act`` under the lock and wrap its reply (None: no result) in
-        the envelope; every fault becomes ``success: false`` with a one-line ``errMsg``."""
+               act: Callable[[dict[str, Any]], dict[str, Any] | None], locked: bool = True) -> dict[str, Any]:
+        """Validate the body, run ``act`` (under the lock unless ``act`` takes it itself) and wrap
+        its reply (None: no result) in the envelope; every fault becomes ``success: false`` with a
+        one-line ``errMsg``."""
         try:
             req = to_request(body, allowed)
         except ValueError as exc:
             return response(None, success=False, err=f"{route}: {exc}")
         try:
-            with lock:
+            if locked:
+                with lock:
+                    reply = act(req)
+            else:
                 reply = act(req)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: %s(%s) failed", route, req["status"])
@@ -159,22 +170,39 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str) -> fastap
     def perceive(body: WisRequest) -> dict[str, Any]:
         return handle("perceive", body, STATUSES, perceive_one)
 
+    def interact_locked(req: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            return current_player().interact(req)
+
+    def interact_in_time(req: dict[str, Any]) -> dict[str, Any] | None:
+        if not deadline:
+            return interact_locked(req)
+        # the player answers in a worker thread, under the lock; past the deadline the caller gets
+        # a refusal at once (the abandoned answer finishes in the background and is dropped; the
+        # next message waits for it, so the player never sees two at a time)
+        job = worker.submit(interact_locked, req)
+        try:
+            return job.result(timeout=deadline)
+        except concurrent.futures.TimeoutError:
+            log.warning("WiS agent: interact %s passed its own deadline of %g s", req["status"], deadline)
+            return response(None, success=False, err=f"no reply within the agent's own deadline of {deadline:g} s")
+
     @app.post("/agent/interact")
     def interact(body: WisRequest) -> dict[str, Any]:
-        return handle("interact", body, INTERACT_STATUSES, lambda req: current_player().interact(req))
+        return handle("interact", body, INTERACT_STATUSES, interact_in_time, locked=False)
 
     return app
 
 
 def serve(player_factory: Callable[[], WisPlayer], model_name: str, host: str = "127.0.0.1",
-          port: int = 7860, log_level: str = "info") -> None:
+          port: int = 7860, log_level: str = "info", deadline: float | None = None) -> None:
     """Serve a player over the WiS agent protocol with uvicorn; blocks until interrupted.
 
-    See :func:`make_app` for the routes. Used by ``mas spy serve-agent``.
+    See :func:`make_app` for the routes and ``deadline``. Used by ``mas spy serve-agent``.
     """
     import uvicorn
 
-    uvicorn.run(make_app(player_factory, model_name), host=host, port=port, log_level=log_level)
+    uvicorn.run(make_app(player_factory, model_name, deadline=deadline), host=host, port=port, log_level=log_level)
 
 
 class RemoteWisPlayer:
@@ -214,16 +242,27 @@ class RemoteWisPlayer:
         Raises:
             httpx.ReadTimeout: the service did not answer in time (callers decide what it means).
         """
-        try:
-            kwargs: dict[str, Any] = {"json": body if body is not None else {}}
-            if timeout is not None:
-                kwargs["timeout"] = timeout
-            resp = self._client.post(f"/agent/{route}", **kwargs)
-        except httpx.ReadTimeout:
-            raise
-        except httpx.HTTPError as exc:
-            return response(None, success=False,
-                            err=f"{route}: cannot reach {self.base_url}: {type(exc).__name__}: {exc}")
+        kwargs: dict[str, Any] = {"json": body if body is not None else {}}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        for attempt in (1, 2):
+            try:
+                resp = self._client.post(f"/agent/{route}", **kwargs)
+                break
+            except httpx.ReadTimeout:
+                raise
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                # A dropped or refused connection: tried once more on a fresh one (a service that
+                # answered an error with HTTP 500 may have closed the kept-alive connection, and
+                # the next message must not be lost for that). Timeouts are not retried.
+                if attempt == 1:
+                    log.info("WiS remote %s: %s: %s; retrying once", self.label, route, type(exc).__name__)
+                    continue
+                return response(None, success=False,
+                                err=f"{route}: cannot reach {self.base_url}: {type(exc).__name__}: {exc}")
+            except httpx.HTTPError as exc:
+                return response(None, success=False,
+                                err=f"{route}: cannot reach {self.base_url}: {type(exc).__name__}: {exc}")
         if resp.status_code != 200:
             return response(None, success=False,
                             err=f"{route}: HTTP {resp.status_code}: {resp.text[:200]}")
@@ -243,6 +282,23 @@ class RemoteWisPlayer:
             return response(None, success=False, err=f"{route}: timeout after {self.timeout:g} s")
 
     # -- protocol --------------------------------------------------------------------------
+    def check_ready(self) -> str | None:
+        """``/agent/checkHealth`` then ``/agent/init``, before a game (the platform checks an
+        agent's health before seating it; init clears an SDK agent's memory).
+
+        Returns:
+            the ``init`` result: the model name an SDK agent reports (``None`` if it gives none).
+
+        Raises:
+            ValueError: either call failed (unreachable, HTTP error, ``success = false``), one line
+                naming the URL and the route.
+        """
+        for route in ("checkHealth", "init"):
+            resp = self._call(route)
+            if not resp["success"]:
+                raise ValueError(f"WiS agent {self.label}: {route} failed ({resp['errMsg']}); not seating it")
+        return None if resp["result"] is None else str(resp["result"])
+
     def init(self) -> dict[str, Any]:
         """POST ``/agent/init`` (a fresh player on the remote); returns the response dict."""
         return self._call("init")

@@ -6,21 +6,33 @@ The WiS platform's example agents (whoisspy.ai) are HTTP services with
 ``{success, result, errMsg}``. Our game talks to *every* player, local or remote, through the
 same two calls, so an agent written for the WiS platform plays on ours and ours on theirs.
 
-Messages the game sends, in order (``name`` = the player addressed, unless said otherwise):
+Messages the game sends, in order (``name`` = the player addressed, unless said otherwise), as the
+agents built on the platform's published SDK expect them (spy-agent-build-sdk 0.0.29: its
+``AgentReq`` model and example agent). Before the game every remote agent must answer
+``checkHealth`` and ``init`` with success, or it is not seated.
 
 ==========================  =========================================================================
-perceive ``start``          ``name`` = your name, ``message`` = the rules and the seated players
-                            (comma-separated after "Players: ")
+perceive ``start``          ``name`` = your name, ``message`` = your name too (SDK agents read it
+                            there)
 perceive ``distribution``   ``word`` = your word
+perceive ``round`` (0)      ``name`` = "": the rules; then ``name`` = "": the table,
+                            ``Players: A, B, C`` (``玩家：A, B, C`` in a Chinese game)
 perceive ``round``          ``name`` = "" and ``message`` = a host announcement (round start, fouls),
                             or ``name`` = a speaker and ``message`` = their (truncated) description
-interact ``round``          your turn to describe; reply ``result`` = the description
-interact ``vote``           ``message`` = comma-separated candidate names; reply ``result`` = one
-                            name (anything else is an abstention)
+interact ``round``          your turn to describe (``message``: the request, in the game's
+                            language); reply ``result`` = the description
+interact ``vote``           ``message`` = comma-separated candidate names, never the voter; reply
+                            ``result`` = one name (anything else is an abstention)
 perceive ``vote``           ``name`` = a voter, ``message`` = whom they voted for ("" = abstained)
-perceive ``vote_result``    ``name`` = the player voted out, or "" when no one was
+perceive ``vote_result``    ``name`` and ``message`` = the player voted out, or "" when no one was
 perceive ``result``         ``message`` = the end of the game (winner, words, scores)
 ==========================  =========================================================================
+
+Known from the SDK: the routes, the request and response fields, the six statuses, where its
+example agent reads its name, word, speeches, votes and the eliminated player, what ``init`` and
+``checkHealth`` answer. Inferred (the SDK has no judge): that ``message`` of a vote request lists
+the candidates comma-separated (the example agent splits it so, and drops its own name, so a
+platform list may hold the voter: our served agent drops itself too), and the order above.
 
 A local player may add a ``meta`` key to its interact response (LLM call ids, whether the reply
 parsed, its reasoning); the game logs it and ignores it for remote players.

@@ -59,6 +59,8 @@ def play(
     model: str = Model,
     seed: int = Seed,
     speak_timeout: float = SpeakTimeout,
+    vote_timeout: Optional[float] = typer.Option(
+        None, help="Seconds to vote before the vote counts as an abstention (default: the same as --speak-timeout)."),
     out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
@@ -85,7 +87,8 @@ def play(
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     try:
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
-                        speak_timeout=speak_timeout)
+                        speak_timeout=speak_timeout,
+                        vote_timeout="speak" if vote_timeout is None else vote_timeout)
     except ValueError as exc:
         cli.fail(str(exc))
     html = write_replay(out)
@@ -210,14 +213,18 @@ def replay(game_dir: Path = typer.Argument(..., help="A game directory (holds re
 def serve_agent(
     agent: str = typer.Option("plain", help="Agent spec BLOCKS[@MODEL]."),
     port: int = typer.Option(7860),
-    host: str = typer.Option("127.0.0.1"),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on; 0.0.0.0 to be reachable from other machines."),
     model: str = typer.Option("local", help="Model for a spec without @MODEL."),
-    lang: str = Lang,
+    lang: str = typer.Option("auto", help="en, zh, or auto: Chinese when the game's word is Chinese."),
+    deadline: float = typer.Option(
+        9.0, min=0, help="Seconds within which every interact answers (below the judge's 10 s speaking limit, "
+                         "WiS §3.1); a player still thinking then answers 'no reply' at once. 0: none."),
     calls: Optional[Path] = typer.Option(None, help="Where to record LLM calls (default: not kept)."),
     verbose: bool = Verbose,
 ) -> None:
     """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
-    /agent/interact, /agent/getModelName, /agent/checkHealth)."""
+    /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
+    answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
     cli.setup_logging(verbose)
     from eval.runs.wis_session import PlayerFactory
     from graphs.wis.protocol import serve
@@ -227,7 +234,10 @@ def serve_agent(
 
     if is_remote(agent):
         cli.fail("--agent must be a local agent spec, not a URL")
+    if lang not in ("en", "zh", "auto"):
+        cli.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
     factory = PlayerFactory(model, CallRecorder(calls) if calls else CallRecorder(None), lang=lang)
     factory.model(split_model(agent)[1] or model)  # load the model before the first request
-    serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port)
+    serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port,
+          deadline=deadline or None)

@@ -113,13 +113,15 @@ def test_remote_is_a_wis_player(remote):
 def test_init_model_name_health(server, control, remote):
     before = len(control.players)
     resp = remote.init()
-    assert resp == {"success": True, "result": "ok", "errMsg": None}
+    # as an agent built on the platform's SDK: init answers the model name, checkHealth null
+    assert resp == {"success": True, "result": MODEL, "errMsg": None}
     assert len(control.players) == before + 1
     assert server["app"].state.player is control.players[-1]
     assert remote.model_name() == MODEL
     assert remote.health() is True
-    # the platform's example agents also answer GET on these two
-    for route, expected in (("getModelName", MODEL), ("checkHealth", "ok")):
+    assert remote.check_ready() == MODEL and len(control.players) == before + 2
+    # GET is accepted on these two as well (the SDK answers only POST)
+    for route, expected in (("getModelName", MODEL), ("checkHealth", None)):
         r = httpx.get(f"{server['url']}/agent/{route}")
         assert r.status_code == 200
         assert r.json() == {"success": True, "result": expected, "errMsg": None}
