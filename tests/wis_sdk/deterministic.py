@@ -1,9 +1,20 @@
-"""The deterministic moves of our test SDK agent (stdlib only).
+"""What our test SDK agent does with each request (stdlib only).
 
 Shared by :mod:`tests.wis_sdk.sdk_agent` (run by the SDK venv's python, which imports this file
-as a sibling module) and by the in-process fake of ``tests/graphs/test_wis_sdk_fixtures.py``,
-so a game replayed in-process with the fake is the game the SDK agents played.
+as a sibling module) and by its in-process look-alike :mod:`tests.wis_sdk.sdk_mimic`, so a game
+replayed in-process is the game the SDK agents played.
 
+* :func:`perceive`: takes in an announcement the way the SDK's example agent does
+  (``agent_build_sdk/example/spy_agent.py``, ``SpyAgent.perceive``), on a memory with the SDK's
+  ``SimpleMemory`` methods (``agent_build_sdk/memory/memory.py``): ``start`` clears the memory
+  and stores the agent's own name from ``req.message`` (not ``req.name``); ``distribution``
+  stores ``req.word``; ``round`` with a ``name`` appends ``"<name>: <message>"`` to the history
+  (a ``None`` message raises, as in the example), without one it is the host's round
+  announcement; ``vote`` appends ``"<voter>: <target>"`` (``None`` for either raises);
+  ``vote_result`` records ``req.name`` as out (empty: nobody); ``result`` looks for the stored
+  name in ``req.message`` (``None`` raises); any other status raises ``NotImplementedError``.
+* :func:`interact`: ``round`` -> :func:`speech` of the stored name; ``vote`` -> :func:`vote`;
+  any other status raises ``NotImplementedError``.
 * :func:`speech`: a short sentence, unique per (name, round), never containing the word.
 * :func:`vote`: the first candidate that is not the voter's own (stored) name. The candidate list
   is split on ``","`` *without* stripping, as the SDK's example agent splits it
@@ -54,3 +65,51 @@ def vote(message: str | None, me: str | None) -> tuple[str, dict]:
     note = {"candidates": cands, "offered_self": me in cands,
             "offered_self_stripped": me is not None and me.strip() in [c.strip() for c in cands]}
     return target, note
+
+
+def stored(memory, key: str):
+    """A stored variable, or None (the SDK memory raises KeyError for a missing one)."""
+    return memory.load_variable(key) if memory.has_variable(key) else None
+
+
+def perceive(memory, req) -> None:
+    """Take in one announcement ``req`` (attributes ``status, name, message, word, round``)."""
+    status = req.status
+    if status == "start":
+        memory.clear()
+        memory.set_variable("name", req.message)
+        for key in ("speeches", "votes", "out"):
+            memory.set_variable(key, [])
+        memory.append_history("Host: a game begins.")
+    elif status == "distribution":
+        memory.set_variable("word", req.word)
+        memory.append_history("Host: " + str(stored(memory, "name")) + " gets a word.")
+    elif status == "round":
+        if req.name:
+            memory.append_history(req.name + ": " + req.message)
+            memory.load_variable("speeches").append([req.round, req.name, req.message])
+        else:
+            memory.set_variable("round", req.round)
+            memory.append_history("Host: round " + str(req.round) + ".")
+    elif status == "vote":
+        memory.append_history(req.name + ": " + req.message)
+        memory.load_variable("votes").append([req.round, req.name, req.message])
+    elif status == "vote_result":
+        memory.load_variable("out").append(req.name or "")
+        memory.append_history("Host: " + (req.name + " is out." if req.name else "nobody is out."))
+    elif status == "result":
+        memory.set_variable("named_in_result", memory.load_variable("name") in req.message)
+        memory.append_history(req.message)
+    else:
+        raise NotImplementedError(status)
+
+
+def interact(memory, req) -> tuple[str, dict | None]:
+    """``(result, note)`` for an interact ``req``; the note (votes) goes to the log."""
+    me, word = stored(memory, "name"), stored(memory, "word")
+    if req.status == "round":
+        return speech(me or "", req.round or 0, word), None
+    if req.status == "vote":
+        target, note = vote(req.message, me)
+        return target, {"vote": note}
+    raise NotImplementedError(req.status)

@@ -134,3 +134,50 @@ def summarize(problems_per_prompt: list[list[str]], label: str = "prompt") -> li
             n, first, detail = seen.get(kind, (0, i, p))
             seen[kind] = (n + 1, first, detail)
     return [f"{n} {label}(s), first {label} {first}: {detail}" for n, first, detail in seen.values()]
+
+
+def served_agent_problems(ex: list[dict], model: ServedAgentModel, *, lang: str, me: str, word: str,
+                          players: list[str], model_name: str) -> list[str]:
+    """Everything wrong with our served agent's side of a platform-style exchange ``ex``.
+
+    Every call answered HTTP 200 ``success: true``; ``checkHealth`` answers ``result: null`` and
+    ``init`` the model name (as the SDK's server does: ``agent_build_sdk/server/server.py``);
+    each vote names a candidate other than itself although the list offered it (and ``model``
+    would have voted for it); each description is non-empty and does not hold the word; the
+    model was called once per description and vote; no prompt shows an empty name, every prompt
+    names the agent, each vote prompt offers exactly the candidates without the agent
+    (:func:`prompt_problems`).
+    """
+    probs = [f"call {i} {e['path']} {e['request']} -> HTTP {e['http_status']} {e['response']}"
+             for i, e in enumerate(ex)
+             if e["http_status"] != 200 or not (isinstance(e["response"], dict) and e["response"].get("success") is True)]
+
+    def result(e: dict) -> Any:
+        return e["response"].get("result") if isinstance(e["response"], dict) else None
+
+    for e in ex:
+        if e["path"] == "/agent/checkHealth" and result(e) is not None:
+            probs.append(f"checkHealth answers result {result(e)!r}, not null as the SDK's server does")
+        if e["path"] == "/agent/init" and result(e) != model_name:
+            probs.append(f"init answers {result(e)!r}, not the model name {model_name!r}")
+    votes = [e for e in ex if e["path"] == "/agent/interact" and e["request"].get("status") == "vote"]
+    speeches = [e for e in ex if e["path"] == "/agent/interact" and e["request"].get("status") == "round"]
+    for v in votes:
+        cands, said = v["request"]["message"].split(","), result(v)
+        if said not in cands or said == me:
+            probs.append(f"round {v['request'].get('round')}: voted {said!r} from {cands} (itself: {me})")
+    for s in speeches:
+        text = result(s)
+        if not (isinstance(text, str) and text.strip() and word not in text):
+            probs.append(f"round {s['request'].get('round')}: described {text!r}")
+    prompts = list(model.prompts)
+    vote_prompts = [p for p in prompts if VOTE_FORMAT in p]
+    if len(prompts) != len(votes) + len(speeches) or len(vote_prompts) != len(votes):
+        probs.append(f"{len(prompts)} model calls ({len(vote_prompts)} for votes) for {len(speeches)} descriptions "
+                     f"and {len(votes)} votes")
+    probs += summarize([prompt_problems(text, me=me, players=players, lang=lang) for text in prompts])
+    probs += summarize([[p for p in prompt_problems(text, me=me, players=players, lang=lang,
+                                                    candidates=v["request"]["message"].split(","))
+                         if p.startswith("vote choices")]
+                        for text, v in zip(vote_prompts, votes)], "vote prompt")
+    return probs
