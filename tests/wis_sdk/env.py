@@ -94,7 +94,7 @@ def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PYTHONNOUSERSITE": "1"}
     env.pop("PYTHONPATH", None)
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         err = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -105,6 +105,23 @@ def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
 def _tail(proc: subprocess.CompletedProcess, lines: int = 25) -> str:
     text = (proc.stdout or "") + (proc.stderr or "")
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _unreachable_line(text: str) -> str | None:
+    """pip's first line that says the registry could not be reached, or None."""
+    for line in text.splitlines():
+        if any(marker in line for marker in _UNREACHABLE):
+            return line.strip()[:300]
+    return None
+
+
+#: why the registry was found unreachable in this process (later calls skip without a new probe)
+_UNREACHABLE_SEEN: list[str] = []
+
+
+def _skip_unreachable(why: str) -> None:
+    _UNREACHABLE_SEEN.append(why)
+    pytest.skip(why)
 
 
 def _check_imports(python: Path) -> subprocess.CompletedProcess:
@@ -121,10 +138,9 @@ def _probe_registry(python: Path) -> None:
                      "--timeout", "20", "-d", tmp, SDK_REQUIREMENT], timeout=PROBE_TIMEOUT_S)
     if proc.returncode == 0:
         return
-    text = (proc.stdout or "") + (proc.stderr or "")
-    if any(marker in text for marker in _UNREACHABLE):
-        pytest.skip(f"no package registry reachable to install {SDK_REQUIREMENT} "
-                    f"(pip download: {_tail(proc, 1)})")
+    line = _unreachable_line((proc.stdout or "") + (proc.stderr or ""))
+    if line:
+        _skip_unreachable(f"no package registry reachable to install {SDK_REQUIREMENT} (pip download: {line})")
     pytest.fail(f"a registry answered but {SDK_REQUIREMENT} could not be downloaded:\n{_tail(proc)}", pytrace=False)
 
 
@@ -140,9 +156,9 @@ def _build(root: Path) -> dict:
     proc = _run([str(python), "-m", "pip", "install", "--no-cache-dir", "-c", str(CONSTRAINTS), SDK_REQUIREMENT],
                 timeout=INSTALL_TIMEOUT_S)
     if proc.returncode != 0:
-        text = (proc.stdout or "") + (proc.stderr or "")
-        if any(marker in text for marker in _UNREACHABLE):
-            pytest.skip(f"the package registry stopped answering while installing {SDK_REQUIREMENT}: {_tail(proc, 1)}")
+        line = _unreachable_line((proc.stdout or "") + (proc.stderr or ""))
+        if line:
+            _skip_unreachable(f"the package registry stopped answering while installing {SDK_REQUIREMENT}: {line}")
         pytest.fail(f"pip install {SDK_REQUIREMENT} failed:\n{_tail(proc)}", pytrace=False)
     check = _check_imports(python)
     if check.returncode != 0 or check.stdout.strip() != SDK_VERSION:
@@ -165,6 +181,8 @@ def ensure_sdk_env() -> SdkEnv:
                         pytrace=False)
         return SdkEnv(root, _python(root), None, {"sdk": SDK_VERSION, "given": given})
     root = env_dir()
+    if _UNREACHABLE_SEEN and not (root / MARKER).exists():
+        pytest.skip(_UNREACHABLE_SEEN[0])
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f"{root.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)          # another process may be building it right now

@@ -21,14 +21,15 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "data" / "wis_sdk"
 UPDATE_ENV = "MAS_UPDATE_FIXTURES"
 TEXT = "<text>"
-_PLAYERS_LINE = re.compile(r"^(Players:\s*|玩家[:：]\s*)(.*)$", re.S)
+_PLAYERS_LINE = re.compile(r"^(Players:\s*|玩家[:：]\s*)(.*)$", re.DOTALL)
 
 
 def updating() -> bool:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 DESCRIBE_FORMAT = '"Description: ..."'
 VOTE_FORMAT = '"Vote: ..."'
-_NUMBERED = re.compile(r"^\d+\. (.+)$", re.M)
+_NUMBERED = re.compile(r"^\d+\. (.+)$", re.MULTILINE)
 
 
 def numbered(text: str) -> list[str]:
@@ -88,11 +89,11 @@ EMPTY_NAME = [
     (re.compile(r"The players are:\s*[.]"), "'The players are: .' (no players)"),
     (re.compile(r"你是\s*[。，,.]"), "'你是。' (empty own name)"),
     (re.compile(r"玩家有：\s*[。.]"), "'玩家有：。' (no players)"),
-    (re.compile(r"^\s*:\s", re.M), "a history line with an empty speaker (': ...')"),
+    (re.compile(r"^\s*:\s", re.MULTILINE), "a history line with an empty speaker (': ...')"),
     (re.compile(r"voted for\s*[.]"), "'voted for .' (empty target)"),
-    (re.compile(r"^\d+\.\s*$", re.M), "an empty numbered choice"),
+    (re.compile(r"^\d+\.\s*$", re.MULTILINE), "an empty numbered choice"),
 ]
-_PLAYER_LISTS = [re.compile(r"The players are: (.*?)\.\s*$", re.M), re.compile(r"玩家有：(.*?)。")]
+_PLAYER_LISTS = [re.compile(r"The players are: (.*?)\.\s*$", re.MULTILINE), re.compile(r"玩家有：(.*?)。")]
 
 
 def prompt_problems(prompt: str, *, me: str, players: Iterable[str], lang: str,

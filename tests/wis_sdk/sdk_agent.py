@@ -49,9 +49,10 @@ from agent_build_sdk.model.model import AgentReq, AgentResp
 from agent_build_sdk.sdk.agent import BasicAgent
 from agent_build_sdk.server.server import EndpointServer
 
+# sibling modules (stdlib only), shared with the in-process look-alike tests/wis_sdk/sdk_mimic.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import deterministic  # noqa: E402  (sibling modules, shared with our in-process look-alike)
-from recorder import Recorder, file_sink  # noqa: E402
+import deterministic
+from recorder import Recorder, file_sink
 
 
 class DeterministicSdkAgent(BasicAgent):

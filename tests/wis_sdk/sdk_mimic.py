@@ -24,7 +24,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 import fastapi
 import uvicorn
@@ -36,11 +36,11 @@ from tests.wis_sdk.recorder import Recorder
 
 
 class MimicReq(BaseModel):
-    message: Optional[str] = None
-    name: Optional[str] = None
-    status: Optional[str] = None
-    word: Optional[str] = None
-    round: Optional[int] = None
+    message: str | None = None
+    name: str | None = None
+    status: str | None = None
+    word: str | None = None
+    round: int | None = None
 
 
 class MimicMemory:
@@ -131,7 +131,7 @@ class MimicServer:
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
         self.sock = sock
 
-    def start(self, timeout: float = 10.0) -> "MimicServer":
+    def start(self, timeout: float = 10.0) -> MimicServer:
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:

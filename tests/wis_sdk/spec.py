@@ -26,7 +26,8 @@ get (HTTP 200, ``success: true``) and, for SDK-style logs, the agent's stored me
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tests.wis_sdk import deterministic
 
