@@ -324,27 +324,29 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         d = locate(rel)
         key = rs.relpath(root, d)
         seats = _seats(d)
+        sig = _seat_sig(d, seat)   # read before the view: a change after it reloads the page
         if not seats:   # the game is still seating its players
             err = starter.errors.get(key)
-            return page("play.html", rel=key, seat="", view=None, seats=[], error=err, waiting=not err)
+            return page("play.html", rel=key, seat="", view=None, seats=[], error=err, waiting=not err, sig=sig)
         seat = seat if seat in seats else seats[0]
         view = read_view(d / "human" / seat)
         return page("play.html", rel=key, seat=seat, view=view, seats=seats, error=starter.errors.get(key),
-                    waiting=False, finished=(d / "result.json").exists())
+                    waiting=False, finished=(d / "result.json").exists(), sig=sig)
+
+    def _seat_sig(d: Path, seat: str) -> str:
+        """What the seat page shows, in one string: a change makes the page reload itself."""
+        from eval.runs.wis_human import read_view
+        seats = _seats(d)
+        err = starter.errors.get(rs.relpath(root, d), "")
+        if not seats:
+            return f"none:{err}"
+        v = read_view(d / "human" / (seat if seat in seats else seats[0]))
+        p = v.get("pending") or {}
+        return f"{len(v.get('messages') or [])}:{p.get('id')}:{v.get('finished')}:{(d / 'result.json').exists()}:{err}"
 
     @app.get("/api/seat/{rel:path}")
     def seat_state(rel: str, seat: str = ""):
-        from eval.runs.wis_human import read_view
-        d = locate(rel)
-        seats = _seats(d)
-        key = rs.relpath(root, d)
-        if not seats:
-            return JSONResponse({"sig": f"none:{starter.errors.get(key, '')}"})
-        s = seat if seat in seats else seats[0]
-        v = read_view(d / "human" / s)
-        p = v.get("pending") or {}
-        return JSONResponse({"sig": f"{len(v.get('messages') or [])}:{p.get('id')}:{v.get('finished')}:"
-                                    f"{(d / 'result.json').exists()}:{starter.errors.get(key, '')}"})
+        return JSONResponse({"sig": _seat_sig(locate(rel), seat)})
 
     @app.post("/play/{rel:path}/answer")
     async def play_answer(rel: str, request: Request):

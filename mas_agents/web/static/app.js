@@ -45,14 +45,15 @@ function pollProgress(el) {
 }
 
 function pollSeat(page) {
-  let sig = null;
+  // data-sig: what the server showed; any change since (a new message, a new request, the end)
+  // reloads the page, unless the person is typing an answer
+  const sig = page.dataset.sig;
   function tick() {
     fetch(page.dataset.poll, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (s) {
-      if (sig !== null && s.sig !== sig) {
+      if (s.sig !== sig) {
         const t = document.getElementById("answer-text");
         if (!t || !t.value) { window.location.reload(); return; }
       }
-      sig = s.sig;
       setTimeout(tick, 700);
     }).catch(function () { setTimeout(tick, 2000); });
   }
