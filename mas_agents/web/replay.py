@@ -206,8 +206,9 @@ def truth(events: list[dict[str, Any]], game: str) -> list[str]:
                 lines.append(f"Victim {d.get('victim')}: murderer {', '.join(d.get('murderers') or [])}; "
                              f"the vote accused {d.get('accused') or 'no one'} "
                              f"({'correct' if d.get('correct') else 'wrong'}).")
-        roles = [f"{e.get('actor')}: {(e.get('data') or {}).get('role')} ({(e.get('data') or {}).get('agent', '')})"
-                 for e in events if e.get("kind") == "script"]
+        # a script event is the game's, shown to its character only (visible_to = [character])
+        roles = [f"{(e.get('visible_to') or ['?'])[0]}: {(e.get('data') or {}).get('role')} "
+                 f"({(e.get('data') or {}).get('agent', '')})" for e in events if e.get("kind") == "script"]
         if roles:
             lines.append("Roles: " + "; ".join(roles))
     elif game == "wis":
