@@ -44,7 +44,7 @@ class PlayerFactory:
         lang: prompt language.
         seed: sampling seed for local models.
         speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
-        human_dir: where ``human`` seats keep their files (:mod:`eval.runs.wis_human`; the game's
+        human_dir: where ``human`` seats keep their files (:mod:`eval.runs.human`; the game's
             ``<run>/human``); None: a ``human`` seat is refused.
     """
 
@@ -78,8 +78,8 @@ class PlayerFactory:
         from graphs.wis.player import AgentWisPlayer
         from mas_agents.agent import Agent
         from mas_agents.specs import build_blocks, is_remote, parse_spec, split_model
-        from eval.runs.wis_human import HUMAN, HumanSeat
-        if spec == HUMAN:   # a person, through files in the run directory (eval.runs.wis_human)
+        from eval.runs.human import HUMAN, HumanSeat
+        if spec == HUMAN:   # a person, through files in the run directory (eval.runs.human)
             if self.human_dir is None:
                 raise ValueError("a human seat needs a game directory to talk through")
             return HumanSeat(self.human_dir, lang=self.lang)
@@ -109,7 +109,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     Args:
         agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
             ``http://127.0.0.1:7860``, ``human``: a person through ``out/human/``, see
-            :mod:`eval.runs.wis_human`); seats are named ``Player 1..N``.
+            :mod:`eval.runs.human`); seats are named ``Player 1..N``.
         pair: ``{"civilian": word, "spy": word}``.
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).

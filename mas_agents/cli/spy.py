@@ -38,7 +38,7 @@ def _specs(text: str, allow_human: bool = False) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
         cli.fail("--agents: give at least one agent spec")
-    from eval.runs.wis_human import HUMAN
+    from eval.runs.human import HUMAN
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
         if s == HUMAN and not allow_human:
@@ -77,7 +77,7 @@ def play(
     from graphs.wis import rules as rules
     from mas_agents.rundir import default_run_dir
 
-    from eval.runs.wis_human import HUMAN, HUMAN_SPEAK_TIMEOUT
+    from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
     specs = _specs(agents, allow_human=True)
     if speak_timeout is None:
         speak_timeout = HUMAN_SPEAK_TIMEOUT if HUMAN in specs else 10.0

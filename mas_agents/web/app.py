@@ -275,7 +275,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     # -- a human seat ------------------------------------------------------------------------
     def _seats(d: Path) -> list[str]:
-        from eval.runs.wis_human import human_seats
+        from eval.runs.human import human_seats
         return [p.name for p in human_seats(d)]
 
     @app.get("/play", response_class=HTMLResponse)
@@ -285,7 +285,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     @app.post("/play")
     async def play_start(request: Request):
         form = _form(await request.body())
-        from eval.runs.wis_human import HUMAN
+        from eval.runs.human import HUMAN
         from eval.runs.wis_session import parse_pair
         from graphs.wis import rules as wis_rules
         agents = [a.strip() for a in form.get("agents", "").split(",") if a.strip()]
@@ -320,7 +320,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     @app.get("/play/{rel:path}", response_class=HTMLResponse)
     def play_page(rel: str, seat: str = ""):
-        from eval.runs.wis_human import read_view
+        from eval.runs.human import read_view
         d = locate(rel)
         key = rs.relpath(root, d)
         seats = _seats(d)
@@ -335,7 +335,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     def _seat_sig(d: Path, seat: str) -> str:
         """What the seat page shows, in one string: a change makes the page reload itself."""
-        from eval.runs.wis_human import read_view
+        from eval.runs.human import read_view
         seats = _seats(d)
         err = starter.errors.get(rs.relpath(root, d), "")
         if not seats:
@@ -350,14 +350,15 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     @app.post("/play/{rel:path}/answer")
     async def play_answer(rel: str, request: Request):
-        from eval.runs.wis_human import submit_answer
+        from eval.runs.human import submit_answer
         d = locate(rel)
         form = _form(await request.body())
         seat = form.get("seat", "")
         if seat not in _seats(d):
             raise FileNotFoundError(f"{rel}: seat {seat!r}")
         try:
-            submit_answer(d / "human" / seat, int(form.get("id", "-1")), form.get("text", ""))
+            submit_answer(d / "human" / seat, int(form.get("id", "-1")), form.get("text", ""),
+                          target=form.get("target") or None)
         except ValueError as exc:
             return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}&note={quote(str(exc))}",
                                     status_code=303)

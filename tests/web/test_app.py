@@ -138,3 +138,43 @@ def test_a_human_seat_over_http(client, runs):
     # an answer to a request that is not pending is refused with a note, not written
     r = client.post(loc + "/answer", data={"seat": "Player_2", "id": "1", "text": "late"}, follow_redirects=False)
     assert "note=" in r.headers["location"]
+
+
+def test_a_murder_mystery_character_over_http(client, runs):
+    import threading
+
+    from eval.runs.human import HumanCharacter
+    from eval.runs.mmg_session import run_game
+    from tests.fakes import polite_player
+    from tests.toy import toy_runtime
+    rt, rec, out = toy_runtime(runs["root"] / "mmg-human", polite_player(vote_for="Bob"), rounds=1)
+    rt.agents["Cid"] = HumanCharacter(rt.agents["Cid"].persona, out / "human", poll=0.01)
+    th = threading.Thread(target=run_game, args=(rt, out, rec, {"kind": "mmg", "model": "fake", "seed": 0}),
+                          daemon=True)
+    th.start()
+    loc = "/play/mmg-human/run"
+    kinds, t0 = [], time.monotonic()
+    while time.monotonic() - t0 < 30 and th.is_alive():
+        page = client.get(loc).text
+        m = re.search(r'name="id" value="(\d+)"', page)
+        if not m:
+            time.sleep(0.05)
+            continue
+        assert "You play <b>Cid</b>" in page and "Your script and goals" in page
+        if 'id="answer-target"' in page:
+            kinds.append("ask")
+            target = re.findall(r'<option value="([^"]+)"', page)[0]
+            data = {"target": target, "text": "<b>where</b> were you?"}
+        elif 'id="answer-vote"' in page:
+            kinds.append("vote")
+            data = {"text": "Bob"}
+        else:
+            kinds.append("text")
+            data = {"text": "I am Cid, the priest."}
+        client.post(loc + "/answer", data={"seat": "Cid", "id": m.group(1), **data})
+    th.join(10)
+    assert not th.is_alive() and "ask" in kinds and kinds[-1] == "vote"
+    page = client.get(loc).text
+    assert 'id="game-over"' in page and "&lt;b&gt;where&lt;/b&gt; were you?" in page
+    replay = client.get("/replay/mmg-human/run").text
+    assert "Cid asks Ann: &lt;b&gt;where&lt;/b&gt; were you?" in replay

@@ -1,10 +1,11 @@
-"""A Who-is-Spy seat played by a person: the agent spec ``human``.
+"""Seats played by a person: Who is Spy's agent spec ``human`` and a murder-mystery character.
 
 :class:`HumanSeat` is a :class:`graphs.wis.protocol_types.WisPlayer` whose ``interact`` waits for
-a person's answer instead of a model's. It talks to the person through two files in the game's
-run directory, so any front end that can read and write there can host the seat: ``mas serve``
-shows the seat in the browser (``/play/<run>``), whether the game was started from the browser
-or with ``mas spy play --agents human,plain,...``.
+a person's answer instead of a model's; :class:`HumanCharacter` stands in for an
+:class:`mas_agents.agent.Agent` in the murder mystery (``mas mmg run --human NAME``). Both talk
+to the person through two files in the game's run directory, so any front end that can read and
+write there can host the seat: ``mas serve`` shows it in the browser (``/play/<run>``), whether
+the game was started from the browser or from the command line.
 
 Files, in ``<run>/human/<seat>/`` (``<seat>`` = the player's name with every character that is
 not a letter, digit, ``-`` or ``_`` replaced by ``_``, e.g. ``Player_1``):
@@ -20,7 +21,13 @@ not a letter, digit, ``-`` or ``_`` replaced by ``_``, e.g. ``Player_1``):
 
 ``answer.json`` (written by the front end with :func:`submit_answer`)::
 
-    {"id": 3, "text": "a hot drink"}
+    {"id": 3, "text": "a hot drink", "target": null}     # target: whom an ``ask`` addresses
+
+A murder-mystery character's ``view.json`` has ``"game": "mmg"``, its ``script`` and ``goals``
+(the character's own, as its agent would get them), ``players``, ``victims``, ``messages`` = the
+events visible to it (``{"actor", "kind", "content", "round"}``: what ``visible_events`` gives its
+agent, PLAYER* Appendix A.2), and a ``pending`` request with ``kind`` introduce / ask / answer /
+vote, the game's ``prompt`` and ``choices``.
 
 What the person sees is exactly what the protocol gives the seat (the same messages an agent's
 :class:`graphs.wis.player.AgentWisPlayer` reads: start, word, host lines, descriptions, votes, vote
@@ -84,8 +91,12 @@ def read_view(seat_dir: Path) -> dict[str, Any]:
     return read_json(Path(seat_dir) / "view.json")
 
 
-def submit_answer(seat_dir: Path, request_id: int, text: str) -> None:
+def submit_answer(seat_dir: Path, request_id: int, text: str, target: str | None = None) -> None:
     """Hand the person's answer to request ``request_id`` to the seat (writes ``answer.json``).
+
+    Args:
+        text: the description, vote, introduction, question or answer as typed or chosen.
+        target: whom a murder-mystery question is for (``ask`` only).
 
     Raises:
         FileNotFoundError: no such seat. ValueError: the seat is not waiting for request
@@ -98,7 +109,32 @@ def submit_answer(seat_dir: Path, request_id: int, text: str) -> None:
     if not pending or pending.get("id") != int(request_id):
         raise ValueError(f"seat {view.get('seat')!r} is not waiting for answer {request_id} "
                          f"(pending: {pending.get('id') if pending else 'nothing'})")
-    write_json(Path(seat_dir) / "answer.json", {"id": int(request_id), "text": text})
+    write_json(Path(seat_dir) / "answer.json", {"id": int(request_id), "text": text, "target": target})
+
+
+def wait_answer(seat_dir: Path, request_id: int, deadline: float | None, poll: float = POLL_S) -> dict | None:
+    """Wait for ``answer.json`` of request ``request_id`` in ``seat_dir`` (removing it); None when
+    ``deadline`` (``time.monotonic()`` seconds) passes first. Answers to other ids are dropped.
+
+    Raises:
+        StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) while waiting.
+    """
+    from mas_agents.accounting import STOP, StopRequested
+    path = Path(seat_dir) / "answer.json"
+    while deadline is None or time.monotonic() < deadline:
+        if STOP.is_set():
+            raise StopRequested("stopped while waiting for a person's answer")
+        if path.is_file():
+            try:
+                ans = read_json(path)
+            except ValueError:   # half-written by another writer: look again
+                ans = None
+            if isinstance(ans, dict):
+                path.unlink(missing_ok=True)
+                if ans.get("id") == request_id and isinstance(ans.get("text"), str):
+                    return ans
+        time.sleep(poll)
+    return None
 
 
 class HumanSeat:
@@ -205,22 +241,8 @@ class HumanSeat:
 
     # -- internals ---------------------------------------------------------------------------
     def _wait(self, request_id: int, deadline: float | None) -> str | None:
-        from mas_agents.accounting import STOP, StopRequested
-        path = self.dir / "answer.json"
-        while deadline is None or time.monotonic() < deadline:
-            if STOP.is_set():
-                raise StopRequested("stopped while waiting for a person's answer")
-            if path.is_file():
-                try:
-                    ans = read_json(path)
-                except ValueError:   # half-written by another writer: look again
-                    ans = None
-                if isinstance(ans, dict):
-                    path.unlink(missing_ok=True)
-                    if ans.get("id") == request_id and isinstance(ans.get("text"), str):
-                        return ans["text"]
-            time.sleep(self.poll)
-        return None
+        ans = wait_answer(self.dir, request_id, deadline, self.poll)
+        return None if ans is None else ans["text"]
 
     def _write(self) -> None:
         if self.dir is None:
@@ -228,3 +250,107 @@ class HumanSeat:
         write_json(self.dir / "view.json", {"seat": self.name, "word": self.word, "lang": self.lang,
                                             "messages": self.messages, "pending": self.pending,
                                             "finished": self.finished, "updated": time.time()})
+
+
+class HumanCharacter:
+    """A murder-mystery character played by a person, in place of its :class:`Agent`
+    (``graphs/mmg/graph.py`` calls ``observe``, ``act``, ``drain_events``, ``end_round`` and reads
+    ``persona``, ``spec`` and ``stats``).
+
+    Args:
+        persona: the character (:func:`graphs.mmg.players.persona_for`): its script and goals are
+            shown to the person, as its agent would have them.
+        root: ``<run>/human``; the character's folder is ``root/<seat_dirname(name)>``.
+        poll: seconds between looks for an answer.
+
+    ``act`` shows the request (the game's prompt and choices) and waits, without a time limit (the
+    murder mystery has none), for the answer; the answer is read by the models' strict parser
+    (:func:`mas_agents.actions.parse_reply` of ``Introduction:`` / ``To:`` + ``Question:`` /
+    ``Answer:`` / ``Vote:``) with one re-prompt, and an unreadable second answer is an invalid
+    action, as for an agent (``mas_agents/agent.py``).
+    """
+
+    spec = HUMAN
+
+    def __init__(self, persona: Any, root: Path, poll: float = POLL_S):
+        from collections import Counter
+        self.persona = persona
+        self.dir = Path(root) / seat_dirname(persona.name)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "answer.json").unlink(missing_ok=True)
+        self.poll = poll
+        self.stats: Counter = Counter()
+        self.messages: list[dict[str, Any]] = []
+        self.pending: dict[str, Any] | None = None
+        self._seen = 0
+        self._seq = 0
+        self._write()
+
+    @property
+    def name(self) -> str:
+        return self.persona.name
+
+    def observe(self, events: list[dict[str, Any]]) -> int:
+        """Show the person the events visible to this character that it has not seen yet."""
+        from mas_agents.events import is_visible
+        added = 0
+        for ev in events[self._seen:]:
+            if is_visible(ev, self.name):
+                self.messages.append({"actor": ev.get("actor", ""), "kind": ev.get("kind", ""),
+                                      "content": ev.get("content", ""), "round": ev.get("round", 0),
+                                      "target": (ev.get("data") or {}).get("target")})
+                added += 1
+        self._seen = len(events)
+        if added:
+            self._write()
+        return added
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        return []
+
+    def end_round(self, round: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.observe(events)
+        return []
+
+    def act(self, request: ActionRequest, *, phase: str | None = None):
+        """Ask the person for ``request`` (introduce, ask, answer, vote) and return the :class:`Action`.
+
+        Raises:
+            StopRequested: Ctrl-C while waiting.
+        """
+        from planners.base import Action
+        errors: list[str] = []
+        raw = ""
+        for attempt in (1, 2):
+            self._seq += 1
+            self.pending = {"id": self._seq, "kind": request.kind, "prompt": request.prompt,
+                            "choices": list(request.choices or []), "error": errors[-1] if errors else None,
+                            "attempt": attempt, "limit_s": None, "asked_at": time.time()}
+            self._write()
+            ans = wait_answer(self.dir, self._seq, None, self.poll)
+            raw = ans["text"]
+            reply = (f"To: {ans.get('target') or ''}\n{TAGS['ask']}: {raw}" if request.kind == "ask"
+                     else f"{TAGS.get(request.kind, 'Answer')}: {raw}")
+            try:
+                value, _ = parse_reply(request, reply)
+            except ParseError as exc:
+                errors.append(str(exc))
+                self.stats[f"malformed_{request.kind}"] += 1
+                continue
+            self.pending = None
+            self._write()
+            if attempt == 2:
+                self.stats["recovered_after_reprompt"] += 1
+            return Action(kind=request.kind, actor=self.name, value=value, raw=reply, attempts=attempt, errors=errors)
+        self.pending = None
+        self._write()
+        self.stats[f"invalid_{request.kind}"] += 1
+        return Action(kind=request.kind, actor=self.name, value=None, raw=raw, valid=False, attempts=2, errors=errors)
+
+    def _write(self) -> None:
+        p = self.persona
+        write_json(self.dir / "view.json", {
+            "game": "mmg", "seat": p.name, "title": p.title, "role": p.role, "script": p.script, "goals": p.goals,
+            "players": list(p.players), "victims": list(p.victims), "messages": self.messages,
+            "pending": self.pending, "finished": any(m["kind"] == "accuse" for m in self.messages),
+            "updated": time.time()})

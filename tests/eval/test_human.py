@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from eval.runs.wis_human import HumanSeat, human_seats, read_view, seat_dirname, submit_answer
+from eval.runs.human import HumanSeat, human_seats, read_view, seat_dirname, submit_answer
 from eval.runs.wis_session import play_game
 from tests.fakes import RuleChat, wis_player
 
@@ -118,3 +118,61 @@ def test_the_cli_refuses_a_human_seat_in_a_tournament():
     from mas_agents.cli import app
     res = CliRunner().invoke(app, ["spy", "tournament", "--agents", "human,plain", "--games", "2"])
     assert res.exit_code != 0 and "single games only" in res.output
+
+
+def _toy_game_with_a_human(tmp_path, name="Ann"):
+    from eval.runs.human import HumanCharacter
+    from tests.fakes import polite_player
+    from tests.toy import toy_runtime
+    rt, rec, out = toy_runtime(tmp_path, polite_player(vote_for="Bob"), rounds=1)
+    rt.agents[name] = HumanCharacter(rt.agents[name].persona, out / "human", poll=0.01)
+    return rt, rec, out
+
+
+def test_a_murder_mystery_character_played_by_a_person(tmp_path):
+    from eval.runs.mmg_session import run_game
+    rt, rec, out = _toy_game_with_a_human(tmp_path)
+    seat = out / "human" / "Ann"
+    first = read_view(seat)
+    assert first["game"] == "mmg" and first["script"] == rt.agents["Ann"].persona.script and first["pending"] is None
+
+    def answer(v):
+        p = v["pending"]
+        return {"introduce": "I am Ann, the baker.", "answer": "I was at the well.",
+                "vote": "Bob"}.get(p["kind"], "Where were you at nine?")
+
+    seen = []
+
+    def run():
+        t0 = time.monotonic()
+        done = set()
+        while time.monotonic() - t0 < 20:
+            v = read_view(seat)
+            p = v.get("pending")
+            if p and p["id"] not in done:
+                done.add(p["id"])
+                seen.append(v)
+                # a question goes to a chosen player: the same "To:" field a model writes
+                submit_answer(seat, p["id"], answer(v), target=p["choices"][-1] if p["kind"] == "ask" else None)
+            if v.get("finished") or (out / "result.json").exists():
+                return
+            time.sleep(0.02)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    res = run_game(rt, out, rec, {"kind": "mmg", "model": "fake", "seed": 0})
+    th.join(5)
+    kinds = [v["pending"]["kind"] for v in seen]
+    assert kinds[0] == "introduce" and "ask" in kinds and kinds[-1] == "vote"
+    events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+    intro = next(e for e in events if e["kind"] == "introduce" and e["actor"] == "Ann")
+    assert intro["content"] == "I am Ann, the baker."
+    ask = next(e for e in events if e["kind"] == "ask" and e["actor"] == "Ann")
+    assert ask["data"]["target"] == seen[kinds.index("ask")]["pending"]["choices"][-1]
+    vote = next(e for e in events if e["kind"] == "vote" and e["actor"] == "Ann")
+    assert vote["data"]["choice"] == "Bob"
+    assert res["agents"]["Ann"] == "human"
+    # what the person was shown: public events and their own, never another character's private one
+    shown = [m for v in seen for m in v["messages"]]
+    assert not any(m["kind"] in ("script", "vote") and m["actor"] not in ("Ann", "game") for m in shown)
+    assert "Ann receives their private script" in json.dumps(shown) and "Bob receives" not in json.dumps(shown)
