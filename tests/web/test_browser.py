@@ -74,6 +74,7 @@ def test_murder_mystery_replay_with_private_events(page, runs, tmp_path):
     assert "murderer Bob" in pg.locator("#truth").inner_text()
     pg.select_option("#owner-filter", "")
     pg.locator(".ev.private.k-sensor details").first.click()
+    pg.locator("h2.section", has_text="Round 1").evaluate("h => h.scrollIntoView()")
     shot(pg, "web-mmg-replay.png", tmp_path)
     pg.click("#calls-link")
     assert pg.locator("table.calls tbody tr").count() > 10
