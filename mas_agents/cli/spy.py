@@ -89,7 +89,15 @@ def play(
             words = random.Random(seed).choice(load_pairs(cli.data_root(data_dir), lang))
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
-    seat_specs = [specs[i % len(specs)] for i in range(players)]
+    if HUMAN in specs:   # one person, at the listed position; the agents fill the other seats in turn
+        others = [s for s in specs if s != HUMAN]
+        if specs.count(HUMAN) > 1 or not others:
+            cli.fail("--agents: one human seat and at least one agent, e.g. human,plain")
+        fill = [others[i % len(others)] for i in range(players - 1)]
+        at = min(specs.index(HUMAN), players - 1)
+        seat_specs = fill[:at] + [HUMAN] + fill[at:]
+    else:
+        seat_specs = [specs[i % len(specs)] for i in range(players)]
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     if HUMAN in seat_specs:

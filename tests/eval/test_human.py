@@ -176,3 +176,25 @@ def test_a_murder_mystery_character_played_by_a_person(tmp_path):
     shown = [m for v in seen for m in v["messages"]]
     assert not any(m["kind"] in ("script", "vote") and m["actor"] not in ("Ann", "game") for m in shown)
     assert "Ann receives their private script" in json.dumps(shown) and "Bob receives" not in json.dumps(shown)
+
+
+def test_mas_spy_play_seats_one_human_and_fills_the_rest_with_agents(tmp_path, monkeypatch):
+    import mas_agents.llm as llm
+    from typer.testing import CliRunner
+    from mas_agents.cli import app
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec="local", **kw: RuleChat(rule=wis_player()))
+    out = tmp_path / "g"
+    th, seen = _answer_when_asked(lambda: out / "human" / "Player_2",
+                                  [lambda v, i=i: "1" if v["pending"]["kind"] == "vote" else f"a hot drink, take {i}"
+                                   for i in range(8)], timeout=40)
+    res = CliRunner().invoke(app, ["spy", "play", "--players", "5", "--agents", "plain,human,plain+reasoning",
+                                   "--pair", "tea/coffee", "--out", str(out)])
+    th.join(5)
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["agents"] == ["plain", "human", "plain+reasoning", "plain", "plain+reasoning"]
+    assert cfg["speak_timeout"] == 120.0 and seen
+    assert "mas serve" in res.output
+    bad = CliRunner().invoke(app, ["spy", "play", "--agents", "human,human,plain", "--pair", "tea/coffee",
+                                   "--out", str(tmp_path / "h")])
+    assert bad.exit_code == 2 and "one human seat" in bad.output
