@@ -38,6 +38,8 @@ def serve(
     if host not in ("127.0.0.1", "localhost", "::1"):
         cli.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
                           "play the human seats.[/yellow]")
-    app = create_app(runs, db, model=model, data_root=root)
+    from mas_agents.web.app import LOOPBACK_HOSTS
+    app = create_app(runs, db, model=model, data_root=root,
+                     allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else None)
     cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{host}:{port}/")
     uvicorn.run(app, host=host, port=port, log_level="info" if verbose else "warning")

@@ -91,7 +91,13 @@ class GameStarter:
         th.start()
 
 
-def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data_root: Path | None = None) -> FastAPI:
+#: Host names a server bound to the loopback interface answers to (a page of another site that
+#: rebinds its own name to 127.0.0.1 sends its own name and is refused: DNS rebinding).
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data_root: Path | None = None,
+               allowed_hosts: frozenset[str] | None = None) -> FastAPI:
     """The web app over the run directories under ``runs``.
 
     Args:
@@ -100,6 +106,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             :func:`eval.reports.wis_leaderboard.default_db_path`).
         model: default model of the agents in games started from ``/play``.
         data_root: datasets root for word pairs of those games.
+        allowed_hosts: host names (``Host`` header, port dropped) answered; others get 421.
+            ``mas serve`` gives :data:`LOOPBACK_HOSTS` when it binds a loopback address. None: any.
     """
     root = Path(runs).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -115,6 +123,11 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
+        if allowed_hosts is not None:
+            host = _hostname(request.headers.get("host") or "")
+            if host not in allowed_hosts:
+                return Response(f"host {host!r} refused: this server answers to {', '.join(sorted(allowed_hosts))}",
+                                status_code=421)
         if request.method == "POST":
             origin = request.headers.get("origin")
             if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
@@ -366,6 +379,13 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}", status_code=303)
 
     return app
+
+
+def _hostname(host: str) -> str:
+    """The name of a ``Host`` header without its port (``[::1]:8000`` -> ``[::1]``)."""
+    if host.startswith("["):
+        return host.split("]")[0] + "]"
+    return host.rsplit(":", 1)[0]
 
 
 def _form(body: bytes) -> dict[str, str]:

@@ -178,3 +178,13 @@ def test_a_murder_mystery_character_over_http(client, runs):
     assert 'id="game-over"' in page and "&lt;b&gt;where&lt;/b&gt; were you?" in page
     replay = client.get("/replay/mmg-human/run").text
     assert "Cid asks Ann: &lt;b&gt;where&lt;/b&gt; were you?" in replay
+
+
+def test_a_loopback_server_refuses_other_host_names(runs):
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import LOOPBACK_HOSTS, create_app
+    c = TestClient(create_app(runs["root"], runs["db"], allowed_hosts=LOOPBACK_HOSTS))
+    assert c.get("/", headers={"host": "127.0.0.1:8000"}).status_code == 200
+    assert c.get("/", headers={"host": "[::1]:8000"}).status_code == 200
+    assert c.get("/", headers={"host": "evil.example:8000"}).status_code == 421
