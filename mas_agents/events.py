@@ -119,6 +119,27 @@ def write_events(path: Path, events: list[dict[str, Any]]) -> None:
     write_jsonl(path, number_events(events))
 
 
+def append_events(path: Path, events: list[dict[str, Any]]) -> int:
+    """Append to ``path`` the events of ``events`` past the lines it already holds, numbered by
+    position (as :func:`write_events` numbers them), so a game in progress can be watched.
+
+    ``events`` is a game's whole event list so far (append-only: LangGraph's ``operator.add``
+    reducer). Returns the number of lines the file holds afterwards. A reader may see a last line
+    half-written; the game's final :func:`write_events` replaces the file atomically.
+    """
+    path = Path(path)
+    have = 0
+    if path.exists():
+        with path.open("rb") as fh:
+            have = sum(1 for _ in fh)
+    if len(events) > have:
+        import json
+        with path.open("a", encoding="utf-8") as fh:
+            for i in range(have, len(events)):
+                fh.write(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n")
+    return max(have, len(events))
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Read an ``events.jsonl`` file.
 

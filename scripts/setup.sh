@@ -5,6 +5,16 @@
 # llama-cpp-python compiles from source on first install (~5 min on 2 cores; pip caches the wheel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser tests of `mas serve` (tests/web) drive Debian's Chromium through the playwright
+# package (dev extra) with executable_path=/usr/bin/chromium; `playwright install` is never run
+# (it downloads browser builds). CI runs this script as root from nothing.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: /usr/bin/chromium is missing and this is not root: install Debian's chromium for the browser tests" >&2
+  fi
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv

@@ -27,7 +27,7 @@ THREAD = {"configurable": {"thread_id": "mmg"}}
 def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local", rounds: int = 3,
                 questions: int = 1, seed: int = 0, lang: str = "en", resume: bool = False, settings=None,
                 data_root: Path | None = None,
-                progress: Callable[[int, int, str], None] | None = None) -> dict:
+                progress: Callable[[int, int, str], None] | None = None, human: str | None = None) -> dict:
     """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``.
 
     This is what ``mas mmg run`` and ``mas wellplay compare`` call.
@@ -43,12 +43,15 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         settings: :class:`memory.MemorySettings` (retrieval budgets).
         data_root: recorded in ``config.json``.
         progress: see :func:`run_game`.
+        human: a character played by a person instead of its agent, through ``out/human/``
+            (:class:`eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
 
     Returns:
         The game's ``result.json`` content.
 
     Raises:
-        ValueError: unknown agent spec. FileExistsError / FileNotFoundError: see :func:`run_game`.
+        ValueError: unknown agent spec, or ``human`` is not a character of the script.
+        FileExistsError / FileNotFoundError: see :func:`run_game`.
     """
     from graphs.mmg.graph import MMGRuntime
     from mas_agents.accounting import AccountedModel
@@ -66,7 +69,13 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
     label = model_label(model)
     accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
+    if human is not None and human not in [c.name for c in sc.characters]:
+        raise ValueError(f"--human {human!r} is not a character of {sc.name}: "
+                         f"{', '.join(c.name for c in sc.characters)}")
     agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
+    if human is not None:   # a person plays this character (eval/runs/human.py)
+        from eval.runs.human import HumanCharacter
+        agents[human] = HumanCharacter(agents[human].persona, out / "human")
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)
@@ -74,8 +83,12 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
               "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
               "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
               "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
-              "versions": versions()}
-    return run_game(rt, out, recorder, config, resume=resume, progress=progress)
+              "versions": versions(), **({"human": human} if human else {})}
+    result = run_game(rt, out, recorder, config, resume=resume, progress=progress)
+    if human is not None:   # the person sees the accusation and the truth too
+        from mas_agents.events import read_events
+        agents[human].observe(read_events(out / "events.jsonl"))
+    return result
 
 
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,

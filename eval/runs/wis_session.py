@@ -16,7 +16,7 @@ from typing import Any
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
 from mas_agents.accounting import CallRecorder
-from mas_agents.events import write_events
+from mas_agents.events import append_events, write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, versions, write_json
@@ -44,15 +44,18 @@ class PlayerFactory:
         lang: prompt language.
         seed: sampling seed for local models.
         speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
+        human_dir: where ``human`` seats keep their files (:mod:`eval.runs.human`; the game's
+            ``<run>/human``); None: a ``human`` seat is refused.
     """
 
     def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
-                 speak_timeout: float | None = 10.0):
+                 speak_timeout: float | None = 10.0, human_dir: Path | None = None):
         self.default_model = default_model
         self.recorder = recorder
         self.lang = lang
         self.seed = seed
         self.speak_timeout = speak_timeout
+        self.human_dir = human_dir
         from mas_agents.llm import ModelPool
         self._pool = ModelPool(recorder, seed)
 
@@ -70,11 +73,16 @@ class PlayerFactory:
         Raises:
             ValueError: an unknown block in ``spec``; a WiS-protocol agent (URL) that fails its
                 ``checkHealth`` or ``init`` (:meth:`graphs.wis.protocol.RemoteWisPlayer.check_ready`):
-                the game is refused before it starts.
+                the game is refused before it starts; ``human`` without a ``human_dir``.
         """
         from graphs.wis.player import AgentWisPlayer
         from mas_agents.agent import Agent
         from mas_agents.specs import build_blocks, is_remote, parse_spec, split_model
+        from eval.runs.human import HUMAN, HumanSeat
+        if spec == HUMAN:   # a person, through files in the run directory (eval.runs.human)
+            if self.human_dir is None:
+                raise ValueError("a human seat needs a game directory to talk through")
+            return HumanSeat(self.human_dir, lang=self.lang)
         if is_remote(spec):
             from graphs.wis.protocol import RemoteWisPlayer
             # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
@@ -100,7 +108,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
 
     Args:
         agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
-            ``http://127.0.0.1:7860``); seats are named ``Player 1..N``.
+            ``http://127.0.0.1:7860``, ``human``: a person through ``out/human/``, see
+            :mod:`eval.runs.human`); seats are named ``Player 1..N``.
         pair: ``{"civilian": word, "spy": word}``.
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
@@ -138,7 +147,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     out.mkdir(parents=True, exist_ok=True)
     (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
-    factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout)
+    factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout,
+                            human_dir=out / "human")
     table = dict(players or {})
     for p, spec in zip(seats, agents):
         if p not in table:
@@ -152,7 +162,12 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
                     speak_timeout=speak_timeout, vote_timeout=vote_timeout)
     clock = Stopwatch()
-    state = build_graph(rt).invoke({"events": []}, {"recursion_limit": rt.step_bound()})
+    # streamed, not invoked: each step's new events are appended to events.jsonl as they happen, so
+    # a game can be watched live (mas serve); the file is rewritten whole at the end as before
+    (out / "events.jsonl").unlink(missing_ok=True)
+    state: dict = {}
+    for state in build_graph(rt).stream({"events": []}, {"recursion_limit": rt.step_bound()}, stream_mode="values"):
+        append_events(out / "events.jsonl", state.get("events", []))
     events = state["events"]
     write_events(out / "events.jsonl", events)
     outcome = next(e["data"] for e in events if e["kind"] == "outcome")

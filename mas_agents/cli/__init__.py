@@ -4,13 +4,14 @@ Commands::
 
     mas data check [--lang en|zh|all]
     mas mmg run --script NAME [--agent plain] [--model local] [--rounds 3] [--questions 1]
-                [--seed 0] [--out DIR] [--resume]
+                [--seed 0] [--out DIR] [--resume] [--human CHARACTER]
     mas wellplay eval --method session|pp|op|always_a|random [--run DIR] [--script NAME|all]
                 [--lang en|zh] [--model local] [--seed 0] [--runs 1] [--no-shuffle]
                 [--scoring strict|upstream] [--out DIR]
     mas wellplay compare [--methods ...] [--script NAME|all] [--seeds N] ...
     mas spy play|tournament|leaderboard|experiment|replay|serve-agent   (see mas_agents.cli.spy)
     mas magic run --scenario all --challenger SPEC --defender SPEC [--settings 0-1] ...  (mas_agents.cli.magic)
+    mas serve [--runs DIR] [--db FILE] [--host 127.0.0.1] [--port 8000]   (the web app, mas_agents.web)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
@@ -42,6 +43,8 @@ def _add_spy() -> None:
     app.add_typer(magic_app, name="magic")
     from mas_agents.cli.ablate import ablate
     app.command("ablate")(ablate)
+    from mas_agents.cli.serve import serve
+    app.command("serve")(serve)
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402
@@ -126,6 +129,8 @@ def mmg_run(
     lang: str = Lang,
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/mmg-<script>-<time>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the interrupted game in --out."),
+    human: Optional[str] = typer.Option(None, "--human", help="A character played by a person in the browser "
+                                                              "(mas serve), e.g. \"Officer Li\"."),
     script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
     dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
     data_dir: Optional[Path] = DataDir,
@@ -151,6 +156,7 @@ def mmg_run(
         script, agent, model, lang = old["script"], old["agent"], old["model"], old["lang"]
         rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
         script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
+        human = old.get("human")
     try:
         parse_spec(agent)
         sc = load_script(root, script, lang)
@@ -163,15 +169,18 @@ def mmg_run(
         settings.dialogue_budget = dialogue_budget
     out = out or default_run_dir("mmg", sc.name)
     set_resume_hint(f"rerun with --resume --out {out}")
+    if human:
+        console.print(f"{human} is played in the browser: run [bold]mas serve --runs {out.parent}[/bold] and open "
+                      f"the game {out.name}.")
     console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
     bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
     with common.progress() as prog:
         task = prog.add_task(f"{sc.name}", total=bound)
         try:
             result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
-                                 lang=lang, resume=resume, settings=settings, data_root=root,
+                                 lang=lang, resume=resume, settings=settings, data_root=root, human=human,
                                  progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
-        except (FileExistsError, FileNotFoundError) as exc:
+        except (FileExistsError, FileNotFoundError, ValueError) as exc:
             common.fail(str(exc))
     oc = result["outcome"] or {}
     for v in oc.get("victims", []):

@@ -3,7 +3,7 @@
 Commands (WiS §3, the platform's game and agent protocol)::
 
     mas spy play [--players 6] [--agents SPEC,...] [--pair tea/coffee] [--lang en|zh] [--model local]
-                 [--seed S] [--speak-timeout 10] [--out DIR]
+                 [--seed S] [--speak-timeout 10] [--out DIR]     (a seat ``human``: a person, in mas serve)
     mas spy tournament --agents SPEC,SPEC,... --games N [--players 6] [--concurrency K] [--db FILE]
     mas spy leaderboard [--db FILE] [--tournament ID] [--markdown]
     mas spy experiment --kind attack|defense|reasoning --subject SPEC --others SPEC --games N
@@ -34,13 +34,16 @@ Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_H
 
 
 
-def _specs(text: str) -> list[str]:
+def _specs(text: str, allow_human: bool = False) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
         cli.fail("--agents: give at least one agent spec")
+    from eval.runs.human import HUMAN
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
-        if is_remote(s):
+        if s == HUMAN and not allow_human:
+            cli.fail("a human seat plays single games only: mas spy play --agents human,...")
+        if is_remote(s) or s == HUMAN:
             continue
         try:
             parse_spec(split_model(s)[0])
@@ -58,7 +61,8 @@ def play(
     lang: str = Lang,
     model: str = Model,
     seed: int = Seed,
-    speak_timeout: float = SpeakTimeout,
+    speak_timeout: Optional[float] = typer.Option(
+        None, help="Seconds to describe before it counts as a foul (default 10; 120 when a seat is human)."),
     vote_timeout: Optional[float] = typer.Option(
         None, help="Seconds to vote before the vote counts as an abstention (default: the same as --speak-timeout)."),
     out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
@@ -73,7 +77,10 @@ def play(
     from graphs.wis import rules as rules
     from mas_agents.rundir import default_run_dir
 
-    specs = _specs(agents)
+    from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+    specs = _specs(agents, allow_human=True)
+    if speak_timeout is None:
+        speak_timeout = HUMAN_SPEAK_TIMEOUT if HUMAN in specs else 10.0
     try:
         rules.check_players(players)
         if pair:
@@ -82,9 +89,20 @@ def play(
             words = random.Random(seed).choice(load_pairs(cli.data_root(data_dir), lang))
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
-    seat_specs = [specs[i % len(specs)] for i in range(players)]
+    if HUMAN in specs:   # one person, at the listed position; the agents fill the other seats in turn
+        others = [s for s in specs if s != HUMAN]
+        if specs.count(HUMAN) > 1 or not others:
+            cli.fail("--agents: one human seat and at least one agent, e.g. human,plain")
+        fill = [others[i % len(others)] for i in range(players - 1)]
+        at = min(specs.index(HUMAN), players - 1)
+        seat_specs = fill[:at] + [HUMAN] + fill[at:]
+    else:
+        seat_specs = [specs[i % len(specs)] for i in range(players)]
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
+    if HUMAN in seat_specs:
+        cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs {out.parent}[/bold] "
+                          f"and open the game {out.name} (answers within {speak_timeout:g} s).")
     try:
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
                         speak_timeout=speak_timeout,

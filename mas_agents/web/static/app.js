@@ -1,0 +1,77 @@
+// mas serve: the private-event toggle, live replays, progress lines and the human seat's refresh.
+// Served from /static only (the Content-Security-Policy allows no inline script). Every piece of
+// text inserted here is HTML the server rendered and escaped, or set through textContent.
+"use strict";
+
+function applyPrivate() {
+  const box = document.getElementById("toggle-private");
+  const who = document.getElementById("owner-filter");
+  if (!box) return;
+  document.body.classList.toggle("show-private", box.checked);
+  const owner = who ? who.value : "";
+  document.querySelectorAll("#events .ev").forEach(function (ev) {
+    const mine = !owner || ev.dataset.actor === owner || (ev.dataset.owner || "").split(", ").indexOf(owner) >= 0;
+    ev.classList.toggle("filtered", !mine);
+  });
+}
+
+function pollEvents(box) {
+  const url = box.dataset.live;
+  if (!url) return;
+  fetch(url + "?after=" + encodeURIComponent(box.dataset.next || "0"), {cache: "no-store"})
+    .then(function (r) {
+      const next = r.headers.get("X-Next"), done = r.headers.get("X-Finished") === "1";
+      return r.text().then(function (html) {
+        if (html.trim()) box.insertAdjacentHTML("beforeend", html);
+        if (next) box.dataset.next = next;
+        applyPrivate();
+        if (done) {   // the result is written: reload once for the truth section and totals
+          window.location.reload();
+        } else {
+          setTimeout(function () { pollEvents(box); }, 1000);
+        }
+      });
+    })
+    .catch(function () { setTimeout(function () { pollEvents(box); }, 3000); });
+}
+
+function pollProgress(el) {
+  fetch(el.dataset.src, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (p) {
+    el.firstChild.textContent = p.text + " ";
+    const bar = el.querySelector("progress");
+    if (bar && p.total) { bar.max = p.total; bar.value = p.done; }
+    if (p.running && p.running.length) setTimeout(function () { pollProgress(el); }, 2000);
+  }).catch(function () {});
+}
+
+function pollSeat(page) {
+  // data-sig: what the server showed; any change since (a new message, a new request, the end)
+  // reloads the page, unless the person is typing an answer
+  const sig = page.dataset.sig;
+  function tick() {
+    fetch(page.dataset.poll, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (s) {
+      if (s.sig !== sig) {
+        const t = document.getElementById("answer-text");
+        if (!t || !t.value) { window.location.reload(); return; }
+      }
+      setTimeout(tick, 700);
+    }).catch(function () { setTimeout(tick, 2000); });
+  }
+  tick();
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  const box = document.getElementById("toggle-private");
+  if (box) {
+    box.addEventListener("change", applyPrivate);
+    const who = document.getElementById("owner-filter");
+    if (who) who.addEventListener("change", function () { if (who.value) box.checked = true; applyPrivate(); });
+    applyPrivate();
+  }
+  const events = document.getElementById("events");
+  if (events && events.dataset.live) setTimeout(function () { pollEvents(events); }, 1000);
+  const prog = document.getElementById("progress");
+  if (prog) setTimeout(function () { pollProgress(prog); }, 2000);
+  const seat = document.getElementById("seat-page");
+  if (seat) pollSeat(seat);
+});

@@ -1,0 +1,207 @@
+"""The web app in a real headless Chromium (Debian's, driven by playwright): the runs list, a
+murder-mystery replay with private events toggled, a Who-is-Spy replay, the leaderboard, an
+ablation report, a whole Who-is-Spy game played as the human seat against fake-model agents, a
+run directory outside --runs refused, and a ``<script>`` in an event shown as text.
+
+Screenshots go to the test's temporary folder; ``MAS_UPDATE_SCREENSHOTS=1`` also copies them to
+``docs/`` (the README's pictures)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.web.browser import chromium, need_chromium, serve, shot
+from tests.web.runs_fixture import INJECTION
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def site(runs):
+    need_chromium()
+    from mas_agents.web.app import create_app
+    from tests.web.runs_fixture import wis_model
+    app = create_app(runs["root"], runs["db"], model=wis_model())
+    with serve(app) as base, chromium() as ctx:
+        yield base, ctx
+
+
+@pytest.fixture
+def page(site):
+    base, ctx = site
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield base, pg
+    pg.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def test_runs_list_and_filters(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/")
+    rows = pg.locator("#runs tbody tr")
+    kinds = set(pg.locator("#runs tbody tr").evaluate_all("rs => rs.map(r => r.dataset.kind)"))
+    assert {"mmg", "wis", "magic", "wis-tournament", "ablation"} <= kinds, kinds
+    assert rows.count() >= 6
+    assert pg.locator("#runs tr.kind-wis:not(.running) .headline").first.inner_text().startswith(("civilians win", "spy win"))
+    shot(pg, "web-runs.png", tmp_path)
+    pg.select_option("select[name=kind]", "wis")
+    pg.click("form.filters button")
+    kinds = set(pg.locator("#runs tbody tr").evaluate_all("rs => rs.map(r => r.dataset.kind)"))
+    assert kinds == {"wis"}      # the tournament's and the ablation's games are listed too
+    assert pg.locator("#runs tbody tr").count() >= 7
+
+
+def test_murder_mystery_replay_with_private_events(page, runs, tmp_path):
+    base, pg = page
+    pg.goto(base + "/replay/mmg-toy/run")
+    sections = pg.locator("h2.section").all_inner_texts()
+    assert sections[:3] == ["Setup", "Introductions", "Round 1"] and "The truth" in sections
+    private = pg.locator(".ev.private")
+    assert private.count() > 10 and not private.first.is_visible()
+    pg.check("#toggle-private")
+    assert private.first.is_visible()
+    sensors = pg.locator(".ev.private.k-sensor")
+    assert sensors.count() > 0 and sensors.first.is_visible()
+    assert pg.locator(".ev.private.k-suspect_list").count() > 0
+    pg.select_option("#owner-filter", "Ann")
+    shown = pg.locator(".ev.private:visible").evaluate_all("es => es.map(e => e.dataset.owner)")
+    assert shown and set(shown) == {"Ann"}
+    assert "murderer Bob" in pg.locator("#truth").inner_text()
+    pg.select_option("#owner-filter", "")
+    pg.locator(".ev.private.k-sensor details").first.click()
+    pg.locator("h2.section", has_text="Round 1").evaluate("h => h.scrollIntoView()")
+    shot(pg, "web-mmg-replay.png", tmp_path)
+    pg.click("#calls-link")
+    assert pg.locator("table.calls tbody tr").count() > 10
+
+
+def test_who_is_spy_replay_and_its_call_log(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/replay/spy-kettle")
+    assert "Who is Spy?" in pg.locator("h1").inner_text()
+    assert pg.locator(".ev.k-describe").count() >= 4 and pg.locator(".ev.k-vote_result").count() >= 1
+    assert "Words:" in pg.locator("#truth").inner_text() and "Teapot" in pg.locator("#truth").inner_text()
+    shot(pg, "web-wis-replay.png", tmp_path)
+    # the LLM call behind a description is one click away
+    link = pg.locator(".ev.k-describe a.calls").first
+    call_id = link.get_attribute("href").split("#call-")[1]
+    link.click()
+    assert pg.locator(f"#call-{call_id}").count() == 1
+    pg.goto(base + "/wis-replay/spy-kettle")
+    assert pg.locator("details#reveal").count() == 1
+
+
+def test_leaderboard_overall_and_per_tournament(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/leaderboard")
+    agents = pg.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()
+    assert set(agents) >= {"plain", "plain+reasoning"}
+    assert pg.locator("#rating tbody tr").count() == 2
+    shot(pg, "web-leaderboard.png", tmp_path)
+    tid = pg.locator("select[name=tournament] option").nth(1).get_attribute("value")
+    pg.select_option("select[name=tournament]", tid)
+    pg.click("form.filters button")
+    assert f"tournament {tid}" in pg.locator("p.meta").first.inner_text()
+
+
+def test_ablation_report_with_figures(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/run/ablate")
+    pg.click("#report-link")
+    assert pg.locator("#report h1").inner_text().startswith("Ablation")
+    assert "includes 0" in pg.locator("#report").inner_text() or "n=2" in pg.locator("#report").inner_text()
+    img = pg.locator("#report img").first
+    img.scroll_into_view_if_needed()
+    pg.wait_for_function("() => [...document.images].every(i => i.complete)")
+    assert img.evaluate("i => i.naturalWidth") > 100
+    shot(pg, "web-ablation-report.png", tmp_path)
+
+
+def test_a_run_outside_runs_is_refused(page, runs):
+    base, pg = page
+    for path in ("/run/escape", "/replay/escape", "/run/..%2Foutside", "/raw/..%2Fwis.sqlite",
+                 "/replay/%2Fetc"):
+        resp = pg.goto(base + path)
+        assert resp.status == 403, (path, resp.status)
+        assert pg.locator("h1").inner_text() == "Refused"
+    assert pg.goto(base + "/replay/spy-kettle").status == 200
+
+
+def test_script_in_an_event_renders_as_text(page):
+    base, pg = page
+    pg.goto(base + "/replay/spy-injected")
+    first = pg.locator(".ev.k-describe .text").first
+    assert INJECTION in first.inner_text()
+    assert pg.evaluate("() => window.__pwned === undefined")
+    assert pg.locator(".ev img").count() == 0
+
+
+def test_live_game_shows_new_events_as_they_are_written(page, runs):
+    import shutil
+    base, pg = page
+    live = runs["root"] / "spy-live-browser"
+    live.mkdir()
+    shutil.copy(runs["wis"] / "config.json", live / "config.json")
+    lines = (runs["wis"] / "events.jsonl").read_text().splitlines()
+    (live / "events.jsonl").write_text("\n".join(lines[:5]) + "\n")
+    pg.goto(base + "/replay/spy-live-browser")
+    assert pg.locator("#live-badge").is_visible()
+    n0 = pg.locator("#events .ev").count()
+    with (live / "events.jsonl").open("a") as fh:
+        fh.write("\n".join(lines[5:12]) + "\n")
+    pg.wait_for_function(f"() => document.querySelectorAll('#events .ev').length > {n0}", timeout=10000)
+    shutil.copy(runs["wis"] / "events.jsonl", live / "events.jsonl")
+    shutil.copy(runs["wis"] / "result.json", live / "result.json")
+    pg.wait_for_selector("#truth", timeout=10000)
+
+
+def test_play_who_is_spy_as_the_human_seat_to_the_end(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/play")
+    pg.fill("input[name=agents]", "human,plain,plain,plain")
+    pg.fill("input[name=pair]", "Kettle/Teapot")
+    pg.fill("input[name=speak_timeout]", "60")
+    pg.click("#new-game button")
+    pg.wait_for_selector("#you", timeout=20000)
+    my_word = pg.locator("#my-word").inner_text()
+    assert my_word in ("Kettle", "Teapot")
+    described = voted = 0
+    last_id = None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 90:
+        pg.wait_for_selector("#answer-text, #answer-vote, #game-over", timeout=30000)
+        if pg.locator("#game-over").count():
+            break
+        rid = pg.locator("input[name=id]").get_attribute("value")
+        if rid == last_id:          # the game has not taken the answer yet
+            pg.wait_for_timeout(300)
+            pg.reload()
+            continue
+        if pg.locator("#answer-text").count():
+            if described == 0:
+                shot(pg, "web-play.png", tmp_path)
+            pg.fill("#answer-text", f"something found in a kitchen, take {described + 1}")
+            described += 1
+        else:
+            options = pg.locator("#answer-vote option").all_inner_texts()
+            assert "Player 1" not in options and len(options) >= 2
+            pg.select_option("#answer-vote", options[0])
+            voted += 1
+        last_id = rid
+        pg.click("#answer-send")
+    assert pg.locator("#game-over").count() == 1, "the game did not end"
+    assert described >= 1
+    text = pg.locator("#messages").inner_text()
+    assert "Player 1: something found in a kitchen, take 1" in text
+    # the other players' words were never shown to this seat before the end
+    other = "Teapot" if my_word == "Kettle" else "Kettle"
+    before_end = text.split("Game over")[0]
+    assert other not in before_end
+    pg.click("#game-over a")
+    assert pg.locator(".ev.k-describe").filter(has_text="take 1").count() == 1
+    assert re.search(r"winner: (civilians|spy)", pg.locator("#truth").inner_text())

@@ -1,0 +1,63 @@
+"""Run discovery and path confinement (mas_agents/web/runs.py)."""
+
+import os
+
+import pytest
+
+from mas_agents.web import runs as rs
+
+
+def test_confine_keeps_paths_inside_the_runs_root(tmp_path):
+    root = tmp_path / "runs"
+    (root / "a" / "b").mkdir(parents=True)
+    assert rs.confine(root, "a/b") == (root / "a" / "b").resolve()
+    assert rs.confine(root, "") == root.resolve()
+    for bad in ("..", "../x", "a/../../x", "/etc", "/" + str(root / "a")):
+        with pytest.raises(rs.OutsideRuns):
+            rs.confine(root, bad)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", root / "link")
+    with pytest.raises(rs.OutsideRuns):
+        rs.confine(root, "link")
+    os.symlink(root / "a", root / "inner-link")     # a symlink that stays inside is followed
+    assert rs.confine(root, "inner-link/b") == (root / "a" / "b").resolve()
+
+
+def test_every_kind_is_found_with_its_headline(runs):
+    found = {r.rel: r for r in rs.scan(runs["root"])}
+    assert found["mmg-toy/run"].kind == "mmg" and found["mmg-toy/run"].headline.startswith("Vic: accused Bob, correct")
+    assert found["spy-kettle"].kind == "wis" and "pair Kettle/Teapot" in found["spy-kettle"].headline
+    assert found["spy-live"].finished is False and found["spy-live"].headline == "playing"
+    assert found["magic-game"].kind == "magic" and found["magic-game"].agents == ["plain+pgm", "plain"]
+    assert found["tour"].kind == "wis-tournament" and found["tour"].headline == "2 games finished"
+    assert found["tour/games/g0000"].parent == "tour" and found["tour/games/g0000"].depth == 1
+    assert found["ablate"].kind == "ablation" and "plain+reasoning" in found["ablate"].agents
+    assert found["ablate/spy/plain_reasoning"].kind == "wis-tournament"
+    assert found["ablate/spy/plain_reasoning"].parent == "ablate"
+    # the symlink to a run outside --runs is never listed
+    assert not any(r.startswith("escape") for r in found)
+
+
+def test_filters(runs):
+    every = rs.scan(runs["root"])
+    top = rs.filter_runs(every)
+    assert all(r.parent is None for r in top) and {"tour", "ablate", "spy-kettle"} <= {r.rel for r in top}
+    wis = rs.filter_runs(every, kind="wis")
+    assert {r.kind for r in wis} == {"wis"} and "tour/games/g0001" in {r.rel for r in wis}
+    reasoning = rs.filter_runs(every, agent="REASONING")
+    assert reasoning and all(any("reasoning" in a for a in r.agents) for r in reasoning)
+    assert rs.filter_runs(every, model="no-such-model") == []
+
+
+def test_progress_of_a_tournament_and_an_ablation(runs):
+    p = rs.progress(runs["tour"], "wis-tournament", db_total=3)
+    assert p["done"] == 2 and p["total"] == 3 and p["text"] == "2 of 3 games finished"
+    (runs["tour"] / "games" / "g0009").mkdir()
+    try:
+        p = rs.progress(runs["tour"], "wis-tournament")
+        assert p["running"] == ["games/g0009"] and p["text"].endswith("playing games/g0009")
+    finally:
+        (runs["tour"] / "games" / "g0009").rmdir()
+    a = rs.progress(runs["ablate"], "ablation")
+    assert a["done"] == a["total"] == 1 and a["text"] == "1 of 1 benches finished"
+    assert rs.tournament_id(runs["tour"]).startswith("t-")
