@@ -74,11 +74,13 @@ class WisRuntime:
         lang: ``"en"`` / ``"zh"``.
         speak_timeout: seconds a player has to describe (WiS §3.1: 10 s by default); ``None`` = no
             limit (used by ablations, where a block's extra model calls must not become fouls).
-        vote_timeout: seconds a player has to vote; a later vote is an abstention, counted in
-            ``stats["vote_timeouts"]``. The paper and the platform state a limit for speeches
-            only (the platform's example-agent README: a speech after 10 s counts as none); we
-            give votes the same 10 s by default, so an agent paced for the platform fits, and a
-            dead agent cannot hold the table. ``None`` = no limit.
+        vote_timeout: seconds a remote player has to vote (the HTTP wait); a later vote is an
+            abstention, counted in ``stats["vote_timeouts"]``. The paper and the platform state a
+            limit for speeches only (the platform's example-agent page: a speech after 10 s counts
+            as none); we give votes the same 10 s by default, so an agent paced for the platform
+            fits, and a dead agent cannot hold the table. Local seats' votes are not timed: the
+            votes are cast in parallel, and local seats sharing a model queue behind one another.
+            ``None`` = no limit.
         max_rounds: rounds before the spy wins (3).
     """
 
@@ -258,8 +260,12 @@ def build_graph(rt: WisRuntime):
         resp, secs = rt.interact(voter, "vote", message=",".join(cands), round=rnd)
         meta = resp.get("meta") or {}
         res = resp.get("result")
-        # a late vote is an abstention (not a foul: the rules foul descriptions only)
-        late = bool(resp.get("timed_out")) or (rt.vote_timeout is not None and secs > rt.vote_timeout)
+        # a late vote is an abstention (not a foul: the rules foul descriptions only). Only a
+        # player's own report of a timeout counts (a remote agent cut off at the limit): the votes
+        # are cast in parallel, and local seats sharing one model queue behind each other, so
+        # their wall time measures the queue, not the player (on a one-connection llama.cpp
+        # server every vote of a 6-player game took 16-39 s)
+        late = bool(resp.get("timed_out"))
         target = (res.strip() if resp.get("success") and isinstance(res, str) and res.strip() in cands and not late
                   else None)
         if late:

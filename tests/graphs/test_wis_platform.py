@@ -51,7 +51,8 @@ class Recorder:
         if req["status"] == "round":
             return response(f"clue {len(self.seen)} of {self.name}")
         if req["status"] == "vote":
-            time.sleep(self.vote_delay)
+            if timeout is not None and self.vote_delay > timeout:   # as RemoteWisPlayer reports a cut-off
+                return response(None, success=False, err="timeout", timed_out=True)
             return response(req["message"].split(",")[0])
         raise AssertionError(f"cannot interact on {req['status']!r}")
 
@@ -92,6 +93,8 @@ def test_chinese_game_labels(tmp_path):
 
 
 def test_a_late_vote_is_an_abstention_not_a_foul(tmp_path):
+    """The vote limit reaches the player (a remote one is cut off at it: test_wis_protocol) and a
+    timed-out vote abstains; the speaking limit is another one."""
     seats = {p: Recorder(p, vote_delay=0.3 if p == "Player 1" else 0.0) for p in SEATS}
     rec = play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, players=seats,
                     spy_seat=2, first_speaker=0, speak_timeout=5.0, vote_timeout=0.2)
@@ -99,6 +102,20 @@ def test_a_late_vote_is_an_abstention_not_a_foul(tmp_path):
     late = sum(1 for r in rec["rounds"] for v, t in r["votes"].items() if v == "Player 1")
     assert late >= 1 and rec["vote_timeouts"] == late and rec["invalid_actions"] == 0
     assert all(d["foul"] is None for d in rec["rounds"][0]["descriptions"])
+
+
+def test_local_seats_votes_are_not_timed_by_wall_time(tmp_path):
+    """Votes run in parallel; local seats sharing a model queue behind each other, so a slow vote
+    of a local seat (no timed_out report) still counts."""
+    class SlowVoter(Recorder):
+        def interact(self, req, timeout=None):
+            if req["status"] == "vote":
+                time.sleep(0.3)
+            return super().interact(req, timeout=None)
+    seats = {p: SlowVoter(p) for p in SEATS}
+    rec = play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, players=seats,
+                    spy_seat=2, first_speaker=0, speak_timeout=5.0, vote_timeout=0.1)
+    assert rec["vote_timeouts"] == 0 and all(t is not None for t in rec["rounds"][0]["votes"].values())
 
 
 def test_an_agent_failing_check_health_is_not_seated(tmp_path):
