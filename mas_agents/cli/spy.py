@@ -64,7 +64,7 @@ def play(
     speak_timeout: Optional[float] = typer.Option(
         None, help="Seconds to describe before it counts as a foul (default 10; 120 when a seat is human)."),
     vote_timeout: Optional[float] = typer.Option(
-        None, help="Seconds to vote before the vote counts as an abstention (default: the same as --speak-timeout)."),
+        None, help="Seconds a remote (URL) agent has to vote before the vote counts as an abstention (default: the same as --speak-timeout)."),
     out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
