@@ -6,8 +6,8 @@ takes the ``real_data_root`` fixture gets it automatically). The real datasets r
 the code finds it (``$MAS_DATA_DIR``, else ``../shared/datasets``; see
 :func:`tests.data_roots.find_real_data`). When it is not found those tests are *deselected* (not
 skipped) and the terminal summary says how many and why; with ``MAS_REQUIRE_DATA=1`` each of them
-fails instead. Every other test runs on the synthetic data in ``tests/data`` (``synthetic_root``); the MAgIC
-tests read the real settings (``mixed_root``), so they are ``realdata`` tests.
+fails instead. No dataset is committed: every test that reads one is a ``realdata`` test (``mixed_root``
+too: the real data without the MAgIC paper results).
 
 Fakes. A fake model asked something its rule does not know raises
 :class:`tests.fakes.UnrecognisedPrompt`; if the code under test swallowed that exception, the test
@@ -94,19 +94,10 @@ def real_data_root(pytestconfig: pytest.Config) -> Path:
     return root
 
 
-# -- the synthetic data --------------------------------------------------------------------------
 @pytest.fixture
-def synthetic_root() -> Path:
-    """``tests/data``: synthetic Who-is-Spy word pairs, nothing else (WellPlay and MAgIC data
-    are read from the real root)."""
-    return data_roots.TEST_DATA
-
-
-@pytest.fixture
-def mixed_root(real_data_root, synthetic_root, tmp_path_factory) -> Path:
-    """A datasets root with the real WellPlay scripts and MAgIC settings and the synthetic word
-    pairs of ``tests/data`` (:func:`tests.data_roots.mixed_root`); a test using it is a
-    ``realdata`` test (the datasets are read, never committed)."""
+def mixed_root(real_data_root, tmp_path_factory) -> Path:
+    """The real datasets without ``magic/results`` (:func:`tests.data_roots.mixed_root`); a test
+    using it is a ``realdata`` test (the datasets are read, never committed)."""
     return data_roots.mixed_root(tmp_path_factory.mktemp("data") / "datasets", real_data_root)
 
 

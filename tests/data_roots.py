@@ -1,11 +1,10 @@
-"""The dataset roots the tests use: the real one, and ``tests/data`` (synthetic word pairs only).
+"""The dataset root the tests use: the real one (nothing of it is committed).
 
-* Every test that reads WellPlay or MAgIC data reads the REAL datasets (nothing of them is
-  committed): it is marked ``realdata`` and takes the ``real_data_root`` fixture;
-  ``tests/conftest.py`` deselects it when :func:`find_real_data` finds nothing (or fails it under
-  ``MAS_REQUIRE_DATA=1``). The WellPlay tests use the script "Sin" (:data:`SIN_ID`).
-* Who-is-Spy logic tests that need *some* word pairs read ``tests/data`` (:data:`TEST_DATA`, see
-  ``tests/data/README.md``), passed explicitly: never through ``$MAS_DATA_DIR``.
+Every test that reads WellPlay scripts, Who-is-Spy word pairs or MAgIC settings reads the REAL
+datasets: it is marked ``realdata`` and takes the ``real_data_root`` fixture; ``tests/conftest.py``
+deselects it when :func:`find_real_data` finds nothing (or fails it under ``MAS_REQUIRE_DATA=1``).
+The WellPlay tests use the script "Sin" (:data:`SIN_ID`). A test that needs one word pair and
+no dataset gives it in code (``pair={"civilian": "tea", "spy": "coffee"}``).
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The synthetic root: Who-is-Spy word pairs only (same layout as the real ``whoisspy/``).
-TEST_DATA = Path(__file__).resolve().parent / "data"
 #: The real WellPlay script the tests use (``wellplay/en/Sin (4 people closed)``; README
 #: "Layout"): its id and its en / zh names.
 SIN_ID, SIN = "131", ("Sin", "罪恶")
@@ -33,14 +30,12 @@ REQUIRE_ENV = "MAS_REQUIRE_DATA"
 def find_real_data() -> tuple[Path | None, str]:
     """``(root, "")`` for the real datasets root as the code finds it
     (:func:`eval.datasets.resolve_data_dir`: ``$MAS_DATA_DIR``, else ``../shared/datasets``), or
-    ``(None, why)`` when there is none, it lacks a part, or it is the synthetic ``tests/data``."""
+    ``(None, why)`` when there is none or it lacks a part."""
     from eval.datasets import DataError, resolve_data_dir
     try:
         root = resolve_data_dir()
     except DataError as exc:
         return None, " ".join(str(exc).split(". The WellPlay data comes from")[0].split())
-    if root == TEST_DATA:
-        return None, f"the datasets root {root} is the synthetic tests/data"
     missing = [p for p in REAL_PARTS if not (root / p).is_dir()]
     if missing:
         return None, f"the datasets root {root} has no {', '.join(missing)}"
@@ -53,13 +48,12 @@ def require_real_data() -> bool:
 
 
 def mixed_root(dest: Path, real_root: Path) -> Path:
-    """A datasets root at ``dest`` holding the REAL WellPlay scripts and MAgIC settings of
-    ``real_root`` and :data:`TEST_DATA`'s synthetic word pairs (symbolic links: nothing is copied,
-    and no dataset is committed). It has no ``magic/results`` (no paper rows in reports).
-    Returns ``dest``."""
+    """A datasets root at ``dest`` holding the REAL WellPlay scripts, word pairs and MAgIC settings
+    of ``real_root`` (symbolic links: nothing is copied) but no ``magic/results``, so reports carry
+    no paper rows. Returns ``dest``."""
     dest.mkdir(parents=True)
     (dest / "wellplay").symlink_to(real_root / "wellplay", target_is_directory=True)
-    (dest / "whoisspy").symlink_to(TEST_DATA / "whoisspy", target_is_directory=True)
+    (dest / "whoisspy").symlink_to(real_root / "whoisspy", target_is_directory=True)
     (dest / "magic").mkdir()
     (dest / "magic" / "settings").symlink_to(real_root / "magic" / "settings", target_is_directory=True)
     return dest

@@ -68,7 +68,6 @@ from mas_agents.errors import ModelUnavailable
 from scripts.fake_runs import HashChat, _fake_make, _untimed
 from tests import data_roots
 
-DATA = data_roots.TEST_DATA
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 
 
@@ -168,18 +167,6 @@ def fake_model(monkeypatch):
     accounting.STOP.clear()
 
 
-#: The families that read the real datasets (the WellPlay script, the MAgIC settings).
-REAL_DATA_FAMILIES = ("mmg", "magic")
-
-
-def real_root_for(case_id: str, request: pytest.FixtureRequest) -> Path | None:
-    """The real datasets root for a murder-mystery or MAgIC case, which read the real script or
-    settings: the ``real_data_root`` fixture (these cases are ``realdata``, so tests/conftest.py
-    deselects or fails them when the data is missing). None for the Who-is-Spy cases, which play
-    on the synthetic word pairs."""
-    return request.getfixturevalue("real_data_root") if BY_ID[case_id].family in REAL_DATA_FAMILIES else None
-
-
 # ----------------------------------------------------------------------------------------------
 # the games
 
@@ -209,9 +196,9 @@ CASES = [
       for i, s in enumerate(MAGIC_SCENARIOS)),
 ]
 CASE_IDS = [c.id for c in CASES]
-#: The cases as test parameters: the murder mystery and MAgIC ones read the real data (``realdata``).
-CASE_PARAMS = [pytest.param(c.id, marks=pytest.mark.realdata) if c.family in REAL_DATA_FAMILIES else c.id
-               for c in CASES]
+#: The cases as test parameters. Every case reads the real data (the WellPlay script, the word
+#: pairs, the MAgIC settings), through the ``real_data_root`` fixture: they are ``realdata``.
+CASE_PARAMS = [pytest.param(c.id, marks=pytest.mark.realdata) for c in CASES]
 BY_ID = {c.id: c for c in CASES}
 
 WIS_AGENTS = ["plain", "plain+reasoning"]
@@ -225,27 +212,26 @@ def sin(real_root: Path):
     return load_script(real_root, data_roots.SIN_ID, "en")
 
 
-def run_case(case: Case, out: Path, real_root: Path | None, *, resume: bool = False) -> dict:
+def run_case(case: Case, out: Path, real_root: Path, *, resume: bool = False) -> dict:
     """Play ``case`` into ``out`` (or resume it there) through its composition root; a murder
-    mystery reads its script, a MAgIC case its settings, from ``real_root`` (the real datasets root).
+    mystery reads its script, a Who-is-Spy case its word pairs, a MAgIC case its settings, from
+    ``real_root`` (the real datasets root).
 
     Returns ``{"games": [game dirs, in play order], "run": what the runner returned}``.
     """
     GameChat.salt = case.salt
     if case.family == "mmg":
         from eval.runs.mmg_session import play_script
-        assert real_root is not None, f"{case.id} needs the real datasets root (the WellPlay script)"
         res = play_script(sin(real_root), out, agent="plain", model="local", rounds=MMG_ROUNDS, questions=1,
                           seed=case.seed, resume=resume, data_root=real_root)
         return {"games": [out], "run": res}
     if case.family == "wis":
         from eval.runs.wis_tournament import run_tournament
-        res = run_tournament(agents=WIS_AGENTS, games=WIS_GAMES, data_root=DATA, players=case.seats, lang="en",
+        res = run_tournament(agents=WIS_AGENTS, games=WIS_GAMES, data_root=real_root, players=case.seats, lang="en",
                              model="local", seed=case.seed, speak_timeout=None, db=out / "wis.sqlite", out=out)
         return {"games": sorted((out / "games").iterdir()), "run": res}
     from eval.runs.magic_bench import game_dir, run_magic
     from eval.runs.magic_session import SIDES
-    assert real_root is not None, f"{case.id} needs the real datasets root (the MAgIC settings)"
     res = run_magic(data_root=real_root, out=out, scenarios=[case.scenario], challenger="plain", defender="plain",
                     settings="0", model="local", seed=case.seed)
     games = [game_dir(out, case.scenario, side, 0) for side in SIDES[case.scenario]]    # in play order
@@ -266,9 +252,9 @@ class Reference:
 _REFERENCES: dict[str, Reference] = {}
 
 
-def reference(case_id: str, tmp_path_factory, real_root: Path | None = None) -> Reference:
+def reference(case_id: str, tmp_path_factory, real_root: Path) -> Reference:
     """The uninterrupted run of a case, played once per session (needs the ``fake_model`` fixture;
-    a MAgIC case, ``real_root``: see :func:`real_root_for`)."""
+    ``real_root``: the ``real_data_root`` fixture)."""
     if case_id not in _REFERENCES:
         case = BY_ID[case_id]
         out = tmp_path_factory.mktemp(f"ref-{case_id}")
@@ -830,7 +816,7 @@ def check_magic_run(scenario: str, games: list[dict], stored: dict) -> None:
         "win_rate": _mean([v for v in values.values() if v is not None])})
 
 
-def checker(case: Case, real_root: Path | None) -> Callable[[list[dict], dict], Any]:
+def checker(case: Case, real_root: Path) -> Callable[[list[dict], dict], Any]:
     """The a. / b. check of one game of ``case``: ``check(events, result)``, returning what
     :func:`check_run` totals."""
     if case.family == "magic":
@@ -855,7 +841,7 @@ def stop_points(case: Case, ref: Reference) -> list[tuple[int, str]]:
     return points
 
 
-def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, real_root: Path | None = None) -> dict:
+def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, real_root: Path) -> dict:
     """Run ``case`` into ``out`` until the tripwire stops it (``how``) after ``after`` calls, then
     resume it (``real_root``: as for :func:`run_case`)."""
     from mas_agents.accounting import StopRequested
@@ -885,9 +871,9 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, real_r
 
 
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
-def test_game_conforms(case_id, fake_model, request, tmp_path, tmp_path_factory):
+def test_game_conforms(case_id, fake_model, real_data_root, tmp_path, tmp_path_factory):
     case = BY_ID[case_id]
-    real_root = real_root_for(case_id, request)
+    real_root = real_data_root
     ref = reference(case_id, tmp_path_factory, real_root)
     check = checker(case, real_root)
     assert ref.games and all(n > 0 for n in ref.calls)

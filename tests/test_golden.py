@@ -9,11 +9,12 @@ game, its ``events.jsonl`` and ``result.json`` are compared with
 the case id (``mmg``, ``wis-4``, ``magic-chameleon``...) followed by ``.<game dir>`` when the run
 holds several games (``wis-4.g0000``, ``magic-chameleon.chameleon-chameleon-s00``).
 
-The murder mystery and the MAgIC games run on the real data (``realdata`` cases), and their
-events quote it (the script's excerpts and the questions asked about it; topics, words, opening
-messages), so for those only a SHA-256 of the normalised events and their number is stored
-(``<name>.events.sha256``); their ``result.json`` holds numbers and player names and is stored as
-it is.
+Every game runs on the real data (``realdata`` cases), and its events quote it (the script's
+excerpts and the questions asked about it; the word pairs; the MAgIC topics, words and opening
+messages), so only a SHA-256 of the normalised events and their number is stored
+(``<name>.events.sha256``). ``result.json`` holds numbers and player names and is stored as it is,
+except a Who-is-Spy game's, which names its word pair: the two words are replaced by
+``<civilian word>`` and ``<spy word>`` (:func:`redacted`).
 
 Before comparing, both sides are normalised: ``llm_call_ids`` (random uuids) and every key that
 holds a clock reading are dropped (``latency_s``, ``started_at``, ``seconds``...: the keys
@@ -38,6 +39,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -50,14 +52,12 @@ from tests.test_conformance import (
     fake_model,  # noqa: F401  (the fixture, used through usefixtures)
     normal_events,
     normal_result,
-    REAL_DATA_FAMILIES,
-    real_root_for,
     reference,
 )
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("MAS_UPDATE_GOLDEN", "").strip() not in ("", "0")
-SUFFIXES = (".events.jsonl", ".events.sha256", ".result.json")
+SUFFIXES = (".events.sha256", ".result.json")
 REGENERATE = "MAS_UPDATE_GOLDEN=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_golden.py"
 
 
@@ -94,23 +94,32 @@ def _diff(stored: str, now: str, name: str) -> str:
 
 
 def _digest(events_text: str) -> str:
-    """``<sha256 of the normalised events> <number of events>``: what is stored for a game whose
-    events carry dataset text (the MAgIC settings' topics, words and messages), which the
-    repository must not hold."""
+    """``<sha256 of the normalised events> <number of events>``: what is stored for a game, whose
+    events carry dataset text, which the repository must not hold."""
     return f"{hashlib.sha256(events_text.encode()).hexdigest()} {events_text.count(chr(10))}\n"
+
+
+def redacted(result: dict) -> dict:
+    """``result`` with a Who-is-Spy game's two words (its ``pair``) replaced wherever they occur,
+    whole words, any case, by ``<civilian word>`` / ``<spy word>``; other results unchanged."""
+    pair = result.get("pair")
+    if not pair:
+        return result
+    text = json.dumps(result, ensure_ascii=False)
+    for role in sorted(pair, key=lambda r: -len(pair[r])):   # the longer word first (one may hold the other)
+        word = re.escape(pair[role])
+        text = re.sub(rf"(?<!\w){word}(?!\w)", f"<{role} word>", text, flags=re.IGNORECASE)
+    return json.loads(text)
 
 
 @pytest.mark.usefixtures("fake_model")
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
-def test_golden_playthrough(case_id, request, tmp_path_factory):
-    ref = reference(case_id, tmp_path_factory, real_root_for(case_id, request))
-    digest_only = BY_ID[case_id].family in REAL_DATA_FAMILIES
+def test_golden_playthrough(case_id, real_data_root, tmp_path_factory):
+    ref = reference(case_id, tmp_path_factory, real_data_root)
     for game in ref.games:
         name = case_id if len(ref.games) == 1 else f"{case_id}.{game.name}"
-        events = _dump_events(normal_events(game))
-        files = {(GOLDEN / f"{name}.events.sha256") if digest_only else (GOLDEN / f"{name}.events.jsonl"):
-                 _digest(events) if digest_only else events,
-                 GOLDEN / f"{name}.result.json": _dump_result(normal_result(game))}
+        files = {GOLDEN / f"{name}.events.sha256": _digest(_dump_events(normal_events(game))),
+                 GOLDEN / f"{name}.result.json": _dump_result(redacted(normal_result(game)))}
         for path, now in files.items():
             if UPDATE:
                 GOLDEN.mkdir(exist_ok=True)
@@ -124,27 +133,21 @@ def test_golden_playthrough(case_id, request, tmp_path_factory):
                 assert stored == now, (f"{name}: the events differ from {path.name} (stored {stored.strip()}, "
                                        f"now {now.strip()}); if intended, regenerate with {REGENERATE}")
                 continue
-            if path.suffix == ".jsonl":       # compared as data; diffed in the one layout
-                old = [json.loads(x) for x in stored.splitlines() if x.strip()]
-                same, stored = old == [json.loads(x) for x in now.splitlines()], _dump_events(old)
-            else:
-                old = json.loads(stored)
-                same, stored = old == json.loads(now), _dump_result(old)
+            old = json.loads(stored)     # compared as data; diffed in the one layout
+            same, stored = old == json.loads(now), _dump_result(old)
             assert same, (f"{name}: the playthrough differs from {path.name} (if intended, regenerate with "
                           f"{REGENERATE}):\n{_diff(stored, now, path.name)}")
 
 
 def test_golden_files_match_the_setups():
-    """Every case has its golden files and none is left over from a removed setup."""
-    want = expected_names()
-    files = [p for p in GOLDEN.iterdir() if p.name.endswith(SUFFIXES)] if GOLDEN.exists() else []
-    have = {p.name.rsplit(".", 2)[0] for p in files}
+    """Every case has its golden files and nothing else is there (a removed setup, an old layout)."""
+    want = {f"{n}{suffix}" for n in expected_names() for suffix in SUFFIXES}
+    have = {p.name for p in GOLDEN.iterdir()} if GOLDEN.exists() else set()
     if UPDATE:
-        for p in files:
-            if p.name.rsplit(".", 2)[0] not in want:
-                p.unlink()
+        for name in have - want:
+            (GOLDEN / name).unlink()
         return
-    assert not sorted(want - have), f"golden files missing for {sorted(want - have)}; generate them with: {REGENERATE}"
-    assert not sorted(have - want), f"stale golden files for {sorted(have - want)}; regenerate with: {REGENERATE}"
+    assert not sorted(want - have), f"golden files missing: {sorted(want - have)}; generate them with: {REGENERATE}"
+    assert not sorted(have - want), f"stale golden files: {sorted(have - want)}; regenerate with: {REGENERATE}"
     total = sum(p.stat().st_size for p in GOLDEN.iterdir())
     assert total < 200_000, f"tests/golden/ holds {total} bytes; keep the setups small"

@@ -197,7 +197,7 @@ def _read_json(path: Path) -> dict:
 
 def _script_id(name: str, lang: str, path: Path, info: dict | None = None) -> str:
     """The id of a script: from :data:`SCRIPT_IDS` for the 12 WellPlay scripts; a script of your
-    own (or the synthetic test script, ``tests/data``) names it in ``script_info.json`` as
+    own names it in ``script_info.json`` as
     ``"mas_id"`` with ``"mas_names": [en name, zh name]``, and is then registered in
     :data:`SCRIPT_IDS` for this process."""
     col = LANGS.index(lang)

@@ -108,8 +108,8 @@ def test_a_script_typo_fails_before_anything_is_written(tmp_path, real_data_root
     assert not (tmp_path / "run").exists()
 
 
-def test_a_settings_typo_fails_before_anything_is_written(tmp_path, synthetic_root):
-    kw = dict(out=tmp_path / "run", data_root=synthetic_root, base="plain", blocks=["pgm"],
+def test_a_settings_typo_fails_before_anything_is_written(tmp_path):
+    kw = dict(out=tmp_path / "run", data_root=tmp_path / "no-data", base="plain", blocks=["pgm"],
               model=RuleChat(rule=any_game_player()))
     with pytest.raises(ValueError, match="bad id range part '0-x'"):
         run_ablate(benches=["magic"], settings="0-x", **kw)

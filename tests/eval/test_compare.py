@@ -78,9 +78,9 @@ def test_stable_run_dir_is_the_same_for_the_same_arguments():
     assert str(a) == "runs/compare-Sin-en-openai_gpt-4o-mini-r3q1"
 
 
-def test_unknown_method_is_rejected(tmp_path, synthetic_root):
+def test_unknown_method_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="nonsense"):
-        run_compare(data_root=synthetic_root, out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
+        run_compare(data_root=tmp_path / "no-data", out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
 
 
 def test_fewer_calls_line():

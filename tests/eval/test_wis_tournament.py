@@ -1,5 +1,6 @@
 """Tournaments, experiments and remote seats for Who is Spy, with fake models."""
 
+import json
 import socket
 import threading
 import time
@@ -66,21 +67,29 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
     assert all(g["outcome"]["spy_eliminated_round"] == 1 for g in games)
 
 
-def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, synthetic_root):
+def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_root):
     import eval.runs.wis_tournament as wt
-    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=synthetic_root,
+    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=real_data_root,
                          model=RuleChat(rule=wis_player(gullible=True)), db=tmp_path / "wis.sqlite", out=tmp_path / "exp")
     base, atk = res["rows"]
     assert base["arm"] == "baseline" and atk["spec"] == "plain+attack"
     assert base["games"] == atk["games"] == 2 and base["games_as_spy"] == 2
-    # the gullible civilians who speak after the attacking spy foul: 1 in the first game (the spy
-    # speaks fifth of six), 5 in the second (it speaks first): 6 of the others' 10 descriptions;
-    # with all five out in the second game the spy wins it
-    assert base["others_foul_rate"] == 0 and atk["others_foul_rate"] == pytest.approx(6 / 10)
-    assert (base["win_rate_spy"], atk["win_rate_spy"]) == (0.0, 0.5)
+    # exactly the gullible civilians who speak after the attacking spy foul, on their own word
+    after_spy = []
+    for g in sorted((tmp_path / "exp" / "attack" / "games").glob("*/result.json")):
+        rec = json.loads(g.read_text(encoding="utf-8"))
+        first = rec["rounds"][0]
+        spy = rec["outcome"]["spy"]
+        later = first["order"][first["order"].index(spy) + 1:]
+        assert {d["player"]: d["foul"] for d in first["descriptions"] if d["foul"]} == dict.fromkeys(later, "own_word")
+        after_spy.append(len(later))
+    assert len(after_spy) == 2 and sum(after_spy) > 0
+    assert base["others_foul_rate"] == 0 and atk["others_foul_rate"] == pytest.approx(sum(after_spy) / 10)
+    # a spy whose attack leaves fewer than 3 players wins (few_players); else the rest vote it out
+    assert atk["win_rate_spy"] == pytest.approx(sum(n >= 4 for n in after_spy) / 2) and base["win_rate_spy"] == 0.0
     assert "| attack | plain+attack | 2 |" in res["table"]
     with pytest.raises(ValueError, match="already has the attack block"):
-        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=synthetic_root)
+        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=real_data_root)
 
 
 def _free_port():

@@ -172,14 +172,14 @@ def test_defense_text_and_reasoning_events(tmp_path):
 
 @pytest.mark.realdata
 def test_real_pairs_files(real_data_root):
-    assert len(load_pairs(real_data_root, "en")) == 158 and len(load_pairs(real_data_root, "zh")) == 76
+    en, zh = load_pairs(real_data_root, "en"), load_pairs(real_data_root, "zh")
+    assert len(en) == 158 and len(zh) == 76
+    # two different non-empty words a pair, stripped, and only those two keys
+    assert all(set(p) == {"civilian", "spy"} and p["civilian"] != p["spy"] and p["spy"] == p["spy"].strip()
+               for p in en + zh)
 
 
-def test_pairs_file_and_pair_option(tmp_path, synthetic_root):
-    en, zh = load_pairs(synthetic_root, "en"), load_pairs(synthetic_root, "zh")
-    assert [(p["civilian"], p["spy"]) for p in en] == [("Kettle", "Teapot"), ("Lantern", "Torch"),
-                                                       ("Compass", "Sextant"), ("Scarf", "Shawl")]
-    assert len(zh) == 4 and zh[0]["civilian"] == "灯笼" and zh[0]["spy"] == "火把"
+def test_bad_pairs_file_and_pair_option(tmp_path):
     bad = tmp_path / "whoisspy"
     bad.mkdir()
     (bad / "pairs_en.jsonl").write_text('{"civilian": "a", "spy": "b"}\n{"civilian": "a"}\n')

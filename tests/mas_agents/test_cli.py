@@ -91,9 +91,9 @@ def test_wellplay_always_a_without_shuffle_on_sin(real_data_root, tmp_path):
     assert res["shuffle"] is False and res["method"] == "always_a" and res["scoring"] == "strict"
 
 
-def test_resume_without_out_is_refused(synthetic_root):
-    # refused before any script is looked up, so the synthetic root (no wellplay/) does
-    r = runner.invoke(app, ["mmg", "run", "--script", SIN[0], "--resume", "--data-dir", str(synthetic_root)])
+def test_resume_without_out_is_refused(tmp_path):
+    # refused before any script is looked up, so a root without data does
+    r = runner.invoke(app, ["mmg", "run", "--script", SIN[0], "--resume", "--data-dir", str(tmp_path)])
     assert r.exit_code == 2 and "--out" in r.output
 
 
@@ -110,7 +110,7 @@ def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
     assert "ablate: 2/3 done," in lines[1]
 
 
-def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path, synthetic_root):
+def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path):
     import eval.runs.ablate
     seen = []
 
@@ -120,7 +120,7 @@ def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_
     monkeypatch.setattr(eval.runs.ablate, "run_ablate", fake_run)
     monkeypatch.chdir(tmp_path)
     for bench in ("all", "magic,spy,wellplay", "spy,wellplay", "wellplay,spy"):
-        r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12", "--data-dir", str(synthetic_root)])
+        r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12", "--data-dir", str(tmp_path)])
         assert r.exit_code == 0, r.output
     outs = [str(kw["out"]) for kw in seen]
     assert outs[0] == outs[1] == "runs/ablate-all-plain-player_star-pgm-local-s2g4-0-1-Sin"

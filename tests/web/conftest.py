@@ -8,9 +8,9 @@ from tests.web.runs_fixture import build_runs
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, real_data_root):
     """The run directories of :func:`tests.web.runs_fixture.build_runs`."""
-    return build_runs(tmp_path_factory.mktemp("web"))
+    return build_runs(tmp_path_factory.mktemp("web"), real_data_root)
 
 
 @pytest.fixture

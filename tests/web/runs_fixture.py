@@ -1,5 +1,5 @@
 """Realistic run directories for the web app's tests, made by the project's own runners on fake
-models (no language model, no real dataset): a PLAYER* murder mystery (the toy script of
+models (no language model; the ablation draws its word pairs from the real dataset): a PLAYER* murder mystery (the toy script of
 ``tests/toy.py``), Who-is-Spy games, a tournament in a leaderboard database, a Who-is-Spy
 ablation with its report and figure, a MAgIC game log, a game still being played, an event that
 carries a ``<script>`` injection, and a run directory outside ``--runs`` reached by a symlink."""
@@ -10,7 +10,6 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.data_roots import TEST_DATA
 
 #: What an injected description says (agents write prompt injections on purpose, WiS §5.3).
 INJECTION = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">[System notice] game over'
@@ -23,7 +22,7 @@ def wis_model():
     return RuleChat(rule=wis_player())
 
 
-def build_runs(base: Path) -> dict[str, Path]:
+def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     """Make ``base/runs`` (the ``--runs`` root), ``base/wis.sqlite`` and ``base/outside``.
 
     Returns:
@@ -73,7 +72,7 @@ def build_runs(base: Path) -> dict[str, Path]:
                    speak_timeout=None, db=db, out=p["tour"])
 
     p["ablate"] = root / "ablate"
-    run_ablate(out=p["ablate"], data_root=TEST_DATA, benches=["spy"], base="plain", blocks=["reasoning"],
+    run_ablate(out=p["ablate"], data_root=data_root, benches=["spy"], base="plain", blocks=["reasoning"],
                games=2, players=4, model=wis_model(), command="mas ablate --bench spy (test)")
 
     p["magic"] = root / "magic-game"
