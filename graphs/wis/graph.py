@@ -146,6 +146,8 @@ HOST = {
                   "is the spy, and the player with the most votes is out."),
         "players": "Players: ",
         "turn": "Your turn: describe your word.",
+        "round": "Round {round} begins. Speaking order: {order}.",
+        "foul": "{player} {text} and is eliminated by the judge.",
     },
     "zh": {
         "rules": ("“谁是卧底”游戏开始，共{n}名玩家。每位玩家有一个秘密词语；除卧底外所有人的词语相同，卧底的词语与之相关但不同。"
@@ -153,6 +155,8 @@ HOST = {
                   "然后所有人投票选出卧底，得票最多者出局。"),
         "players": "玩家：",
         "turn": "轮到你了：请描述你的词语。",
+        "round": "第{round}轮开始。发言顺序：{order}。",
+        "foul": "{player}犯规（{foul}），被裁判淘汰。",
     },
 }
 
@@ -194,8 +198,7 @@ def build_graph(rt: WisRuntime):
     def round_start(state: WisState) -> dict:
         rnd = state["round"] + 1
         order = rules.speaking_order(rt.seats, rt.first, state["alive"])
-        msg = {"en": f"Round {rnd} begins. Speaking order: {', '.join(order)}.",
-               "zh": f"第{rnd}轮开始。发言顺序：{'，'.join(order)}。"}[rt.lang]
+        msg = host["round"].format(round=rnd, order=("，" if rt.lang == "zh" else ", ").join(order))
         rt.broadcast("round", message=msg, round=rnd)
         return {"round": rnd, "order": order, "turn": 0, "descriptions": [],
                 "events": [make_event(phase="speaking", actor="game", kind="round_start", content=msg, round=rnd,
@@ -238,8 +241,7 @@ def build_graph(rt: WisRuntime):
         for d in state["descriptions"]:
             if d["foul"]:
                 elim[d["player"]] = {"round": rnd, "by": "foul"}
-                msg = {"en": f"{d['player']} {rules.FOUL_TEXT[d['foul']]} and is eliminated by the judge.",
-                       "zh": f"{d['player']}犯规（{d['foul']}），被裁判淘汰。"}[rt.lang]
+                msg = host["foul"].format(player=d["player"], text=rules.FOUL_TEXT[d["foul"]], foul=d["foul"])
                 rt.broadcast("round", message=msg, round=rnd)
                 events.append(make_event(phase="judging", actor="game", kind="foul", content=msg, round=rnd,
                                          data={"player": d["player"], "foul": d["foul"]}))
@@ -263,8 +265,8 @@ def build_graph(rt: WisRuntime):
         # a late vote is an abstention (not a foul: the rules foul descriptions only). Only a
         # player's own report of a timeout counts (a remote agent cut off at the limit): the votes
         # are cast in parallel, and local seats sharing one model queue behind each other, so
-        # their wall time measures the queue, not the player (on a one-connection llama.cpp
-        # server every vote of a 6-player game took 16-39 s)
+        # their wall time measures the queue, not the player (with a one-connection server, the
+        # six votes of a 6-player game wait for one another)
         late = bool(resp.get("timed_out"))
         target = (res.strip() if resp.get("success") and isinstance(res, str) and res.strip() in cands and not late
                   else None)
@@ -286,7 +288,8 @@ def build_graph(rt: WisRuntime):
         counts, out = rules.tally(votes, state["alive"])
         for voter, target in votes.items():
             rt.broadcast("vote", name=voter, message=target or "", round=rnd)
-        # the eliminated name in ``message`` too: agents built on the platform's SDK read either field
+        # the eliminated name in ``message`` too: the SDK's example agent reads ``name``, and
+        # some agents built for the platform read ``message``
         rt.broadcast("vote_result", name=out or "", message=out or "", round=rnd)
         alive = [p for p in state["alive"] if p != out]
         elim = dict(state["eliminated"])

@@ -138,7 +138,7 @@ class AgentWisPlayer:
             self._meet([name, msg])
             self._log(f"{name} voted for {msg or 'nobody (abstained)'}.", "vote", name, msg, rnd, target=msg or None)
         elif status == "vote_result":
-            out = name or msg   # the platform's agents read either field
+            out = name or msg   # our judge fills both; some platform judges may fill only one
             self._log(f"Host: {out} was voted out." if out else "Host: no one was voted out.",
                       "vote_result", "game", out, rnd, **vote_result_data(out or None))
         elif status == "result":
@@ -197,7 +197,7 @@ class AgentWisPlayer:
         """The agent for the players known now: built on first use, rebuilt (its counters kept, the
         game so far observed again) when players it did not know have appeared since, as in a
         platform game that names no table and the first describer knows only itself."""
-        if self.agent is None or self.agent.persona.players != self.players:
+        if self.agent is None or set(self.agent.persona.players) != set(self.players):
             system = RULES[self.lang].format(players=", ".join(self.players))
             persona = Persona(name=self.name, title="Who is Spy?", role=self.role, players=list(self.players),
                               system=system)

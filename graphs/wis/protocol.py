@@ -87,13 +87,15 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
     problem, never an HTTP error status.
 
     Calls into the player are serialised by a lock (a local agent is not assumed thread-safe), so
-    a perceive arriving while an abandoned, slow interact still runs waits for it to finish.
+    a perceive arriving while an abandoned, slow interact still runs waits for it to finish, and
+    so does the next interact (its deadline counts that wait); a perceive that waits longer than
+    the judge's HTTP timeout is lost on the judge's side.
     The current player is available as ``app.state.player`` (``None`` before the first one).
     """
     app = fastapi.FastAPI(title="WiS agent", description=f"Who-is-Spy agent ({model_name})")
     app.state.player = None
     lock = threading.Lock()
-    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wis-agent")
+    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wis-agent") if deadline else None
 
     def fresh_player() -> WisPlayer:
         app.state.player = player_factory()
@@ -137,20 +139,15 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
         return response(None)
 
     def handle(route: str, body: WisRequest, allowed: tuple[str, ...],
-               act: Callable[[dict[str, Any]], dict[str, Any] | None], locked: bool = True) -> dict[str, Any]:
-        """Validate the body, run ``act`` (under the lock unless ``act`` takes it itself) and wrap
-        its reply (None: no result) in the envelope; every fault becomes ``success: false`` with a
-        one-line ``errMsg``."""
+               act: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
+        """Validate the body, run ``act`` (which takes the lock) and wrap its reply (None: no
+        result) in the envelope; every fault becomes ``success: false`` with a one-line ``errMsg``."""
         try:
             req = to_request(body, allowed)
         except ValueError as exc:
             return response(None, success=False, err=f"{route}: {exc}")
         try:
-            if locked:
-                with lock:
-                    reply = act(req)
-            else:
-                reply = act(req)
+            reply = act(req)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.exception("WiS agent: %s(%s) failed", route, req["status"])
             return response(None, success=False, err=f"{route} {req['status']} failed: {type(exc).__name__}: {exc}")
@@ -163,8 +160,9 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
         return response(reply.get("result"), success=bool(reply.get("success", True)), err=reply.get("errMsg"))
 
     def perceive_one(req: dict[str, Any]) -> None:
-        player = fresh_player() if req["status"] == "start" else current_player()
-        player.perceive(req)
+        with lock:
+            player = fresh_player() if req["status"] == "start" else current_player()
+            player.perceive(req)
 
     @app.post("/agent/perceive")
     def perceive(body: WisRequest) -> dict[str, Any]:
@@ -175,7 +173,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
             return current_player().interact(req)
 
     def interact_in_time(req: dict[str, Any]) -> dict[str, Any] | None:
-        if not deadline:
+        if worker is None:
             return interact_locked(req)
         # the player answers in a worker thread, under the lock; past the deadline the caller gets
         # a refusal at once (the abandoned answer finishes in the background and is dropped; the
@@ -189,7 +187,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
 
     @app.post("/agent/interact")
     def interact(body: WisRequest) -> dict[str, Any]:
-        return handle("interact", body, INTERACT_STATUSES, interact_in_time, locked=False)
+        return handle("interact", body, INTERACT_STATUSES, interact_in_time)
 
     return app
 
@@ -251,10 +249,11 @@ class RemoteWisPlayer:
                 break
             except httpx.ReadTimeout:
                 raise
-            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                # A dropped or refused connection: tried once more on a fresh one (a service that
-                # answered an error with HTTP 500 may have closed the kept-alive connection, and
-                # the next message must not be lost for that). Timeouts are not retried.
+            except (httpx.ConnectError, httpx.RemoteProtocolError) as exc:
+                # A refused connection, or a kept-alive one the service had closed (one that
+                # answered an error with HTTP 500 may): tried once more on a fresh one, so the next
+                # message is not lost for that. Read/write errors and timeouts are not retried:
+                # the service may have taken the message already, and must not get it twice.
                 if attempt == 1:
                     log.info("WiS remote %s: %s: %s; retrying once", self.label, route, type(exc).__name__)
                     continue

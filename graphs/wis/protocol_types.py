@@ -78,7 +78,8 @@ class WisPlayer(Protocol):
     def interact(self, req: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Answer a ``round`` (describe) or ``vote`` request with ``{success, result, errMsg}``.
 
-        ``timeout`` (seconds) is the speaking limit; remote players are cut off at it, local
-        ones are timed by the game.
+        ``timeout`` (seconds) is the limit of this answer (speaking or voting); remote players
+        are cut off at it. A local player's description is timed by the game (its wall time); a
+        local vote is not timed (votes run in parallel and local seats queue on a shared model).
         """
         ...

@@ -162,7 +162,25 @@ def test_one_retry_after_a_dropped_connection():
 
 
 # -- our agent, driven as the platform drives it ----------------------------------------------------
-def platform_agent(lang: str, rule) -> tuple[AgentWisPlayer, list[str]]:
+class Heard:
+    """A block that records the events its agent is shown (``on_event``) and the players its
+    persona names, one list per agent built."""
+
+    name = "heard"
+
+    def __init__(self, log: list) -> None:
+        self.log = log
+
+    def on_event(self, agent, event):
+        if not self.log or self.log[-1][0] is not agent:
+            self.log.append((agent, list(agent.persona.players), []))
+        self.log[-1][2].append((event["kind"], event["actor"], event["content"]))
+
+    def contribute(self, agent, request):
+        return None
+
+
+def platform_agent(lang: str, rule, heard: list | None = None) -> tuple[AgentWisPlayer, list[str]]:
     prompts: list[str] = []
 
     def recording(messages):
@@ -171,15 +189,20 @@ def platform_agent(lang: str, rule) -> tuple[AgentWisPlayer, list[str]]:
     model = AccountedModel(RuleChat(rule=recording), CallRecorder(None), label="fake")
 
     def make(persona):
-        return Agent(persona=persona, model=model, memory=None, blocks=[], spec="plain", game=GAME)
+        return Agent(persona=persona, model=model, memory=None, blocks=[Heard(heard if heard is not None else [])],
+                     spec="plain", game=GAME)
     return AgentWisPlayer(make, label="plain", lang=lang), prompts
 
 
-def describe_or_vote(description: str):
+def describe_or_vote(description: str, garble_first: bool = False):
+    """Replies in format (the first description unreadable when ``garble_first``)."""
+    said = []
+
     def rule(messages):
         last = str(messages[-1].content)
         if '"Description: ..."' in last:
-            return f"Description: {description}"
+            said.append(1)
+            return "la la la" if garble_first and len(said) == 1 else f"Description: {description}"
         if '"Vote: ..."' in last:
             return f"Vote: {numbered(last)[0]}"
         raise unrecognised("describe_or_vote", messages)
@@ -192,7 +215,8 @@ def describe_or_vote(description: str):
 ])
 def test_served_agent_takes_its_name_from_start_message_and_never_votes_itself(lang, word, others, desc):
     me = "Player 3"
-    player, prompts = platform_agent(lang, describe_or_vote(desc))
+    heard: list = []
+    player, prompts = platform_agent(lang, describe_or_vote(desc, garble_first=True), heard)
     player.perceive(request("start", name="", message=me))
     player.perceive(request("distribution", word=word))
     player.perceive(request("round", round=1))
@@ -211,8 +235,15 @@ def test_served_agent_takes_its_name_from_start_message_and_never_votes_itself(l
     assert not any(re.search(r"You are \.|你是。|players are: \.|玩家有：。", p) for p in prompts)
     vote_prompt = prompts[-1]
     assert "1. Player 1\n2. Player 2\n3. Player 4" in vote_prompt   # itself dropped from the list
-    # the agent rebuilt for the players it met keeps the game so far
     assert "Player 4: xxxxx" in vote_prompt and ("第1轮" if zh else "Round 1") in vote_prompt
+    # the agent was rebuilt once Player 4 was met, and the new one was shown the whole game so far
+    (first, players1, _), (second, players2, seen2) = heard
+    assert first is not second and players1 == [me, "Player 1", "Player 2"] and players2 == player.players
+    assert [(k, a) for k, a, _ in seen2] == [("host", "game"), ("describe", "Player 1"), ("describe", "Player 2"),
+                                             ("describe", "Player 4")]
+    # its counters carried over: the first agent's re-prompted description
+    assert first.stats == {"malformed_describe": 1, "recovered_after_reprompt": 1}
+    assert player.agent is second and second.stats == first.stats   # (its own vote was read at once)
 
 
 def test_served_agent_without_a_name_refuses_instead_of_prompting():
