@@ -24,9 +24,9 @@ binds 127.0.0.1 unless told otherwise. A POST from a page of another origin is r
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -129,13 +129,15 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
                 return Response(f"host {host!r} refused: this server answers to {', '.join(sorted(allowed_hosts))}",
                                 status_code=421)
         if request.method == "POST":
+            # a page of another site (an opaque "null" origin included: a sandboxed frame, a data:
+            # URL) must not start games or answer a seat; a client that sends neither header is
+            # not a browser
             origin = request.headers.get("origin")
-            if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+            site = request.headers.get("sec-fetch-site")
+            if ((origin is not None and (origin == "null" or urlsplit(origin).netloc != request.headers.get("host")))
+                    or site not in (None, "same-origin", "none")):
                 return Response("cross-origin POST refused", status_code=403)
-        try:
-            resp = await call_next(request)
-        except rs.OutsideRuns as exc:
-            resp = page("error.html", 403, title="Refused", message=str(exc))
+        resp = await call_next(request)
         resp.headers["Content-Security-Policy"] = CSP
         resp.headers["X-Content-Type-Options"] = "nosniff"
         resp.headers["Referrer-Policy"] = "no-referrer"
@@ -375,7 +377,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         except ValueError as exc:
             return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}&note={quote(str(exc))}",
                                     status_code=303)
-        time.sleep(0.3)   # usually long enough for the game to take the answer and ask the next thing
+        await asyncio.sleep(0.3)   # usually long enough for the game to take the answer and ask the next thing
         return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}", status_code=303)
 
     return app

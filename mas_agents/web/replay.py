@@ -64,7 +64,9 @@ def load_events(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    # split on "\n" only: str.splitlines() also splits on U+2028/U+2029/U+0085, which JSON text
+    # written with ensure_ascii=False holds unescaped, and would break (hide) such an event
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
         if not line.strip():
             continue
         try:

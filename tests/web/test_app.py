@@ -101,9 +101,9 @@ def test_leaderboard_columns_and_ratings(client, runs):
 
 
 def test_cross_origin_post_is_refused(client):
-    r = client.post("/play", data={"agents": "human,plain,plain"}, headers={"Origin": "http://evil.example"},
-                    follow_redirects=False)
-    assert r.status_code == 403
+    for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}):
+        r = client.post("/play", data={"agents": "human,plain,plain"}, headers=headers, follow_redirects=False)
+        assert r.status_code == 403, headers
 
 
 def test_play_form_refuses_bad_games(client):
