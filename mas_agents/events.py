@@ -119,25 +119,31 @@ def write_events(path: Path, events: list[dict[str, Any]]) -> None:
     write_jsonl(path, number_events(events))
 
 
-def append_events(path: Path, events: list[dict[str, Any]]) -> int:
-    """Append to ``path`` the events of ``events`` past the lines it already holds, numbered by
-    position (as :func:`write_events` numbers them), so a game in progress can be watched.
+def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Write a game's events to ``path`` as its graph produces them, then whole at the end.
 
-    ``events`` is a game's whole event list so far (append-only: LangGraph's ``operator.add``
-    reducer). Returns the number of lines the file holds afterwards. A reader may see a last line
-    half-written; the game's final :func:`write_events` replaces the file atomically.
+    ``states`` is the graph's stream of full states (LangGraph ``stream_mode="values"``), whose
+    ``events`` list only grows (the ``operator.add`` reducer): each state's new events are
+    appended, numbered by position as :func:`write_events` numbers them, so a game in progress can
+    be watched (``mas serve``); a reader may see a half-written last line. At the end the file is
+    rewritten atomically by :func:`write_events`.
+
+    Returns:
+        The last state (``{}`` when the stream was empty).
     """
+    import json
     path = Path(path)
-    have = 0
-    if path.exists():
-        with path.open("rb") as fh:
-            have = sum(1 for _ in fh)
-    if len(events) > have:
-        import json
-        with path.open("a", encoding="utf-8") as fh:
-            for i in range(have, len(events)):
+    state: Mapping[str, Any] = {}
+    written = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for state in states:
+            events = state.get("events", [])
+            for i in range(written, len(events)):
                 fh.write(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n")
-    return max(have, len(events))
+            fh.flush()
+            written = len(events)
+    write_events(path, list(state.get("events", [])))
+    return dict(state)
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 from graphs.magic.graph import MagicRuntime, build_graph
 from graphs.magic.rules import GAMES
 from mas_agents.accounting import CallRecorder
-from mas_agents.events import append_events, write_events
+from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, versions, write_json
@@ -73,13 +73,10 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
                                      "replay_openings": replay_openings, "endpoints": endpoint_report(pool.models()),
                                      "versions": versions()})
     clock = Stopwatch()
-    # streamed step by step so events.jsonl grows as the game goes (watched live by mas serve)
-    (out / "events.jsonl").unlink(missing_ok=True)
-    state: dict = {}
-    for state in build_graph(rt).stream({"events": [], "moves": []}, {"recursion_limit": 300}, stream_mode="values"):
-        append_events(out / "events.jsonl", state.get("events", []))
+    # streamed, not invoked, so events.jsonl grows as the game goes (watched live by mas serve)
+    state = follow_events(out / "events.jsonl", build_graph(rt).stream(
+        {"events": [], "moves": []}, {"recursion_limit": 300}, stream_mode="values"))
     events = state["events"]
-    write_events(out / "events.jsonl", events)
     result = {"scenario": scenario, "setting_id": setting.id, "side": side, "challenger": challenger,
               "defender": defender, "seats": specs, "challenger_seats": seats, "outcome": state["outcome"],
               "llm": recorder.totals(), "wall_time_s": round(clock.seconds, 3),

@@ -16,7 +16,7 @@ from typing import Any
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
 from mas_agents.accounting import CallRecorder
-from mas_agents.events import append_events, write_events
+from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
 from mas_agents.rundir import Stopwatch, versions, write_json
@@ -162,14 +162,10 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
                     speak_timeout=speak_timeout, vote_timeout=vote_timeout)
     clock = Stopwatch()
-    # streamed, not invoked: each step's new events are appended to events.jsonl as they happen, so
-    # a game can be watched live (mas serve); the file is rewritten whole at the end as before
-    (out / "events.jsonl").unlink(missing_ok=True)
-    state: dict = {}
-    for state in build_graph(rt).stream({"events": []}, {"recursion_limit": rt.step_bound()}, stream_mode="values"):
-        append_events(out / "events.jsonl", state.get("events", []))
+    # streamed, not invoked, so events.jsonl grows as the game goes (watched live by mas serve)
+    state = follow_events(out / "events.jsonl", build_graph(rt).stream(
+        {"events": []}, {"recursion_limit": rt.step_bound()}, stream_mode="values"))
     events = state["events"]
-    write_events(out / "events.jsonl", events)
     outcome = next(e["data"] for e in events if e["kind"] == "outcome")
     totals = recorder.totals()
     record = {

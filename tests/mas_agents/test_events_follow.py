@@ -1,0 +1,24 @@
+"""follow_events: a game's events reach events.jsonl while it is played (mas serve watches it)."""
+
+import json
+
+from mas_agents.events import follow_events, read_events
+
+
+def test_events_are_on_disk_after_each_state_and_whole_at_the_end(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"stale": true}\n', encoding="utf-8")     # a replayed game starts afresh
+    seen_mid_game = []
+
+    def states():
+        events = []
+        for n in (1, 3, 3, 4):
+            events = events + [{"kind": "k", "content": f"e{i}"} for i in range(len(events), n)]
+            yield {"events": events, "other": n}
+            seen_mid_game.append([json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()])
+    last = follow_events(path, states())
+    # after each state the file holds exactly that state's events, numbered by position
+    assert [[(e["content"], e["step"]) for e in lines] for lines in seen_mid_game] == [
+        [("e0", 0)], [("e0", 0), ("e1", 1), ("e2", 2)], [("e0", 0), ("e1", 1), ("e2", 2)],
+        [("e0", 0), ("e1", 1), ("e2", 2), ("e3", 3)]]
+    assert last["other"] == 4 and [e["step"] for e in read_events(path)] == [0, 1, 2, 3]
