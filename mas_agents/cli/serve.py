@@ -28,17 +28,16 @@ def serve(
     cli.setup_logging(verbose)
     import uvicorn
 
-    from mas_agents.web.app import create_app
+    from mas_agents.web.app import LOOPBACK_HOSTS, create_app
 
     from eval.datasets import DataError, resolve_data_dir
     try:
         root = resolve_data_dir(data_dir)
     except DataError:   # optional: without it, a game started in the browser needs its word pair
         root = None
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in LOOPBACK_HOSTS:
         cli.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
                           "play the human seats.[/yellow]")
-    from mas_agents.web.app import LOOPBACK_HOSTS
     app = create_app(runs, db, model=model, data_root=root,
                      allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else None)
     cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{host}:{port}/")

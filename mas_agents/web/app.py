@@ -53,8 +53,9 @@ def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True, trim_blocks=True,
                       lstrip_blocks=True)
     env.filters["u"] = lambda rel: quote(str(rel), safe="/")
-    env.filters["num"] = lambda x, d=1: "-" if x is None else (f"{x:.{d}f}" if isinstance(x, float) else str(x))
-    env.filters["pct"] = lambda x: "-" if x is None else f"{100 * x:.1f} %"
+    from eval.runs.human import HUMAN_SPEAK_TIMEOUT
+    from graphs.wis.rules import MAX_CHARS
+    env.globals.update(max_chars=MAX_CHARS, human_speak_timeout=HUMAN_SPEAK_TIMEOUT)
     return env
 
 
@@ -72,7 +73,6 @@ class GameStarter:
         self.model = model
         self.data_root = data_root
         self.errors: dict[str, str] = {}
-        self.threads: dict[str, threading.Thread] = {}
 
     def start(self, out: Path, key: str, *, agents: list[str], pair: dict[str, str], lang: str, seed: int,
               speak_timeout: float | None) -> None:
@@ -86,9 +86,7 @@ class GameStarter:
             except BaseException as exc:   # shown on the seat page; the server goes on
                 self.errors[key] = f"{type(exc).__name__}: {exc}"
 
-        th = threading.Thread(target=run, name=f"wis-{key}", daemon=True)
-        self.threads[key] = th
-        th.start()
+        threading.Thread(target=run, name=f"wis-{key}", daemon=True).start()
 
 
 #: Host names a server bound to the loopback interface answers to (a page of another site that
@@ -114,7 +112,6 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     env = _env()
     starter = GameStarter(model, data_root)
     app = FastAPI(title="mas serve", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.root, app.state.db, app.state.starter = root, db, starter
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
@@ -140,7 +137,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         resp = await call_next(request)
         resp.headers["Content-Security-Policy"] = CSP
         resp.headers["X-Content-Type-Options"] = "nosniff"
-        resp.headers["Referrer-Policy"] = "no-referrer"
+        resp.headers["Referrer-Policy"] = "same-origin"   # "no-referrer" makes Chromium send Origin: null on our own form POSTs
         return resp
 
     def locate(rel: str, must_exist: bool = True) -> Path:

@@ -139,7 +139,6 @@ def scan(root: Path) -> list[Run]:
     is never listed.
     """
     root = Path(root).resolve()
-    found: list[Run] = []
 
     def walk(d: Path, parent: str | None, depth: int, level: int) -> list[Run]:
         out: list[Run] = []
@@ -158,7 +157,7 @@ def scan(root: Path) -> list[Run]:
                 out.extend(walk(sub, parent, depth, level + 1))
         return out
 
-    found = walk(root, None, 0, 0)
+    found: list[Run] = walk(root, None, 0, 0)
     # newest top-level run first, each followed by its nested runs in path order
     tops = [r for r in found if r.parent is None]
     tops.sort(key=lambda r: (-r.mtime, r.rel))
