@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphs.wis.player import split_names
 from graphs.wis.protocol_types import response
 from graphs.wis.rules import GAME
 from mas_agents.actions import ActionRequest, ParseError, parse_reply
@@ -200,7 +201,7 @@ class HumanSeat:
             request = ActionRequest(kind="describe", actor=self.name, prompt="", game=GAME,
                                     context={"round": rnd, "word": self.word, "lang": self.lang})
         elif status == "vote":
-            cands = [c.strip() for c in re.split(r"[,，、]", req.get("message", "")) if c.strip() and c.strip() != self.name]
+            cands = [c for c in split_names(req.get("message", "")) if c != self.name]
             if not cands:
                 return response(None, success=False, err="no candidates to vote for")
             request = ActionRequest(kind="vote", actor=self.name, prompt="", choices=cands, game=GAME,
@@ -212,8 +213,9 @@ class HumanSeat:
         errors: list[str] = []
         for attempt in (1, 2):   # one re-prompt after an unreadable answer, as for a model
             self._seq += 1
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())   # the limit runs from the first ask
             self.pending = {"id": self._seq, "kind": request.kind, "round": rnd, "choices": list(request.choices or []),
-                            "error": errors[-1] if errors else None, "attempt": attempt, "limit_s": timeout,
+                            "error": errors[-1] if errors else None, "attempt": attempt, "limit_s": left,
                             "asked_at": time.time()}
             self._write()
             text = self._wait(self._seq, deadline)

@@ -64,14 +64,12 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
     from memory import MemorySettings, default_embedder
 
     parse_spec(agent)
+    check_human(sc, human)
     settings = settings or MemorySettings()
     out.mkdir(parents=True, exist_ok=True)
     recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
     label = model_label(model)
     accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
-    if human is not None and human not in [c.name for c in sc.characters]:
-        raise ValueError(f"--human {human!r} is not a character of {sc.name}: "
-                         f"{', '.join(c.name for c in sc.characters)}")
     agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
     if human is not None:   # a person plays this character (eval/runs/human.py)
         from eval.runs.human import HumanCharacter
@@ -89,6 +87,14 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         from mas_agents.events import read_events
         agents[human].observe(read_events(out / "events.jsonl"))
     return result
+
+
+def check_human(sc: Any, human: str | None) -> None:
+    """Raise ``ValueError`` (naming the characters) unless ``human`` is None or a character of
+    the loaded script ``sc``; checked before anything is written or loaded."""
+    names = [c.name for c in sc.characters]
+    if human is not None and human not in names:
+        raise ValueError(f"--human {human!r} is not a character of {sc.name}: {', '.join(names)}")
 
 
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,

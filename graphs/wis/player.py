@@ -156,7 +156,7 @@ class AgentWisPlayer:
             return response(None, success=False, err="no name: no start message gave this player one")
         t = TASKS[self.lang]
         if status == "vote":
-            cands = [c for c in _split_names(req.get("message", "")) if c != self.name]
+            cands = [c for c in split_names(req.get("message", "")) if c != self.name]
             self._meet(cands)
         agent = self._ensure_agent()
         if status == "round":
@@ -252,9 +252,10 @@ def _players_from(message: str) -> list[str]:
     for line in message.splitlines():
         m = _PLAYERS_LINE.match(line)
         if m:
-            return _split_names(m.group(1))
+            return split_names(m.group(1))
     return []
 
 
-def _split_names(text: str) -> list[str]:
+def split_names(text: str) -> list[str]:
+    """The names of a comma-separated list (``,``, ``，`` or ``、``), stripped, empty ones dropped."""
     return [n.strip() for n in re.split(r"[,，、]", text) if n.strip()]

@@ -140,7 +140,7 @@ def mmg_run(
     common.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_script
-    from eval.runs.mmg_session import play_script
+    from eval.runs.mmg_session import check_human, play_script
     from mas_agents.rundir import default_run_dir, read_json
     from mas_agents.specs import parse_spec
     from memory import MemorySettings
@@ -160,6 +160,7 @@ def mmg_run(
     try:
         parse_spec(agent)
         sc = load_script(root, script, lang)
+        check_human(sc, human)
     except (ValueError, DataError) as exc:
         common.fail(str(exc))
     settings = MemorySettings()
@@ -180,7 +181,7 @@ def mmg_run(
             result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
                                  lang=lang, resume=resume, settings=settings, data_root=root, human=human,
                                  progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
-        except (FileExistsError, FileNotFoundError, ValueError) as exc:
+        except (FileExistsError, FileNotFoundError) as exc:
             common.fail(str(exc))
     oc = result["outcome"] or {}
     for v in oc.get("victims", []):

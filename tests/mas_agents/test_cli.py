@@ -126,3 +126,11 @@ def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_
     assert outs[0] == outs[1] == "runs/ablate-all-plain-player_star-pgm-local-s2g4-0-1-Sin"
     assert outs[2] == outs[3] == "runs/ablate-wellplay_spy-plain-player_star-pgm-local-s2g4-0-1-Sin"
     assert seen[0]["speak_timeout"] == 12.0 and seen[2]["benches"] == ["spy", "wellplay"]
+
+
+def test_mmg_human_who_is_not_a_character_is_refused_before_anything_is_written(tmp_path, real_data_root):
+    out = tmp_path / "g"
+    r = runner.invoke(app, ["mmg", "run", "--script", SIN[0], "--human", "Nobody", "--out", str(out),
+                            "--data-dir", str(real_data_root)])
+    assert r.exit_code == 2 and "'Nobody' is not a character of Sin" in r.output
+    assert "Chief Wang" in r.output and not out.exists()

@@ -76,7 +76,6 @@ def test_rating_ranks_the_stronger_agent_first_and_skips_one_agent_tables():
     assert [x["agent"] for x in r["rows"]] == ["strong", "weak"]
     strong, weak = r["rows"]
     assert strong["mu"] > 25 > weak["mu"] and strong["sigma"] < 25 / 3 and strong["games"] == 5
-    assert rating.ratings(games) == r          # the same games give the same ratings
     # a seat group counts by its mean score: doubling the weak agent's seats changes nothing
     again = rating.ratings([_game([12, 0, 0, 0, 0, 0], ["strong"] + ["weak"] * 5)] * 5)
     assert abs(again["rows"][0]["mu"] - strong["mu"]) < 1e-9
