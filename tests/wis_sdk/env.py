@@ -194,11 +194,6 @@ def ensure_sdk_env() -> SdkEnv:
         return SdkEnv(root, _python(root), time.monotonic() - t0, info)
 
 
-def sdk_python() -> Path:
-    """The SDK venv's python (built first if needed)."""
-    return ensure_sdk_env().python
-
-
 if __name__ == "__main__":
     try:
         env = ensure_sdk_env()

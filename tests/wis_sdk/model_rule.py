@@ -42,7 +42,6 @@ class ServedAgentModel:
     def __init__(self, me: str):
         self.me = me
         self.prompts: list[str] = []
-        self.answers: list[str] = []
         self._n = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -58,7 +57,6 @@ class ServedAgentModel:
                 text = f"Vote: {self.me if self.me in choices else choices[0]}"
             else:
                 raise UnknownPrompt(f"unrecognised prompt: {last_user[-300:]!r}")
-            self.answers.append(text)
             return text
 
     def stub_reply(self, body: dict) -> str:

@@ -17,7 +17,7 @@ What "platform-style" means here, and where each fact comes from (``spy-agent-bu
 * ``result``: ``message`` = the end of the game (the example looks for ``卧底是<name>`` in it);
 * fields the platform does not set are left out of the JSON body (the SDK's ``AgentReq``
   defaults every field to ``None``: ``agent_build_sdk/model/model.py``); no "Players:" line is
-  sent (players are known from speeches and vote lists) unless ``players_line=True``.
+  sent (players are known from speeches and vote lists).
 
 The game is a script, not a judge: six players, the driven agent at seat ``me`` (a civilian),
 three rounds; the others' speeches and votes and each vote's outcome are fixed (round 1: Player 5
@@ -45,10 +45,8 @@ VOTES = {1: {"Player 1": "Player 5", "Player 2": "Player 5", "Player 3": "Player
          2: {"Player 1": SPY, "Player 2": "Player 4", "Player 3": SPY, "Player 4": SPY, "Player 6": "Player 4"},
          3: {"Player 1": SPY, "Player 2": SPY, "Player 3": SPY, "Player 4": SPY, "Player 6": "Player 1"}}
 HOST = {"en": {"round": "Round {r} begins. Describe your word in one sentence.",
-               "players": "Players: {names}",
                "result": "Game over. The spy was {spy}; the civilians win."},
         "zh": {"round": "第{r}轮开始，请用一句话描述你的词语。",
-               "players": "玩家：{names}",
                "result": "游戏结束，卧底是{spy}，平民胜利。"}}
 SPEECH = {"en": "It is something you often see at home ({who}, round {r}).",
           "zh": "家里经常能见到它（{who}，第{r}轮）。"}
@@ -66,12 +64,11 @@ class PlatformJudge:
         url: the agent's base URL (``/agent/<route>`` is appended).
         lang: ``"en"`` or ``"zh"`` (host messages, the others' speeches, the words).
         me: the driven agent's name: a civilian who is never voted out (Player 1-4).
-        players_line: also send a host ``"Players: ..."`` line (round 0) before round 1.
         timeout: seconds for each HTTP call (an interact waits for the agent's model).
         client: an ``httpx.Client`` to use instead of a new one (e.g. FastAPI's ``TestClient``).
     """
 
-    def __init__(self, url: str, *, lang: str = "en", me: str = "Player 3", players_line: bool = False,
+    def __init__(self, url: str, *, lang: str = "en", me: str = "Player 3",
                  timeout: float = 60.0, client: httpx.Client | None = None):
         if lang not in WORDS:
             raise ValueError(f"lang {lang!r}: expected one of {', '.join(WORDS)}")
@@ -79,7 +76,7 @@ class PlatformJudge:
         if me not in keep:
             raise ValueError(f"me {me!r}: expected a civilian who stays in, one of {', '.join(keep)}")
         self.base = url.rstrip("/")
-        self.lang, self.me, self.players_line = lang, me, players_line
+        self.lang, self.me = lang, me
         self.client = client or httpx.Client(timeout=timeout)
         self.exchange: list[dict[str, Any]] = []
 
@@ -121,8 +118,6 @@ class PlatformJudge:
         self.call("init", {})
         self.perceive(status="start", name="", message=self.me)
         self.perceive(status="distribution", word=self.word)
-        if self.players_line:
-            self.perceive(status="round", round=0, name="", message=host["players"].format(names=", ".join(PLAYERS)))
         alive = list(PLAYERS)
         for r in (1, 2, 3):
             self.perceive(status="round", round=r, name="", message=host["round"].format(r=r))
@@ -147,10 +142,10 @@ class PlatformJudge:
         self.client.close()
 
 
-def play(url: str, *, lang: str = "en", me: str = "Player 3", players_line: bool = False, timeout: float = 60.0,
+def play(url: str, *, lang: str = "en", me: str = "Player 3", timeout: float = 60.0,
          client: httpx.Client | None = None) -> list[dict[str, Any]]:
     """Drive the agent at ``url`` through the scripted game; returns the exchange."""
-    judge = PlatformJudge(url, lang=lang, me=me, players_line=players_line, timeout=timeout, client=client)
+    judge = PlatformJudge(url, lang=lang, me=me, timeout=timeout, client=client)
     try:
         return judge.play()
     finally:

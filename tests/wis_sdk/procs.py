@@ -37,9 +37,9 @@ def our_env(**extra: str) -> dict[str, str]:
 
 
 def mas_command(*args: str) -> list[str]:
-    """``mas ARGS...`` with the console script of the running venv."""
-    script = Path(sys.executable).with_name("mas")
-    return [str(script), *args] if script.exists() else [sys.executable, "-m", "mas_agents.cli", *args]
+    """``mas ARGS...`` with the console script of the running venv (``mas_agents.cli`` has no
+    ``__main__``: the console script is the one way in)."""
+    return [str(Path(sys.executable).with_name("mas")), *args]
 
 
 def free_port() -> int:

@@ -59,7 +59,7 @@ def turn_text(lang: str) -> Any:
     return TURN_EN if lang == "en" else text_in("zh", "the turn text")
 
 
-def expected_requests(seat: str, record: dict, *, remote: bool = True) -> list[tuple[str, dict]]:
+def expected_requests(seat: str, record: dict) -> list[tuple[str, dict]]:
     """``[(path, {field: value or Pred})]`` that ``seat`` must receive in a game with ``record``.
 
     Assumes every description was given (no ``no_answer``/``timeout`` foul: those descriptions
@@ -68,9 +68,7 @@ def expected_requests(seat: str, record: dict, *, remote: bool = True) -> list[t
     lang = record["lang"]
     seats = [p["name"] for p in record["players"]]
     words = {p["name"]: p["word"] for p in record["players"]}
-    exp: list[tuple[str, dict]] = []
-    if remote:
-        exp += [("/agent/checkHealth", {}), ("/agent/init", {})]
+    exp: list[tuple[str, dict]] = [("/agent/checkHealth", {}), ("/agent/init", {})]
     exp += [("/agent/perceive", {"status": "start", "name": seat, "message": seat}),
             ("/agent/perceive", {"status": "distribution", "name": seat, "word": words[seat]}),
             ("/agent/perceive", {"status": "round", "round": 0, "name": "", "message": text_in(lang, "the rules")}),
@@ -114,17 +112,16 @@ def _mismatch(want: dict, req: Any) -> list[str]:
     return bad
 
 
-def seat_problems(seat: str, entries: list[dict], record: dict, *, sdk_memory: bool = True,
-                  remote: bool = True) -> list[str]:
+def seat_problems(seat: str, entries: list[dict], record: dict) -> list[str]:
     """Everything wrong with what ``seat`` received and how it fared (empty: all as specified).
 
     Checks the sequence (:func:`expected_requests`; the first divergence only, since the rest
-    follows from it), that every reply was HTTP 200 with ``success: true``, and with
-    ``sdk_memory`` the SDK agent's stored name (= the seat, from the start on) and word, and that
+    follows from it), that every reply was HTTP 200 with ``success: true``, the SDK agent's
+    stored name (= the seat, from the start on) and word, and that
     no vote list offered the agent its own stored name.
     """
     probs: list[str] = []
-    exp = expected_requests(seat, record, remote=remote)
+    exp = expected_requests(seat, record)
     for i, ((path, want), e) in enumerate(zip(exp, entries)):
         bad = ([f"path {e.get('path')} (want {path})"] if e.get("path") != path else []) + _mismatch(want, e.get("request"))
         if bad:
@@ -138,24 +135,23 @@ def seat_problems(seat: str, entries: list[dict], record: dict, *, sdk_memory: b
         if e.get("http_status") != 200 or not (isinstance(resp, dict) and resp.get("success") is True):
             probs.append(f"{seat}: request {i} {e.get('path')} {e.get('request')!r} got HTTP {e.get('http_status')} "
                          f"{resp!r}")
-    if sdk_memory:
-        word = next(p["word"] for p in record["players"] if p["name"] == seat)
-        started = False
-        for i, e in enumerate(entries):
-            req = e.get("request") if isinstance(e.get("request"), dict) else {}
-            started = started or req.get("status") == "start"
-            mem = e.get("memory") or {}
-            if started and mem.get("name") != seat:
-                probs.append(f"{seat}: the agent's stored name is {mem.get('name')!r} after request {i} "
-                             f"({e.get('path')} {req.get('status')})")
-                break
-        last = (entries[-1].get("memory") or {}) if entries else {}
-        if last.get("word") != word:
-            probs.append(f"{seat}: the agent's stored word is {last.get('word')!r}, not {word!r}")
-        for e in entries:
-            note = e.get("vote")
-            if note and (note["offered_self"] or note["offered_self_stripped"]):
-                probs.append(f"{seat}: a vote list offered the agent itself: {e['request'].get('message')!r}")
+    word = next(p["word"] for p in record["players"] if p["name"] == seat)
+    started = False
+    for i, e in enumerate(entries):
+        req = e.get("request") if isinstance(e.get("request"), dict) else {}
+        started = started or req.get("status") == "start"
+        mem = e.get("memory") or {}
+        if started and mem.get("name") != seat:
+            probs.append(f"{seat}: the agent's stored name is {mem.get('name')!r} after request {i} "
+                         f"({e.get('path')} {req.get('status')})")
+            break
+    last = (entries[-1].get("memory") or {}) if entries else {}
+    if last.get("word") != word:
+        probs.append(f"{seat}: the agent's stored word is {last.get('word')!r}, not {word!r}")
+    for e in entries:
+        note = e.get("vote")
+        if note and (note["offered_self"] or note["offered_self_stripped"]):
+            probs.append(f"{seat}: a vote list offered the agent itself: {e['request'].get('message')!r}")
     return probs
 
 
