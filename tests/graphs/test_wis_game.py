@@ -175,8 +175,8 @@ def test_real_pairs_files(real_data_root):
     en, zh = load_pairs(real_data_root, "en"), load_pairs(real_data_root, "zh")
     assert len(en) == 158 and len(zh) == 76
     # two different non-empty words a pair, stripped, and only those two keys
-    assert all(set(p) == {"civilian", "spy"} and p["civilian"] != p["spy"] and p["spy"] == p["spy"].strip()
-               for p in en + zh)
+    assert all(set(p) == {"civilian", "spy"} and p["civilian"] != p["spy"]
+               and all(w and w == w.strip() for w in p.values()) for p in en + zh)
 
 
 def test_bad_pairs_file_and_pair_option(tmp_path):
