@@ -17,27 +17,36 @@ Endpoints (everything else answers 404, a known path with the wrong method 405):
   ``usage.completion_tokens = len(content) // 4 + 1``. ``"stream": true`` answers HTTP 400
   ("streaming not supported by the stub"); a body that is not a JSON object, or lacks ``model`` /
   ``messages``, answers HTTP 400. Chunked request bodies answer 501.
-* ``GET /v1/models`` -- ``{"object": "list", "data": models}``.
+* ``GET /v1/models`` -- ``{"object": "list", "data": models}``; counted in
+  :attr:`StubServer.models_requests`.
 
-Faults (:meth:`StubServer.push_faults`): a FIFO queue; every chat-completion request whose body is
-a JSON object is recorded in :attr:`StubServer.requests` and then pops one fault, if any, which
-decides its answer:
+Faults (:meth:`StubServer.push_faults`): two FIFO queues. ``push_faults(*faults)`` queues for chat
+completions: every chat-completion request whose body is a JSON object is recorded in
+:attr:`StubServer.requests` and then pops one fault, if any, which decides its answer.
+``push_faults(*faults, on="models")`` queues for ``GET /v1/models`` instead, whose every request
+pops one fault of that queue; there only the faults that make sense for a listing are accepted
+(``ok``, ``429``/``429:S``, ``500``, ``503``, ``hang:S``, ``reset``, ``malformed``, ``html``). The
+two queues are independent: a chat fault is never consumed by a model listing, nor the reverse.
 
 =======================  ===========================================================================
 ``"429"``, ``"429:S"``   HTTP 429, OpenAI-style error JSON, header ``Retry-After: S`` (default 1)
 ``"500"``, ``"503"``     that status with an OpenAI-style error JSON
 ``"400:context"``        HTTP 400, llama.cpp's ``exceed_context_size_error`` body (5000 > 4096)
 ``"400:openai-context"`` HTTP 400, OpenAI's ``context_length_exceeded`` body (5000 > 4096)
+``"400:context-nosize"`` HTTP 400, a context rejection that gives no numbers (older llama.cpp
+                         servers: ``exceed_context_size_error`` without ``n_prompt_tokens``/``n_ctx``)
 ``"400:<message>"``      HTTP 400 with ``message`` in a vLLM-style error body (any other text)
 ``"ok"``                 no fault: answered normally (to let requests through before a fault)
 ``"hang:S"``             wait S seconds, then answer normally (to trigger client timeouts)
 ``"reset"``              close the TCP connection without writing anything
 ``"malformed"``          HTTP 200, ``application/json``, body ``{"id": "x", "choices": [``
+``"html"``               HTTP 200, ``text/html``, a gateway's HTML error page (:data:`HTML_ERROR_PAGE`)
 ``"empty_choices"``      HTTP 200, a valid completion object whose ``choices`` is ``[]``
 ``"no_usage"``           a normal reply without the ``usage`` key
 =======================  ===========================================================================
 
-Error faults answer at once; ``latency_s`` applies to every HTTP 200 answer. Unknown fault strings
+Error faults answer at once; ``latency_s`` applies to every HTTP 200 chat answer (``malformed`` and
+``html`` included), never to ``GET /v1/models``. Unknown fault strings
 raise ``ValueError`` in :meth:`~StubServer.push_faults`.
 
 In-process use (the server's loop runs in a daemon thread)::
@@ -71,7 +80,8 @@ import time
 import traceback
 from typing import Any, Callable
 
-__all__ = ["StubServer", "FAULTS", "load_reply_file", "main"]
+__all__ = ["StubServer", "FAULTS", "MODELS_FAULT_KINDS", "HTML_ERROR_PAGE", "NOSIZE_CONTEXT_ERROR", "load_reply_file",
+           "main"]
 
 HOST = "127.0.0.1"
 MAX_HEADER_BYTES = 64 * 1024
@@ -80,10 +90,12 @@ CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 
 #: Fault forms accepted by :meth:`StubServer.push_faults` (``S``: seconds, a number >= 0).
-FAULTS = ("ok", "429", "429:S", "500", "503", "400:context", "400:openai-context", "400:<message>", "hang:S", "reset",
-          "malformed", "empty_choices", "no_usage")
-_PLAIN_FAULTS = frozenset({"500", "503", "400:context", "400:openai-context", "reset", "malformed",
-                           "empty_choices", "no_usage"})
+FAULTS = ("ok", "429", "429:S", "500", "503", "400:context", "400:openai-context", "400:context-nosize",
+          "400:<message>", "hang:S", "reset", "malformed", "html", "empty_choices", "no_usage")
+_PLAIN_FAULTS = frozenset({"500", "503", "400:context", "400:openai-context", "400:context-nosize", "reset",
+                           "malformed", "html", "empty_choices", "no_usage"})
+#: Fault kinds ``GET /v1/models`` accepts (``push_faults(..., on="models")``); None is "ok".
+MODELS_FAULT_KINDS = frozenset({None, "429", "500", "503", "hang", "reset", "malformed", "html"})
 
 LLAMA_CPP_CONTEXT_ERROR = {"error": {
     "code": 400,
@@ -100,7 +112,18 @@ OPENAI_CONTEXT_ERROR = {"error": {
     "param": "messages",
     "code": "context_length_exceeded",
 }}
+#: An older llama.cpp server's context rejection: no prompt size, no context size.
+NOSIZE_CONTEXT_ERROR = {"error": {
+    "code": 400,
+    "message": "the request exceeds the available context size, try increasing the context size or enable "
+               "context shift",
+    "type": "exceed_context_size_error",
+}}
 MALFORMED_BODY = b'{"id": "x", "choices": ['
+#: What a reverse proxy in front of a model server answers (with HTTP 200) when its upstream failed.
+HTML_ERROR_PAGE = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+                   b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+                   b"</body>\r\n</html>\r\n")
 STREAMING_MESSAGE = "streaming not supported by the stub"
 
 _REASONS = {100: "Continue", 200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
@@ -180,14 +203,16 @@ def _json_bytes(obj: Any) -> bytes:
 
 
 class _Answer:
-    """One HTTP answer: status, JSON-able payload (or raw bytes), extra headers."""
+    """One HTTP answer: status, JSON-able payload (or raw bytes), extra headers, content type."""
 
-    __slots__ = ("status", "body", "headers")
+    __slots__ = ("status", "body", "headers", "content_type")
 
-    def __init__(self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = ()):
+    def __init__(self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = (),
+                 content_type: str = "application/json"):
         self.status = status
         self.body = payload if isinstance(payload, bytes) else _json_bytes(payload)
         self.headers = headers
+        self.content_type = content_type
 
 
 class _ProtocolError(Exception):
@@ -231,11 +256,13 @@ class StubServer:
         self.base_url = ""
         #: Every chat-completion JSON body received, in arrival order.
         self.requests: list[dict] = []
+        #: ``GET /v1/models`` requests received.
+        self.models_requests = 0
         #: Chat-completion requests being handled right now / the most ever at once.
         self.in_flight = 0
         self.in_flight_max = 0
         self._lock = threading.Lock()
-        self._faults: list[tuple[str, Any]] = []
+        self._faults: dict[str, list[tuple[str, Any]]] = {"chat": [], "models": []}
         self._ids = itertools.count(1)
         self._conns: set[asyncio.Task] = set()
         self._server: asyncio.base_events.Server | None = None
@@ -245,18 +272,26 @@ class StubServer:
 
     # -- public API -------------------------------------------------------------------------
 
-    def push_faults(self, *faults: str) -> None:
-        """Queue faults (FIFO); each chat-completion request pops one. ValueError on an unknown one
-        (then nothing is queued)."""
+    def push_faults(self, *faults: str, on: str = "chat") -> None:
+        """Queue faults (FIFO) for chat completions (``on="chat"``: each chat-completion request
+        pops one) or for ``GET /v1/models`` (``on="models"``: each listing pops one). ValueError on
+        an unknown fault, one the models queue does not accept, or an unknown ``on`` (then nothing
+        is queued)."""
+        if on not in self._faults:
+            raise ValueError(f"unknown stub fault queue {on!r}; known: {', '.join(self._faults)}")
         parsed = [_parse_fault(f) for f in faults]
+        if on == "models":
+            bad = [f for f, (kind, _) in zip(faults, parsed) if kind not in MODELS_FAULT_KINDS]
+            if bad:
+                raise ValueError(f"stub fault {bad[0]!r} does not apply to GET {MODELS_PATH}")
         with self._lock:
-            self._faults.extend(parsed)
+            self._faults[on].extend(parsed)
 
     @property
     def pending_faults(self) -> int:
-        """How many pushed faults no request has consumed yet."""
+        """How many pushed faults (of both queues) no request has consumed yet."""
         with self._lock:
-            return len(self._faults)
+            return sum(len(q) for q in self._faults.values())
 
     def start(self) -> "StubServer":
         """Bind ``127.0.0.1`` and serve from an event loop in a daemon thread; returns ``self``."""
@@ -352,7 +387,8 @@ class StubServer:
                 if answer is _RESET:
                     writer.transport.abort()
                     return
-                writer.write(_http_response(answer.status, answer.body, close=close, headers=answer.headers))
+                writer.write(_http_response(answer.status, answer.body, close=close, headers=answer.headers,
+                                            content_type=answer.content_type))
                 await writer.drain()
                 if close:
                     return
@@ -417,8 +453,35 @@ class StubServer:
         if path == MODELS_PATH:
             if method != "GET":
                 return _Answer(405, _error(f"{method} not allowed on {path}", "invalid_request_error"))
-            return _Answer(200, {"object": "list", "data": self.models})
+            return await self._models()
         return _Answer(404, _error(f"unknown path {path!r}", "invalid_request_error", code="not_found"))
+
+    async def _models(self) -> Any:
+        with self._lock:
+            self.models_requests += 1
+            kind, arg = self._faults["models"].pop(0) if self._faults["models"] else (None, None)
+        if kind is not None and kind != "hang":
+            return self._fault_answer(kind, arg)
+        if kind == "hang":
+            await asyncio.sleep(arg)
+        return _Answer(200, {"object": "list", "data": self.models})
+
+    @staticmethod
+    def _fault_answer(kind: str, arg: Any) -> Any:
+        """The answer of a fault that does not depend on the request (None: it does)."""
+        if kind == "reset":
+            return _RESET
+        if kind == "429":
+            return _Answer(429, _error("Rate limit reached (stub fault)", "requests", code="rate_limit_exceeded"),
+                           headers=(("Retry-After", arg),))
+        if kind in ("500", "503"):
+            status = int(kind)
+            return _Answer(status, _error(f"{_REASONS[status]} (stub fault)", "server_error", code=status))
+        if kind == "malformed":
+            return _Answer(200, MALFORMED_BODY)
+        if kind == "html":
+            return _Answer(200, HTML_ERROR_PAGE, content_type="text/html")
+        return None
 
     async def _chat(self, raw: bytes) -> Any:
         try:
@@ -429,7 +492,7 @@ class StubServer:
             return _Answer(400, _error("request body must be a JSON object", "invalid_request_error"))
         with self._lock:
             self.requests.append(body)
-            kind, arg = self._faults.pop(0) if self._faults else (None, None)
+            kind, arg = self._faults["chat"].pop(0) if self._faults["chat"] else (None, None)
         self.in_flight += 1
         self.in_flight_max = max(self.in_flight_max, self.in_flight)
         try:
@@ -441,20 +504,16 @@ class StubServer:
             self.in_flight -= 1
 
     async def _chat_answer(self, body: dict, kind: str | None, arg: Any) -> Any:
-        if kind == "reset":
-            return _RESET
-        if kind == "429":
-            return _Answer(429, _error("Rate limit reached (stub fault)", "requests", code="rate_limit_exceeded"),
-                           headers=(("Retry-After", arg),))
-        if kind in ("500", "503"):
-            status = int(kind)
-            return _Answer(status, _error(f"{_REASONS[status]} (stub fault)", "server_error", code=status))
+        if kind in ("reset", "429", "500", "503"):
+            return self._fault_answer(kind, arg)
         if kind == "400":
             return _Answer(400, _error(arg, "BadRequestError", code=400))
         if kind == "400:context":
             return _Answer(400, LLAMA_CPP_CONTEXT_ERROR)
         if kind == "400:openai-context":
             return _Answer(400, OPENAI_CONTEXT_ERROR)
+        if kind == "400:context-nosize":
+            return _Answer(400, NOSIZE_CONTEXT_ERROR)
         if kind == "hang":
             await asyncio.sleep(arg)
         if body.get("stream"):
@@ -467,8 +526,8 @@ class StubServer:
                                        param="messages"))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        if kind == "malformed":
-            return _Answer(200, MALFORMED_BODY)
+        if kind in ("malformed", "html"):
+            return self._fault_answer(kind, arg)
         content = None
         if kind != "empty_choices":
             try:

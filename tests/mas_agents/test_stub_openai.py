@@ -17,7 +17,8 @@ import httpx
 import openai
 import pytest
 
-from tests.stub_openai import LLAMA_CPP_CONTEXT_ERROR, OPENAI_CONTEXT_ERROR, StubServer, load_reply_file
+from tests.stub_openai import (HTML_ERROR_PAGE, LLAMA_CPP_CONTEXT_ERROR, NOSIZE_CONTEXT_ERROR, OPENAI_CONTEXT_ERROR,
+                               StubServer, load_reply_file)
 
 REPO = Path(__file__).resolve().parents[2]
 MSGS = [{"role": "system", "content": "xy"}, {"role": "user", "content": "abcd" * 10}]   # 42 chars
@@ -152,7 +153,8 @@ def test_fault_5xx(stub, quiet, fault, status):
 
 
 @pytest.mark.parametrize("fault,body", [("400:context", LLAMA_CPP_CONTEXT_ERROR),
-                                        ("400:openai-context", OPENAI_CONTEXT_ERROR)])
+                                        ("400:openai-context", OPENAI_CONTEXT_ERROR),
+                                        ("400:context-nosize", NOSIZE_CONTEXT_ERROR)])
 def test_fault_context_overflow(stub, quiet, fault, body):
     stub.push_faults(fault)
     with pytest.raises(openai.BadRequestError) as e:
@@ -194,6 +196,47 @@ def test_fault_malformed(stub, quiet):
     stub.push_faults("malformed")
     with pytest.raises(json.JSONDecodeError):      # what the installed openai (3.54) lets through, observed
         ask(stub)
+
+
+def test_fault_html(stub, quiet):
+    stub.push_faults("html")
+    with httpx.Client(base_url=stub.base_url) as h:
+        r = h.post("/chat/completions", json={"model": "m", "messages": MSGS})
+        assert (r.status_code, r.headers["content-type"], r.content) == (200, "text/html", HTML_ERROR_PAGE)
+    assert b"<title>502 Bad Gateway</title>" in HTML_ERROR_PAGE
+    stub.push_faults("html")
+    resp = ask(stub)                   # what the installed openai returns for a non-JSON 200, observed
+    assert isinstance(resp, str) and resp == HTML_ERROR_PAGE.decode()
+    assert ask(stub).choices[0].message.content == "hello"
+
+
+def test_models_faults_have_their_own_queue(stub, quiet):
+    stub.push_faults("500", on="models")
+    stub.push_faults("503")                                     # for the chat queue: a listing leaves it
+    stub.push_faults("html", "reset", "429:2", "malformed", on="models")
+    with httpx.Client(base_url=stub.base_url) as h:
+        assert h.get("/models").status_code == 500
+        r = h.get("/models")
+        assert (r.status_code, r.headers["content-type"], r.content) == (200, "text/html", HTML_ERROR_PAGE)
+        with pytest.raises(httpx.TransportError):            # the connection dropped, nothing written
+            h.get("/models")
+        r = h.get("/models")
+        assert (r.status_code, r.headers["retry-after"]) == (429, "2")
+        assert h.get("/models").content == b'{"id": "x", "choices": ['
+        assert h.get("/models").json()["data"][0]["id"] == "stub"     # the queue is drained: normal again
+    assert stub.models_requests == 6 and stub.requests == [] and stub.pending_faults == 1
+    with pytest.raises(openai.InternalServerError):             # the chat fault is still there, for chat
+        ask(stub)
+    assert stub.pending_faults == 0
+
+
+@pytest.mark.parametrize("bad", ["empty_choices", "no_usage", "400:context", "400:x"])
+def test_models_queue_refuses_chat_only_faults(stub, bad):
+    with pytest.raises(ValueError, match="does not apply to GET /v1/models"):
+        stub.push_faults("500", bad, on="models")
+    with pytest.raises(ValueError, match="unknown stub fault queue"):
+        stub.push_faults("500", on="props")
+    assert stub.pending_faults == 0
 
 
 def test_fault_empty_choices_and_no_usage(stub, quiet):
