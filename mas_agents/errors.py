@@ -6,9 +6,9 @@
   malformed or empty response) or was refused on its own (a 400 for this request). The action it was for becomes what the game's rules say for no
   answer (abstention, foul, no proposal), counted in ``result.json``; the game goes on.
 * :class:`ModelUnavailable`: the backend is down (connection refused after the retries, three
-  calls in a row failed, or it kept answering 5xx to the start-up probes) or refuses every request
-  (401/403/404). The run
-  stops with one line; what is finished is kept, and rerunning the command continues.
+  calls in a row failed, or a start-up probe of :mod:`mas_agents.remote` failed every one of its
+  tries) or refuses every request (401/403/404). The run stops with one line; what is finished is
+  kept, and rerunning the command continues.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class RunStopped(RuntimeError):
 
 class ModelUnavailable(RunStopped):
     """The model backend is down or refuses every request; the message names the endpoint and
-    what it said, in one line."""
+    what it said, in one line (for a start-up probe also the request and how many tries)."""
 
 
 class CallFailed(RuntimeError):

@@ -23,6 +23,20 @@ is not the embedded model:
   to :data:`MIN_FIT_TOKENS`; the server has the last word). A server's context-length rejection
   (HTTP 400) becomes :class:`~mas_agents.errors.ContextOverflowError`, except that a prompt that
   fits with a smaller cap is asked once more with the room the server says is left.
+* **Start-up probes are as fault-tolerant as any call.** The dialect probe (one
+  ``POST /chat/completions`` per dialect tried) and the context-window reads (``GET /models``,
+  ``GET /props``) each get up to :data:`PROBE_TRIES` tries under the rule of gameplay calls
+  (:meth:`mas_agents.accounting.AccountedModel.chat`): a timeout, a dropped or refused connection,
+  a 5xx, 408/409/429, or a 200 that is not a completion (not JSON, an HTML error page, no or empty
+  ``choices``) is tried again after ``PROBE_BACKOFF_S * 2**k`` seconds, or a 429's ``Retry-After``
+  if longer. Another 4xx is an answer: the dialect is "rejected", the context window "not
+  reported". Only a probe request that fails every try stops the run, with
+  :class:`~mas_agents.errors.ModelUnavailable` naming the base URL, the request, the number of tries
+  and the last fault in one line ("model server URL is unreachable: ..." when that fault was a
+  connection, else "... is not ready: ..."); the CLI prints it as one ``error:`` line, exit 3.
+  Exception: ``GET /models`` or ``/props`` whose tries include a 200 that is not JSON leaves the
+  context window unknown (``config.json`` says so) instead of stopping. A failed probe caches
+  nothing: the next call probes again.
 * **Concurrency.** One :class:`EndpointLimiter` per base URL, shared by every game, tournament
   cell, evaluation and ablation cell of the process: at most ``max_connections`` requests in
   flight; ``adaptive`` halves the limit on a 429 and adds one back after 20 successes. It counts
@@ -41,7 +55,7 @@ import re
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 from langchain_core.messages import BaseMessage
@@ -49,8 +63,9 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
-from mas_agents.accounting import message_text
-from mas_agents.errors import ContextOverflowError, MalformedResponse
+from mas_agents import accounting
+from mas_agents.accounting import StopRequested, _is_unreachable, is_transient_error, message_text, retry_after_s
+from mas_agents.errors import ContextOverflowError, MalformedResponse, ModelUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -229,22 +244,24 @@ class Endpoint:
     # -- context window ----------------------------------------------------------------------
     def context_window(self, model: "RemoteChat") -> tuple[int | None, str]:
         """``(tokens or None, source)``: the server's own report, else ``--context-window``,
-        else ``(None, "unknown")``. A smaller ``--context-window`` than the server's wins (it is
-        the user's own limit)."""
+        else ``(None, "unknown (...)")`` (the source says why: the server reports none, or its
+        ``GET /models`` answered no JSON). A smaller ``--context-window`` than the server's wins
+        (it is the user's own limit). Read once per base URL; nothing is cached on a failure.
+
+        Raises:
+            ModelUnavailable: ``GET /models`` (or ``/props``) failed every one of its
+                :data:`PROBE_TRIES` tries (see :func:`_http_get_json`).
+        """
         with self._lock:
             if self._ctx is None:
-                try:
-                    reported, where = _reported_context(model, self.base_url)
-                except _NotReady as exc:
-                    from mas_agents.errors import ModelUnavailable
-                    raise ModelUnavailable(f"model server {self.base_url} is not ready: {exc}") from exc
+                reported, where = _reported_context(model, self.base_url)
                 mine = self.cfg.context_window
                 if reported and (mine is None or reported <= mine):
                     self._ctx = (reported, where)
                 elif mine is not None:
                     self._ctx = (mine, "--context-window" + (f" (smaller than {where}: {reported})" if reported else ""))
                 else:
-                    self._ctx = (None, "unknown (the server reports none; pass --context-window)")
+                    self._ctx = (None, f"unknown ({where or 'the server reports none'}; pass --context-window)")
             return self._ctx
 
     def estimate_tokens(self, messages: list[BaseMessage]) -> int:
@@ -267,7 +284,13 @@ class Endpoint:
 
     # -- structured outputs ------------------------------------------------------------------
     def dialect(self, model: "RemoteChat") -> str:
-        """The structured-output dialect to use (probed once for ``auto`` and ``grammar``)."""
+        """The structured-output dialect to use (probed once for ``auto`` and ``grammar``; a probe
+        that fails is not cached, so the next call probes again).
+
+        Raises:
+            ModelUnavailable: a dialect's probe request failed every one of its
+                :data:`PROBE_TRIES` tries (see :func:`_probe`).
+        """
         with self._lock:
             if self._dialect is None:
                 mode = self.cfg.structured
@@ -275,11 +298,7 @@ class Endpoint:
                     self._dialect, self._probe_note = mode, f"--structured {mode}"
                 else:
                     tries = GRAMMAR_DIALECTS if mode == "grammar" else DIALECTS[:-1]
-                    try:
-                        self._dialect, self._probe_note = _probe(model, tries)
-                    except _NotReady as exc:
-                        from mas_agents.errors import ModelUnavailable
-                        raise ModelUnavailable(f"model server {self.base_url} is not ready: {exc}") from exc
+                    self._dialect, self._probe_note = _probe(model, tries)
                     if mode == "grammar" and self._dialect == "prompt":
                         log.warning("%s applied none of the grammar fields (%s); the format is in the "
                                     "prompt only", self.base_url, self._probe_note)
@@ -349,49 +368,125 @@ def endpoint_report(models: list[Any]) -> list[dict]:
 # probes
 
 
-#: Tries of a probe request that meets a temporary fault (a 429, a 5xx such as llama.cpp's
-#: 503 while the model loads, a timeout), with PROBE_BACKOFF_S * 2**k seconds between them.
+#: Tries of one probe request (the structured-output probe of each dialect, ``GET /models``,
+#: ``GET /props``): the retry rule of gameplay calls (:meth:`AccountedModel.chat`), with
+#: ``PROBE_BACKOFF_S * 2**k`` seconds before try ``k + 2``, or a 429's ``Retry-After`` if longer.
 PROBE_TRIES = 4
 PROBE_BACKOFF_S = 1.0
+#: Seconds a ``GET /models`` or ``GET /props`` may take (a listing, no generation).
+GET_TIMEOUT_S = 10.0
 
 
-class _NotReady(RuntimeError):
-    """A probe met only temporary faults: nothing is cached, the run stops with one line."""
+class _NotJSON(MalformedResponse):
+    """A 200 to ``GET /models`` or ``/props`` whose body is not JSON (a gateway's error page, or a
+    server that serves a web page there): retried like any malformed body."""
 
 
-def _http_get_json(model: "RemoteChat", base: str, path: str) -> Any:
-    """The JSON of ``GET base + path`` (None for a 4xx or a body that is not JSON); temporary
-    faults (5xx, 429, timeouts) are retried, and raise :class:`_NotReady` when they persist; a
-    refused connection raises ModelUnavailable naming ``base``."""
-    import httpx
+class _ProbeFailed(Exception):
+    """Every try of one probe request met a transient fault; ``faults`` holds them in order."""
 
-    url = base + path
-    headers = {"Authorization": f"Bearer {model.openai_api_key.get_secret_value()}"} if model.openai_api_key else {}
+    def __init__(self, faults: list[BaseException]):
+        super().__init__(f"{len(faults)} tries failed")
+        self.faults = faults
+
+
+def _one_fault(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def _probe_retrying(base: str, request: str, attempt: Callable[[], Any]) -> Any:
+    """``attempt()``, retried under the rule of gameplay calls (:meth:`AccountedModel.chat`).
+
+    A transient fault (:func:`mas_agents.accounting.is_transient_error`: timeouts, dropped or
+    refused connections, 5xx, 408/409/429, a 200 that is not a completion or not JSON) is tried
+    again, up to :data:`PROBE_TRIES` tries in all, after ``PROBE_BACKOFF_S * 2**k`` seconds (k = 0,
+    1, ...) or what a 429's ``Retry-After`` asks if longer; anything else propagates at once.
+
+    Raises:
+        _ProbeFailed: every try met a transient fault (the caller decides what that means).
+        StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) during a backoff.
+    """
+    faults: list[BaseException] = []
     for k in range(PROBE_TRIES):
         try:
-            r = httpx.get(url, headers=headers, timeout=10.0)
-        except httpx.ConnectError as exc:
-            from mas_agents.errors import ModelUnavailable
-            raise ModelUnavailable(f"model server {base} is unreachable (GET {path}: {type(exc).__name__}: {exc})") from exc
-        except httpx.HTTPError:
-            r = None
-        if r is not None and r.status_code < 500 and r.status_code != 429:
-            if r.status_code != 200:
-                return None
-            try:
-                return r.json()
-            except ValueError:
-                return None
-        if k < PROBE_TRIES - 1:
-            time.sleep(PROBE_BACKOFF_S * 2 ** k)
-    raise _NotReady(f"GET {url} kept failing ({'no answer' if r is None else r.status_code})")
+            return attempt()
+        except Exception as exc:  # noqa: BLE001 - only transient faults are kept, the rest re-raised
+            if not is_transient_error(exc):
+                raise
+            faults.append(exc)
+            if k == PROBE_TRIES - 1:
+                break
+            delay = max(PROBE_BACKOFF_S * 2 ** k, retry_after_s(exc) or 0.0)
+            log.warning("%s: %s: try %d/%d failed, next in %.2fs: %s", base, request, k + 1, PROBE_TRIES,
+                        delay, _one_fault(exc))
+            if accounting._sleep(delay):
+                raise StopRequested("stop requested (Ctrl-C); finished work is saved") from exc
+    raise _ProbeFailed(faults)
+
+
+def _unavailable(base: str, request: str, faults: list[BaseException]) -> ModelUnavailable:
+    """The one-line stop for a probe none of whose tries was answered: the endpoint, the request,
+    the number of tries and the last fault ("is unreachable" when that was a connection that could
+    not be made or broke, else "is not ready")."""
+    last = faults[-1]
+    state = "is unreachable" if _is_unreachable(last) else "is not ready"
+    return ModelUnavailable(f"model server {base} {state}: {request} failed all {len(faults)} tries "
+                            f"(last: {_one_fault(last)})")
+
+
+def _http_get_json(model: "RemoteChat", base: str, url: str, request: str) -> tuple[Any, str]:
+    """``(json, "")`` of ``GET url`` through the model's own client (its key and headers), under
+    :func:`_probe_retrying`; a non-JSON 200 counts as a transient fault there.
+
+    Returns ``(None, "")`` for a 4xx (the server does not serve ``url``: not reported), and
+    ``(None, why)`` when every try failed but at least one was a 200 whose body is not JSON (a
+    server answering there with something else: the value is unknown, not a stop).
+
+    Raises:
+        ModelUnavailable: every try failed with a connection failure, a timeout, a 5xx, 408/409 or
+            429 (named by ``base`` and ``request``, see :func:`_unavailable`).
+        StopRequested: Ctrl-C during a backoff.
+    """
+    import openai
+
+    client = model.root_client
+
+    def attempt() -> Any:
+        try:
+            # the body as text whatever its content type (the client parses nothing), errors as
+            # the client raises them for every call
+            text = client.get(url, cast_to=str, options={"timeout": GET_TIMEOUT_S})
+        except openai.APIStatusError as exc:
+            if is_transient_error(exc):
+                raise
+            return None                       # a 4xx: not reported
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise _NotJSON(f"{url}: a 200 whose body is not JSON ({_snippet(text)})") from exc
+
+    try:
+        return _probe_retrying(base, request, attempt), ""
+    except _ProbeFailed as failed:
+        if any(isinstance(f, _NotJSON) for f in failed.faults):
+            return None, f"{request} gave no JSON in {len(failed.faults)} tries"
+        raise _unavailable(base, request, failed.faults) from failed.faults[-1]
+
+
+def _snippet(text: Any) -> str:
+    return repr(" ".join(str(text).split())[:80])
 
 
 def _reported_context(model: "RemoteChat", base_url: str) -> tuple[int | None, str]:
-    """The context window the server reports for ``model.model_name``: ``/models``
-    (``max_model_len``, ``context_length``, ``meta.n_ctx``, ``meta.n_ctx_train``), then llama.cpp's
-    ``/props`` (``default_generation_settings.n_ctx``)."""
-    listing = _http_get_json(model, base_url, "/models")
+    """``(tokens, source)``: the context window the server reports for ``model.model_name``:
+    ``/models`` (``max_model_len``, ``context_length``, ``meta.n_ctx``, ``meta.n_ctx_train``), then
+    llama.cpp's ``/props`` (``default_generation_settings.n_ctx``). ``(None, why)`` when it reports
+    none: ``why`` is "" when the server answered without one, else says which request gave no JSON.
+
+    Raises:
+        ModelUnavailable: a request failed every try (see :func:`_http_get_json`).
+    """
+    listing, why = _http_get_json(model, base_url, base_url + "/models", "GET /models")
     entries = listing.get("data") if isinstance(listing, dict) else None
     for e in entries or []:
         if not isinstance(e, dict) or (e.get("id") != model.model_name and len(entries) > 1):
@@ -401,12 +496,13 @@ def _reported_context(model: "RemoteChat", base_url: str) -> tuple[int | None, s
                          ("meta.n_ctx", meta.get("n_ctx")), ("meta.n_ctx_train", meta.get("n_ctx_train"))):
             if isinstance(val, int) and val > 0:
                 if key == "meta.n_ctx_train":   # the trained length; the server's own n_ctx may be smaller
-                    props = _http_get_json(model, _server_root(base_url), "/props")
+                    props_url = _server_root(base_url) + "/props"
+                    props, _ = _http_get_json(model, base_url, props_url, f"GET {props_url}")
                     n = ((props or {}).get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
                     if isinstance(n, int) and n > 0:
                         return n, "server: /props default_generation_settings.n_ctx"
                 return val, f"server: /models {key}"
-    return None, ""
+    return None, why
 
 
 def _probe_fields(dialect: str) -> dict:
@@ -432,40 +528,60 @@ def _probe_ok(dialect: str, text: str) -> bool:
         return False
 
 
+def _completion_text(resp: Any) -> str:
+    """The reply text of a chat completion the openai client returned. A 200 that is not one (a
+    ``str``: the client's answer to a body that is not JSON, e.g. a gateway's HTML error page; no
+    or empty ``choices``; a choice without a message) raises :class:`MalformedResponse`."""
+    if isinstance(resp, (str, bytes)):
+        raise MalformedResponse(f"a 200 that is not a completion (not JSON: {_snippet(resp)})")
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse(f"a 200 that is not a completion ({'empty' if choices == [] else 'no'} choices)")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if message is None or not (content is None or isinstance(content, str)):
+        raise MalformedResponse("a 200 that is not a completion (no message in its first choice)")
+    return content or ""
+
+
 def _probe(model: "RemoteChat", dialects: tuple[str, ...]) -> tuple[str, str]:
     """The first of ``dialects`` whose probe reply is exactly what its constraint forces;
     ``("prompt", note)`` when none is. One short request per dialect tried (at most 12 reply
-    tokens). A dialect is settled only by an answer: a reply (applied or ignored) or a 4xx
-    (rejected). Temporary faults (429, 5xx, timeouts) are retried; when they persist nothing is
-    cached and :class:`_NotReady` is raised."""
+    tokens), each under :func:`_probe_retrying` (up to :data:`PROBE_TRIES` tries).
+
+    A dialect is settled only by an answer: a completion (its constraint applied or ignored) or
+    a 4xx other than 408/409/429 (rejected). A 200 that is not a completion (not JSON, an HTML
+    page, no or empty ``choices``) is a fault like a 5xx, retried, never taken for "ignored".
+
+    Raises:
+        ModelUnavailable: every try of one dialect's probe failed (nothing is cached: the caller
+            stores the dialect only when this returns).
+        StopRequested: Ctrl-C during a backoff.
+    """
     import openai
 
     client = model.root_client
+    base = model.endpoint().base_url
     notes = []
     for d in dialects:
-        for k in range(PROBE_TRIES):
+        def attempt(d: str = d) -> tuple[str | None, int | None]:
             try:
                 resp = client.chat.completions.create(
                     model=model.model_name, messages=[{"role": "user", "content": "Say anything."}],
                     temperature=0, extra_body={**_token_field(model, 12), **_probe_fields(d)})
-                text = (resp.choices[0].message.content or "") if resp.choices else ""
-                break
-            except openai.APITimeoutError:
-                pass
-            except openai.APIConnectionError as exc:
-                from mas_agents.errors import ModelUnavailable
-                raise ModelUnavailable(f"model server {model.endpoint().base_url} is unreachable "
-                                       f"({type(exc).__name__}: {exc})") from exc
             except openai.APIStatusError as exc:
-                if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
-                    text = None
-                    notes.append(f"{d}: rejected ({exc.status_code})")
-                    break
-            if k < PROBE_TRIES - 1:
-                time.sleep(PROBE_BACKOFF_S * 2 ** k)
-        else:
-            raise _NotReady(f"the structured-output probe ({d}) met only temporary faults")
+                if is_transient_error(exc):
+                    raise
+                return None, exc.status_code        # rejected: the server does not take this dialect
+            return _completion_text(resp), None
+
+        request = f"POST /chat/completions (structured-output probe, {d})"
+        try:
+            text, rejected = _probe_retrying(base, request, attempt)
+        except _ProbeFailed as failed:
+            raise _unavailable(base, request, failed.faults) from failed.faults[-1]
         if text is None:
+            notes.append(f"{d}: rejected ({rejected})")
             continue
         if _probe_ok(d, text):
             return d, f"probe: the server applied {d}" + (f" (not: {', '.join(notes)})" if notes else "")
@@ -536,6 +652,7 @@ class RemoteChat(ChatOpenAI):
     :class:`mas_agents.accounting.AccountedModel`).
 
     Raises (from ``invoke``):
+        ModelUnavailable: a start-up probe (dialect, context window) failed every try.
         ContextOverflowError: the prompt does not fit the context window (estimated before
             sending, or the server's 400).
         MalformedResponse: a 200 with no choices.

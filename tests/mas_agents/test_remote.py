@@ -278,7 +278,8 @@ def test_a_server_still_loading_is_probed_again_not_taken_for_prompt_only(monkey
         assert remote.endpoint(stub.base_url)._dialect is None          # nothing cached
 
 
-def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch):
+def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch, no_backoff):
+    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 0.01)
     stub = StubServer(reply=llama_like("ok")).start()
     am = accounted(stub, monkeypatch)
     ep = remote.endpoint(stub.base_url)
@@ -289,9 +290,13 @@ def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch):
         am.chat([HumanMessage("q")], actor="a", purpose="p")
     assert str(err.value).startswith(f"model server {stub.base_url} is unreachable after 3 retries")
     assert "\n" not in str(err.value)
-    remote.configure()                                  # a fresh start meets the dead server at once
-    with pytest.raises(ModelUnavailable, match=f"model server {stub.base_url} is unreachable \\(GET /models"):
+    remote.configure()                  # a fresh start meets the dead server at every try of its first probe
+    no_backoff.clear()
+    with pytest.raises(ModelUnavailable) as err:
         am.chat([HumanMessage("q")], actor="a", purpose="p")
+    assert str(err.value).startswith(f"model server {stub.base_url} is unreachable: GET /models failed all "
+                                     f"{remote.PROBE_TRIES} tries (last: APIConnectionError")
+    assert no_backoff == [0.01, 0.02, 0.04]
 
 
 def test_a_refused_request_stops_the_run(monkeypatch):
