@@ -24,26 +24,40 @@ class ContextOverflowError(ValueError):
     context-length rejection (HTTP 400). The prompt is never silently truncated. Not transient,
     so :class:`mas_agents.accounting.AccountedModel` does not retry it.
 
+    The message says only what is known: with ``n_ctx`` it reads "prompt is P tokens but only L
+    fit (n_ctx N - max_tokens M); ...". A server that rejects the prompt without saying its
+    context size gives ``n_ctx=None``: the message then names the prompt size (estimated or the
+    server's count), the reply cap, that the server did not say its context size, and (in
+    ``detail``) the server's own words; no limit is invented.
+
     Attributes:
         prompt_tokens: tokens of the chat-formatted prompt (template included); for a remote
             model an estimate (``estimated``) or the server's own count.
-        limit: ``n_ctx - max_tokens``, the most prompt tokens allowed.
-        n_ctx, max_tokens: the settings that gave ``limit``.
+        limit: ``n_ctx - max_tokens``, the most prompt tokens allowed; None when ``n_ctx`` is.
+        n_ctx: the context window (None: the server did not say it); max_tokens: the reply cap.
         where: the endpoint, for a remote model ("" for a local one).
+        estimated: whether ``prompt_tokens`` is our estimate rather than a count.
     """
 
-    def __init__(self, prompt_tokens: int, n_ctx: int, max_tokens: int, n_ctx_train: int | None = None, *,
+    def __init__(self, prompt_tokens: int, n_ctx: int | None, max_tokens: int, n_ctx_train: int | None = None, *,
                  where: str = "", estimated: bool = False, detail: str = ""):
         self.prompt_tokens = prompt_tokens
         self.n_ctx = n_ctx
         self.max_tokens = max_tokens
-        self.limit = n_ctx - max_tokens
+        self.limit = None if n_ctx is None else n_ctx - max_tokens
         self.where = where
         self.estimated = estimated
         trained = f" (the model was trained with {n_ctx_train})" if n_ctx_train else ""
         about = "about " if estimated else ""
         at = f"model server {where}: " if where else ""
         extra = f" [{detail}]" if detail else ""
+        if n_ctx is None:
+            counted = "our estimate" if estimated else "the server's count"
+            super().__init__(
+                f"{at}the server rejected the prompt as too long for its context: prompt is {about}{prompt_tokens} "
+                f"tokens ({counted}) with max_tokens {max_tokens}, and the server did not say its context "
+                f"size; shorten the prompt, lower max_tokens or raise the server's context size{trained}{extra}")
+            return
         super().__init__(
             f"{at}prompt is {about}{prompt_tokens} tokens but only {self.limit} fit "
             f"(n_ctx {n_ctx} - max_tokens {max_tokens}); shorten the prompt, lower max_tokens "

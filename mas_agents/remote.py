@@ -22,7 +22,9 @@ is not the embedded model:
   the server's own ``usage`` has shown, 2.5 before any) and the reply cap is lowered to fit (down
   to :data:`MIN_FIT_TOKENS`; the server has the last word). A server's context-length rejection
   (HTTP 400) becomes :class:`~mas_agents.errors.ContextOverflowError`, except that a prompt that
-  fits with a smaller cap is asked once more with the room the server says is left.
+  fits with a smaller cap is asked once more with the room the server says is left. A rejection
+  that does not give the context size says so (prompt size, reply cap, the server's words) and
+  invents no limit.
 * **Start-up probes are as fault-tolerant as any call.** The dialect probe (one
   ``POST /chat/completions`` per dialect tried) and the context-window reads (``GET /models``,
   ``GET /props``) each get up to :data:`PROBE_TRIES` tries under the rule of gameplay calls
@@ -706,7 +708,8 @@ class RemoteChat(ChatOpenAI):
             except openai.APIError as exc:
                 nums = context_error_numbers(exc)
                 if nums is not None:
-                    raise ContextOverflowError(nums["prompt"] or ep.estimate_tokens(messages), nums["ctx"] or 0,
+                    # the server's numbers where it gave them; an unknown n_ctx stays None
+                    raise ContextOverflowError(nums["prompt"] or ep.estimate_tokens(messages), nums["ctx"] or None,
                                                kwargs["max_tokens"], where=ep.base_url,
                                                estimated=nums["prompt"] is None,
                                                detail=f"the server said: {_one_line(exc)}") from exc

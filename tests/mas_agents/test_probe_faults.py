@@ -5,7 +5,8 @@ against the stub server (tests/stub_openai.py).
 A fault on the FIRST request of a run (the probe) must be retried like any call: the probe settles
 the dialect the server really applies (gbnf) and a whole game finishes through the CLI (Who is
 Spy, and a one-round murder mystery on the real "Sin"). Only a probe none of whose tries was
-answered stops the run: one ``error:`` line, exit 3, no traceback.
+answered stops the run: one ``error:`` line, exit 3, no traceback. A context rejection that gives
+no context size says what is known and invents no limit.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import threading
 import time
 
 import pytest
-from langchain_core.messages import convert_to_messages
+from langchain_core.messages import HumanMessage, convert_to_messages
 from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
 from mas_agents import remote
-from mas_agents.errors import ModelUnavailable
+from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.errors import ContextOverflowError, ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.fakes import polite_player
 from tests.mas_agents.test_remote import PROBE_GRAMMAR, llama_like, wis_reply
@@ -201,6 +203,58 @@ def test_a_dead_server_is_unreachable_after_every_try(monkeypatch, waits):
     assert re.fullmatch(rf"model server {re.escape(base)} is unreachable: GET /models failed all "
                         rf"{remote.PROBE_TRIES} tries \(last: APIConnectionError: Connection error\.\)", str(err.value))
     assert len(waits) == remote.PROBE_TRIES - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# a context rejection without numbers
+
+
+def test_a_context_rejection_without_a_size_says_what_is_known(monkeypatch):
+    with StubServer(reply=llama_like("ok")) as stub:
+        model = model_for(stub.base_url, monkeypatch)
+        am = AccountedModel(model, CallRecorder(None), label="openai:stub", backoff_s=0.01)
+        ep = remote.endpoint(stub.base_url)
+        ep.dialect(model)
+        stub.push_faults("400:context-nosize")
+        msgs = [HumanMessage("tell me " * 50)]
+        with pytest.raises(ContextOverflowError) as err:
+            am.chat(msgs, actor="a", purpose="p", max_tokens=256)
+        e = err.value
+        assert (e.prompt_tokens, e.estimated, e.n_ctx, e.limit, e.max_tokens) == (ep.estimate_tokens(msgs), True,
+                                                                                     None, None, 256)
+        msg = str(e)
+        assert f"prompt is about {e.prompt_tokens} tokens (our estimate) with max_tokens 256" in msg
+        assert "the server did not say its context size" in msg
+        assert "[the server said: Error code: 400" in msg and "exceeds the available context size" in msg
+        assert "-256" not in msg and "n_ctx 0" not in msg and "only" not in msg and "\n" not in msg
+        assert len(stub.requests) == 2                # not asked again: there is no room to compute
+
+
+def test_the_context_message_says_whose_count_it_is_and_keeps_its_form_when_the_size_is_known():
+    e = ContextOverflowError(5000, None, 256, where="http://h/v1", detail="the server said: too long")
+    assert str(e) == ("model server http://h/v1: the server rejected the prompt as too long for its context: prompt "
+                      "is 5000 tokens (the server's count) with max_tokens 256, and the server did not say its "
+                      "context size; shorten the prompt, lower max_tokens or raise the server's context size "
+                      "[the server said: too long]")
+    assert str(ContextOverflowError(5000, 4096, 256)).startswith("prompt is 5000 tokens but only 3840 fit "
+                                                                 "(n_ctx 4096 - max_tokens 256)")
+
+
+def test_a_context_rejection_without_a_size_ends_the_cli_in_one_line(monkeypatch, tmp_path):
+    from mas_agents.cli import app
+
+    with StubServer(reply=wis_reply) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        stub.push_faults("ok", "400:context-nosize")      # the probe passes, the first description is rejected
+        res = CliRunner().invoke(app, ["spy", "play", "--agents", "plain@openai:stub", "--pair", "tea/coffee",
+                                       "--out", str(tmp_path / "g")])
+    assert res.exit_code == 3 and "Traceback" not in res.output
+    [line] = [x for x in res.output.splitlines() if x.startswith("error:")]
+    assert re.match(rf"error: model server {re.escape(stub.base_url)}: the server rejected the prompt as too long "
+                    r"for its context: prompt is about \d+ tokens \(our estimate\) with max_tokens \d+, and the "
+                    r"server did not say its context size", line), line
+    assert "-256" not in line and "n_ctx 0" not in line
 
 
 # ---------------------------------------------------------------------------------------------
