@@ -178,3 +178,121 @@ def check_resume(out: Path, keys: tuple[str, ...], **settings: Any) -> None:
         if k in cfg and cfg[k] != settings[k]:
             raise ValueError(f"{cfg_path}: field {k!r} is {cfg[k]!r} but this run asks for {settings[k]!r}; "
                              f"use another --out or the same settings to resume")
+
+
+# ---------------------------------------------------------------------- the process marker
+
+#: The marker a runner keeps in its run directory while it runs (see :func:`marks_run`).
+RUN_MARKER = "run.lock"
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of ``/proc/<pid>/stat`` after the command name (state first), or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def write_run_marker(out: Path) -> dict[str, Any]:
+    """Write ``out/run.lock``: this process (pid, host, start time in clock ticks since boot and
+    the boot id, so a reused pid or a restarted machine is not taken for it) and when the run
+    started. Returns what it wrote."""
+    import os
+    import socket
+    import sys
+
+    stat = _proc_stat(os.getpid())
+    marker = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": stat[19] if stat else None,
+              "boot_id": _boot_id(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "argv": [str(a) for a in sys.argv[:12]]}
+    write_json(Path(out) / RUN_MARKER, marker)
+    return marker
+
+
+def read_run_marker(d: Path) -> dict[str, Any] | None:
+    """The marker of run directory ``d`` (None: none, or not readable)."""
+    try:
+        m = json.loads((Path(d) / RUN_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return m if isinstance(m, dict) else None
+
+
+def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
+    """Is the process of marker ``m`` alive? ``(True, "")``; ``(False, why not)``; ``(None, why)``
+    when it cannot be told from here (the marker names another host)."""
+    import os
+    import socket
+
+    if m.get("error"):
+        return False, f"it failed: {m['error']}"
+    pid = m.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False, "its process marker names no process"
+    if m.get("host") != socket.gethostname():
+        return None, f"its process {pid} runs on host {m.get('host')!r}, which this server cannot check"
+    if m.get("boot_id") and _boot_id() and m["boot_id"] != _boot_id():
+        return False, f"its process {pid} ended when the machine restarted"
+    stat = _proc_stat(pid)
+    if stat is None:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False, f"its process {pid} is gone (killed or crashed before writing a result)"
+        except PermissionError:
+            pass
+        return True, ""
+    if stat[0] in ("Z", "X"):
+        return False, f"its process {pid} is gone (killed or crashed before writing a result)"
+    if m.get("proc_start") is not None and stat[19] != m["proc_start"]:
+        return False, f"its process {pid} is gone (the number now belongs to another process)"
+    return True, ""
+
+
+def marks_run(fn):
+    """Decorator of a runner whose argument ``out`` is its run directory: ``out/run.lock`` says
+    which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
+    runner returns, and keeps the error when the runner raises. A process that is killed leaves
+    it behind with a pid that is gone: ``mas serve`` then shows the run as stopped, not running.
+    A directory the call created and left empty is removed again."""
+    import functools
+    import inspect
+    import os
+
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = sig.bind_partial(*args, **kwargs).arguments.get("out")
+        if out is None:
+            return fn(*args, **kwargs)
+        out = Path(out)
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
+        mine = write_run_marker(out)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            if read_run_marker(out) == mine:
+                if created and set(os.listdir(out)) <= {RUN_MARKER}:
+                    (out / RUN_MARKER).unlink(missing_ok=True)
+                    out.rmdir()
+                else:
+                    what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+                    write_json(out / RUN_MARKER, {**mine, "error": what[:500],
+                                                  "ended": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            raise
+        if read_run_marker(out) == mine:
+            (out / RUN_MARKER).unlink(missing_ok=True)
+        return result
+
+    return wrapper

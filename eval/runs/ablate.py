@@ -41,7 +41,7 @@ from typing import Any, Callable
 from eval.metrics.cost import actor_cost, method_seats
 from eval.stats import Estimate, bootstrap_mean, bootstrap_units, paired_difference
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, versions, write_json
+from mas_agents.rundir import check_resume, marks_run, versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
 BASELINES = ("pp", "op", "always_a", "random")
@@ -286,6 +286,7 @@ def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: st
 
 
 # ---------------------------------------------------------------------------- runner + report
+@marks_run
 def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "plain", blocks: list[str],
                seeds: int = 2, model: Any = "local", script: str = "Sin", games: int = 4, players: int = 6,
                settings: str = "0-1", rounds: int = 3, lang: str = "en", concurrency: int | None = None,

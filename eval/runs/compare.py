@@ -30,7 +30,7 @@ from typing import Any, Callable
 from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 #: The game-playing baselines of PLAYER* §4 (Table A5), in the order a tie for cheapest is broken.
@@ -329,6 +329,7 @@ def bar_chart(table: list[dict], path: Path) -> None:
 RESUME_KEYS = ("model", "lang", "rounds", "questions")
 
 
+@marks_run
 def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list[Any], seeds: int,
                 model: Any = "local", lang: str = "en", rounds: int = 3, questions: int = 1,
                 concurrency: int | None = None, settings=None, tick: Callable[[str], None] | None = None,

@@ -19,7 +19,7 @@ from eval.metrics.magic import CAPABILITIES, scenario_metrics
 from graphs.magic.events import SCENARIOS
 from mas_agents.events import read_events
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -56,6 +56,7 @@ def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
     return out / "games" / f"{scenario}-{side}-s{setting_id:02d}"
 
 
+@marks_run
 def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: str, defender: str,
               settings: str | None = None, model: Any = "local", seed: int = 0, replay_openings: bool = False,
               concurrency: int | None = None, tick: Callable[[str], None] | None = None,

@@ -12,7 +12,7 @@ from mas_agents.accounting import CallRecorder
 from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
-from mas_agents.rundir import Stopwatch, versions, write_json
+from mas_agents.rundir import Stopwatch, marks_run, versions, write_json
 
 #: The challenger's sides per scenario (MAgIC §3.2, A.1): in the deduction games it plays each
 #: side in turn; in the others it plays the setting's test seat.
@@ -34,6 +34,7 @@ def challenger_seats(scenario: str, setting: Any, side: str) -> list[str]:
     return [p for p, r in roles.items() if r == side]
 
 
+@marks_run
 def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challenger: str, defender: str,
                     model: Any = "local", seed: int = 0, replay_openings: bool = False) -> dict:
     """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest.

@@ -19,7 +19,7 @@ from graphs.mmg.graph import MMGRuntime, build_graph
 from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
 from mas_agents.events import write_events
-from mas_agents.rundir import Stopwatch, write_json
+from mas_agents.rundir import Stopwatch, marks_run, write_json
 
 THREAD = {"configurable": {"thread_id": "mmg"}}
 
@@ -97,6 +97,7 @@ def check_human(sc: Any, human: str | None) -> None:
         raise ValueError(f"--human {human!r} is not a character of {sc.name}: {', '.join(names)}")
 
 
+@marks_run
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,
              resume: bool = False, progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Play (or resume) the game of ``rt`` and write the run files into ``out``.

@@ -26,7 +26,7 @@ from mas_agents.accounting import CallRecorder
 from mas_agents.events import write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
-from mas_agents.rundir import Stopwatch, read_json, versions, write_json, write_jsonl
+from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
 
 def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run: Path | None) -> tuple[list[Script], list[dict]]:
@@ -49,6 +49,7 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
     return [load_script(data_root, script, lang)], []
 
 
+@marks_run
 def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | None = None,
                       lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
                       shuffle: bool = True, scoring: str = "strict", run: Path | None = None,

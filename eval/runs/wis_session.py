@@ -19,7 +19,7 @@ from mas_agents.accounting import CallRecorder
 from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
-from mas_agents.rundir import Stopwatch, versions, write_json
+from mas_agents.rundir import Stopwatch, marks_run, versions, write_json
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -100,6 +100,7 @@ class PlayerFactory:
         return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role)
 
 
+@marks_run
 def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
               seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
               speak_timeout: float | None = 10.0, vote_timeout: float | None | str = "speak", game_id: str | None = None,

@@ -29,7 +29,7 @@ from eval.metrics.wis import agent_metrics, player_rows
 from eval.reports.wis_leaderboard import Leaderboard
 from graphs.wis import rules as rules
 from mas_agents.llm import spec_text
-from mas_agents.rundir import run_each
+from mas_agents.rundir import marks_run, run_each
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,7 @@ def tournament_id(config: dict) -> str:
     return "t-" + hashlib.sha1(blob.encode("utf-8")).hexdigest()[:10]
 
 
+@marks_run
 def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
                    players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
                    speak_timeout: float | None = 10.0, concurrency: int | None = None, db: Path | None = None, out: Path | None = None,

@@ -11,10 +11,20 @@ anything outside is answered 403):
 ``/report/{rel}``                 ``report.md`` rendered (raw HTML off) with its figures
 ``/wis-replay/{rel}``             the Who-is-Spy replay page of ``eval/reports/wis_replay.py``
 ``/raw/{rel}``                    a PNG/JSON/JSONL/Markdown/CSV/text file of a run, as data
-``/leaderboard``                  Who is Spy: the paper's columns and openskill ratings
+``/zip/{rel}``                    the whole run directory as a zip, streamed
+``/csv/{rel}?table=N``            table N of the run's ``report.md`` as CSV
+``/leaderboard``                  Who is Spy: the paper's columns with intervals, openskill ratings;
+                                  every leaderboard database under ``--runs`` (and ``--db``)
+``/leaderboard.csv``              its rank table as CSV
 ``/play``                         start a Who-is-Spy game with a human seat
 ``/play/{rel}``                   the human seat: what that player sees, and the answer form
 ================================  ===============================================================
+
+A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.runs.run_state`, from
+its ``result.json`` and the ``run.lock`` its runner keeps while it runs); only a running game is
+polled. Bad input (a path no file can have, a query value that is not a number, an unknown page,
+a bad form) gets the error page with a plain sentence and a 4xx status, never a traceback or
+JSON; errors are rendered by the handler that finds them, never read from the query string.
 
 Safety: every page escapes what runs contain (Jinja2 autoescaping, Markdown without raw HTML),
 and a Content-Security-Policy allows scripts from this server's ``/static`` only, so a
@@ -33,9 +43,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
+                               Response, StreamingResponse)
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mas_agents.web import replay as rp
 from mas_agents.web import runs as rs
@@ -73,6 +86,7 @@ class GameStarter:
         self.model = model
         self.data_root = data_root
         self.errors: dict[str, str] = {}
+        self.threads: dict[str, threading.Thread] = {}
 
     def start(self, out: Path, key: str, *, agents: list[str], pair: dict[str, str], lang: str, seed: int,
               speak_timeout: float | None) -> None:
@@ -86,7 +100,9 @@ class GameStarter:
             except BaseException as exc:   # shown on the seat page; the server goes on
                 self.errors[key] = f"{type(exc).__name__}: {exc}"
 
-        threading.Thread(target=run, name=f"wis-{key}", daemon=True).start()
+        th = threading.Thread(target=run, name=f"wis-{key}", daemon=True)
+        self.threads[key] = th
+        th.start()
 
 
 #: Host names a server bound to the loopback interface answers to (a page of another site that
@@ -109,6 +125,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     """
     root = Path(runs).resolve()
     root.mkdir(parents=True, exist_ok=True)
+    create_db = db
     env = _env()
     starter = GameStarter(model, data_root)
     app = FastAPI(title="mas serve", docs_url=None, redoc_url=None, openapi_url=None)
@@ -146,14 +163,45 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             raise FileNotFoundError(rel)
         return d
 
+    def wants_json(request: Request) -> bool:
+        return request.url.path.startswith("/api/")
+
+    def problem(request: Request, status: int, title: str, message: str) -> Response:
+        """The error page (or, for ``/api/``, ``{"error": message}``) with ``status``."""
+        if wants_json(request):
+            return JSONResponse({"error": message}, status_code=status)
+        return page("error.html", status, title=title, message=message)
+
     @app.exception_handler(FileNotFoundError)
     async def not_found(request: Request, exc: FileNotFoundError):
-        return page("error.html", 404, title="Not found", message=f"nothing at {exc}")
+        return problem(request, 404, "Not found", f"There is nothing at {exc} under the runs directory.")
 
     @app.exception_handler(rs.OutsideRuns)
     async def refused(request: Request, exc: rs.OutsideRuns):
-        resp = page("error.html", 403, title="Refused", message=str(exc))
-        return resp
+        return problem(request, 403, "Refused", str(exc))
+
+    @app.exception_handler(rs.BadPath)
+    async def bad_path(request: Request, exc: rs.BadPath):
+        return problem(request, 400, "Bad address", str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, exc: RequestValidationError):
+        parts = []
+        for e in exc.errors():
+            loc = [str(x) for x in e.get("loc", ()) if x not in ("query", "path", "body")]
+            name = ".".join(loc) or "a value"
+            got = request.query_params.get(name, "")
+            want = {"int_parsing": "a whole number", "float_parsing": "a number"}.get(e.get("type", ""), "another value")
+            parts.append(f"{name}={got!r} is not {want}" if got else f"{name} must be {want}")
+        return problem(request, 400, "Bad address", "In the address, " + "; ".join(parts) + ".")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404:
+            return problem(request, 404, "Not found", f"This server has no page at {_short(request.url.path)}.")
+        if exc.status_code == 405:
+            return problem(request, 405, "Not allowed", f"{_short(request.url.path)} does not take a {request.method}.")
+        return problem(request, exc.status_code, "Error", str(exc.detail))
 
     # -- runs --------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse)
@@ -178,15 +226,20 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES)
         figures = [f for f in files if f.endswith(".png")]
         return page("run.html", run=run, children=children, progress=prog, files=files, figures=figures,
+                    board=_board_link(d) if kind == "wis-tournament" else None,
                     has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
                     has_report=(d / "report.md").exists(), seats=_seats(d))
 
     def _progress(d: Path, kind: str) -> dict[str, Any]:
         total = None
         if kind == "wis-tournament":
+            from eval.reports.wis_leaderboard import Leaderboard
             tid = rs.tournament_id(d)
-            cfg = _board().config(tid) if tid and _db_exists() else None
-            total = (cfg or {}).get("games")
+            for _, path in (_databases() if tid else []):
+                cfg = Leaderboard(path).config(tid)
+                if cfg:
+                    total = cfg.get("games")
+                    break
         return rs.progress(d, kind, db_total=total)
 
     @app.get("/api/progress/{rel:path}")
@@ -205,9 +258,11 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             raise FileNotFoundError(f"{rel}/events.jsonl")
         game = rp.game_of(events, kind)
         finished = (d / "result.json").exists()
+        state, reason = rs.run_state(d, kind or "wis")
         calls, tot = rp.load_calls(d / "llm_calls.jsonl")
         return page("replay.html", rel=rs.relpath(root, d), game=game, rows=rp.rows(events, game),
                     players=rp.players_of(events), truth=rp.truth(events, game), finished=finished,
+                    state=state, reason=reason,
                     show_private=bool(private), n_events=len(events), calls_total=tot, run=rs.describe(root, d, kind)
                     if kind else None, seats=_seats(d))
 
@@ -222,7 +277,9 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
                                                      rel=rs.relpath(root, d))
         resp = HTMLResponse(html)
         resp.headers["X-Next"] = str(len(events))
-        resp.headers["X-Finished"] = "1" if (d / "result.json").exists() else "0"
+        state = rs.run_state(d, rs.detect_kind(d) or "wis")[0]
+        resp.headers["X-State"] = state
+        resp.headers["X-Finished"] = "0" if state == "running" else "1"   # the client stops polling
         return resp
 
     @app.get("/calls/{rel:path}", response_class=HTMLResponse)
@@ -263,102 +320,176 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         return FileResponse(p, media_type=RAW_TYPES[p.suffix])
 
     # -- leaderboard -------------------------------------------------------------------------
-    def _board():
-        from eval.reports.wis_leaderboard import Leaderboard
-        return Leaderboard(db)
-
-    def _db_exists() -> bool:
+    def _databases() -> list[tuple[str, Path]]:
+        """``[(key, path)]`` of every leaderboard database: ``--db`` (or the default one) when it
+        exists, then those found under ``--runs``; the key of one under ``--runs`` is its path
+        there, of another ``--db``."""
         from eval.reports.wis_leaderboard import default_db_path
-        return Path(db).exists() if db is not None else default_db_path().exists()
+        out: list[tuple[str, Path]] = []
+        given = Path(db) if db is not None else default_db_path()
+        if given.is_file() and rs.is_leaderboard_db(given):
+            real = given.resolve()
+            out.append((rs.relpath(root, real) if root in real.parents else "--db", real))
+        for f in rs.find_leaderboards(root):
+            if all(f != p for _, p in out):
+                out.append((rs.relpath(root, f), f))
+        return out
+
+    def _board_link(d: Path) -> str | None:
+        """The leaderboard address of the tournament in ``d`` (the database that holds it)."""
+        tid = rs.tournament_id(d)
+        if not tid:
+            return None
+        from eval.reports.wis_leaderboard import Leaderboard
+        for key, path in _databases():
+            if Leaderboard(path).config(tid) is not None:
+                return f"/leaderboard?db={quote(key)}&tournament={quote(tid)}"
+        return None
+
+    def _pick(db_key: str, tournament: str):
+        """``(databases, key, Leaderboard, tournament id or None)`` of a leaderboard request."""
+        from eval.reports.wis_leaderboard import Leaderboard
+        dbs = _databases()
+        if not dbs:
+            return dbs, "", None, None
+        if db_key:
+            if db_key != "--db":
+                rs.confine(root, db_key)   # 400/403 for a bad or outside path
+            match = [p for k, p in dbs if k == db_key]
+            if not match:
+                raise FileNotFoundError(f"{db_key} (no leaderboard database there)")
+            path = match[0]
+        else:
+            db_key, path = dbs[0]
+        board = Leaderboard(path)
+        if tournament and board.config(tournament) is None:
+            raise FileNotFoundError(f"{db_key}: tournament {tournament}")
+        return dbs, db_key, board, tournament or None
+
+    def _game_runs() -> tuple[dict[str, str], dict[str, str]]:
+        """``({game_id: run rel}, {tournament id: run rel})`` of the runs under ``--runs``."""
+        games, tours = {}, {}
+        for r in rs.scan(root):
+            d = root / r.rel
+            if r.kind == "wis":
+                cfg = rs._read(d / "config.json") or {}
+                games.setdefault(str(cfg.get("game_id") or ""), r.rel)
+            elif r.kind == "wis-tournament":
+                tid = rs.tournament_id(d)
+                if tid:
+                    tours.setdefault(tid, r.rel)
+        return games, tours
 
     @app.get("/leaderboard", response_class=HTMLResponse)
-    def leaderboard(tournament: str = ""):
-        from eval.reports.wis_leaderboard import HEADERS, leaderboard_rows
-        from mas_agents.web.rating import ratings
-        if not _db_exists():
-            return page("leaderboard.html", missing=True, db=str(db or "default"), tournaments=[], rows=[],
-                        headers=HEADERS, rating=None, current="")
-        board = _board()
-        tid = tournament or None
+    def leaderboard(db: str = "", tournament: str = "", agent: str = ""):
+        from mas_agents.web.rating import rank_table, ratings
+        dbs, key, board, tid = _pick(db, tournament)
+        if board is None:
+            from eval.reports.wis_leaderboard import default_db_path
+            return page("leaderboard.html", missing=True, looked=[str(create_db or default_db_path()) + (" (--db)" if create_db else " (the default)"),
+                                                                  f"every *.sqlite, *.sqlite3 and *.db file under {root}"])
         games = board.games(tid)
-        return page("leaderboard.html", missing=False, db=str(board.path), tournaments=board.tournaments(),
-                    rows=leaderboard_rows(board.metrics(tid)), headers=HEADERS, rating=ratings(games),
-                    current=tournament, n_games=len(games))
+        game_runs, tour_runs = _game_runs()
+        listed = [g for g in games if not agent or any(p.get("agent") == agent for p in g.get("players") or [])]
+        return page("leaderboard.html", missing=False, dbs=dbs, key=key, db_path=str(board.path),
+                    tournaments=board.tournaments(), current=tid or "", rows=rank_table(games), rating=ratings(games),
+                    n_games=len(games), agent=agent, games=listed[:500], n_listed=len(listed), game_runs=game_runs,
+                    tour_runs=tour_runs)
+
+    @app.get("/leaderboard.csv")
+    def leaderboard_csv(db: str = "", tournament: str = ""):
+        from mas_agents.web.downloads import table_csv
+        from mas_agents.web.rating import rank_table
+        _, key, board, tid = _pick(db, tournament)
+        if board is None:
+            raise FileNotFoundError("a leaderboard database")
+        head = ["rank", "agent", "seats", "rank_score", "avg_score", "avg_score_low95_t", "avg_score_high95_t"]
+        for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
+            head += [m, f"{m}_k", f"{m}_n", f"{m}_low95_wilson", f"{m}_high95_wilson"]
+        rows = [head]
+        for r in rank_table(board.games(tid)):
+            a = r["avg_score"]
+            row = [r["rank"], r["agent"], r["seats"], r["rank_score"], a["mean"], a["low"], a["high"]]
+            for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
+                row += [r[m]["rate"], r[m]["k"], r[m]["n"], r[m]["low"], r[m]["high"]]
+            rows.append(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row])
+        return _csv_response(table_csv(rows), f"leaderboard-{tid or 'overall'}.csv")
 
     # -- a human seat ------------------------------------------------------------------------
     def _seats(d: Path) -> list[str]:
         from eval.runs.human import human_seats
         return [p.name for p in human_seats(d)]
 
+    def _model_name() -> str:
+        return str(model if isinstance(model, str) else type(model).__name__)
+
     @app.get("/play", response_class=HTMLResponse)
-    def play_form(error: str = ""):
-        return page("play_new.html", error=error, model=str(model if isinstance(model, str) else type(model).__name__))
+    def play_form():
+        return page("play_new.html", error="", form={}, model=_model_name())
 
     @app.post("/play")
     async def play_start(request: Request):
         form = _form(await request.body())
-        from eval.runs.human import HUMAN
-        from eval.runs.wis_session import parse_pair
-        from graphs.wis import rules as wis_rules
-        agents = [a.strip() for a in form.get("agents", "").split(",") if a.strip()]
         try:
-            if agents.count(HUMAN) != 1:
-                raise ValueError("seat exactly one human: e.g. human,plain,plain,plain")
-            wis_rules.check_players(len(agents))
-            from mas_agents.specs import is_remote, parse_spec, split_model
-            for a in agents:
-                if a != HUMAN and not is_remote(a):
-                    parse_spec(split_model(a)[0])
-            lang = form.get("lang", "en")
-            if lang not in ("en", "zh"):
-                raise ValueError(f"language {lang!r}: en or zh")
-            seed = int(form.get("seed") or 0)
-            limit = float(form.get("speak_timeout") or 0) or None
-            if form.get("pair", "").strip():
-                pair = parse_pair(form["pair"])
-            else:
-                from eval.datasets.wis import load_pairs
-                if starter.data_root is None:
-                    raise ValueError("give a word pair (CIVILIAN/SPY): this server has no datasets root")
-                pair = random.Random(seed).choice(load_pairs(starter.data_root, lang))
-        except (ValueError, FileNotFoundError) as exc:
-            return RedirectResponse(f"/play?error={quote(str(exc))}", status_code=303)
+            game = _check_game(form, starter.data_root)
+        except ValueError as exc:
+            # shown by this handler, with the form as it was filled (never through the address)
+            return page("play_new.html", 400, error=str(exc), form=form, model=_model_name())
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         out = root / "play" / f"spy-human-{stamp}-{random.Random().randrange(16**4):04x}"
         out.mkdir(parents=True)
         key = rs.relpath(root, out)
-        starter.start(out, key, agents=agents, pair=pair, lang=lang, seed=seed, speak_timeout=limit)
+        starter.start(out, key, **game)
         return RedirectResponse(f"/play/{quote(key)}", status_code=303)
+
+    def _seat_page(d: Path, seat: str, status: int = 200, note: str = "") -> HTMLResponse:
+        from eval.runs.human import read_view
+        key = rs.relpath(root, d)
+        seats = _seats(d)
+        state, reason = _seat_state(d)
+        sig = _seat_sig(d, seat)   # read before the view: a change after it reloads the page
+        err = starter.errors.get(key)
+        if not seats:
+            if err or state != "running":
+                if not err and not (d / "human").exists() and rs.detect_kind(d) is not None:
+                    return page("error.html", 404, title="No human seat",
+                                message=f"{key} is a game without a human seat; watch it on its replay page.")
+                return page("play.html", status, rel=key, seat="", view=None, seats=[], error=err, waiting=False,
+                            sig=sig, state=state, reason=reason, note=note)
+            return page("play.html", status, rel=key, seat="", view=None, seats=[], error=None, waiting=True, sig=sig,
+                        state=state, reason=reason, note=note)
+        seat = seat if seat in seats else seats[0]
+        view = read_view(d / "human" / seat)
+        return page("play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
+                    finished=(d / "result.json").exists(), sig=sig, state=state, reason=reason, note=note)
+
+    def _seat_state(d: Path) -> tuple[str, str]:
+        """The game's state; a game this server is starting is running while its thread lives."""
+        th = starter.threads.get(rs.relpath(root, d))
+        if th is not None and th.is_alive() and not (d / "result.json").exists():
+            return "running", ""
+        return rs.run_state(d, rs.detect_kind(d) or "wis")
 
     @app.get("/play/{rel:path}", response_class=HTMLResponse)
     def play_page(rel: str, seat: str = ""):
-        from eval.runs.human import read_view
-        d = locate(rel)
-        key = rs.relpath(root, d)
-        seats = _seats(d)
-        sig = _seat_sig(d, seat)   # read before the view: a change after it reloads the page
-        if not seats:   # the game is still seating its players
-            err = starter.errors.get(key)
-            return page("play.html", rel=key, seat="", view=None, seats=[], error=err, waiting=not err, sig=sig)
-        seat = seat if seat in seats else seats[0]
-        view = read_view(d / "human" / seat)
-        return page("play.html", rel=key, seat=seat, view=view, seats=seats, error=starter.errors.get(key),
-                    waiting=False, finished=(d / "result.json").exists(), sig=sig)
+        return _seat_page(locate(rel), seat)
 
     def _seat_sig(d: Path, seat: str) -> str:
         """What the seat page shows, in one string: a change makes the page reload itself."""
         from eval.runs.human import read_view
         seats = _seats(d)
         err = starter.errors.get(rs.relpath(root, d), "")
+        state = _seat_state(d)[0]
         if not seats:
-            return f"none:{err}"
+            return f"none:{err}:{state}"
         v = read_view(d / "human" / (seat if seat in seats else seats[0]))
         p = v.get("pending") or {}
-        return f"{len(v.get('messages') or [])}:{p.get('id')}:{v.get('finished')}:{(d / 'result.json').exists()}:{err}"
+        return f"{len(v.get('messages') or [])}:{p.get('id')}:{v.get('finished')}:{state}:{err}"
 
     @app.get("/api/seat/{rel:path}")
     def seat_state(rel: str, seat: str = ""):
-        return JSONResponse({"sig": _seat_sig(locate(rel), seat)})
+        d = locate(rel)
+        return JSONResponse({"sig": _seat_sig(d, seat), "state": _seat_state(d)[0]})
 
     @app.post("/play/{rel:path}/answer")
     async def play_answer(rel: str, request: Request):
@@ -368,16 +499,116 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         seat = form.get("seat", "")
         if seat not in _seats(d):
             raise FileNotFoundError(f"{rel}: seat {seat!r}")
+        state, reason = _seat_state(d)
+        if state != "running":
+            why = "it is over" if state == "finished" else f"it has stopped ({reason})"
+            return _seat_page(d, seat, 409, note=f"Your answer was not sent: the game is not being played any more, {why}.")
         try:
-            submit_answer(d / "human" / seat, int(form.get("id", "-1")), form.get("text", ""),
-                          target=form.get("target") or None)
+            rid = int(form.get("id", ""))
+        except ValueError:
+            return _seat_page(d, seat, 400, note="Your answer was not sent: the form did not say which request it answers.")
+        try:
+            submit_answer(d / "human" / seat, rid, form.get("text", ""), target=form.get("target") or None)
         except ValueError as exc:
-            return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}&note={quote(str(exc))}",
-                                    status_code=303)
+            return _seat_page(d, seat, 409, note=f"Your answer was not sent: {exc}")
         await asyncio.sleep(0.3)   # usually long enough for the game to take the answer and ask the next thing
         return RedirectResponse(f"/play/{quote(rs.relpath(root, d))}?seat={quote(seat)}", status_code=303)
 
+    # -- downloads ---------------------------------------------------------------------------
+    @app.get("/zip/{rel:path}")
+    def zip_run(rel: str):
+        from mas_agents.web.downloads import zip_stream
+        d = locate(rel)
+        if not d.is_dir() or d == root:
+            raise FileNotFoundError(f"{rel or '.'} (a run directory)")
+        name = rs.relpath(root, d).replace("/", "_")
+        return StreamingResponse(zip_stream(root, d, d.name), media_type="application/zip",
+                                 headers={"Content-Disposition": f'attachment; filename="{quote(name)}.zip"'})
+
+    @app.get("/csv/{rel:path}")
+    def report_csv(rel: str, table: int = 0):
+        from mas_agents.web.downloads import markdown_tables, table_csv
+        d = locate(rel)
+        if not (d / "report.md").is_file():
+            raise FileNotFoundError(f"{rel}/report.md")
+        tables = markdown_tables((d / "report.md").read_text(encoding="utf-8"))
+        if not 0 <= table < len(tables):
+            raise FileNotFoundError(f"{rel}/report.md, table {table} (it has {len(tables)})")
+        name = rs.relpath(root, d).replace("/", "_")
+        return _csv_response(table_csv(tables[table]), f"{name}-table{table + 1}.csv")
+
     return app
+
+
+def _short(text: str, n: int = 120) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def _csv_response(text: str, filename: str) -> Response:
+    return PlainTextResponse(text, media_type="text/csv; charset=utf-8",
+                             headers={"Content-Disposition": f'attachment; filename="{quote(filename)}"'})
+
+
+def _number(form: dict[str, str], name: str, what: str, kind=int, low: float = 0, high: float = 10**9):
+    """``form[name]`` as a number in ``[low, high]`` (empty: 0), or ValueError in a plain sentence."""
+    import math
+    text = (form.get(name) or "").strip() or "0"
+    try:
+        x = kind(text)
+    except ValueError:
+        raise ValueError(f"The {what} must be {'a whole number' if kind is int else 'a number'}; "
+                         f"{_short(text, 40)!r} is not one.") from None
+    if not (math.isfinite(x) and low <= x <= high):
+        raise ValueError(f"The {what} must be between {low:g} and {high:g}; {_short(text, 40)!r} is not.")
+    return x
+
+
+def _check_game(form: dict[str, str], data_root: Path | None) -> dict[str, Any]:
+    """The game a ``/play`` form asks for, as keyword arguments of :meth:`GameStarter.start`.
+
+    Raises:
+        ValueError: in a plain sentence (seats, agents, language, seed, time limit, word pair).
+    """
+    from eval.runs.human import HUMAN
+    from graphs.wis import rules as wis_rules
+    from mas_agents.specs import is_remote, parse_spec, split_model
+    agents = [a.strip() for a in form.get("agents", "").split(",") if a.strip()]
+    if agents.count(HUMAN) != 1:
+        raise ValueError("Seat exactly one human, e.g. human,plain,plain,plain.")
+    try:
+        wis_rules.check_players(len(agents))
+    except ValueError:
+        raise ValueError(f"A game has {wis_rules.MIN_PLAYERS} to {wis_rules.MAX_PLAYERS} seats; "
+                         f"this one has {len(agents)}.") from None
+    for a in agents:
+        if a != HUMAN and not is_remote(a):
+            try:
+                parse_spec(split_model(a)[0])
+            except ValueError as exc:
+                raise ValueError(f"The seat {_short(a, 60)!r} is not an agent this project knows ({exc}).") from None
+    lang = form.get("lang", "en")
+    if lang not in ("en", "zh"):
+        raise ValueError("The language must be en or zh.")
+    seed = _number(form, "seed", "seed")
+    limit = _number(form, "speak_timeout", "time to answer (in seconds)", float, 0, 3600) or None
+    text = form.get("pair", "").strip()
+    if text:
+        parts = [p.strip() for p in text.split("/")]
+        if len(parts) != 2 or not all(parts):
+            raise ValueError("The word pair must be two words separated by a slash, the civilians' word first: "
+                             "tea/coffee.")
+        if parts[0].casefold() == parts[1].casefold():
+            raise ValueError(f"The two words of the pair must differ; both are {_short(parts[0], 40)!r}.")
+        pair = {"civilian": parts[0], "spy": parts[1]}
+    else:
+        from eval.datasets.wis import load_pairs
+        if data_root is None:
+            raise ValueError("Give a word pair (CIVILIAN/SPY): this server has no datasets to draw one from.")
+        try:
+            pair = random.Random(seed).choice(load_pairs(data_root, lang))
+        except (FileNotFoundError, ValueError, IndexError) as exc:
+            raise ValueError(f"Give a word pair (CIVILIAN/SPY): no pair could be drawn from the datasets ({exc}).") from None
+    return {"agents": agents, "pair": pair, "lang": lang, "seed": seed, "speak_timeout": limit}
 
 
 def _hostname(host: str) -> str:
@@ -394,8 +625,9 @@ def _form(body: bytes) -> dict[str, str]:
 
 def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
     """``report.md`` as HTML with raw HTML disabled (it is escaped), GitHub tables on, and image
-    paths relative to the run rewritten to ``/raw/<rel>/...``; also returns the image paths it
-    showed. An image path that leaves the run directory is dropped."""
+    paths relative to the run rewritten to ``/raw/<rel>/...``, and a link to each table as CSV
+    (``/csv/<rel>?table=N``) after it; also returns the image paths it showed. An image path that
+    leaves the run directory is dropped."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -416,5 +648,14 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
                 tok.attrSet("src", "")
         return default_image(tokens, idx, options, env)
 
+    tables = [0]
+
+    def table_close(renderer, tokens, idx, options, env):
+        n = tables[0]
+        tables[0] += 1
+        href = "/csv/" + quote(rel, safe="/") + f"?table={n}"
+        return f'</table>\n<p class="csv"><a href="{href}" class="csv-link" download>table {n + 1} as CSV</a></p>\n'
+
     md.add_render_rule("image", image)
+    md.add_render_rule("table_close", table_close)
     return md.render(text), used

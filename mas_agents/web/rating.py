@@ -63,3 +63,84 @@ def ratings(games: Iterable[dict[str, Any]]) -> dict[str, Any]:
             for a, r in current.items()]
     rows.sort(key=lambda r: (-r["ordinal"], r["agent"]))
     return {"rows": rows, "rated": rated, "skipped": skipped, "model": "Plackett-Luce (openskill)"}
+
+
+# ---------------------------------------------------------------------- intervals of the rank table
+
+Z95 = 1.959963984540054
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval (95 % by default) of a proportion ``k / n``; None when ``n`` is 0.
+
+    Wilson (1927), "Probable inference, the law of succession, and statistical inference", JASA 22.
+    Unlike the normal (Wald) interval it stays inside [0, 1] and is not of width 0 at 0 % or
+    100 %, which matters with a handful of games."""
+    if n <= 0:
+        return None
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def t_interval(xs: list[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Student-t interval of the mean of ``xs``; None with fewer than 2 values."""
+    import statistics
+
+    from scipy.stats import t
+    n = len(xs)
+    if n < 2:
+        return None
+    m, sd = statistics.fmean(xs), statistics.stdev(xs)
+    half = float(t.ppf((1 + level) / 2, n - 1)) * sd / n ** 0.5
+    return m - half, m + half
+
+
+def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The leaderboard's rows with intervals, from stored game records.
+
+    Per agent (one row per seat it held, :func:`eval.metrics.wis.player_rows`): ``rank_score``
+    (WiS §4), ``avg_score`` with a Student-t 95 % interval over its seats' scores (n = seats),
+    win rates as spy and as civilian, vote accuracy (a civilian's votes naming the spy) and foul
+    rate (fouls per description), each ``{"rate", "k", "n", "low", "high"}`` with a Wilson 95 %
+    interval. The seats of one game, and the votes and descriptions of one seat, are not
+    independent, so these intervals are somewhat too narrow for agents holding several seats
+    of a game; they say how few games a number rests on.
+    """
+    from eval.metrics.wis import agent_metrics, player_rows
+
+    games = list(games)
+    seats: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for g in games:
+        for r in player_rows(g):
+            seats[str(r["agent"])].append(r)
+
+    def prop(k: int, n: int) -> dict[str, Any]:
+        iv = wilson(k, n)
+        return {"rate": k / n if n else None, "k": k, "n": n, "low": iv[0] if iv else None, "high": iv[1] if iv else None}
+
+    out = []
+    for m in agent_metrics(games):
+        rows = seats[m["agent"]]
+        spy = [r for r in rows if r["role"] == "spy"]
+        civ = [r for r in rows if r["role"] != "spy"]
+        scores = [float(r["score"]) for r in rows]
+        iv = t_interval(scores)
+        out.append({
+            "agent": m["agent"], "seats": len(rows), "rank_score": m["rank_score"],
+            "avg_score": {"mean": m["avg_score"], "n": len(scores), "low": iv[0] if iv else None,
+                          "high": iv[1] if iv else None},
+            "win_spy": prop(sum(r["won"] for r in spy), len(spy)),
+            "win_civilian": prop(sum(r["won"] for r in civ), len(civ)),
+            "vote_accuracy": prop(m["correct_votes"], m["votes_cast_as_civilian"]),
+            "foul_rate": prop(m["fouls"], m["descriptions"]),
+            "avg_survival": m["avg_survival_rounds"],
+        })
+    ranks: list[int] = []
+    for i, r in enumerate(out):
+        ranks.append(ranks[-1] if i and r["rank_score"] == out[i - 1]["rank_score"] else i + 1)
+    for rank, r in zip(ranks, out):
+        r["rank"] = rank
+    return out

@@ -45,6 +45,30 @@ class OutsideRuns(PermissionError):
     """A path that resolves outside ``--runs`` (through ``..``, an absolute path or a symlink)."""
 
 
+class BadPath(ValueError):
+    """A path no file can have (a NUL byte, a name over 255 bytes, over 4096 bytes in all): the
+    web app answers 400 without asking the file system."""
+
+
+#: Longest file name and path Linux accepts (NAME_MAX, PATH_MAX).
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def check_path(rel: str) -> None:
+    """Raise :class:`BadPath` for a path no file can have (before any file system call, which
+    would fail with ``ValueError: embedded null byte`` or ``OSError: File name too long``)."""
+    text = str(rel)
+    if "\x00" in text:
+        raise BadPath("The address holds a NUL byte (%00); no file name can.")
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) > PATH_MAX:
+        raise BadPath(f"The path in the address is {len(raw)} bytes long; a path has at most {PATH_MAX}.")
+    for seg in text.split("/"):
+        n = len(seg.encode("utf-8", "surrogateescape"))
+        if n > NAME_MAX:
+            raise BadPath(f"A part of the path in the address is {n} bytes long; a file name has at most {NAME_MAX}.")
+
+
 def confine(root: Path, rel: str | os.PathLike[str]) -> Path:
     """``root / rel`` with symlinks resolved, if it is ``root`` or inside it.
 
@@ -54,7 +78,9 @@ def confine(root: Path, rel: str | os.PathLike[str]) -> Path:
 
     Raises:
         OutsideRuns: the resolved path is outside ``root`` (the web app answers 403).
+        BadPath: no file can have this path (the web app answers 400).
     """
+    check_path(str(rel))
     base = Path(root).resolve()
     target = (base / str(rel).lstrip("/")).resolve() if str(rel).strip("/") else base
     if target != base and base not in target.parents:
@@ -113,6 +139,8 @@ class Run:
         headline: a few numbers in words (outcome, score with interval, progress...).
         finished: its ``result.json`` exists. parent: ``rel`` of the run it is part of, or None.
         depth: how many runs it is nested in.
+        state: ``finished``, ``running`` or ``stopped`` (:func:`run_state`); reason: why, in words
+            (for ``stopped`` and a ``running`` told by the age of its files).
     """
 
     rel: str
@@ -125,6 +153,8 @@ class Run:
     finished: bool = False
     parent: str | None = None
     depth: int = 0
+    state: str = "finished"
+    reason: str = ""
 
     @property
     def is_game(self) -> bool:
@@ -210,7 +240,72 @@ def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: i
         _fill(run, kind, cfg, res, d)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         run.headline = run.headline or "(result not readable)"
+    run.state, run.reason = run_state(d, kind)
+    if run.state == "stopped" and run.headline in ("playing", ""):
+        run.headline = "stopped before the end"
     return run
+
+
+#: A run without a process marker (written before markers existed, or by a runner that does not
+#: write one) counts as running while one of its files was written less than this many seconds
+#: ago: longer than a human seat's default time to answer (120 s) or a slow local model's call.
+FRESH_S = 300
+#: The files whose age (with the directory's own) tells whether a run without a marker is still
+#: being written.
+_WRITTEN = ("events.jsonl", "llm_calls.jsonl", "config.json", "human")
+
+
+def _age(d: Path, deep: bool) -> float | None:
+    """Seconds since a file of ``d`` was last written (``deep``: of its sub-runs too), or None."""
+    import time
+    paths = [d] + [d / n for n in _WRITTEN]
+    if deep:
+        paths += [p for n in ("events.jsonl", "llm_calls.jsonl") for p in d.glob(f"**/{n}")][:2000]
+    times = []
+    for p in paths:
+        try:
+            times.append(p.stat().st_mtime)
+        except OSError:
+            pass
+    return time.time() - max(times) if times else None
+
+
+def run_state(d: Path, kind: str) -> tuple[str, str]:
+    """``(state, reason)`` of the run in ``d``: ``finished`` (its result is written), ``running``
+    (the process in its ``run.lock`` is alive on this host: :func:`mas_agents.rundir.marker_process`)
+    or ``stopped`` (a marker whose process is gone, or that kept the runner's error). Without a
+    marker: a composite run with a running sub-run is running; otherwise a run is running while a
+    file of it is younger than :data:`FRESH_S` seconds, else ``stopped (no process marker)``. A
+    marker of another host (a shared disk) is judged by the same age rule."""
+    from mas_agents.rundir import marker_process, read_run_marker
+    d = Path(d)
+    marker = read_run_marker(d)
+    if kind == "wis-tournament":
+        games = [g for g in (d / "games").iterdir() if g.is_dir()] if (d / "games").is_dir() else []
+        open_games = [g for g in games if not (g / "result.json").exists()]
+        if marker is None and games and not open_games:
+            return "finished", ""
+    elif isinstance(_read(d / "result.json"), dict):
+        return "finished", ""
+    else:
+        open_games = []
+    if marker is not None:
+        alive, why = marker_process(marker)
+        if alive:
+            return "running", ""
+        if alive is False:
+            return "stopped", why
+    elif kind not in GAME_KINDS:
+        subs = open_games or [p.parent for p in d.glob("*/**/config.json") if not (p.parent / "result.json").exists()]
+        for sub in subs[:50]:
+            if read_run_marker(sub) is not None and marker_process(read_run_marker(sub))[0]:
+                return "running", ""
+    age = _age(d, deep=kind not in GAME_KINDS)
+    if age is not None and age < FRESH_S:
+        return "running", (why + "; " if marker is not None else "no process marker; ") + f"last written {age:.0f} s ago"
+    if marker is not None:
+        return "stopped", why + f"; nothing written for {FRESH_S} s"
+    return "stopped", "no process marker, and nothing written for " + (f"{age / 60:.0f} min" if age else "a while")
 
 
 def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
@@ -261,7 +356,7 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         cfgs = [_read(g / "config.json") or {} for g in sorted((d / "games").iterdir()) if g.is_dir()]
         run.agents = _uniq(a for c in cfgs for a in c.get("agents") or [])
         run.model = _uniq(c.get("model") for c in cfgs)[0] if cfgs else ""
-        run.finished = not progress(d, kind).get("running")
+        run.finished = not progress(d, kind).get("running") and not progress(d, kind).get("stopped")
         run.headline = progress(d, kind)["text"]
     elif kind == "wis-experiment":
         run.agents = _uniq([res.get("subject"), res.get("others")])
@@ -284,27 +379,40 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
     if kind == "ablation":
         benches = cfg.get("benches") or []
         done = [b for b in benches if _bench_done(d / b)]
-        running = [p.parent.relative_to(d).as_posix() for p in sorted(d.rglob("config.json"))
-                   if p.parent != d and not (p.parent / "result.json").exists()]
+        open_ = [p.parent for p in sorted(d.rglob("config.json")) if p.parent != d and not (p.parent / "result.json").exists()]
+        running, stopped = _split_open(d, open_)
         text = f"{len(done)} of {len(benches)} benches finished" + (f"; running {running[-1]}" if running else "")
-        return {"done": len(done), "total": len(benches), "running": running, "text": text}
+        if stopped and not running:
+            text += f"; {len(stopped)} stopped before the end"
+        return {"done": len(done), "total": len(benches), "running": running, "stopped": stopped, "text": text}
     if kind == "wellplay-compare":
         cells = d / "cells"
         done = len(list(cells.glob("*/*/seed*/eval/result.json"))) if cells.is_dir() else 0
         total = len(cfg.get("methods") or []) * len(cfg.get("scripts") or []) * int(cfg.get("seeds") or 1) or None
-        running = [p.parent.relative_to(d).as_posix() for p in sorted(cells.rglob("config.json"))
-                   if not (p.parent / "result.json").exists()] if cells.is_dir() else []
+        running, stopped = _split_open(d, [p.parent for p in sorted(cells.rglob("config.json"))
+                                           if not (p.parent / "result.json").exists()] if cells.is_dir() else [])
     else:
         games = sorted(g for g in (d / "games").iterdir() if g.is_dir()) if (d / "games").is_dir() else []
         done = sum(1 for g in games if (g / "result.json").exists())
-        running = [g.relative_to(d).as_posix() for g in games if not (g / "result.json").exists()]
+        running, stopped = _split_open(d, [g for g in games if not (g / "result.json").exists()])
         res = _read(d / "result.json") or {}
         total = db_total if db_total is not None else (len(res.get("games") or []) or None)
     what = {"wis-tournament": "games", "magic-bench": "games", "wellplay-compare": "cells"}.get(kind, "parts")
     text = f"{done} of {total} {what} finished" if total else f"{done} {what} finished"
     if running:
         text += f"; playing {running[-1]}"
-    return {"done": done, "total": total, "running": running, "text": text}
+    elif stopped:
+        text += f"; {len(stopped)} stopped before the end"
+    return {"done": done, "total": total, "running": running, "stopped": stopped, "text": text}
+
+
+def _split_open(d: Path, subs: list[Path]) -> tuple[list[str], list[str]]:
+    """Unfinished sub-runs of ``d`` as ``(running, stopped)`` rel names (:func:`run_state`)."""
+    running, stopped = [], []
+    for sub in subs:
+        (running if run_state(sub, detect_kind(sub) or "wis")[0] == "running" else stopped).append(
+            sub.relative_to(d).as_posix())
+    return running, stopped
 
 
 def _bench_done(d: Path) -> bool:
@@ -336,3 +444,43 @@ def filter_runs(runs: list[Run], kind: str = "", model: str = "", agent: str = "
     if nested or kind or model or agent:
         return hits
     return [r for r in hits if r.parent is None]
+
+
+#: File names a Who-is-Spy leaderboard database may have (``mas spy tournament --db FILE``).
+DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+def is_leaderboard_db(path: Path) -> bool:
+    """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created:
+    a murder mystery's ``checkpoints.sqlite`` is not one)."""
+    import sqlite3
+    from contextlib import closing
+    try:
+        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+            names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+    return {"tournaments", "games", "players"} <= names
+
+
+def find_leaderboards(root: Path) -> list[Path]:
+    """Every leaderboard database under ``root`` (symlinks not followed, never outside ``root``),
+    in path order."""
+    root = Path(root).resolve()
+    out: list[Path] = []
+
+    def walk(d: Path, level: int) -> None:
+        try:
+            entries = sorted(d.iterdir())
+        except OSError:
+            return
+        for p in entries:
+            if p.is_symlink():
+                continue
+            if p.is_dir() and p.name not in _SKIP and level < MAX_DEPTH:
+                walk(p, level + 1)
+            elif p.is_file() and p.suffix in DB_SUFFIXES and p.name != "checkpoints.sqlite" and is_leaderboard_db(p):
+                out.append(p)
+
+    walk(root, 0)
+    return out

@@ -1,14 +1,23 @@
 """Realistic run directories for the web app's tests, made by the project's own runners on fake
-models (no language model; the ablation draws its word pairs from the real dataset): a PLAYER* murder mystery (the toy script of
-``tests/toy.py``), Who-is-Spy games, a tournament in a leaderboard database, a Who-is-Spy
-ablation with its report and figure, a MAgIC game log, a game still being played, an event that
-carries a ``<script>`` injection, and a run directory outside ``--runs`` reached by a symlink."""
+models (no language model; the ablation draws its word pairs from the real dataset): a PLAYER* murder
+mystery (the toy script of ``tests/toy.py``), Who-is-Spy games, a tournament in a leaderboard database
+outside ``--runs`` and one whose database sits inside ``--runs`` (``mas spy tournament --db``), a
+Who-is-Spy ablation with its report and figure, a MAgIC game log, a game still being played (its
+``run.lock`` names this process), a game whose process was killed (a marker naming a pid that is gone),
+an event that carries a ``<script>`` injection, and a run directory outside ``--runs`` reached by a
+symlink."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+from mas_agents.rundir import RUN_MARKER, write_run_marker
 
 
 #: What an injected description says (agents write prompt injections on purpose, WiS §5.3).
@@ -26,7 +35,8 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     """Make ``base/runs`` (the ``--runs`` root), ``base/wis.sqlite`` and ``base/outside``.
 
     Returns:
-        ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "magic", "tour", "ablate"}``.
+        ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "dead", "magic", "tour", "tour_in",
+        "db_in", "ablate"}``.
     """
     from eval.runs.ablate import run_ablate
     from eval.runs.mmg_session import run_game
@@ -66,10 +76,26 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     p["live"].mkdir()
     shutil.copy(p["wis"] / "config.json", p["live"] / "config.json")
     (p["live"] / "events.jsonl").write_text("\n".join(lines[:8]) + "\n", encoding="utf-8")
+    write_run_marker(p["live"])          # played by this (alive) process
+
+    # a game whose process was killed: the marker stays, naming a pid that is gone
+    p["dead"] = root / "spy-dead"
+    shutil.copytree(p["live"], p["dead"])
+    marker = json.loads((p["dead"] / RUN_MARKER).read_text())
+    (p["dead"] / RUN_MARKER).write_text(json.dumps({**marker, "pid": _gone_pid()}))
+    old = time.time() - 3600
+    for f in p["dead"].iterdir():
+        os.utime(f, (old, old))
 
     p["tour"] = root / "tour"
     run_tournament(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4, model=wis_model(),
                    speak_timeout=None, db=db, out=p["tour"])
+
+    # a tournament played with --db inside the runs directory (the crawl's wis.sqlite)
+    p["tour_in"] = root / "spy-tour-db"
+    p["db_in"] = p["tour_in"] / "wis.sqlite"
+    run_tournament(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4, model=wis_model(),
+                   speak_timeout=None, db=p["db_in"], out=p["tour_in"], seed=5)
 
     p["ablate"] = root / "ablate"
     run_ablate(out=p["ablate"], data_root=data_root, benches=["spy"], base="plain", blocks=["reasoning"],
@@ -116,3 +142,10 @@ def _magic_log(d: Path) -> None:
                                    "challenger": "plain+pgm", "defender": "plain", "model": "fake"})
     write_events(d / "events.jsonl", ev)
     write_json(d / "result.json", {"scenario": "undercover", "outcome": {"code": 1, "accused": "Player 2"}})
+
+
+def _gone_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid

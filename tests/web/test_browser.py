@@ -1,7 +1,9 @@
 """The web app in a real headless Chromium (Debian's, driven by playwright): the runs list, a
-murder-mystery replay with private events toggled, a Who-is-Spy replay, the leaderboard, an
-ablation report, a whole Who-is-Spy game played as the human seat against fake-model agents, a
-run directory outside --runs refused, and a ``<script>`` in an event shown as text.
+murder-mystery replay with private events toggled, a Who-is-Spy replay, the leaderboard (every
+database under --runs, intervals, games), an ablation report with its CSV tables, a whole
+Who-is-Spy game played as the human seat against fake-model agents, a killed game shown as stopped
+with a seat page that does not poll, bad addresses and forms answered with the error page, a run
+directory outside --runs refused, and a ``<script>`` in an event shown as text.
 
 Screenshots go to the test's temporary folder; ``MAS_UPDATE_SCREENSHOTS=1`` also copies them to
 ``docs/`` (the README's pictures)."""
@@ -47,7 +49,9 @@ def test_runs_list_and_filters(page, tmp_path):
     kinds = set(pg.locator("#runs tbody tr").evaluate_all("rs => rs.map(r => r.dataset.kind)"))
     assert {"mmg", "wis", "magic", "wis-tournament", "ablation"} <= kinds, kinds
     assert rows.count() >= 6
-    assert pg.locator("#runs tr.kind-wis:not(.running) .headline").first.inner_text().startswith(("civilians win", "spy win"))
+    assert pg.locator("#runs tr.kind-wis.finished .headline").first.inner_text().startswith(("civilians win", "spy win"))
+    assert pg.locator('#runs tr[data-state="stopped"] .badge.stopped').count() >= 1      # spy-dead
+    assert "is gone" in pg.locator('#runs tr[data-state="stopped"] .reason').first.inner_text()
     shot(pg, "web-runs.png", tmp_path)
     pg.select_option("select[name=kind]", "wis")
     pg.click("form.filters button")
@@ -96,17 +100,31 @@ def test_who_is_spy_replay_and_its_call_log(page, tmp_path):
     assert pg.locator("details#reveal").count() == 1
 
 
-def test_leaderboard_overall_and_per_tournament(page, tmp_path):
+def test_leaderboard_overall_and_per_tournament(page, runs, tmp_path):
     base, pg = page
     pg.goto(base + "/leaderboard")
+    assert str(runs["db"]) in pg.locator("#db-path").inner_text()          # says which database it shows
+    dbs = pg.locator("#db-select option").evaluate_all("os => os.map(o => o.value)")
+    assert dbs == ["--db", "ablate/spy/wis.sqlite", "spy-tour-db/wis.sqlite"]
     agents = pg.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()
     assert set(agents) >= {"plain", "plain+reasoning"}
+    assert re.search(r"\[\d+, \d+\] \d+/\d+", pg.locator("#leaderboard tbody tr").first.inner_text())
     assert pg.locator("#rating tbody tr").count() == 2
     shot(pg, "web-leaderboard.png", tmp_path)
     tid = pg.locator("select[name=tournament] option").nth(1).get_attribute("value")
     pg.select_option("select[name=tournament]", tid)
     pg.click("form.filters button")
-    assert f"tournament {tid}" in pg.locator("p.meta").first.inner_text()
+    assert f"tournament {tid}" in pg.locator("#scope").inner_text()
+    # the database inside --runs (mas spy tournament --db), picked from the list
+    pg.select_option("#db-select", "spy-tour-db/wis.sqlite")
+    pg.select_option("select[name=tournament]", "")
+    pg.click("form.filters button")
+    assert str(runs["db_in"]) in pg.locator("#db-path").inner_text()
+    # an agent's row leads to its games, and a game to its replay
+    pg.click("#leaderboard tbody tr td:nth-child(2) a >> text=plain+reasoning")
+    assert "Games of plain+reasoning" in pg.locator("h2#games").inner_text()
+    pg.locator("#games-table tbody tr td a").first.click()
+    assert pg.locator(".ev.k-describe").count() >= 1
 
 
 def test_ablation_report_with_figures(page, tmp_path):
@@ -120,6 +138,10 @@ def test_ablation_report_with_figures(page, tmp_path):
     pg.wait_for_function("() => [...document.images].every(i => i.complete)")
     assert img.evaluate("i => i.naturalWidth") > 100
     shot(pg, "web-ablation-report.png", tmp_path)
+    # each table has its CSV beside it
+    href = pg.locator("#report a.csv-link").first.get_attribute("href")
+    resp = pg.request.get(base + href)
+    assert resp.ok and resp.headers["content-type"].startswith("text/csv") and "," in resp.text()
 
 
 def test_a_run_outside_runs_is_refused(page, runs):
@@ -205,3 +227,51 @@ def test_play_who_is_spy_as_the_human_seat_to_the_end(page, tmp_path):
     pg.click("#game-over a")
     assert pg.locator(".ev.k-describe").filter(has_text="take 1").count() == 1
     assert re.search(r"winner: (civilians|spy)", pg.locator("#truth").inner_text())
+
+
+def test_a_killed_game_is_stopped_and_its_seat_page_does_not_poll(page, runs, tmp_path):
+    from tests.web.test_state_and_input import kill, spy_play_process
+    base, pg = page
+    out = runs["root"] / "spy-killed"
+    with spy_play_process(out) as proc:
+        pg.goto(base + "/play/spy-killed")
+        assert pg.locator("#seat-page").get_attribute("data-poll")       # playing: polled
+        kill(proc)
+    polls: list[str] = []
+    pg.on("request", lambda r: polls.append(r.url) if "/api/seat/" in r.url else None)
+    pg.wait_for_selector("#game-stopped", timeout=10000)                 # the open page notices and reloads once
+    polls.clear()
+    pg.wait_for_timeout(2500)
+    assert polls == [], polls                                             # and then polls no more
+    assert pg.locator("#answer-form").count() == 0
+    shot(pg, "web-play-stopped.png", tmp_path)
+    pg.goto(base + "/?kind=wis")
+    row = pg.locator('#runs tr:has(a[href="/run/spy-killed"])')
+    assert row.get_attribute("data-state") == "stopped" and f"process {proc.pid} is gone" in row.inner_text()
+    row.scroll_into_view_if_needed()
+    shot(pg, "web-runs-stopped.png", tmp_path)
+
+
+@pytest.mark.parametrize("path,status", [("/run/" + "a" * 300, 400), ("/replay/spy-kettle%00", 400),
+                                         ("/?nested=abc", 400), ("/no-such-page", 404)])
+def test_bad_addresses_get_the_error_page(page, path, status, tmp_path):
+    base, pg = page
+    resp = pg.goto(base + path)
+    assert resp.status == status
+    assert pg.locator("h1.error-title").count() == 1
+    text = pg.locator("p.error").inner_text()
+    assert text and "Traceback" not in pg.content() and "detail" not in text
+    if path == "/?nested=abc":
+        shot(pg, "web-error.png", tmp_path)
+
+
+def test_play_form_shows_a_plain_sentence_for_a_bad_pair(page, tmp_path):
+    base, pg = page
+    pg.goto(base + "/play")
+    pg.fill("input[name=pair]", "a/a")
+    pg.fill("input[name=seed]", "abc")
+    pg.click("#new-game button")
+    err = pg.locator("#play-error").inner_text()
+    assert err.startswith("The game was not started.") and "invalid literal" not in err
+    assert pg.locator("input[name=pair]").input_value() == "a/a"           # the form is kept
+    shot(pg, "web-play-error.png", tmp_path)

@@ -54,7 +54,8 @@ function pollSeat(page) {
         const t = document.getElementById("answer-text");
         if (!t || !t.value) { window.location.reload(); return; }
       }
-      setTimeout(tick, 700);
+      if (s.state === "running") setTimeout(tick, 700);
+      else window.location.reload();   // finished or stopped: the page says so, and polls no more
     }).catch(function () { setTimeout(tick, 2000); });
   }
   tick();
@@ -71,7 +72,7 @@ document.addEventListener("DOMContentLoaded", function () {
   const events = document.getElementById("events");
   if (events && events.dataset.live) setTimeout(function () { pollEvents(events); }, 1000);
   const prog = document.getElementById("progress");
-  if (prog) setTimeout(function () { pollProgress(prog); }, 2000);
+  if (prog && prog.dataset.src) setTimeout(function () { pollProgress(prog); }, 2000);
   const seat = document.getElementById("seat-page");
-  if (seat) pollSeat(seat);
+  if (seat && seat.dataset.poll) pollSeat(seat);   // only a game being played is polled
 });
