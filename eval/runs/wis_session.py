@@ -46,16 +46,20 @@ class PlayerFactory:
         speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
         human_dir: where ``human`` seats keep their files (:mod:`eval.runs.human`; the game's
             ``<run>/human``); None: a ``human`` seat is refused.
+        safe_reply: local players answer a generic description rather than one that still says
+            their word after the re-prompt (:class:`graphs.wis.player.AgentWisPlayer`); set by
+            ``mas spy serve-agent``, off at our own table.
     """
 
     def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
-                 speak_timeout: float | None = 10.0, human_dir: Path | None = None):
+                 speak_timeout: float | None = 10.0, human_dir: Path | None = None, safe_reply: bool = False):
         self.default_model = default_model
         self.recorder = recorder
         self.lang = lang
         self.seed = seed
         self.speak_timeout = speak_timeout
         self.human_dir = human_dir
+        self.safe_reply = safe_reply
         from mas_agents.llm import ModelPool
         self._pool = ModelPool(recorder, seed)
 
@@ -97,7 +101,7 @@ class PlayerFactory:
             return Agent(persona=persona, model=model, memory=None, blocks=build_blocks(blocks), spec=blocks,
                          game=rules.GAME)
 
-        return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role)
+        return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role, safe_reply=self.safe_reply)
 
 
 @marks_run

@@ -56,7 +56,8 @@ before each clue)::
     prisoners_dilemma: {"totals": {name: int}, "winners": [names]}
     public_good: {"finals": {name: float}, "winners": [names]}
 
-``belief_table`` (private; the PGM block's posteriors each turn)::  free-form, see planners.pgm
+``belief_table`` (private; the PGM block's posteriors each turn)::  free-form, see planners.pgm (``data.model``:
+    ``hidden_role``, ``moves`` or, in cost sharing, ``shares``: :mod:`planners.pgm.shares`)
 
 Outcome codes (ours; the win-rate credit of each is in :data:`graphs.magic.rules.CHAMELEON_CREDIT`): chameleon 0 = chameleon accused and guessed the word wrong,
 1 = accused and guessed right, 2 = a wrong player accused, 3 = tie; undercover 0 = undercover

@@ -21,10 +21,11 @@ import time
 from typing import Any, Callable
 
 from graphs.wis.protocol_types import response
-from graphs.wis.rules import GAME, MAX_CHARS
+from graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
+from mas_agents.text import norm_text, says_word
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,40 @@ TASKS = {
 }
 
 
+#: Generic descriptions the served agent falls back on when its model said its own word twice
+#: (:func:`safe_description`): true of almost any word, so they neither give the word away nor
+#: contradict it. Ours.
+SAFE_DESCRIPTIONS = {
+    "en": ("It is something many people know.", "You can come across it in everyday life.",
+           "Most people have met it at some point.", "People feel differently about it.",
+           "It is easy to recognise once you have seen it.", "Some people care about it more than others."),
+    "zh": ("这是很多人都知道的。", "日常生活中能碰到它。", "大多数人都接触过它。", "大家对它的感受不太一样。",
+           "见过一次就容易认出来。", "有的人比别人更在意它。"),
+}
+
+
+def safe_description(lang: str, word: str, earlier: list[str]) -> str | None:
+    """The safest legal description when the model keeps saying its own word: the first of
+    :data:`SAFE_DESCRIPTIONS` (in the game's language) that the judge cannot foul.
+
+    Why a generic sentence: the platform eliminates a description that says the speaker's word,
+    repeats an earlier description, or is missing (WiS §3.1), so after the model has said its word
+    twice every reply of its own is a foul, and so is none. A generic sentence is legal and gives
+    nothing away; cutting the word out of the model's reply would not do: the rest of that
+    sentence was written around the word (``my secret word is ...``) and may still hold a form of
+    it (a plural, a compound) that a judge stricter than ours counts as the word. A candidate is
+    taken only when :func:`graphs.wis.rules.foul` finds nothing in it (the own-word check is
+    :func:`mas_agents.text.says_word`, the one our agents check themselves with) and, stricter,
+    the word is not even inside it (``norm_text`` substring); ``earlier`` are the descriptions
+    shown so far, this player's own included. None when every candidate is ruled out.
+    """
+    w = norm_text(word).replace(" ", "")
+    for text in SAFE_DESCRIPTIONS.get(lang, SAFE_DESCRIPTIONS["en"]):
+        if foul(text, word, earlier) is None and not (w and w in norm_text(text).replace(" ", "")):
+            return text
+    return None
+
+
 class AgentWisPlayer:
     """A WiS player backed by an :class:`~mas_agents.agent.Agent`.
 
@@ -79,6 +114,12 @@ class AgentWisPlayer:
             Chinese characters, else English (a platform tells an agent no language).
         role: the true role, known to the harness (``"spy"``/``"civilian"``); put in the
             persona for strategy blocks, never in the prompt.
+        safe_reply: the served agent's guard (``mas spy serve-agent``): a description that still
+            says the player's word after the re-prompt of :meth:`Agent.act_avoiding
+            <mas_agents.agent.Agent.act_avoiding>` is replaced by :func:`safe_description`,
+            counted in the agent's stats (``own_word_safe_reply``), the response's ``meta``
+            (``safe_reply``) and a warning in the log. Off at our own table, whose judge is shown
+            the text the model chose (an own-word foul there is what the attack experiments measure).
 
     Accepts both our judge's sequence and the platform's (:mod:`graphs.wis.protocol_types`):
 
@@ -96,7 +137,8 @@ class AgentWisPlayer:
     with kinds ``describe``, ``vote``, ``vote_result``, ``host``, ``result``.
     """
 
-    def __init__(self, make_agent: Callable[[Persona], Agent], label: str, lang: str = "en", role: str = "civilian"):
+    def __init__(self, make_agent: Callable[[Persona], Agent], label: str, lang: str = "en", role: str = "civilian",
+                 safe_reply: bool = False):
         if lang not in RULES and lang != "auto":
             raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(RULES)}, auto")
         self.make_agent = make_agent
@@ -104,6 +146,8 @@ class AgentWisPlayer:
         self.auto_lang = lang == "auto"
         self.lang = "en" if self.auto_lang else lang
         self.role = role
+        self.safe_reply = safe_reply
+        self.said: list[str] = []   # this player's own descriptions, as sent
         self.name = ""
         self.word = ""
         self.players: list[str] = []
@@ -118,6 +162,7 @@ class AgentWisPlayer:
         if status == "start":
             self.name = (name or msg).strip()
             self.word, self.history, self.events, self.agent, self.players = "", [], [], None, []
+            self.said = []
             self._meet([self.name] if self.name else [])
             return
         if status == "distribution":
@@ -183,7 +228,18 @@ class AgentWisPlayer:
                 "planning_events": agent.drain_events()}
         if not action.valid:
             return response(None, success=False, err="; ".join(action.errors) or "invalid reply", meta=meta)
-        value = fit(action.value, MAX_CHARS[self.lang]) if request.kind == "describe" else action.value
+        if request.kind != "describe":
+            return response(action.value, meta=meta)
+        value = fit(action.value, MAX_CHARS[self.lang])
+        if self.safe_reply and says_word(value, self.word):   # said it again after the re-prompt
+            safe = safe_description(self.lang, self.word, self._shown())
+            if safe is not None:
+                agent.stats["own_word_safe_reply"] += 1
+                log.warning("WiS agent %s: the description still said its word after a re-prompt; "
+                            "answering a generic one instead (%r)", self.name, safe)
+                meta["safe_reply"] = True
+                value = safe
+        self.said.append(value)
         return response(value, meta=meta)
 
     # -- internals ---------------------------------------------------------------------------
@@ -206,6 +262,10 @@ class AgentWisPlayer:
                 self.agent.stats.update(old.stats)
             self.agent.observe(self.events)
         return self.agent
+
+    def _shown(self) -> list[str]:
+        """Every description heard so far (the others' and this player's own)."""
+        return [e["content"] for e in self.events if e["kind"] == "describe"] + self.said
 
     def _task(self, task: str) -> str:
         t = TASKS[self.lang]

@@ -255,7 +255,9 @@ def serve_agent(
     if lang not in ("en", "zh", "auto"):
         cli.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
-    factory = PlayerFactory(model, CallRecorder(calls) if calls else CallRecorder(None), lang=lang)
+    # safe_reply: a description that still says the word after the re-prompt becomes a generic one
+    # (a platform's judge would eliminate the agent for it; graphs.wis.player.safe_description)
+    factory = PlayerFactory(model, CallRecorder(calls) if calls else CallRecorder(None), lang=lang, safe_reply=True)
     factory.model(split_model(agent)[1] or model)  # load the model before the first request
     serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port,
           deadline=deadline or None)

@@ -4,6 +4,8 @@
   what each other player believes about it (second hop), as exact Bayesian networks.
 * :class:`MovePredictor` (:mod:`planners.pgm.moves`): the others' next moves in the repeated games
   and what they expect of me, learned from the revealed rounds.
+* :class:`ShareBelief` (:mod:`planners.pgm.shares`): in cost sharing, the highest share each other
+  party accepts (first hop) and what each thinks I accept (second hop), from proposals and votes.
 * :class:`PGMBlock` (:mod:`planners.pgm.block`): the ``pgm`` planner block using both.
 
 pgmpy itself is imported only when a network is first built.
@@ -13,6 +15,7 @@ from planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
 from planners.pgm.block import PGMBlock, reading_request
 from planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
                                 pg_payoff_fn)
+from planners.pgm.shares import ShareBelief
 
 #: spec name -> block factory, for registration in :data:`mas_agents.specs.BLOCKS`.
 FACTORIES = {"pgm": lambda: [PGMBlock()]}
@@ -25,6 +28,7 @@ __all__ = [
     "PD_MOVES",
     "PG_MOVES",
     "PGMBlock",
+    "ShareBelief",
     "TwoHopBelief",
     "VOTE_RATIO",
     "reading_request",

@@ -11,7 +11,13 @@ The block keeps exact Bayesian-network beliefs and puts them in the prompt:
   chance). Before any observation the block shows nothing (a uniform prior's "most likely" would
   only be the first seat);
 * repeated-move games (``GameInfo.moves``: prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
-  learned from each revealed round (``pd_reveal`` / ``pg_reveal``).
+  learned from each revealed round (``pd_reveal`` / ``pg_reveal``);
+* cost sharing (``GameInfo.moves == "shares"``: MAgIC's airport fee): a
+  :class:`~planners.pgm.shares.ShareBelief` of the highest share each other party accepts (first
+  hop) and of what each believes this agent accepts (second hop), updated by Bayes from every
+  public ``proposal`` (``data.split``, shares in seat order) and ``proposal_vote``
+  (``data.for``: the proposer voted for; the ballot is that round's valid proposals). No model
+  call: the evidence is what the parties did in public.
 
 Clue readings are model calls, made only when needed: :meth:`PGMBlock.on_event` queues each new
 clue (or statement) of another player, and the next :meth:`PGMBlock.contribute` on a request of
@@ -28,7 +34,11 @@ True`` it casts that vote itself (no model call). In the repeated games it adds 
 moves, what the others expect of the agent, and, when the request carries the public payoffs
 (``context["payoffs"]``: the prisoner's-dilemma table ``{cooperate, defect, one_defect,
 two_defect}`` or a callable ``payoff(my_move, others) -> number``; ``context["multiplier"]`` in
-the public-good game), the best response to the predictions.
+the public-good game), the best response to the predictions. In cost sharing it adds the split
+the beliefs imply (the one maximising P(every other party accepts) × (100 − my share), see
+:mod:`planners.pgm.shares`) on every action, and on a vote the ballot proposal most likely to
+gather every vote; before any proposal it shows nothing (a uniform belief would only suggest
+paying nothing) and emits a ``belief_table`` with ``shown`` false.
 
 What the block knows about roles: in the chameleon game every player knows whether it is the
 chameleon, and in the murder mystery whether it is the murderer (the block reads
@@ -48,6 +58,7 @@ from typing import Any, Callable, Mapping
 from planners.base import UNSPECIFIED, Action, ActionRequest, Contribution, GameInfo
 from planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
 from planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
+from planners.pgm.shares import ShareBelief
 
 FIT_CHOICES = list(SCALES["fit"])
 
@@ -159,6 +170,9 @@ class PGMBlock:
         self.players: list[str] = []
         self.belief: TwoHopBelief | None = None
         self.predictor: MovePredictor | None = None
+        self.shares: ShareBelief | None = None
+        self.ballots: dict[int, dict[str, Any]] = {}  # round -> {proposer: split} (cost sharing)
+        self.share_labels: list[str] = []  # what a split's shares are called (the propose request's fields)
         self.queue: list[dict[str, Any]] = []  # clues waiting for a reading
         self.readings: list[dict[str, Any]] = []  # readings made (for the table)
         self.read_keys: set[tuple] = set()  # (subject, clue, round) of every item read
@@ -198,6 +212,14 @@ class PGMBlock:
             self.predictor = MovePredictor(agent.name, players, moves=moves)
         return self.predictor
 
+    def _shares(self, agent: Any) -> ShareBelief | None:
+        if self.shares is None:
+            players = self._players(agent)
+            if agent.name not in players or len(players) < 2:
+                return None
+            self.shares = ShareBelief(agent.name, players, alpha=self.alpha)
+        return self.shares
+
     def _set_game(self, game: GameInfo | None) -> None:
         """A game the request or agent names replaces the unnamed one (None and UNSPECIFIED name none)."""
         if game is not None and game is not UNSPECIFIED:
@@ -227,6 +249,9 @@ class PGMBlock:
             pred = self._predictor(agent, moves)
             if pred is not None:
                 pred.update(row)
+            return
+        if kind in ("proposal", "proposal_vote"):
+            self._on_share_event(agent, kind, actor, data, rnd)
             return
         if kind not in ("clue", "describe", "vote", "vote_result", "introduce", "answer", "pgm_reading"):
             return
@@ -266,6 +291,21 @@ class PGMBlock:
             out = data.get("out")
             if out in players and out not in self.pending_out:
                 self.pending_out.append(out)
+
+    def _on_share_event(self, agent: Any, kind: str, actor: str, data: Mapping[str, Any], rnd: int) -> None:
+        """A public cost-sharing proposal (``data.split``, None when invalid) or vote
+        (``data.for``: the proposer voted for): evidence for :class:`ShareBelief`. The ballot of a
+        vote is the round's valid proposals, seen before its votes."""
+        shares = self._shares(agent)
+        if shares is None or actor not in shares.players:
+            return
+        rnd = int(data.get("round", rnd) or 0)
+        if kind == "proposal":
+            split = data.get("split")
+            if split is not None and shares.observe_proposal(actor, split, rnd):
+                self.ballots.setdefault(rnd, {})[actor] = list(split)
+        else:
+            shares.observe_vote(actor, data.get("for"), self.ballots.get(rnd, {}), rnd)
 
     # -- readings ----------------------------------------------------------------------------
     def read_queue(self, agent: Any, request: Any) -> int:
@@ -404,7 +444,7 @@ class PGMBlock:
         choices = set(request.choices or [])
         kind = self.game.moves
         if kind == "shares":
-            return None  # no move model for cost sharing (proposals are continuous splits)
+            return self._contribute_shares(agent, request)
         if kind == "amount" or (kind != "binary" and request.kind == "contribute"):
             moves = PG_MOVES
         elif kind == "binary" or (choices and choices <= set(PD_MOVES)):
@@ -431,4 +471,39 @@ class PGMBlock:
             text += (f"\n按这些预测的最优应对：{best}（期望收益：{evs}）。" if lang == "zh"
                      else f"\nBest response to these predictions: {best} (expected payoff: {evs}).")
         agent.emit("belief_table", text, data=table, round=int(ctx.get("round", 0) or 0))
+        return Contribution(context=text, notes=notes)
+
+    def _contribute_shares(self, agent: Any, request: Any) -> Contribution | None:
+        """Cost sharing: the :class:`ShareBelief` summary and the split it implies; on a vote,
+        also the ballot proposal most likely to gather every vote. No model call."""
+        shares = self._shares(agent)
+        if shares is None:
+            return None
+        ctx = request.context
+        lang = ctx.get("lang", "en")
+        rnd = int(ctx.get("round", 0) or 0)
+        if request.kind == "propose" and len(request.fields or []) == len(shares.players):
+            self.share_labels = [tag for tag, _ in request.fields]
+        if not shares.observations:
+            # nothing proposed yet (round 1): a uniform belief would only suggest paying nothing
+            agent.emit("belief_table", "no proposals or votes yet: uniform belief, nothing shown",
+                       data={"model": "shares", "n_evidence": 0, "request": request.kind, "shown": False}, round=rnd)
+            return None
+        text = shares.summary(lang, self.share_labels)
+        table = {"model": "shares", **shares.table(), "request": request.kind, "shown": True,
+                 "labels": list(self.share_labels)}
+        notes: dict[str, Any] = {"implied_split": table["implied_split"]}
+        if request.kind == "vote" and request.choices:
+            last = max(self.ballots) if self.ballots else None
+            ballot = {p: s for p, s in (self.ballots.get(last, {}) if last is not None else {}).items()
+                      if p in request.choices}
+            best = shares.vote_suggestion(ballot)
+            if best is not None:
+                p_all = shares.vote_scores(ballot)[best][0]
+                text += (f"\n建议投给 {best} 的提议（其他各方都投给同一分摊的概率：{p_all:.2f}）。" if lang == "zh"
+                         else f"\nVote suggestion: the proposal of {best} (P(every other party votes for that split): "
+                              f"{p_all:.2f}).")
+                table["vote_suggestion"] = best
+                notes["vote_suggestion"] = best
+        agent.emit("belief_table", text, data=table, round=rnd)
         return Contribution(context=text, notes=notes)

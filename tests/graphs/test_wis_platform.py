@@ -20,10 +20,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from eval.runs.wis_session import play_game
-from graphs.wis.player import AgentWisPlayer, _players_from, fit
+from graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _players_from, fit, safe_description
 from graphs.wis.protocol import RemoteWisPlayer, make_app
 from graphs.wis.protocol_types import request, response
-from graphs.wis.rules import GAME, MAX_CHARS
+from graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.agent import Agent
 from tests.fakes import RuleChat, numbered, unrecognised
@@ -180,7 +180,9 @@ class Heard:
         return None
 
 
-def platform_agent(lang: str, rule, heard: list | None = None) -> tuple[AgentWisPlayer, list[str]]:
+def platform_agent(lang: str, rule, heard: list | None = None, safe_reply: bool = True) -> tuple[AgentWisPlayer, list[str]]:
+    """Our served agent (``safe_reply`` as ``mas spy serve-agent`` sets it) on a fake model; the
+    prompts it sent are recorded."""
     prompts: list[str] = []
 
     def recording(messages):
@@ -191,7 +193,7 @@ def platform_agent(lang: str, rule, heard: list | None = None) -> tuple[AgentWis
     def make(persona):
         return Agent(persona=persona, model=model, memory=None, blocks=[Heard(heard if heard is not None else [])],
                      spec="plain", game=GAME)
-    return AgentWisPlayer(make, label="plain", lang=lang), prompts
+    return AgentWisPlayer(make, label="plain", lang=lang, safe_reply=safe_reply), prompts
 
 
 def describe_or_vote(description: str, garble_first: bool = False):
@@ -260,6 +262,81 @@ def test_served_agent_keeps_a_description_within_the_limit():
     player.perceive(request("distribution", word="苹果"))
     said = player.interact(request("round", round=1))
     assert said["success"] and len(said["result"]) <= MAX_CHARS["zh"] and said["result"].endswith("，") is False
+
+
+# -- the served agent's own-word guard (issue 27) ---------------------------------------------------
+NOTE = "Your answer contained the word itself"   # the re-prompt of Agent.act_avoiding
+
+
+def says_then(first: str, second: str, log: list | None = None):
+    """Describes with ``first``, and with ``second`` when re-prompted for saying its word."""
+    def rule(messages):
+        last = str(messages[-1].content)
+        if '"Description: ..."' in last:
+            if log is not None:
+                log.append(NOTE in last)
+            return f"Description: {second if NOTE in last else first}"
+        raise unrecognised("says_then", messages)
+    return rule
+
+
+def served(lang, word, rule, me="Player 2", safe_reply=True):
+    player, prompts = platform_agent(lang, rule, safe_reply=safe_reply)
+    player.perceive(request("start", name="", message=me))
+    player.perceive(request("distribution", word=word))
+    player.perceive(request("round", round=1))
+    player.perceive(request("round", name="Player 1", message="It is big." if lang == "en" else "它很大。", round=1))
+    return player, prompts
+
+
+def test_served_agent_re_prompted_after_saying_its_word_answers_the_second_description():
+    asked: list = []
+    player, prompts = served("auto", "ocean", says_then("The ocean.", "Waves and salt water everywhere.", asked))
+    said = player.interact(request("round", round=1))
+    assert said["success"] and said["result"] == "Waves and salt water everywhere."
+    assert asked == [False, True] and said["meta"]["self_check_retry"] and "safe_reply" not in said["meta"]
+    assert player.agent.stats == {"self_check_retry": 1}
+
+
+@pytest.mark.parametrize("lang,word,reply", [("en", "ocean", 'My secret word is "Ocean".'),
+                                             ("zh", "海洋", "我的词是海洋。")])
+def test_served_agent_saying_its_word_twice_answers_the_safe_description_and_counts_it(lang, word, reply, caplog):
+    asked: list = []
+    player, _ = served("auto", word, says_then(reply, reply.upper(), asked))
+    with caplog.at_level("WARNING", logger="graphs.wis.player"):
+        said = player.interact(request("round", round=1))
+    assert player.lang == lang and asked == [False, True]            # re-prompted once, no third call
+    assert said["success"] and said["result"] == SAFE_DESCRIPTIONS[lang][0]
+    assert foul(said["result"], word, ["It is big.", "它很大。"]) is None
+    assert said["meta"]["safe_reply"] is True and said["meta"]["self_check_retry"] is True
+    assert player.agent.stats == {"self_check_retry": 1, "own_word_safe_reply": 1}
+    assert "still said its word after a re-prompt" in caplog.text
+    # the next round's fallback does not repeat the first (a repeat is a foul too)
+    said2 = player.interact(request("round", round=2))
+    assert said2["result"] == SAFE_DESCRIPTIONS[lang][1] and player.agent.stats["own_word_safe_reply"] == 2
+
+
+def test_at_our_own_table_the_word_said_twice_still_goes_to_the_judge():
+    player, _ = served("auto", "ocean", says_then("The ocean.", "Still the ocean."), safe_reply=False)
+    said = player.interact(request("round", round=1))
+    assert said["result"] == "Still the ocean." and "own_word_safe_reply" not in player.agent.stats
+
+
+def test_safe_description_never_holds_the_word_nor_repeats():
+    assert safe_description("en", "people", []) == SAFE_DESCRIPTIONS["en"][1]     # the first says "people"
+    assert safe_description("en", "tea", [SAFE_DESCRIPTIONS["en"][0].upper()]) == SAFE_DESCRIPTIONS["en"][1]
+    assert safe_description("zh", "知道", []) == SAFE_DESCRIPTIONS["zh"][1]        # 这是很多人都知道的。
+    assert safe_description("zh", "人", []) == SAFE_DESCRIPTIONS["zh"][1]          # inside a word is enough
+    assert safe_description("en", "it", []) is None                                # every one says "it"
+    for lang, texts in SAFE_DESCRIPTIONS.items():
+        assert len(set(texts)) == len(texts) and all(len(t) <= MAX_CHARS[lang] for t in texts)
+
+
+def test_serve_agent_players_have_the_guard_and_table_players_not():
+    from eval.runs.wis_session import PlayerFactory
+    fake = RuleChat(rule=lambda m: "unused")
+    assert PlayerFactory(fake, CallRecorder(None), safe_reply=True)("plain", "civilian").safe_reply is True
+    assert PlayerFactory(fake, CallRecorder(None))("plain", "civilian").safe_reply is False
 
 
 def test_fit_cuts_at_sentence_then_word_end():

@@ -87,7 +87,7 @@ def test_judge_gives_sdk_like_seats_the_specified_and_recorded_sequence(mimic_ta
 def _served_app(model: ServedAgentModel):
     """Our WiS agent app as ``mas spy serve-agent`` builds it (``--lang auto``: a platform names
     no language, the agent tells it from its word), on a fake chat model."""
-    factory = PlayerFactory(RuleChat(rule=model.rule), CallRecorder(None), lang="auto")
+    factory = PlayerFactory(RuleChat(rule=model.rule), CallRecorder(None), lang="auto", safe_reply=True)
     return make_app(lambda: factory("plain", "civilian"), MODEL)
 
 
