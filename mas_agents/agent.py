@@ -5,7 +5,9 @@ game asks (introduce, ask, answer, vote, mcq): it retrieves script and dialogue 
 its FAISS memory under token budgets (PLAYER* §2.2, C.1), asks its blocks for context and
 instructions, calls the model once, parses the reply strictly, re-prompts once on a malformed
 reply and otherwise records an invalid (abstained) action. Every malformed reply is logged and
-counted in :attr:`Agent.stats`.
+counted in :attr:`Agent.stats`; what it read from each reply (the parsed action or the parse
+error, and which call a re-prompt follows) goes to the run's prompt log
+(:meth:`mas_agents.accounting.AccountedModel.annotate`).
 """
 
 from __future__ import annotations
@@ -254,6 +256,7 @@ class Agent:
         errors: list[str] = []
         text = ""
         for attempt in (1, 2):
+            reprompt_of = call_ids[-1] if call_ids else None
             try:
                 text, cid = self.model.chat(messages, actor=self.name,
                                             purpose=f"{request.context.get('purpose', request.kind)}#{attempt}",
@@ -261,6 +264,7 @@ class Agent:
             except CallFailed as exc:
                 # the call failed for good (after its retries): the action is what the rules say
                 # for no answer, as for an unreadable reply; not re-prompted (it was retried)
+                self.model.annotate(exc.call_id, parsed=None, parse_error=None, reprompt_of=reprompt_of)
                 call_ids.append(exc.call_id)
                 errors.append(str(exc))
                 self.stats["failed_calls"] += 1
@@ -272,6 +276,7 @@ class Agent:
             try:
                 value, reasoning = parse_reply(request, text)
             except ParseError as exc:
+                self.model.annotate(cid, parsed=None, parse_error=str(exc), reprompt_of=reprompt_of)
                 errors.append(str(exc))
                 self.stats[f"malformed_{request.kind}"] += 1
                 log.info("%s: malformed %s reply (attempt %d): %s | %r", self.name, request.kind,
@@ -281,6 +286,8 @@ class Agent:
                 messages = messages + [AIMessage(content=text[:REPROMPT_ECHO_CHARS]),
                                        HumanMessage(content=prompts.reprompt(str(exc), request))]
                 continue
+            self.model.annotate(cid, parsed={"kind": request.kind, "value": value}, parse_error=None,
+                                reprompt_of=reprompt_of)
             if attempt == 2:
                 self.stats["recovered_after_reprompt"] += 1
             tail = " ".join(c.append for c in contribs if c.append)
