@@ -1,7 +1,8 @@
 """Run one murder-mystery game into a run directory, resumably.
 
 Writes (README, "What a run writes"): ``config.json``, ``events.jsonl`` (rewritten after every
-graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` (by the recorder),
+graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` and the prompt log
+``llm_prompts.jsonl`` (by the recorder; compressed into ``llm_prompts.jsonl.gz`` when the game ends),
 ``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),
 ``result.json`` and ``transcript.md``.
 """
@@ -81,6 +82,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
               "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
               "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
               "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
+              "record_prompts": recorder.records_prompts,
               "versions": versions(), **({"human": human} if human else {})}
     result = run_game(rt, out, recorder, config, resume=resume, progress=progress)
     if human is not None:   # the person sees the accusation and the truth too
@@ -152,6 +154,7 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
     result = game_result(rt, values, recorder, watch.seconds, config)
     write_json(out / "result.json", result)
     (out / "transcript.md").write_text(transcript(rt, events, result), encoding="utf-8")
+    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result
 
 
