@@ -158,8 +158,13 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
     return result
 
 
-def agent_stats(agents: dict[str, Agent]) -> dict[str, dict[str, int]]:
-    """Malformed/invalid reply counters per agent."""
+def agent_stats(agents: dict[str, Agent], values: dict | None = None) -> dict[str, dict[str, int]]:
+    """Malformed/invalid reply counters per agent: from the game's checkpointed state
+    (``values["agent_stats"]``, every finished step of the game, before and after a resume)
+    when given, else from the agents of this process."""
+    if values is not None:
+        counted = values.get("agent_stats") or {}
+        return {n: dict(counted.get(n, {})) for n in agents}
     return {n: dict(a.stats) for n, a in agents.items()}
 
 
@@ -167,7 +172,9 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
     """Assemble ``result.json``: outcome per victim, counts, LLM cost, malformed-output counts.
 
     ``wall_time_s`` is the time of this process's run (a resumed game adds only its own part);
-    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``.
+    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``;
+    ``malformed_replies`` from the checkpointed ``agent_stats`` (every finished step, across a
+    resume; see :func:`agent_stats`).
     """
     events = values.get("events", [])
     invalid = [e for e in events if e["kind"] == "invalid"]
@@ -183,7 +190,7 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
         "counts": {k: sum(1 for e in events if e["kind"] == k) for k in ("introduce", "ask", "answer", "vote")},
         "invalid_actions": len(invalid),
         "invalid_by_kind": dict(Counter(e["data"].get("action", e["kind"]) for e in invalid)),
-        "malformed_replies": agent_stats(rt.agents),
+        "malformed_replies": agent_stats(rt.agents, values),
         "llm": recorder.totals(),
         "wall_time_s": wall_s,
         "model": config.get("model"),
