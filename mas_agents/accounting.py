@@ -78,7 +78,8 @@ agent line (written by :class:`mas_agents.agent.Agent` after it parsed the reply
 text, e.g. a reflection, which is not parsed):
     call_id      str    the call it describes
     parsed       dict | null   ``{"kind": action kind, "value": parsed value}`` (value: a string,
-                        a ``{"target", "question"}`` object, a list of letters, a field dict...)
+                        a ``{"target", "question"}`` object, an mcq's letters as a sorted list,
+                        a form's field dict...)
                         or null when the reply was unreadable or the call failed
     parse_error  str | null    the strict parser's message for an unreadable reply
     reprompt_of  str | null    the call_id of the unreadable reply this call re-prompted
@@ -122,6 +123,13 @@ def clear_call_log(calls_path: Path) -> None:
 
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON for what ``json`` does not write: a set as a sorted list (an mcq's letters), else ``str``."""
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=str)
+    return str(obj)
 
 
 def message_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
@@ -246,8 +254,8 @@ class CallRecorder:
 
     def annotate(self, call_id: str, **fields: Any) -> None:
         """Append an agent line (``{"call_id": call_id, **fields}``, :data:`PROMPTS_FORMAT`) to the
-        prompt log; nothing when this recorder records no prompts. ``fields`` must be JSON-able
-        (anything else is written as its ``str``)."""
+        prompt log; nothing when this recorder records no prompts. ``fields`` should be JSON-able;
+        a set (an mcq's letters) is written as a sorted list, anything else as its ``str``."""
         if self.prompts_path is None:
             return
         with self._lock:
@@ -256,7 +264,7 @@ class CallRecorder:
     def _append_prompt(self, rec: dict[str, Any]) -> None:
         # under self._lock
         with self.prompts_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
             fh.flush()
 
     def close(self) -> None:

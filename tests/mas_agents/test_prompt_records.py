@@ -250,6 +250,8 @@ def test_the_reader_merges_the_lines_of_a_call_across_the_compressed_and_plain_p
     rec.record(call("a"), {"messages": [], "structured": None, "completion": "x"})
     rec.annotate("a", parsed=None, parse_error="bad", reprompt_of=None)
     assert (tmp_path / "llm_prompts.jsonl").exists()      # written as it goes: a crash keeps it
+    rec.annotate("m", parsed={"kind": "mcq", "value": frozenset({"c", "a"})})   # an mcq's letters
+    assert read_prompts(tmp_path)["m"]["parsed"]["value"] == ["a", "c"]
     assert read_prompts(tmp_path)["a"]["parse_error"] == "bad"
     rec.close()
     rec.close()                                            # twice is harmless
@@ -257,7 +259,7 @@ def test_the_reader_merges_the_lines_of_a_call_across_the_compressed_and_plain_p
     rec.record(call("b"), {"messages": [], "structured": None, "completion": "y"})   # e.g. a resumed game
     rec.annotate("a", note="late")                         # a later line of a call wins / adds keys
     got = read_prompts(tmp_path)
-    assert list(got) == ["a", "b"]
+    assert list(got) == ["a", "m", "b"]
     assert got["a"] == {"call_id": "a", "messages": [], "structured": None, "completion": "x", "parsed": None,
                         "parse_error": "bad", "reprompt_of": None, "note": "late"}
     rec.close()                                            # a second gzip member: still one valid file
