@@ -6,7 +6,12 @@ The game code never calls a chat model directly; it calls :meth:`AccountedModel.
 * retries transient failures (timeouts, dropped connections, rate limits, 5xx from a remote
   OpenAI-compatible server) with exponential backoff,
 * and appends one :class:`LLMCall` record per logical call (successful or not) to a
-  :class:`CallRecorder`, i.e. one JSON line in ``<run_dir>/llm_calls.jsonl``.
+  :class:`CallRecorder`, i.e. one JSON line in ``<run_dir>/llm_calls.jsonl``,
+* and, unless prompt recording is off (``--no-record-prompts``, :func:`set_record_prompts`), what
+  the model saw and said: the messages as sent, the structured-output fields, the raw completion,
+  and (written by the agent, which parses the reply) the parsed action or the parse error and the
+  call a re-prompt follows, in ``<run_dir>/llm_prompts.jsonl`` while the run goes and
+  ``llm_prompts.jsonl.gz`` once it is closed (:data:`PROMPTS_FORMAT`, :func:`read_prompts`).
 
 Token counts come from ``AIMessage.usage_metadata`` (langchain-core's standard usage field, filled by
 :class:`mas_agents.llm.LocalLlamaChat` from llama-cpp-python's ``usage`` and by ``ChatOpenAI`` from
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gzip
 import json
 import logging
 import threading
@@ -36,7 +42,101 @@ from mas_agents.rundir import read_jsonl
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LLMCall", "CallRecorder", "AccountedModel", "is_transient_error", "message_text"]
+__all__ = ["LLMCall", "CallRecorder", "AccountedModel", "is_transient_error", "message_text", "read_prompts",
+           "set_record_prompts", "record_prompts", "PROMPTS_FILE", "PROMPTS_GZ"]
+
+#: The prompt log beside ``llm_calls.jsonl`` while a run writes it (plain JSON lines, appended and
+#: flushed per call under the recorder's lock, so a crashed run keeps every record made).
+PROMPTS_FILE = "llm_prompts.jsonl"
+#: The same records once the recorder is closed (:meth:`CallRecorder.close`): gzip, one member per
+#: close (a resumed game appends a member; concatenated members are one valid gzip file).
+PROMPTS_GZ = "llm_prompts.jsonl.gz"
+
+PROMPTS_FORMAT = """\
+``llm_prompts.jsonl`` / ``llm_prompts.jsonl.gz``: UTF-8 JSON lines of two kinds, keyed by the
+``call_id`` of ``llm_calls.jsonl`` (every call there has exactly one call line here when prompts
+were recorded; ``config.json`` says whether they were: ``record_prompts``).
+
+call line (written by :meth:`AccountedModel.chat`, with the ``llm_calls.jsonl`` line):
+    call_id      str    the call's id
+    messages     list   ``[{"role": "system" | "user" | "assistant", "content": str}]`` exactly as
+                        given to the model (a re-prompt holds the first prompt, the unreadable
+                        reply as ``assistant`` and the re-prompt as the last ``user`` message)
+    structured   dict | null   the request fields that carried the reply format, as sent:
+                        ``{"grammar": GBNF}`` for a local model or a llama.cpp server,
+                        ``{"structured_outputs": {"grammar": GBNF}}`` (vLLM), ``{"ebnf": GBNF}``
+                        (SGLang), ``{"response_format": {...json schema...}}`` (OpenAI-style),
+                        ``{}`` when the format was in the prompt only; null when the call asked
+                        for no format (free text, e.g. a reflection) or the model takes none, and
+                        for a remote call that failed (its dialect is chosen inside the model)
+    completion   str | null    the reply text as the model returned it (for the JSON dialect:
+                        the JSON object); null when the call failed
+    rendered     str    only for the JSON dialect: the tagged lines the parser read
+    error        str    only when the call failed: ``"ExceptionType: message"``
+
+agent line (written by :class:`mas_agents.agent.Agent` after it parsed the reply; absent for free
+text, e.g. a reflection, which is not parsed):
+    call_id      str    the call it describes
+    parsed       dict | null   ``{"kind": action kind, "value": parsed value}`` (value: a string,
+                        a ``{"target", "question"}`` object, an mcq's letters as a sorted list,
+                        a form's field dict...)
+                        or null when the reply was unreadable or the call failed
+    parse_error  str | null    the strict parser's message for an unreadable reply
+    reprompt_of  str | null    the call_id of the unreadable reply this call re-prompted
+
+:func:`read_prompts` merges the lines of a call into one dict.
+"""
+
+#: Process-wide switch read by every :class:`CallRecorder` when it is created (the CLI's
+#: ``--no-record-prompts`` clears it for the command's duration).
+_RECORD_PROMPTS = True
+
+
+def set_record_prompts(on: bool) -> bool:
+    """Switch prompt recording for recorders created from now on; returns the previous setting."""
+    global _RECORD_PROMPTS
+    prev, _RECORD_PROMPTS = _RECORD_PROMPTS, bool(on)
+    return prev
+
+
+def record_prompts() -> bool:
+    """Whether recorders created now record prompts (:func:`set_record_prompts`)."""
+    return _RECORD_PROMPTS
+
+
+def prompt_paths(calls_path: Path) -> tuple[Path, Path]:
+    """``(llm_prompts.jsonl, llm_prompts.jsonl.gz)`` beside the call log ``calls_path`` (a call
+    log with another name than ``llm_calls.jsonl``, e.g. ``mas spy serve-agent --calls x.jsonl``,
+    gets ``x.prompts.jsonl`` / ``x.prompts.jsonl.gz``)."""
+    calls_path = Path(calls_path)
+    if calls_path.name == "llm_calls.jsonl":
+        return calls_path.with_name(PROMPTS_FILE), calls_path.with_name(PROMPTS_GZ)
+    stem = calls_path.name.removesuffix(".jsonl")
+    return calls_path.with_name(f"{stem}.prompts.jsonl"), calls_path.with_name(f"{stem}.prompts.jsonl.gz")
+
+
+def clear_call_log(calls_path: Path) -> None:
+    """Remove a call log and the prompt files beside it (a replayed game starts them afresh)."""
+    Path(calls_path).unlink(missing_ok=True)
+    for p in prompt_paths(calls_path):
+        p.unlink(missing_ok=True)
+
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON for what ``json`` does not write: a set as a sorted list (an mcq's letters), else ``str``."""
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=str)
+    return str(obj)
+
+
+def message_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    """``[{"role", "content"}]`` of langchain messages: system / user / assistant (a
+    ``ChatMessage`` keeps its role, other types their langchain type); content unchanged."""
+    return [{"role": _ROLES.get(m.type) or getattr(m, "role", None) or m.type, "content": m.content}
+            for m in messages]
 
 
 @dataclass
@@ -104,28 +204,43 @@ class CallRecorder:
     never truncated). The file (and its directory) is created at once, so a run that made no
     call still has an (empty) ``llm_calls.jsonl``.
 
+    With prompt recording on (the process-wide switch, :func:`set_record_prompts`, when the
+    recorder is created) and a ``path``, the prompt records (:data:`PROMPTS_FORMAT`) go, under the
+    same lock, to ``llm_prompts.jsonl`` beside it; :meth:`close` compresses them into
+    ``llm_prompts.jsonl.gz``. Without a ``path`` nothing of the prompts is kept.
+
     Args:
         path: the JSONL file, or ``None`` to keep records in memory only.
         load_existing: read the records already in ``path`` so that :meth:`totals` covers the
             whole run (a resumed game).
+        prompts: record prompts; ``None`` = the process-wide switch.
 
     Raises:
         ValueError: ``load_existing`` and a line of ``path`` is not a JSON call record (the
             message names the file and line).
     """
 
-    def __init__(self, path: Path | None, load_existing: bool = False):
+    def __init__(self, path: Path | None, load_existing: bool = False, prompts: bool | None = None):
         self.path = Path(path) if path is not None else None
         self._lock = threading.Lock()
         self._calls: list[LLMCall] = []
+        on = record_prompts() if prompts is None else prompts
+        self.prompts_path: Path | None = prompt_paths(self.path)[0] if (on and self.path is not None) else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if load_existing:
                 self._calls.extend(read_calls(self.path))
             self.path.touch()
 
-    def record(self, call: LLMCall) -> None:
-        """Store ``call`` and append it as one JSON line (flushed) to :attr:`path` if set."""
+    @property
+    def records_prompts(self) -> bool:
+        """Whether this recorder writes prompt records."""
+        return self.prompts_path is not None
+
+    def record(self, call: LLMCall, prompt: dict[str, Any] | None = None) -> None:
+        """Store ``call`` and append it as one JSON line (flushed) to :attr:`path` if set; and
+        ``prompt`` (its call line of :data:`PROMPTS_FORMAT`, without ``call_id``) to the prompt
+        log when this recorder records prompts."""
         line = json.dumps(call.to_dict(), ensure_ascii=False)
         with self._lock:
             self._calls.append(call)
@@ -134,6 +249,43 @@ class CallRecorder:
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(line + "\n")
                     fh.flush()
+                if prompt is not None and self.prompts_path is not None:
+                    self._append_prompt({"call_id": call.call_id, **prompt})
+
+    def annotate(self, call_id: str, **fields: Any) -> None:
+        """Append an agent line (``{"call_id": call_id, **fields}``, :data:`PROMPTS_FORMAT`) to the
+        prompt log; nothing when this recorder records no prompts. ``fields`` should be JSON-able;
+        a set (an mcq's letters) is written as a sorted list, anything else as its ``str``."""
+        if self.prompts_path is None:
+            return
+        with self._lock:
+            self._append_prompt({"call_id": call_id, **fields})
+
+    def _append_prompt(self, rec: dict[str, Any]) -> None:
+        # under self._lock
+        with self.prompts_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
+            fh.flush()
+
+    def close(self) -> None:
+        """Compress the prompt log: append ``llm_prompts.jsonl`` as one gzip member to
+        ``llm_prompts.jsonl.gz`` (mtime 0, so equal records give equal bytes) and remove it.
+        Safe to call twice, and a no-op for a recorder that records no prompts. Records made
+        after ``close`` start a new plain file (closed again by the next ``close``); a run that
+        stops before ``close`` keeps its plain file, which :func:`read_prompts` reads too."""
+        if self.prompts_path is None:
+            return
+        with self._lock:
+            src = self.prompts_path
+            if not src.exists():
+                return
+            data = src.read_bytes()
+            gz = prompt_paths(self.path)[1]
+            if data:
+                with gz.open("ab") as fh:
+                    fh.write(gzip.compress(data, compresslevel=6, mtime=0))
+                    fh.flush()
+            src.unlink()
 
     def calls(self, phase: str | None = None) -> list[LLMCall]:
         """A copy of the records made by this recorder (optionally of one phase), in record order."""
@@ -190,6 +342,47 @@ def call_totals(calls: Iterable[LLMCall]) -> dict:
         out["failures"] += 0 if c.ok else 1
     out["latency_s"] = round(out["latency_s"], 3)
     out["cache_hit"] = round(out["cached_tokens"] / cache_in, 4) if cache_in else None
+    return out
+
+
+def read_prompts(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The prompt records of a run directory (or of the call log file given), one merged dict per
+    call_id, in first-seen order.
+
+    Reads ``llm_prompts.jsonl.gz`` (every gzip member) and then ``llm_prompts.jsonl`` (the part
+    not compressed yet, e.g. of a run that stopped); the lines of one call are merged in file
+    order (a later line's keys win). See :data:`PROMPTS_FORMAT` for the fields. Returns ``{}``
+    when the run recorded no prompts.
+
+    Raises:
+        ValueError: a line is not a JSON object with a ``call_id`` (the message names the file
+            and line), or the gzip file is corrupt.
+    """
+    run_dir = Path(run_dir)
+    plain, gz = prompt_paths(run_dir if run_dir.suffix == ".jsonl" else run_dir / "llm_calls.jsonl")
+    out: dict[str, dict[str, Any]] = {}
+
+    def merge(path: Path, lines: Iterable[str]) -> None:
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not a prompt record ({exc.msg})") from exc
+            if not isinstance(rec, dict) or not isinstance(rec.get("call_id"), str):
+                raise ValueError(f"{path}:{lineno}: not a prompt record (no call_id)")
+            out.setdefault(rec["call_id"], {}).update(rec)
+
+    if gz.exists():
+        try:
+            text = gzip.decompress(gz.read_bytes()).decode("utf-8")
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{gz}: corrupt prompt log ({exc})") from exc
+        merge(gz, text.splitlines())
+    if plain.exists():
+        with plain.open(encoding="utf-8") as fh:
+            merge(plain, fh)
     return out
 
 
@@ -433,6 +626,7 @@ class AccountedModel:
         if max_tokens is not None and _accepts_max_tokens(self.model):
             kwargs["max_tokens"] = max_tokens
         structured = "grammar" if "grammar" in kwargs else None
+        recording = self.recorder.records_prompts
         retries = 0
         t0 = time.perf_counter()
         while True:
@@ -448,12 +642,14 @@ class AccountedModel:
                     if _sleep(delay):
                         raise StopRequested("stop requested (Ctrl-C); finished work is saved") from exc
                     continue
+                error = f"{type(exc).__name__}: {exc}"
                 self.recorder.record(LLMCall(
                     call_id=call_id, actor=actor, purpose=purpose, model=self.label, input_tokens=None,
                     output_tokens=None, latency_s=round(time.perf_counter() - t0, 4), retries=retries,
-                    ok=False, error=f"{type(exc).__name__}: {exc}", started_at=started_at,
+                    ok=False, error=error, started_at=started_at,
                     prompt_chars=prompt_chars, output_chars=0, phase=phase or self.phase,
-                    max_tokens=kwargs.get("max_tokens")))
+                    max_tokens=kwargs.get("max_tokens")),
+                    self._prompt_record(messages, kwargs, None, None, error) if recording else None)
                 err = self._failure(exc, call_id, retries)
                 if err is exc:
                     raise
@@ -470,8 +666,34 @@ class AccountedModel:
             latency_s=round(latency, 4), retries=retries, ok=True, error=None, started_at=started_at,
             prompt_chars=prompt_chars, output_chars=len(text), phase=phase or self.phase,
             cached_tokens=cached, max_tokens=meta.get("max_tokens", kwargs.get("max_tokens")),
-            finish_reason=meta.get("finish_reason"), structured=meta.get("structured", structured)))
+            finish_reason=meta.get("finish_reason"), structured=meta.get("structured", structured)),
+            self._prompt_record(messages, kwargs, meta, text, None) if recording else None)
         return text, call_id
+
+    def annotate(self, call_id: str, **fields: Any) -> None:
+        """Add the agent's reading of call ``call_id`` to the prompt log (``parsed``,
+        ``parse_error``, ``reprompt_of``: :data:`PROMPTS_FORMAT`); see :meth:`CallRecorder.annotate`."""
+        self.recorder.annotate(call_id, **fields)
+
+    @staticmethod
+    def _prompt_record(messages: list[BaseMessage], kwargs: dict[str, Any], meta: dict | None,
+                       text: str | None, error: str | None) -> dict[str, Any]:
+        """The call line of :data:`PROMPTS_FORMAT` (without ``call_id``) of one call."""
+        meta = meta or {}
+        if "structured_fields" in meta:              # what a remote model put in its request
+            fields = meta["structured_fields"]
+        elif "grammar" in kwargs:                    # a local model's GBNF text
+            g = kwargs["grammar"]
+            fields = {"grammar": g if isinstance(g, str) else str(g)}
+        else:                                        # no format, or a remote call that failed
+            fields = None
+        rec: dict[str, Any] = {"messages": message_dicts(messages), "structured": fields,
+                               "completion": meta.get("raw_completion", text)}
+        if "raw_completion" in meta and text is not None:
+            rec["rendered"] = text
+        if error is not None:
+            rec["error"] = error
+        return rec
 
 
 def _sleep(seconds: float) -> bool:

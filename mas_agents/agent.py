@@ -5,16 +5,24 @@ game asks (introduce, ask, answer, vote, mcq): it retrieves script and dialogue 
 its FAISS memory under token budgets (PLAYER* §2.2, C.1), asks its blocks for context and
 instructions, calls the model once, parses the reply strictly, re-prompts once on a malformed
 reply and otherwise records an invalid (abstained) action. Every malformed reply is logged and
-counted in :attr:`Agent.stats`.
+counted in :attr:`Agent.stats`; what it read from each reply (the parsed action or the parse
+error, and which call a re-prompt follows) goes to the run's prompt log
+(:meth:`mas_agents.accounting.AccountedModel.annotate`).
+
+:func:`counting` collects the :attr:`Agent.stats` increments one thread makes, per agent, so a
+game can keep them in its checkpointed state (the murder mystery does) and a resumed game still
+counts what happened before the interruption.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -59,6 +67,58 @@ def completion_budget(request: ActionRequest, think: bool) -> int:
         return base
     lines = sum(len(tag) + 2 + max((len(c) for c in choices), default=0) + 1 for tag, choices in request.fields or [])
     return base + -(-lines // 3)
+
+
+_SCOPE = threading.local()
+
+
+class StatCounter(Counter):
+    """A :class:`collections.Counter` of one agent's (or seat's) events (malformed replies,
+    abstentions...) whose every change is also added to the thread's :func:`counting` scope, if
+    any, under :attr:`owner`."""
+
+    owner: str = ""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        scope = getattr(_SCOPE, "counts", None)
+        if scope is not None:
+            mine = scope.setdefault(self.owner, {})
+            # a change of 0 is kept as well: ``c[k] += 0`` creates the key, so must its count
+            mine[key] = mine.get(key, 0) + value - self.get(key, 0)
+        super().__setitem__(key, value)
+
+
+@contextmanager
+def counting() -> Iterator[dict[str, dict[str, int]]]:
+    """Collect the :class:`StatCounter` changes this thread makes inside the block.
+
+    Yields a dict ``owner -> {key: change}`` filled as the block runs (keys in first-change
+    order). Scopes nest: an inner scope's changes are added to the outer one when it ends. Other
+    threads' changes (a parallel vote of the same agent) are not seen, so a game node that wraps
+    its own work gets exactly that work's counts.
+    """
+    outer = getattr(_SCOPE, "counts", None)
+    counts: dict[str, dict[str, int]] = {}
+    _SCOPE.counts = counts
+    try:
+        yield counts
+    finally:
+        _SCOPE.counts = outer
+        if outer is not None:
+            for owner, mine in counts.items():
+                dest = outer.setdefault(owner, {})
+                for k, v in mine.items():
+                    dest[k] = dest.get(k, 0) + v
+
+
+def add_counts(a: dict[str, dict[str, int]] | None, b: dict[str, dict[str, int]] | None) -> dict[str, dict[str, int]]:
+    """``a`` plus ``b`` (``owner -> {key: count}``), as a new dict; a LangGraph reducer."""
+    out = {o: dict(m) for o, m in (a or {}).items()}
+    for owner, mine in (b or {}).items():
+        dest = out.setdefault(owner, {})
+        for k, v in mine.items():
+            dest[k] = dest.get(k, 0) + v
+    return out
 
 
 @dataclass
@@ -117,9 +177,12 @@ class Agent:
     spec: str = "plain"
     constrained: bool | None = None
     game: GameInfo = UNSPECIFIED
-    stats: Counter = field(default_factory=Counter, init=False)
+    stats: Counter = field(default_factory=StatCounter, init=False)
     _seen: int = field(default=0, init=False, repr=False)
     _pending: list = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.stats.owner = self.persona.name
 
     @property
     def name(self) -> str:
@@ -254,6 +317,7 @@ class Agent:
         errors: list[str] = []
         text = ""
         for attempt in (1, 2):
+            reprompt_of = call_ids[-1] if call_ids else None
             try:
                 text, cid = self.model.chat(messages, actor=self.name,
                                             purpose=f"{request.context.get('purpose', request.kind)}#{attempt}",
@@ -261,6 +325,7 @@ class Agent:
             except CallFailed as exc:
                 # the call failed for good (after its retries): the action is what the rules say
                 # for no answer, as for an unreadable reply; not re-prompted (it was retried)
+                self.model.annotate(exc.call_id, parsed=None, parse_error=None, reprompt_of=reprompt_of)
                 call_ids.append(exc.call_id)
                 errors.append(str(exc))
                 self.stats["failed_calls"] += 1
@@ -272,6 +337,7 @@ class Agent:
             try:
                 value, reasoning = parse_reply(request, text)
             except ParseError as exc:
+                self.model.annotate(cid, parsed=None, parse_error=str(exc), reprompt_of=reprompt_of)
                 errors.append(str(exc))
                 self.stats[f"malformed_{request.kind}"] += 1
                 log.info("%s: malformed %s reply (attempt %d): %s | %r", self.name, request.kind,
@@ -281,6 +347,8 @@ class Agent:
                 messages = messages + [AIMessage(content=text[:REPROMPT_ECHO_CHARS]),
                                        HumanMessage(content=prompts.reprompt(str(exc), request))]
                 continue
+            self.model.annotate(cid, parsed={"kind": request.kind, "value": value}, parse_error=None,
+                                reprompt_of=reprompt_of)
             if attempt == 2:
                 self.stats["recovered_after_reprompt"] += 1
             tail = " ".join(c.append for c in contribs if c.append)

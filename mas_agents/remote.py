@@ -760,8 +760,11 @@ class RemoteChat(ChatOpenAI):
         meta = dict(msg.response_metadata or {})
         meta["structured"] = dialect
         meta["max_tokens"] = max_tokens
+        # what the request carried and the server said, for the prompt log (accounting.PROMPTS_FORMAT)
+        meta["structured_fields"] = extra if fmt is not None else None
         if dialect == "json" and fmt is not None:
-            msg.content = fmt.render(message_text(msg.content))
+            meta["raw_completion"] = message_text(msg.content)
+            msg.content = fmt.render(meta["raw_completion"])
         msg.response_metadata = meta
         return result
 

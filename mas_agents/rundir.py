@@ -1,7 +1,8 @@
 """Run directories: where a game or an evaluation writes its files.
 
 Every run writes into its directory (README, "What a run writes"):
-``config.json`` (seed, model spec, versions, options), ``events.jsonl``, ``llm_calls.jsonl``,
+``config.json`` (seed, model spec, versions, options), ``events.jsonl``, ``llm_calls.jsonl``
+with the prompt log ``llm_prompts.jsonl.gz`` beside it (:mod:`mas_agents.accounting`),
 ``result.json`` and a readable ``transcript.md`` (game) or ``report.md`` (evaluation).
 """
 

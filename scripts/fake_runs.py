@@ -12,8 +12,10 @@ function of the prompt (a SHA-256 picks the numbered choice or option letter), s
 the same code give the same files. Needs the datasets (``../shared/datasets`` or
 ``$MAS_DATA_DIR``). Every file's bytes are hashed with the run root replaced by ``R``;
 JSON and JSONL files after zeroing clock readings and call ids (the keys :data:`CLOCK_KEYS`
-matches, ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``...: latency and
-wall time differ between two runs of the same commit); every other byte counts. Markdown and
+matches, ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``, ``reprompt_of``...:
+latency and wall time differ between two runs of the same commit); a gzip-compressed JSONL file (the
+prompt log ``llm_prompts.jsonl.gz``) is hashed as its decompressed lines, normalised the same way;
+every other byte counts. Markdown and
 HTML files are hashed as written, so a diff also shows which of them moved. The conformance and
 golden tests (``tests/test_conformance.py``, ``tests/test_golden.py``) drop the same keys before
 comparing runs (:func:`_untimed` with ``drop=True``).
@@ -21,6 +23,7 @@ comparing runs (:func:`_untimed` with ``drop=True``).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -111,18 +114,23 @@ def main() -> None:
                 import traceback
                 traceback.print_exception(res.exception, file=sys.stderr)
     for path in sorted(p for p in root.rglob("*") if p.is_file() and "home" not in p.parts):
-        data = path.read_bytes().replace(str(root).encode(), b"R")
+        data = path.read_bytes()
+        if path.name.endswith(".jsonl.gz"):
+            data = gzip.decompress(data)
+        data = data.replace(str(root).encode(), b"R")
         if path.suffix == ".json":
             data = json.dumps(_untimed(json.loads(data)), sort_keys=True).encode()
-        elif path.suffix == ".jsonl":
+        elif path.suffix == ".jsonl" or path.name.endswith(".jsonl.gz"):
             data = "\n".join(json.dumps(_untimed(json.loads(line)), sort_keys=True)
                               for line in data.decode().splitlines() if line.strip()).encode()
         print(f"{hashlib.sha256(data).hexdigest()[:16]}  {path.relative_to(root)}")
 
 
-#: Keys whose values are clock readings (seconds measured, dates) or random call ids (uuid4);
+#: Keys whose values are clock readings (seconds measured, dates) or random call ids (uuid4; a
+#: prompt record's ``reprompt_of`` is one);
 #: zeroed before hashing JSON, dropped before the tests compare runs.
-CLOCK_KEYS = re.compile(r"(_s|_seconds|^seconds|_at|^started|^created|_date|^date|_time|^time|^call_ids?|_call_ids)$")
+CLOCK_KEYS = re.compile(r"(_s|_seconds|^seconds|_at|^started|^created|_date|^date|_time|^time|^call_ids?|_call_ids"
+                        r"|^reprompt_of)$")
 
 
 def _untimed(obj: Any, drop: bool = False) -> Any:

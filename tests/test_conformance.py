@@ -28,13 +28,15 @@ c. **resume reproduces the events**: a second run into a fresh directory is inte
    tournament and a MAgIC run by rerunning, which reuses finished games and replays the
    unfinished one); the final ``events.jsonl`` of every game equals the uninterrupted run's once
    call ids and clock readings are dropped, and so does ``result.json`` (for the murder mystery
-   except ``llm``, which also counts the failed and redone calls, and ``malformed_replies``, see
-   below). What the interruption leaves is checked too: the murder mystery's log so far is the
-   start of the full one, an unfinished WiS / MAgIC game has no ``result.json``, and finished
-   games are reused, not replayed.
+   except ``llm``, which also counts the failed and redone calls; its ``malformed_replies`` are
+   kept in the checkpointed state, so they match too). What the interruption leaves is checked
+   too: the murder mystery's log so far is the start of the full one, an unfinished WiS / MAgIC
+   game has no ``result.json``, and finished games are reused, not replayed.
 
-Two strict ``xfail`` tests at the end pin production bugs found here; once a bug is fixed its
-test passes, fails as XPASS(strict), and its marker should go.
+Tests at the end pin production bugs found here, once strict ``xfail`` tests: an abstained
+murder-mystery vote counted under ``invalid``, and a resumed murder mystery losing the
+malformed-reply counts made before the interruption. Both are fixed and their markers gone; a
+new bug pinned the same way gets ``@pytest.mark.xfail(strict=True, raises=AssertionError)``.
 
 The model: :class:`scripts.fake_runs.HashChat` (its reply is a pure function of the prompt),
 through :func:`scripts.fake_runs._fake_make` patched over :func:`mas_agents.llm.make_chat_model`,
@@ -905,8 +907,8 @@ def test_game_conforms(case_id, fake_model, real_data_root, tmp_path, tmp_path_f
             assert normal_events(game) == normal_events(ref_game), f"{case_id}: {game.name} differs after resume"
         for game, ref_game in zip(got["games"], ref.games):
             # the record too; a resumed murder mystery also counts the calls that failed or were
-            # redone (llm), and its malformed-reply counters are lost (see the xfail test below)
-            skip = ("llm", "malformed_replies") if case.family == "mmg" else ()
+            # redone (llm); its malformed-reply counters survive the resume (graph state)
+            skip = ("llm",) if case.family == "mmg" else ()
             assert {k: v for k, v in normal_result(game).items() if k not in skip} == \
                 {k: v for k, v in normal_result(ref_game).items() if k not in skip}
         if case.family == "wis":
@@ -922,11 +924,11 @@ def test_game_conforms(case_id, fake_model, real_data_root, tmp_path, tmp_path_f
 
 
 # ----------------------------------------------------------------------------------------------
-# known production bugs, pinned (strict: they fail loudly once fixed, then drop the marker)
+# production bugs found here, pinned (they were strict xfails; both are fixed, markers gone)
 #
-# Each expects an AssertionError from its last line only: everything before it runs under
-# precondition(), and a precondition that does not hold calls pytest.fail, whose Failed is no
-# AssertionError, so the test fails instead of passing as the expected failure.
+# Each checks its bug on its last line only: everything before it runs under precondition(), and a
+# precondition that does not hold calls pytest.fail (whose Failed is no AssertionError, so under a
+# strict xfail marker the test fails instead of passing as the expected failure).
 
 
 @contextmanager
@@ -952,9 +954,6 @@ def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory, real_d
     assert ref.run["invalid_by_kind"] == dict(want)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="eval/runs/mmg_session.py game_result: malformed_replies comes from the "
-                                       "agents of this process only, so a resumed game loses the counts made "
-                                       "before the interruption")
 @pytest.mark.realdata
 def test_mmg_resume_keeps_malformed_reply_counts(fake_model, tmp_path, tmp_path_factory, real_data_root):
     with precondition("the reference game"):

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from eval.metrics.cost import actor_cost, method_seats
 from eval.stats import Estimate, bootstrap_mean, bootstrap_units, paired_difference
+from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, versions, write_json
 
@@ -311,7 +312,8 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
            "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
            "model": spec_text(model)}
     check_resume(out, tuple(cfg), **cfg)   # a resumed grid must not mix settings
-    write_json(out / "config.json", {**cfg, "benches": benches, "command": command, "versions": versions()})
+    write_json(out / "config.json", {**cfg, "benches": benches, "command": command,
+                                     "record_prompts": record_prompts(), "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": base, "blocks": blocks, "variants": grid,
                               "model": spec_text(model),
                               "seeds": seeds, "script": script, "games": games, "settings": settings,

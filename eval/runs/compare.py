@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
+from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
 
@@ -353,7 +354,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     write_json(out / "config.json", {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
                                      "seeds": seeds, "model": spec_text(model),
                                      "lang": lang, "rounds": rounds, "questions": questions,
-                                     "versions": versions()})
+                                     "record_prompts": record_prompts(), "versions": versions()})
     cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
 
     def one(cell):

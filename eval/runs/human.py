@@ -275,13 +275,14 @@ class HumanCharacter:
     spec = HUMAN
 
     def __init__(self, persona: Any, root: Path, poll: float = POLL_S):
-        from collections import Counter
+        from mas_agents.agent import StatCounter
         self.persona = persona
         self.dir = Path(root) / seat_dirname(persona.name)
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "answer.json").unlink(missing_ok=True)
         self.poll = poll
-        self.stats: Counter = Counter()
+        self.stats = StatCounter()     # counted per graph step like an agent's (a resume keeps them)
+        self.stats.owner = persona.name
         self.messages: list[dict[str, Any]] = []
         self.pending: dict[str, Any] | None = None
         self._seen = 0

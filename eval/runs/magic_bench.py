@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from eval.metrics.magic import CAPABILITIES, scenario_metrics
 from graphs.magic.events import SCENARIOS
+from mas_agents.accounting import record_prompts
 from mas_agents.events import read_events
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
@@ -73,7 +74,8 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     cfg = {"challenger": challenger, "defender": defender, "model": spec_text(model),
            "replay_openings": replay_openings, "seed": seed}
     check_resume(out, tuple(cfg), **cfg)
-    write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings, "versions": versions()})
+    write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings,
+                                     "record_prompts": record_prompts(), "versions": versions()})
     games = plan(data_root, scenarios, settings)
 
     def one(g):

@@ -8,7 +8,7 @@ from typing import Any
 
 from graphs.magic.graph import MagicRuntime, build_graph
 from graphs.magic.rules import GAMES
-from mas_agents.accounting import CallRecorder
+from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
@@ -53,7 +53,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
+    clear_call_log(out / "llm_calls.jsonl")   # a replayed game starts its call and prompt logs afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
     seats = challenger_seats(scenario, setting, side)
     players = ["Player 1", "Player 2", "Player 3"]
@@ -72,6 +72,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
                                      "challenger": challenger, "defender": defender, "seats": specs,
                                      "model": spec_text(model), "seed": seed,
                                      "replay_openings": replay_openings, "endpoints": endpoint_report(pool.models()),
+                                     "record_prompts": recorder.records_prompts,
                                      "versions": versions()})
     clock = Stopwatch()
     # streamed, not invoked, so events.jsonl grows as the game goes (watched live by mas serve)
@@ -84,6 +85,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
               "invalid_actions": rt.stats["invalid_actions"], "model_actions": rt.stats["model_actions"]}
     write_json(out / "result.json", result)
     (out / "transcript.md").write_text(transcript(result, events), encoding="utf-8")
+    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result
 
 

@@ -1,7 +1,8 @@
 """Run one murder-mystery game into a run directory, resumably.
 
 Writes (README, "What a run writes"): ``config.json``, ``events.jsonl`` (rewritten after every
-graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` (by the recorder),
+graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` and the prompt log
+``llm_prompts.jsonl`` (by the recorder; compressed into ``llm_prompts.jsonl.gz`` when the game ends),
 ``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),
 ``result.json`` and ``transcript.md``.
 """
@@ -81,6 +82,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
               "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
               "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
               "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
+              "record_prompts": recorder.records_prompts,
               "versions": versions(), **({"human": human} if human else {})}
     result = run_game(rt, out, recorder, config, resume=resume, progress=progress)
     if human is not None:   # the person sees the accusation and the truth too
@@ -153,11 +155,17 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
     result = game_result(rt, values, recorder, watch.seconds, config)
     write_json(out / "result.json", result)
     (out / "transcript.md").write_text(transcript(rt, events, result), encoding="utf-8")
+    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result
 
 
-def agent_stats(agents: dict[str, Agent]) -> dict[str, dict[str, int]]:
-    """Malformed/invalid reply counters per agent."""
+def agent_stats(agents: dict[str, Agent], values: dict | None = None) -> dict[str, dict[str, int]]:
+    """Malformed/invalid reply counters per agent: from the game's checkpointed state
+    (``values["agent_stats"]``, every finished step of the game, before and after a resume)
+    when given, else from the agents of this process."""
+    if values is not None:
+        counted = values.get("agent_stats") or {}
+        return {n: dict(counted.get(n, {})) for n in agents}
     return {n: dict(a.stats) for n, a in agents.items()}
 
 
@@ -165,7 +173,9 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
     """Assemble ``result.json``: outcome per victim, counts, LLM cost, malformed-output counts.
 
     ``wall_time_s`` is the time of this process's run (a resumed game adds only its own part);
-    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``.
+    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``;
+    ``malformed_replies`` from the checkpointed ``agent_stats`` (every finished step, across a
+    resume; see :func:`agent_stats`).
     """
     events = values.get("events", [])
     invalid = [e for e in events if e["kind"] == "invalid"]
@@ -181,7 +191,7 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
         "counts": {k: sum(1 for e in events if e["kind"] == k) for k in ("introduce", "ask", "answer", "vote")},
         "invalid_actions": len(invalid),
         "invalid_by_kind": dict(Counter(e["data"].get("action", e["kind"]) for e in invalid)),
-        "malformed_replies": agent_stats(rt.agents),
+        "malformed_replies": agent_stats(rt.agents, values),
         "llm": recorder.totals(),
         "wall_time_s": wall_s,
         "model": config.get("model"),

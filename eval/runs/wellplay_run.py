@@ -22,7 +22,7 @@ from eval.runs.wellplay_eval import (
     session_events,
     summarise,
 )
-from mas_agents.accounting import CallRecorder
+from mas_agents.accounting import CallRecorder, clear_call_log, record_prompts
 from mas_agents.events import write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
@@ -98,11 +98,12 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
               "model": None if method in MODEL_FREE else model_label, "seed": seed, "runs": runs,
               "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
-              "settings": vars(settings) if settings is not None else None, "versions": versions()}
+              "settings": vars(settings) if settings is not None else None,
+              "record_prompts": record_prompts() and method not in MODEL_FREE, "versions": versions()}
     write_json(out / "config.json", config)
     if total:
         total(runs * sum(len(s.all_questions()) for s in scripts))
-    (out / "llm_calls.jsonl").unlink(missing_ok=True)  # a re-run into the same dir starts afresh
+    clear_call_log(out / "llm_calls.jsonl")  # a re-run into the same dir starts its call and prompt logs afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
     watch = Stopwatch()
     make_agent = make_agent or build_eval_agent
@@ -152,6 +153,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               "llm": recorder.totals(), "wall_time_s": watch.seconds}
     write_json(out / "result.json", result)
     (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result
 
 

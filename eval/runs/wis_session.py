@@ -15,7 +15,7 @@ from typing import Any
 
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
-from mas_agents.accounting import CallRecorder
+from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import follow_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report
@@ -150,7 +150,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in seats}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "llm_calls.jsonl").unlink(missing_ok=True)   # a replayed game starts its call log afresh
+    clear_call_log(out / "llm_calls.jsonl")   # a replayed game starts its call and prompt logs afresh
     recorder = CallRecorder(out / "llm_calls.jsonl")
     factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout,
                             human_dir=out / "human")
@@ -162,7 +162,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
               "model": spec_text(model), "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
-              "vote_timeout": vote_timeout, "endpoints": endpoint_report(factory.models()), "versions": versions()}
+              "vote_timeout": vote_timeout, "endpoints": endpoint_report(factory.models()),
+              "record_prompts": recorder.records_prompts, "versions": versions()}
     write_json(out / "config.json", config)
     rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
                     speak_timeout=speak_timeout, vote_timeout=vote_timeout)
@@ -186,6 +187,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     }
     write_json(out / "result.json", record)
     (out / "transcript.md").write_text(transcript(record, events), encoding="utf-8")
+    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     for p in table.values():
         close = getattr(p, "close", None)
         if close:

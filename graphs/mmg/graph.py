@@ -8,10 +8,12 @@ Flow::
           -> vote (Send fan-out: one branch per (voter, victim), simultaneous, private)
           -> tally -> END
 
-State is plain data (events, cursors, votes) so the SQLite checkpointer can snapshot it every
-step and ``--resume`` continues an interrupted game; agents, models and FAISS memories live in
-:class:`MMGRuntime`, outside the state, and agents rebuild their dialogue memory from the
-events on resume. Rules (schedule, tally, outcome) are the pure functions of
+State is plain data (events, cursors, votes, the agents' reply counters) so the SQLite
+checkpointer can snapshot it every step and ``--resume`` continues an interrupted game; agents,
+models and FAISS memories live in :class:`MMGRuntime`, outside the state, and agents rebuild
+their dialogue memory from the events on resume. Each node returns the :attr:`Agent.stats`
+changes its own work made (:func:`mas_agents.agent.counting`), so the state's ``agent_stats``
+counts every finished step once, across interruptions. Rules (schedule, tally, outcome) are the pure functions of
 :mod:`graphs.mmg.rules`.
 """
 
@@ -26,7 +28,7 @@ from langgraph.types import Send
 
 from graphs.mmg import rules as rules
 from mas_agents.actions import Action, ActionRequest
-from mas_agents.agent import Agent
+from mas_agents.agent import Agent, add_counts, counting
 from mas_agents.events import EVERYONE, make_event
 
 
@@ -42,6 +44,9 @@ class MMGState(TypedDict, total=False):
         its vote / invalid event); ``tally`` moves them into ``events`` in seat order, so the log
         does not depend on which branch finished first (nor on a resume between them).
     outcome: the result from :func:`graphs.mmg.rules.game_outcome` once tallied.
+    agent_stats: character -> {counter: n}: the changes of each agent's ``stats`` (malformed
+        replies, abstentions, re-prompt recoveries, forced moves...) made by the finished steps,
+        summed through :func:`mas_agents.agent.add_counts`.
     """
 
     events: Annotated[list[dict], operator.add]
@@ -51,6 +56,7 @@ class MMGState(TypedDict, total=False):
     votes: Annotated[list[dict], operator.add]
     vote_events: Annotated[list[dict], operator.add]
     outcome: dict | None
+    agent_stats: Annotated[dict, add_counts]
 
 
 @dataclass
@@ -81,16 +87,18 @@ class MMGRuntime:
             raise ValueError(f"no agent for character(s): {', '.join(missing)}")
         self.schedule = rules.question_schedule(self.players, self.rounds, self.questions)
 
-    def act(self, name: str, events: list[dict], request: ActionRequest) -> tuple[Action, list[dict]]:
+    def act(self, name: str, events: list[dict], request: ActionRequest) -> tuple[Action, list[dict], dict]:
         """Let ``name`` read the events it can see, then answer ``request``.
 
-        Returns the action and the private planning events its blocks queued meanwhile (sensor
-        readings, target choices...), which the node appends before the action's own event.
+        Returns the action, the private planning events its blocks queued meanwhile (sensor
+        readings, target choices...), which the node appends before the action's own event, and
+        the ``agent_stats`` update of this work (:func:`mas_agents.agent.counting`).
         """
         agent = self.agents[name]
-        agent.observe(events)
-        action = agent.act(request, phase="gameplay")
-        return action, agent.drain_events()
+        with counting() as counts:
+            agent.observe(events)
+            action = agent.act(request, phase="gameplay")
+        return action, agent.drain_events(), counts
 
     def step_bound(self) -> int:
         """An upper bound on graph steps, for LangGraph's ``recursion_limit``."""
@@ -142,12 +150,13 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             prompt=(f"It is your turn to introduce yourself to the other players: who you are, and "
                     f"how you know {victims_txt}."),
             query=f"{name} who I am, my job, my relationship with {victims_txt}")
-        act, planning = rt.act(name, state["events"], req)
+        act, planning, counts = rt.act(name, state["events"], req)
         if act.valid:
             ev = make_event(phase="introduction", actor=name, kind="introduce", content=act.value,
                             llm_call_ids=act.call_ids, data={"valid": True, "reasoning": act.reasoning})
-            return {"events": planning + [ev], "intro_i": i + 1}
-        return {"events": planning + [_invalid_event(act, "introduction", 0)], "intro_i": i + 1}
+            return {"events": planning + [ev], "intro_i": i + 1, "agent_stats": counts}
+        return {"events": planning + [_invalid_event(act, "introduction", 0)], "intro_i": i + 1,
+                "agent_stats": counts}
 
     def ask(state: MMGState) -> dict:
         rnd, asker = rt.schedule[state["cursor"]]
@@ -159,15 +168,15 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                     f"them one question that helps find out who killed {victims_txt}. Players you can ask:"),
             query=f"Who killed {victims_txt}? suspicious, motive, alibi, last seen",
             context={"round": rnd})
-        act, planning = rt.act(asker, state["events"], req)
+        act, planning, counts = rt.act(asker, state["events"], req)
         if not act.valid:
             return {"events": planning + [_invalid_event(act, "questioning", rnd)], "pending": None,
-                    "cursor": state["cursor"] + 1}
+                    "cursor": state["cursor"] + 1, "agent_stats": counts}
         q = {"round": rnd, "asker": asker, "target": act.value["target"], "question": act.value["question"]}
         ev = make_event(phase="questioning", round=rnd, actor=asker, kind="ask",
                         content=act.value["question"], llm_call_ids=act.call_ids,
                         data={"target": q["target"], "reasoning": act.reasoning})
-        return {"events": planning + [ev], "pending": q}
+        return {"events": planning + [ev], "pending": q, "agent_stats": counts}
 
     def answer(state: MMGState) -> dict:
         q = state["pending"]
@@ -177,7 +186,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             kind="answer", actor=target,
             prompt=f"{q['asker']} asks you: \"{q['question']}\"\nAnswer {q['asker']}.",
             query=q["question"], context=dict(q))
-        act, planning = rt.act(target, state["events"], req)
+        act, planning, counts = rt.act(target, state["events"], req)
         if act.valid:
             ev = make_event(phase="questioning", round=q["round"], actor=target, kind="answer",
                             content=act.value, llm_call_ids=act.call_ids,
@@ -186,7 +195,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             ev = _invalid_event(act, "questioning", q["round"])
             ev["visible_to"] = [EVERYONE]
             ev["content"] = f"({target} did not answer)"
-        return {"events": planning + [ev], "pending": None, "cursor": state["cursor"] + 1}
+        return {"events": planning + [ev], "pending": None, "cursor": state["cursor"] + 1, "agent_stats": counts}
 
     def after_turn(state: MMGState) -> str:
         if state.get("pending"):
@@ -201,9 +210,10 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
         events = [make_event(phase="questioning", round=rnd, actor="game", kind="round_end",
                              content=f"Round {rnd} of questioning is over.")]
         seen = state["events"] + events
-        for p in players:
-            events += rt.agents[p].end_round(rnd, seen)
-        return {"events": events}
+        with counting() as counts:
+            for p in players:
+                events += rt.agents[p].end_round(rnd, seen)
+        return {"events": events, "agent_stats": counts}
 
     def after_round(state: MMGState) -> str:
         return "ask" if state["cursor"] < len(rt.schedule) else "vote_start"
@@ -232,7 +242,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             prompt=f"Voting. Who killed {victim}? Vote for one player from this list:",
             query=f"Who killed {victim}? motive, opportunity, weapon, lies, timeline",
             context={"victim": victim})
-        act, planning = rt.act(voter, payload["events"], req)
+        act, planning, counts = rt.act(voter, payload["events"], req)
         record = {"voter": voter, "victim": victim, "choice": act.value if act.valid else None,
                   "valid": act.valid}
         ev = make_event(phase="voting", actor=voter, kind="vote" if act.valid else "invalid",
@@ -242,7 +252,8 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                         data={"victim": victim, "choice": record["choice"], "reasoning": act.reasoning,
                               "errors": act.errors, "raw": act.raw if not act.valid else "",
                               **({} if act.valid else {"action": "vote"})})   # invalid_by_kind names it
-        return {"votes": [record], "vote_events": [{"voter": voter, "victim": victim, "events": planning + [ev]}]}
+        return {"votes": [record], "vote_events": [{"voter": voter, "victim": victim, "events": planning + [ev]}],
+                "agent_stats": counts}
 
     def tally(state: MMGState) -> dict:
         per_victim = []

@@ -1,6 +1,7 @@
-"""What every ``mas`` command shares: the console, the one-line failure, and the options of the
-OpenAI-compatible model path (``--structured``, ``--context-window``, ``--max-connections``,
-``--adaptive-connections``) with the one-line stop on a dead backend or an overflowing prompt.
+"""What every ``mas`` command shares: the console, the one-line failure, and the options of every
+model-using command: the OpenAI-compatible model path (``--structured``, ``--context-window``,
+``--max-connections``, ``--adaptive-connections``) and the prompt log (``--no-record-prompts``),
+with the one-line stop on a dead backend or an overflowing prompt.
 
 A leaf of the CLI: the command modules import it; it imports no command module.
 """
@@ -72,14 +73,20 @@ _REMOTE_PARAMS = [
     ("adaptive_connections", bool, typer.Option(False, "--adaptive-connections",
                                                 help="Remote models: halve the requests in flight on HTTP 429, "
                                                      "grow back slowly.")),
+    ("record_prompts", bool, typer.Option(True, "--record-prompts/--no-record-prompts",
+                                          help="Keep every call's messages, reply format and completion in "
+                                               "llm_prompts.jsonl.gz beside llm_calls.jsonl (on by default; off "
+                                               "where size matters).")),
 ]
 
 
 def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a model-using command the remote-model options and the one-line stop.
+    """Give a model-using command the remote-model options, ``--no-record-prompts`` and the
+    one-line stop.
 
-    The options configure :mod:`mas_agents.remote` for the whole process before the command
-    runs. A :class:`mas_agents.errors.RunStopped` (the model server is down or refuses requests)
+    The remote options configure :mod:`mas_agents.remote` for the whole process before the command
+    runs; ``--no-record-prompts`` clears :func:`mas_agents.accounting.set_record_prompts` for the
+    command's duration (the previous setting is restored after it). A :class:`mas_agents.errors.RunStopped` (the model server is down or refuses requests)
     or a :class:`mas_agents.errors.ContextOverflowError` raised by the command ends it with one
     line, exit code 3, naming what happened and how to continue (finished work is on disk).
     """
@@ -90,7 +97,7 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from mas_agents import remote
+        from mas_agents import accounting, remote
         from mas_agents.errors import ContextOverflowError, RunStopped
 
         opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
@@ -100,11 +107,13 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ValueError as exc:
             fail(str(exc))
         token = _RESUME_HINT.set(DEFAULT_HINT)
+        recording = accounting.set_record_prompts(opts["record_prompts"])
         try:
             return fn(*args, **kwargs)
         except (RunStopped, ContextOverflowError) as exc:
             fail(f"{exc}. Finished work is kept; {_RESUME_HINT.get()}.", code=3)
         finally:
+            accounting.set_record_prompts(recording)
             _RESUME_HINT.reset(token)
 
     wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
