@@ -7,7 +7,12 @@ anything outside is answered 403):
 ``/``                             the runs: kind, date, model, agents, headline; filters
 ``/run/{rel}``                    one run: its numbers, progress, the runs inside it, its files
 ``/replay/{rel}``                 a game replayed from ``events.jsonl``; live while it is played
-``/calls/{rel}``                  the run's LLM call log (``llm_calls.jsonl``)
+``/calls/{rel}``                  the run's LLM calls (``llm_calls.jsonl``): filters (actor, phase,
+                                  purpose, failed), a search over prompts and completions, pages
+``/calls/{rel}/{call_id}``        one call: the messages as sent, structured-output field, raw
+                                  completion, parsed action or parse error, re-prompt chain, events
+``/eval/{rel}``                   a WellPlay evaluation: every question with its options as shown,
+                                  the model's letter, the key, right/wrong; totals with intervals
 ``/report/{rel}``                 ``report.md`` rendered (raw HTML off) with its figures
 ``/wis-replay/{rel}``             the Who-is-Spy replay page of ``eval/reports/wis_replay.py``
 ``/raw/{rel}``                    a PNG/JSON/JSONL/Markdown/CSV/text file of a run, as data
@@ -42,7 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
                                Response, StreamingResponse)
@@ -228,7 +233,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         return page("run.html", run=run, children=children, progress=prog, files=files, figures=figures,
                     board=_board_link(d) if kind == "wis-tournament" else None,
                     has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
-                    has_report=(d / "report.md").exists(), seats=_seats(d))
+                    has_report=(d / "report.md").exists(), seats=_seats(d),
+                    has_eval=kind == "wellplay-eval" and (d / "answers.jsonl").exists())
 
     def _progress(d: Path, kind: str) -> dict[str, Any]:
         total = None
@@ -283,10 +289,76 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         return resp
 
     @app.get("/calls/{rel:path}", response_class=HTMLResponse)
-    def calls_page(rel: str):
+    def calls_page(rel: str, actor: str = "", phase: str = "", purpose: str = "", failed: int = 0, q: str = "",
+                   page_no: int = Query(1, alias="page")):
+        from mas_agents.web import calls as cl
+        d = locate(rel, must_exist=False)
+        if not d.is_dir() and "/" in rel.strip("/"):
+            # /calls/RUN/CALL_ID: one call's page
+            run_rel, call_id = rel.strip("/").rsplit("/", 1)
+            return call_page(locate(run_rel), call_id)
+        if not d.exists():
+            raise FileNotFoundError(rel)
+        log = cl.load_log(d)
+        hits = cl.filter_calls(log, actor=actor, phase=phase, purpose=purpose, failed=bool(failed), q=q)
+        shown, page_no, pages = cl.paginate(hits, page_no, cl.CALLS_PER_PAGE)
+        f = {"actor": actor, "phase": phase, "purpose": purpose, "failed": failed, "q": q}
+        return page("calls.html", rel=rs.relpath(root, d), log=log, calls=shown, n_hits=len(hits), total=log.totals,
+                    columns=cl.columns(log.calls), actors=cl.choices(log.calls, "actor"),
+                    phases=cl.choices(log.calls, "phase"), purposes=cl.choices(log.calls, "purpose"), f=f,
+                    page_no=page_no, pages=pages, per=cl.CALLS_PER_PAGE, query=_query(f), searched=bool(q.strip()),
+                    kind=rs.detect_kind(d) or "")
+
+    def call_page(d: Path, call_id: str) -> HTMLResponse:
+        from mas_agents.web import calls as cl
+        log = cl.load_log(d)
+        ids = [str(c.get("call_id")) for c in log.calls]
+        rel = rs.relpath(root, d)
+        if call_id not in ids:
+            return page("error.html", 404, title="No such call",
+                        message=f"The run {rel or '.'} has no model call {_short(call_id, 80)!r} "
+                                f"(its call log holds {len(ids)} calls).")
+        i = ids.index(call_id)
+        c = log.calls[i]
+        rec = log.prompts.get(call_id) or {}
+        kind = rs.detect_kind(d) or ""
+        return page("call.html", rel=rel, c=c, rec=rec, log=log, st=log.status(c),
+                    prev_id=ids[i - 1] if i > 0 else "", next_id=ids[i + 1] if i + 1 < len(ids) else "",
+                    index=i + 1, n_calls=len(ids), cited=log.cited.get(call_id, []),
+                    followed_by=log.followed_by.get(call_id, []), pretty=cl.pretty, kind=kind,
+                    has_eval=kind == "wellplay-eval" and (d / "answers.jsonl").exists(),
+                    columns=[k for k in cl.META_COLUMNS if c.get(k) not in (None, "")])
+
+    @app.get("/eval/{rel:path}", response_class=HTMLResponse)
+    def eval_page(rel: str, category: str = "", character: str = "", result: str = "", q: str = "", call: str = "",
+                  page_no: int = Query(1, alias="page")):
+        from mas_agents.web import calls as cl
         d = locate(rel)
-        calls, tot = rp.load_calls(d / "llm_calls.jsonl")
-        return page("calls.html", rel=rs.relpath(root, d), calls=calls, total=tot, columns=rp.CALL_COLUMNS)
+        kind = rs.detect_kind(d)
+        if kind != "wellplay-eval" or not (d / "answers.jsonl").is_file():
+            return page("error.html", 404, title="Not an evaluation",
+                        message=f"{rel or '.'} is not a WellPlay evaluation with an answers.jsonl; "
+                                "the evaluation view shows the questions of `mas wellplay eval` runs.")
+        records = rp.load_events(d / "answers.jsonl")
+        cfg = rs._read(d / "config.json") or {}
+        res = rs._read(d / "result.json")
+        res = res if isinstance(res, dict) else {}
+        log = cl.load_log(d)
+        texts = cl.dataset_options(data_root, list(cfg.get("scripts") or []), str(cfg.get("lang") or "en"))
+        qs = cl.questions(records, texts, log.prompts)
+        if call:
+            qs_f = [x for x in qs if call in (x.record.get("call_ids") or [])]
+        else:
+            qs_f = cl.filter_questions(qs, category=category, character=character, outcome=result, q=q)
+        shown, page_no, pages = cl.paginate(qs_f, page_no, cl.QUESTIONS_PER_PAGE)
+        f = {"category": category, "character": character, "result": result, "q": q}
+        return page("eval.html", rel=rs.relpath(root, d), run=rs.describe(root, d, kind), cfg=cfg, res=res,
+                    qs=shown, n_hits=len(qs_f), n_all=len(qs), tot=cl.totals(qs, res), f=f,
+                    categories=list(dict.fromkeys(str(x.record.get("category")) for x in qs)),
+                    characters=list(dict.fromkeys(str(x.record.get("character")) for x in qs)),
+                    page_no=page_no, pages=pages, per=cl.QUESTIONS_PER_PAGE, query=_query(f),
+                    sources={x.source for x in qs}, has_calls=bool(log.calls), recorded=log.recorded,
+                    call_ids={str(c.get("call_id")) for c in log.calls}, multi_runs=len({r.get("run") for r in records}) > 1)
 
     @app.get("/wis-replay/{rel:path}", response_class=HTMLResponse)
     def wis_replay(rel: str):
@@ -538,6 +610,12 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         return _csv_response(table_csv(tables[table]), f"{name}-table{table + 1}.csv")
 
     return app
+
+
+def _query(f: dict[str, Any]) -> str:
+    """The non-empty filters of a list page as a query string (for its paging links)."""
+    from urllib.parse import urlencode
+    return urlencode({k: v for k, v in f.items() if v not in ("", 0, None)})
 
 
 def _short(text: str, n: int = 120) -> str:

@@ -36,7 +36,7 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
 
     Returns:
         ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "dead", "magic", "tour", "tour_in",
-        "db_in", "ablate"}``.
+        "db_in", "ablate", "eval", "noprompts"}``.
     """
     from eval.runs.ablate import run_ablate
     from eval.runs.mmg_session import run_game
@@ -104,10 +104,51 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     p["magic"] = root / "magic-game"
     _magic_log(p["magic"])
 
+    # a WellPlay evaluation (pp on Sin) whose fake model answers by a hash of the question, so some
+    # answers are right and some wrong; every seventh question's first reply is unreadable (and
+    # carries an injection), so the agent re-prompts it
+    p["eval"] = root / "pp-sin"
+    _wellplay_eval(p["eval"], data_root)
+
+    # the same Who-is-Spy game without its prompt log (older runs, --no-record-prompts)
+    p["noprompts"] = root / "spy-noprompts"
+    shutil.copytree(p["wis"], p["noprompts"])
+    for f in p["noprompts"].glob("llm_prompts.jsonl*"):
+        f.unlink()
+
     p["outside"] = base / "outside"
     shutil.copytree(p["wis"], p["outside"])
     (root / "escape").symlink_to(p["outside"], target_is_directory=True)
     return p
+
+
+def eval_rule(messages) -> str:
+    """The fake evaluation model: a letter picked by a hash of the question and its options; a
+    question whose hash is a multiple of 7 first gets an unreadable reply holding :data:`INJECTION`
+    (its re-prompt is answered)."""
+    import hashlib
+    import re
+    prompt = str(messages[1].content)
+    letters = re.findall(r"^([a-e])\) ", prompt, re.MULTILINE)
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if h % 7 == 0 and not any(m.type == "ai" for m in messages):
+        return f"I cannot tell. {INJECTION}"
+    return f"Let me think.\nAnswer: {letters[h % len(letters)]}"
+
+
+def _wellplay_eval(d: Path, data_root: Path) -> None:
+    from eval.runs.wellplay_run import run_wellplay_eval
+    from graphs.mmg.players import persona_for
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.specs import build_agent
+    from memory import HashEmbedder
+    from tests.fakes import RuleChat
+
+    def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):
+        accounted = accounted or AccountedModel(RuleChat(rule=eval_rule), recorder, label="fake", phase="evaluation")
+        return build_agent(persona_for(sc, name), "plain", accounted, HashEmbedder()), accounted
+
+    run_wellplay_eval(data_root=data_root, method="pp", out=d, script="Sin", make_agent=make)
 
 
 def _magic_log(d: Path) -> None:
