@@ -291,7 +291,7 @@ def totals(qs: list[Question], result: dict[str, Any]) -> dict[str, Any]:
     note = ""
     try:
         lines = chance_lines(result)
-        note = lines[-1] if lines else ""
+        note = lines[-1].replace("`", "") if lines else ""
     except (KeyError, TypeError):
         pass
     return {"categories": cats, "answerers": answerers, "note": note}

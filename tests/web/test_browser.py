@@ -91,13 +91,76 @@ def test_who_is_spy_replay_and_its_call_log(page, tmp_path):
     assert pg.locator(".ev.k-describe").count() >= 4 and pg.locator(".ev.k-vote_result").count() >= 1
     assert "Words:" in pg.locator("#truth").inner_text() and "Teapot" in pg.locator("#truth").inner_text()
     shot(pg, "web-wis-replay.png", tmp_path)
-    # the LLM call behind a description is one click away
-    link = pg.locator(".ev.k-describe a.calls").first
-    call_id = link.get_attribute("href").split("#call-")[1]
+    # the prompt and completion behind a description are one click away
+    link = pg.locator(".ev.k-describe a.call").first
+    call_id = link.get_attribute("href").rsplit("/", 1)[1]
     link.click()
-    assert pg.locator(f"#call-{call_id}").count() == 1
+    assert pg.url.endswith(f"/calls/spy-kettle/{call_id}") and call_id in pg.locator("h1").inner_text()
     pg.goto(base + "/wis-replay/spy-kettle")
     assert pg.locator("details#reveal").count() == 1
+
+
+def test_from_an_event_to_its_prompt_and_completion_and_back(page, runs, tmp_path):
+    from mas_agents.accounting import read_prompts
+    base, pg = page
+    prompts = read_prompts(runs["wis"])
+    pg.goto(base + "/replay/spy-kettle")
+    ev = pg.locator(".ev.k-describe").nth(1)
+    ev.locator("a.call").click()
+    call_id = pg.url.rsplit("/", 1)[1]
+    rec = prompts[call_id]
+    # the messages as sent and the raw completion, as recorded
+    assert pg.locator("section.msg pre.text").all_inner_texts() == [m["content"] for m in rec["messages"]]
+    assert pg.locator("#completion").inner_text() == rec["completion"]
+    assert pg.locator("#parsed").count() == 1
+    structured = pg.locator("details#structured")
+    if structured.count():
+        assert not structured.evaluate("d => d.open")          # collapsed until asked
+    shot(pg, "web-call.png", tmp_path)
+    # back to the event that cites it
+    pg.locator("a.event-link").first.click()
+    assert "/replay/spy-kettle" in pg.url and pg.url.endswith("#ev-" + pg.url.split("#ev-")[1])
+    assert pg.locator("#ev-" + pg.url.split("#ev-")[1] + " a.call").get_attribute("href").endswith(call_id)
+    # the call list: filtered by actor, searched, one unreadable reply re-prompted
+    pg.goto(base + "/calls/pp-sin")
+    width = pg.evaluate("document.documentElement.scrollWidth")
+    assert width <= pg.viewport_size["width"], width                       # the table fits the page
+    assert pg.locator("#calls tbody tr").count() == len(read_prompts(runs["eval"]))
+    pg.check("input[name=failed]")
+    pg.click("#call-filters button")
+    assert "failed=1" in pg.url
+    failed = pg.locator("#calls tbody tr.failed")
+    assert failed.count() == pg.locator("#calls tbody tr").count() >= 1
+    assert "unreadable" in failed.first.inner_text()
+    shot(pg, "web-calls.png", tmp_path)
+    failed.first.locator("td.id a").click()
+    assert "window.__pwned" in pg.locator("#completion").inner_text()          # shown as text
+    assert pg.evaluate("window.__pwned === undefined")
+    pg.locator("a.reprompted-by").click()
+    assert pg.locator("a.reprompt-of").count() == 1 and pg.locator("#parsed").count() == 1
+
+
+def test_wellplay_evaluation_view(page, runs, tmp_path):
+    import json
+    base, pg = page
+    res = json.loads((runs["eval"] / "result.json").read_text())
+    pg.goto(base + "/run/pp-sin")
+    pg.click("#eval-link")
+    assert "/eval/pp-sin" in pg.url
+    for cat, cnt in res["counts"].items():
+        cells = pg.locator(f'#totals tr[data-category="{cat}"] td').all_inner_texts()
+        assert cells[:3] == [cat, str(cnt["n"]), str(cnt["correct"])]
+    assert pg.locator("#scores tbody tr").count() == 3          # this run, always_a, random
+    first = pg.locator("#questions li.q").first
+    assert first.locator("tr.chosen").count() >= 1 and first.locator("tr.key").count() >= 1
+    assert pg.evaluate("document.documentElement.scrollWidth") <= pg.viewport_size["width"]
+    shot(pg, "web-eval.png", tmp_path)
+    pg.select_option("select[name=result]", "wrong")
+    pg.click("#eval-filters button")
+    verdicts = set(pg.locator("#questions li.q").evaluate_all("qs => qs.map(q => q.dataset.outcome)"))
+    assert verdicts <= {"wrong", "abstained"} and verdicts
+    pg.locator("#questions li.q a.call").first.click()
+    assert "/calls/pp-sin/" in pg.url and pg.locator("section.msg").count() >= 2
 
 
 def test_leaderboard_overall_and_per_tournament(page, runs, tmp_path):
@@ -253,7 +316,9 @@ def test_a_killed_game_is_stopped_and_its_seat_page_does_not_poll(page, runs, tm
 
 
 @pytest.mark.parametrize("path,status", [("/run/" + "a" * 300, 400), ("/replay/spy-kettle%00", 400),
-                                         ("/?nested=abc", 400), ("/no-such-page", 404)])
+                                         ("/?nested=abc", 400), ("/no-such-page", 404),
+                                         ("/calls/spy-kettle/no-such-call", 404), ("/calls/pp-sin?page=two", 400),
+                                         ("/eval/pp-sin?page=x", 400), ("/eval/spy-kettle", 404)])
 def test_bad_addresses_get_the_error_page(page, path, status, tmp_path):
     base, pg = page
     resp = pg.goto(base + path)
