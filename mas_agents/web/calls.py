@@ -14,6 +14,7 @@ Nothing here marks text safe: the templates escape every field (prompts hold wha
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -85,13 +86,13 @@ class CallLog:
 
 def load_log(d: Path) -> CallLog:
     """The :class:`CallLog` of run directory ``d`` (missing files give empty parts)."""
-    from mas_agents.accounting import prompt_paths, read_prompts
+    from mas_agents.accounting import prompt_paths
     calls, tot = rp.load_calls(d / "llm_calls.jsonl")
     recorded = any(p.exists() for p in prompt_paths(d / "llm_calls.jsonl"))
     prompts, problem = {}, ""
     if recorded:
         try:
-            prompts = read_prompts(d)
+            prompts = _prompts_cached(d, _stamp(prompt_paths(d / "llm_calls.jsonl")))
         except ValueError as exc:
             problem = str(exc)
     cited: dict[str, list[dict[str, Any]]] = {}
@@ -103,6 +104,26 @@ def load_log(d: Path) -> CallLog:
         if r.get("reprompt_of"):
             followed.setdefault(str(r["reprompt_of"]), []).append(cid)
     return CallLog(calls, tot, prompts, recorded, problem, cited, followed)
+
+
+def _stamp(paths) -> tuple:
+    """What tells that files changed: their (size, mtime) (None for a missing one)."""
+    out = []
+    for p in paths:
+        try:
+            st = Path(p).stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _prompts_cached(d: Path, stamp: tuple) -> dict[str, dict[str, Any]]:
+    """:func:`read_prompts` of ``d``, kept while its files are unchanged (``stamp``): a whole
+    evaluation's log is megabytes of gzip, and paging or filtering re-reads it."""
+    from mas_agents.accounting import read_prompts
+    return read_prompts(d)
 
 
 def columns(calls: list[dict[str, Any]]) -> list[str]:
@@ -204,6 +225,11 @@ def dataset_options(data_root: Path | None, scripts: list[str], lang: str) -> di
     """``{qid: upstream option texts}`` of the evaluation's scripts ({} without the datasets)."""
     if data_root is None:
         return {}
+    return _dataset_options(Path(data_root), tuple(scripts), lang)
+
+
+@functools.lru_cache(maxsize=8)
+def _dataset_options(data_root: Path, scripts: tuple[str, ...], lang: str) -> dict[str, list[str]]:
     from eval.datasets.wellplay import load_script
     out: dict[str, list[str]] = {}
     for name in scripts:

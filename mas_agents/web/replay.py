@@ -236,11 +236,6 @@ def truth(events: list[dict[str, Any]], game: str) -> list[str]:
     return lines
 
 
-#: Columns of the call log page, as ``llm_calls.jsonl`` names them (``mas_agents/accounting.py``).
-CALL_COLUMNS = ("call_id", "actor", "purpose", "phase", "model", "input_tokens", "output_tokens", "cached_tokens",
-                "max_tokens", "latency_s", "retries", "ok", "finish_reason", "structured", "error")
-
-
 def load_calls(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The call log of a run and its totals ``{calls, input_tokens, output_tokens, latency_s,
     retries, failures}``; a missing file gives ``([], zeros)``."""
