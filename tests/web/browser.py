@@ -77,13 +77,14 @@ def chromium() -> Iterator[object]:
         shutil.rmtree(ud, ignore_errors=True)
 
 
-def shot(page, name: str, out: Path) -> Path:
+def shot(page, name: str, out: Path, publish: bool = True) -> Path:
     """A screenshot (the viewport) ``out/name``; copied to ``docs/`` with ``MAS_UPDATE_SCREENSHOTS=1``
-    (the README's pictures are made this way)."""
+    (the README's pictures are made this way) unless ``publish`` is False (a page showing dataset
+    text that may not be redistributed, such as WellPlay's questions)."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     page.screenshot(path=str(path), full_page=False)
-    if os.environ.get("MAS_UPDATE_SCREENSHOTS") == "1":
+    if publish and os.environ.get("MAS_UPDATE_SCREENSHOTS") == "1":
         docs = Path(__file__).resolve().parents[2] / "docs"
         docs.mkdir(exist_ok=True)
         shutil.copy(path, docs / name)

@@ -154,7 +154,7 @@ def test_wellplay_evaluation_view(page, runs, tmp_path):
     first = pg.locator("#questions li.q").first
     assert first.locator("tr.chosen").count() >= 1 and first.locator("tr.key").count() >= 1
     assert pg.evaluate("document.documentElement.scrollWidth") <= pg.viewport_size["width"]
-    shot(pg, "web-eval.png", tmp_path)
+    shot(pg, "web-eval.png", tmp_path, publish=False)   # WellPlay's questions: no licence, never in docs/
     pg.select_option("select[name=result]", "wrong")
     pg.click("#eval-filters button")
     verdicts = set(pg.locator("#questions li.q").evaluate_all("qs => qs.map(q => q.dataset.outcome)"))
