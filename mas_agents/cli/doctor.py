@@ -292,6 +292,8 @@ def doctor(
             rep.row("endpoint", f"FAILED: {stop}")
     status = ("ok: the README demo can run" if not rep.problems
               else f"{len(rep.problems)} problem(s): " + " | ".join(rep.problems))
+    if stop is not None:
+        status += f"; but the endpoint of --model {model} answered none of its tries (the error line below)"
     if as_json:
         print(json.dumps({"rows": dict(rep.rows), "problems": rep.problems, "warnings": rep.warnings,
                           "status": status, **rep.data}, indent=2, default=str))

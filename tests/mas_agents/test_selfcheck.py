@@ -167,6 +167,7 @@ def test_doctor_with_an_unreachable_endpoint_is_one_line_and_exit_3(tmp_path, mo
     assert "Traceback" not in res.output
     [line] = [x for x in res.output.splitlines() if x.startswith("error:")]
     assert "is unreachable" in line and "127.0.0.1" in line
+    assert rows(res.output)["status"].endswith("but the endpoint of --model openai:x answered none of its tries (the error line below)")
 
 
 def test_doctor_reports_what_the_endpoint_probe_sees(tmp_path, monkeypatch):
