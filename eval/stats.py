@@ -56,6 +56,8 @@ __all__ = [
     "bootstrap_mean",
     "paired_difference",
     "bootstrap_ratio",
+    "wilson",
+    "clip",
     "summary_sentence",
 ]
 
@@ -269,6 +271,47 @@ def bootstrap_ratio(
         return Estimate(ratio, ratio, ratio, n, level, method)
     low, high = _percentiles(ratios, level)
     return Estimate(ratio, low, high, n, level, method)
+
+
+def wilson(k: int, n: int, *, level: float = 0.95) -> Estimate:
+    """Proportion ``k / n`` with the Wilson score interval (Wilson 1927, "Probable inference, the
+    law of succession, and statistical inference", JASA 22:209-212).
+
+    The interval is the set of ``p`` for which ``|k/n - p| <= z * sqrt(p (1 - p) / n)``:
+    ``(p̂ + z²/2n ± z * sqrt(p̂(1 - p̂)/n + z²/4n²)) / (1 + z²/n)`` with ``z`` the normal
+    ``(1 + level) / 2`` quantile (1.95996... at 95 %). Unlike the Wald interval it stays inside
+    [0, 1] and is not zero-width at ``k = 0`` or ``k = n``, so "100 % at n = 2" reads
+    "100.0 % [34.2, 100.0] (n=2)". ``n = 0`` gives mean/low/high ``None``.
+    ``method = "Wilson score"``.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
+    method = "Wilson score"
+    if n == 0:
+        return Estimate(None, None, None, 0, level, method)
+    from statistics import NormalDist
+    z = NormalDist().inv_cdf((1.0 + level) / 2.0)
+    p = k / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return Estimate(p, low, high, n, level, method)
+
+
+def clip(est: Estimate, low: float, high: float) -> Estimate:
+    """``est`` with its mean and interval clipped to a metric's range ``[low, high]``.
+
+    For an interval whose method is right but which is computed on a scale wider than the
+    metric's own (a metric's interval never extends past what the metric can take). Not for a
+    difference between two arms, whose range is twice as wide.
+    """
+    def c(x):
+        return None if x is None else min(high, max(low, x))
+    return Estimate(c(est.mean), c(est.low), c(est.high), est.n, est.level, est.method)
 
 
 def bootstrap_units(by_unit: Mapping[Hashable, Any], metrics: Callable[[list], Mapping[str, float | None]],

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, paired_difference, summary_sentence
+from eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, clip, paired_difference, summary_sentence, wilson
 
 
 # ---------------------------------------------------------------- bootstrap_mean
@@ -205,3 +205,38 @@ def test_summary_sentences():
     assert "n=0" in zero
     raw = summary_sentence("x", Estimate(1.5, 0.5, 2.5, 10), scale=1, unit="wins")
     assert raw.startswith("x changes the score by +1.5 wins [0.5, 2.5] (n=10);")
+
+
+# ---- Wilson score interval (Wilson 1927) -------------------------------------------------
+# Reference values by hand: z = 1.959964, z^2 = 3.841459.
+# k=0, n=10: low 0, high = (z^2/n) / (1 + z^2/n) = 0.3841459 / 1.3841459 = 0.277533.
+# k=5, n=10: centre 0.5, half = z*sqrt(0.025 + z^2/400) / 1.3841459 = 0.263408 -> [0.236592, 0.763408].
+# k=2, n=2: centre (1 + z^2/4)/(1 + z^2/2) = 0.671198, half = z*sqrt(z^2/16)/(1 + z^2/2) = 0.328802.
+def test_wilson_known_values():
+    e = wilson(0, 10)
+    assert e.mean == 0.0 and e.low == 0.0 and e.n == 10 and e.method == "Wilson score"
+    assert e.high == pytest.approx(0.277533, abs=1e-5)
+    e = wilson(5, 10)
+    assert e.mean == 0.5
+    assert e.low == pytest.approx(0.236593, abs=1e-5)
+    assert e.high == pytest.approx(0.763407, abs=1e-5)
+    e = wilson(2, 2)
+    assert e.high == 1.0
+    assert e.low == pytest.approx(0.671198 - 0.328802, abs=1e-5)
+    assert e.fmt() == "100.0 % [34.2, 100.0] (n=2)"
+
+
+def test_wilson_edges_and_range():
+    assert wilson(0, 0).mean is None and wilson(0, 0).n == 0
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+    for n in range(1, 30):
+        for k in range(n + 1):
+            e = wilson(k, n)
+            assert 0.0 <= e.low <= e.mean <= e.high <= 1.0
+
+
+def test_clip_keeps_an_interval_inside_the_metric_range():
+    e = clip(Estimate(1.0, 0.75, 1.25, 4), 0.0, 1.0)
+    assert (e.mean, e.low, e.high, e.n) == (1.0, 0.75, 1.0, 4)
+    assert clip(Estimate(None, None, None, 0), 0.0, 1.0).mean is None
