@@ -211,7 +211,7 @@ def test_summary_sentences():
 # Reference values by hand: z = 1.959964, z^2 = 3.841459.
 # k=0, n=10: low 0, high = (z^2/n) / (1 + z^2/n) = 0.3841459 / 1.3841459 = 0.277533.
 # k=5, n=10: centre 0.5, half = z*sqrt(0.025 + z^2/400) / 1.3841459 = 0.263408 -> [0.236592, 0.763408].
-# k=2, n=2: centre (1 + z^2/4)/(1 + z^2/2) = 0.671198, half = z*sqrt(z^2/16)/(1 + z^2/2) = 0.328802.
+# k=2, n=2: centre (1 + z^2/4)/(1 + z^2/2) = 1.960365 / 2.920729 = 0.671191, half = (z^2/4)/(1 + z^2/2) = 0.328809.
 def test_wilson_known_values():
     e = wilson(0, 10)
     assert e.mean == 0.0 and e.low == 0.0 and e.n == 10 and e.method == "Wilson score"
@@ -222,7 +222,7 @@ def test_wilson_known_values():
     assert e.high == pytest.approx(0.763407, abs=1e-5)
     e = wilson(2, 2)
     assert e.high == 1.0
-    assert e.low == pytest.approx(0.671198 - 0.328802, abs=1e-5)
+    assert e.low == pytest.approx(0.671191 - 0.328809, abs=1e-5)
     assert e.fmt() == "100.0 % [34.2, 100.0] (n=2)"
 
 
