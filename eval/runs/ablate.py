@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 
 from eval.metrics.cost import actor_cost, method_seats
-from eval.stats import Estimate, bootstrap_mean, bootstrap_units, paired_difference
+from eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, paired_difference
 from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, versions, write_json
@@ -361,6 +361,29 @@ def _e(d: dict) -> Estimate:
     return Estimate(**{k: d[k] for k in ("mean", "low", "high", "n", "level", "method")})
 
 
+# MAgIC Deception is not a rate: (won as chameleon/undercover ÷ those games) + 0.25 × (wrong word
+# guesses ÷ word guesses) (eval.metrics.magic, the paper's definition), so it lies in [0, 1.25].
+# Printed as a percentage it read "100.0 % [75.0, 125.0]": a right bootstrap on a score whose
+# range is not [0, 100] %. It is printed as a score on its own range instead.
+METRIC_MAX = {"deception": 1.25}
+
+
+def _rate(d: dict) -> str:
+    """A rate (fraction 0..1) in percent with its interval and n, the interval clipped to [0, 100] %."""
+    return clip(_e(d), 0.0, 1.0).fmt()
+
+
+def _metric(d: dict, key: str) -> str:
+    """A MAgIC metric with its interval and n: a rate in percent, Deception as a score in [0, 1.25]."""
+    if key in METRIC_MAX:
+        return clip(_e(d), 0.0, METRIC_MAX[key]).fmt(scale=1, digits=2, unit="")
+    return _rate(d)
+
+
+def _header(key: str) -> str:
+    return f"{key} (0–{METRIC_MAX[key]:g})" if key in METRIC_MAX else key
+
+
 def summary(result: dict) -> str:
     """One paragraph from the numbers: per bench, each variant's paired difference from the base
     with its interval and n, then its cost in LLM calls relative to the base, then which effects
@@ -431,7 +454,8 @@ def report_md(result: dict) -> str:
                "|---|" + "---|" * len(keys)]
         for r in rows:
             if r["variant"] in grid[1:]:
-                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k == "avg_score" else (scale, unit)))
+                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k in ("avg_score", *METRIC_MAX) else (scale, unit)),
+                                                                   digits=2 if k in METRIC_MAX else 1)
                                                              for k, _ in keys) + " |")
         return out + [""]
 
@@ -441,8 +465,8 @@ def report_md(result: dict) -> str:
                   "| variant | weighted score | objective | reasoning | relation | LLM calls | tokens in/out | s | cache hit |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in b["wellplay"]["rows"]:
-            lines.append(f"| {r['variant']} | {_e(r['weighted_score']).fmt()} | "
-                         + " | ".join(_e(r["accuracy"][c]).fmt() for c in cats)
+            lines.append(f"| {r['variant']} | {_rate(r['weighted_score'])} | "
+                         + " | ".join(_rate(r["accuracy"][c]) for c in cats)
                          + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(b["wellplay"]["rows"], [("weighted_score", "weighted score")] + [(c, c) for c in cats],
                                    lambda r, k: r.get("diff_vs_base", {}).get(k))
@@ -455,8 +479,8 @@ def report_md(result: dict) -> str:
                   "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s | cache hit |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sp["rows"]:
-            lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='')} | {_e(r['vote_accuracy_civilian']).fmt()} | "
-                         f"{_e(r['win_rate_spy']).fmt()} | {_e(r['win_rate_civilian']).fmt()} | "
+            lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='')} | {_rate(r['vote_accuracy_civilian'])} | "
+                         f"{_rate(r['win_rate_spy'])} | {_rate(r['win_rate_civilian'])} | "
                          f"{r.get('fouls', '-')} ({r.get('timeouts', '-')}) / {r.get('descriptions', '-')} | "
                          f"{r['cost']['calls']:.0f} | {r['cost']['input_tokens']:.0f}/{r['cost']['output_tokens']:.0f} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(sp["rows"], [("avg_score", "avg score"), ("vote_accuracy_civilian", "vote accuracy (civilian)"),
@@ -468,11 +492,14 @@ def report_md(result: dict) -> str:
         lines += ["## MAgIC (unit: setting id; challenger vs the base as defender)", "",
                   "A unit pools the games of every scenario with that setting id; a bootstrap draw resamples ids and "
                   f"recomputes each metric from the drawn games' events. Cost: {mg.get('cost_of', 'whole games')}.", "",
-                  "| variant | " + " | ".join(MAGIC_KEYS) + " | LLM calls | tokens in/out | s | cache hit |",
+                  "Rates are percentages; Deception is the paper's score, (won as chameleon/undercover ÷ those games) "
+                  "+ 0.25 × (wrong word guesses ÷ word guesses), so it lies in [0, 1.25] and is printed on that scale; "
+                  "its differences are in the same units.", "",
+                  "| variant | " + " | ".join(_header(k) for k in MAGIC_KEYS) + " | LLM calls | tokens in/out | s | cache hit |",
                   "|---|" + "---|" * (len(MAGIC_KEYS) + 4)]
         for r in mg["rows"]:
             m = r["metrics"]
-            lines.append(f"| {r['variant']} | " + " | ".join(_e(m[k]["estimate"]).fmt() for k in MAGIC_KEYS)
+            lines.append(f"| {r['variant']} | " + " | ".join(_metric(m[k]["estimate"], k) for k in MAGIC_KEYS)
                          + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(mg["rows"], [(k, k) for k in MAGIC_KEYS],
                                    lambda r, k: r["metrics"][k].get("diff_vs_base"))
@@ -480,11 +507,11 @@ def report_md(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _diff(d: dict | None, scale: float = 100, unit: str = "pt") -> str:
+def _diff(d: dict | None, scale: float = 100, unit: str = "pt", digits: int = 1) -> str:
     if not d:
         return "-"
     e = _e(d)
-    s = e.fmt(scale=scale, unit=unit, signed=True)
+    s = e.fmt(scale=scale, unit=unit, signed=True, digits=digits)
     return s + (" (includes 0)" if e.includes_zero else "")
 
 

@@ -152,3 +152,28 @@ def test_summary_names_clear_effects_costs_and_the_rest():
     assert "plain+pgm ×1.5 on WellPlay; plain+pgm ×3.0 on Who is Spy" in text
     assert "exclude zero: plain+pgm on WellPlay (up)." in text
     assert "(1 of 2)" in text
+
+
+def test_report_intervals_stay_in_each_metrics_range():
+    """A rate's interval lies within [0, 100] %; MAgIC Deception (range [0, 1.25]) is not printed as a
+    percentage (it read "100.0 % [75.0, 125.0]")."""
+    import re
+
+    from eval.runs.ablate import MAGIC_KEYS, report_md
+    from eval.stats import Estimate
+
+    def d(mean, low, high, n=2):
+        return Estimate(mean, low, high, n).to_dict()
+    cost = {"calls": 1, "input_tokens": 1, "output_tokens": 1, "wall_s": 1}
+    metrics = {k: {"estimate": d(1.0, 0.75, 1.0)} for k in MAGIC_KEYS}
+    metrics["deception"] = {"estimate": d(1.0, 0.75, 1.25)}
+    spy = {"variant": "plain", "n": 2, "avg_score": d(1.0, 0.5, 1.5), "vote_accuracy_civilian": d(1.0, 1.0, 1.0),
+           "win_rate_spy": d(0.5, 0.0, 1.0), "win_rate_civilian": d(1.0, None, None, 1), "cost": cost}
+    result = {"variants": ["plain"], "summary": "", "command": "", "model": "fake", "versions": {},
+              "benches": {"spy": {"rows": [spy]},
+                          "magic": {"rows": [{"variant": "plain", "n": 2, "metrics": metrics, "cost": cost,
+                                              "radar": "r.png"}]}}}
+    report = report_md(result)
+    for low, high in re.findall(r"% \[(-?[\d.]+), (-?[\d.]+)\]", report):
+        assert 0.0 <= float(low) <= float(high) <= 100.0, report
+    assert "125.0" not in report and "1.00 [0.75, 1.25] (n=2)" in report and "deception (0–1.25)" in report
