@@ -105,12 +105,59 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
             "model_actions": sum(r["model_actions"] for r in results)}
     result = {**cfg, "scenarios": scenarios, "settings": settings,
               "metrics": {k: m[k] for k in (*CAPABILITIES, "win_rate")},
+              "intervals": intervals(m, dirs, logs),
               "per_scenario": m["per_scenario"], "components": m["components"], "counts": m["counts"],
               "cost": cost, "reused_games": sum(1 for _, r in done if r), "games": [str(d.name) for d in dirs]}
     write_json(out / "result.json", result)
     radar_chart(result["metrics"], out / "radar.png", title=f"{challenger} vs {defender}")
     (out / "report.md").write_text(report_md(result, paper_rows(data_root)), encoding="utf-8")
     return result
+
+
+# The proportions among the metrics: metric -> (numerator, denominator) from ``counts``.
+PROPORTIONS = {
+    "judgement": (("correct_votes",), ("votes",)),
+    "reasoning": (("gold_hits", "inter_hits"), ("gold_questions", "inter_questions")),
+    "self_awareness": (("self_awareness_correct",), ("self_awareness_answers",)),
+    "cooperation": (("agreed",), ("games", "cost_sharing")),
+    "coordination": (("coordinated",), ("agreed",)),
+    "rationality": (("pd_defections", "pg_minimal"), ("pd_choices", "pg_contributions")),
+}
+
+
+def _count(counts: dict, keys: tuple) -> int:
+    if keys == ("games", "cost_sharing"):
+        return int(counts["games"]["cost_sharing"])
+    return int(sum(counts[k] for k in keys))
+
+
+def intervals(m: dict, dirs: list[Path], logs: list) -> dict[str, dict]:
+    """95 % interval and n of every metric (:meth:`eval.stats.Estimate.to_dict`).
+
+    The six proportions (judgement, reasoning, self-awareness, cooperation, coordination,
+    rationality) get the Wilson score interval over their counts (n = votes, questions, answers,
+    games or decisions; :func:`eval.stats.wilson`). Win rate (a mean of seven parts) and Deception
+    (a rate plus 0.25 × a rate, range [0, 1.25]) are not proportions: they get a percentile
+    bootstrap over setting ids (n = settings; every game of a setting id is drawn together,
+    :func:`eval.stats.bootstrap_units`), clipped to their range; one setting gives no interval.
+    """
+    from eval.stats import Estimate, bootstrap_units, clip, wilson
+    counts = m["counts"]
+    out = {}
+    for k, (num, den) in PROPORTIONS.items():
+        out[k] = wilson(_count(counts, num), _count(counts, den)).to_dict()
+    by_setting: dict[int, list] = {}
+    for d, log in zip(dirs, logs):
+        by_setting.setdefault(int(d.name.rsplit("-s", 1)[1]), []).append(log)
+
+    def metrics(units: list[list]) -> dict:
+        return scenario_metrics([g for games in units for g in games])
+
+    boot = bootstrap_units(by_setting, metrics, ("win_rate", "deception"), n_boot=1000, seed=0, unit="settings")
+    for k, top in (("win_rate", 1.0), ("deception", 1.25)):
+        e = boot[k]["estimate"]
+        out[k] = clip(Estimate(**{f: e[f] for f in ("mean", "low", "high", "n", "level", "method")}), 0.0, top).to_dict()
+    return out
 
 
 def paper_rows(data_root: Path) -> list[dict]:
@@ -130,25 +177,45 @@ def report_md(result: dict, paper: list[dict]) -> str:
     """Our row (percent, '-' where a metric had no data) above the paper's Table 1 rows."""
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}"
+
+    ivs = result.get("intervals") or {}
+
+    def ours(c):
+        """The value with its 95 % interval and n (the bare value for a result.json written before
+        intervals were reported)."""
+        iv = ivs.get(c)
+        if not iv or result["metrics"][c] is None:
+            return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
+        from eval.stats import Estimate
+        return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
+                           "mean": result["metrics"][c]}).fmt(unit="")
     head = "| model | " + " | ".join(COLUMNS) + " |"
     lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
              f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "
              f"replay openings: {result['replay_openings']}; {result['cost']['games']} games.", "",
              head, "|" + "---|" * (len(COLUMNS) + 1),
-             f"| **ours: {result['challenger']}** | " + " | ".join(pct(result["metrics"][c]) for c in COLUMNS) + " |"]
+             f"| **ours: {result['challenger']}** | " + " | ".join(ours(c) for c in COLUMNS) + " |"]
     for row in paper:
         lines.append(f"| {row['model']} (paper) | " + " | ".join(row.get(c, "-") for c in COLUMNS) + " |")
     c = result["cost"]
     missing = result["components"].get("missing") or []
     lines += ["", f"Win rate = mean of {7 - len(missing)} of 7 parts" + (f" (missing: {', '.join(missing)})" if missing else "")
-              + ". Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
+              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the six "
+              "proportions (n = votes, questions, answers, Cost Sharing games, agreed games, decisions); a percentile "
+              "bootstrap over setting ids for win rate and deception (n = settings; one setting gives no interval). "
+              "Deception is a rate plus 0.25 × a rate, so it lies in [0, 125]. "
+              "Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
               "on the settings above, so the rows are comparable in definition only.", "",
               "| scenario | challenger win rate / credit |", "|---|---|"]
+    games = (result.get("counts") or {}).get("games") or {}
+
+    def n_of(g):
+        return "" if not isinstance(g, int) else f" (n={g} game{'s' if g != 1 else ''})"
     for k, v in result["per_scenario"].items():
         if isinstance(v, dict):
-            v = ", ".join(f"{kk} {pct(vv)}" for kk, vv in v.items())
+            v = ", ".join(f"{kk} {pct(vv)}{n_of((games.get(k) or {}).get(kk))}" for kk, vv in v.items())
         else:
-            v = pct(v)
+            v = pct(v) + n_of(games.get(k))
         lines.append(f"| {k} | {v} |")
     lines += ["", f"Cost: {c['calls']} LLM calls, {c['input_tokens']} prompt / {c['output_tokens']} completion tokens, "
               f"{c['wall_s']} s of game time; {c['invalid_actions']} of {c['model_actions']} actions unreadable after a re-prompt.",

@@ -49,7 +49,17 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     assert (tmp_path / "radar.png").stat().st_size > 1000
     report = (tmp_path / "report.md").read_text()
     # the mixed root has no magic/results/: no paper rows (see test_report_lists_the_paper_rows)
-    assert "| **ours: plain** | 71.4 | 50.0 | 37.0 | 50.0 | 33.3 | 100.0 | 100.0 | 100.0 |" in report
+    # every value has its n and, where there is one, its 95 % interval: Wilson for the proportions
+    # (2 of 4 votes: [15.0, 85.0]; hand-computed, z = 1.96), a bootstrap over setting ids for win rate
+    # and deception (one setting here: no interval, said so)
+    row = next(line for line in report.splitlines() if line.startswith("| **ours: plain**"))
+    cells = [x.strip() for x in row.strip("|").split("|")][1:]
+    assert cells == ["71.4 [no interval, n=1]", "50.0 [15.0, 85.0] (n=4)", "37.0 [27.3, 47.9] (n=81)",
+                     "50.0 [no interval, n=1]", "33.3 [18.6, 52.2] (n=27)", "100.0 [20.7, 100.0] (n=1)",
+                     "100.0 [20.7, 100.0] (n=1)", "100.0 [72.2, 100.0] (n=10)"]
+    assert res["intervals"]["judgement"]["method"] == "Wilson score"
+    assert res["intervals"]["win_rate"]["method"] == "bootstrap over settings"
+    assert "| public_good | 100.0 (n=1 game) |" in report
     assert "(paper)" not in report
     # replayed openings: in the chameleon game where the challenger is the chameleon, defenders
     # seated before it replay the recorded clue
