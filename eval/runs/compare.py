@@ -13,7 +13,9 @@ Every evaluation of seed ``s`` uses ``seed=s``, so all methods see the same opti
 same command skips finished cells, and a game interrupted mid-way resumes from its checkpoint.
 
 The run directory holds ``cells/<method>/<script id>/seed<s>/{game,eval}/``, plus
-``result.json``, ``report.md`` and ``scores.png`` (weighted score, mean ± std over seeds).
+``result.json``, ``report.md`` and ``scores.png`` (weighted score with its 95 % interval and n:
+over seeds when there are several, else the cell's interval over questions; a std over one seed is
+never shown as ± 0).
 
 Cost (PLAYER* §4, Table A5 "Efficiency and Cost Comparison"): besides every game's total, a
 method's gameplay cost is counted over the seats it plays (``game_seat_*``: every character but
@@ -29,6 +31,7 @@ from typing import Any, Callable
 
 from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
+from eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
@@ -122,6 +125,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
     wall time of the process that finished the part (a resumed game counts only its last run)."""
     ev = read_json(d / "eval" / "result.json")
     row = {"method": method, "script": sc.name, "seed": seed, "weighted_score": ev["weighted_score"],
+           "interval": ev.get("interval"),
            "accuracy": ev["accuracy"], "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
@@ -168,8 +172,10 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
                "weighted_score_std": statistics.stdev(per_seed) if len(per_seed) > 1 else 0.0,
                "accuracy": {c: statistics.fmean(r["accuracy"][c] for r in rs if r["accuracy"].get(c) is not None)
                             for c in CATEGORIES if any(r["accuracy"].get(c) is not None for r in rs)}}
+        agg["weighted_score_interval"] = score_interval(rs, seeds, per_seed)
         caught = [r["murderer_caught"] for r in rs if r["murderer_caught"] is not None]
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
+        agg["murderer_caught_interval"] = wilson(sum(bool(c) for c in caught), len(caught)).to_dict()
         for k in ("game_cache_hit", "eval_cache_hit"):   # servers that report no cache: None
             hits = [r[k] for r in rs if r.get(k) is not None]
             agg[k] = statistics.fmean(hits) if hits else None
@@ -184,6 +190,47 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
     for agg in out:
         agg.update(ratios.get(agg["method"], {"seat_calls_vs_cheapest_baseline": None, "seat_calls_vs_plain": None}))
     return out
+
+
+def score_interval(rs: list[dict], seeds: list[int], per_seed: list[float]) -> dict | None:
+    """The 95 % interval of a method's weighted score and its unit (``Estimate.to_dict()`` plus
+    ``"unit"``): over seeds (percentile bootstrap of the per-seed means) when there are several;
+    with one seed and one script, that cell's own interval over questions (its
+    ``eval/result.json``); with one seed and several scripts, a bootstrap over scripts."""
+    if len(seeds) > 1:
+        return {**bootstrap_mean(per_seed).to_dict(), "unit": "seed"}
+    if len(rs) == 1:
+        return rs[0].get("interval")
+    return {**bootstrap_mean([r["weighted_score"] for r in rs]).to_dict(), "unit": "script"}
+
+
+def score_text(t: dict, unit_sign: str = "") -> str:
+    """``"41.2 [35.0, 47.9] (n=44 questions)"``; a bare mean only for a result.json from before
+    intervals were kept."""
+    iv = t.get("weighted_score_interval")
+    if not iv:
+        return f"{100 * t['weighted_score']:.1f}{' ' + unit_sign if unit_sign else ''} (no interval)"
+    e = Estimate(**{**{k: iv[k] for k in ("low", "high", "n", "level", "method")}, "mean": t["weighted_score"]})
+    text = e.fmt(unit=unit_sign)
+    unit = iv.get("unit")
+    return text[:-1] + f" {unit}{'s' if e.n != 1 else ''})" if unit and text.endswith(")") else text
+
+
+def spread_text(t: dict) -> str:
+    """The std over seeds, or ``"n=1 seed, no spread"``: a std over one seed is not a ± 0."""
+    if t.get("seeds", 0) < 2:
+        return f"n={t.get('seeds', 1)} seed, no spread"
+    return f"± {100 * t['weighted_score_std']:.1f} (n={t['seeds']} seeds)"
+
+
+def _caught_text(t: dict) -> str:
+    iv = t.get("murderer_caught_interval")
+    if t["murderer_caught"] is None:
+        return "-"
+    if not iv:
+        return f"{100 * t['murderer_caught']:.0f} %"
+    text = Estimate(**{k: iv[k] for k in ("mean", "low", "high", "n", "level", "method")}).fmt(digits=0)
+    return text[:-1] + f" game{'s' if iv['n'] != 1 else ''})"
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -272,18 +319,18 @@ def report_md(result: dict) -> str:
              f"Scripts: {', '.join(result['scripts'])} ({result['lang']}); seeds: {result['seeds']}; "
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
-             "| method | weighted (mean ± std) | objective | reasoning | relation | murderer caught | "
+             "| method | weighted [95 % interval] (n) | std over seeds | objective | reasoning | relation | murderer caught | "
              "seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | "
              "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained | "
              "cache hit game/eval |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
         acc = t["accuracy"]
-        caught = "-" if t["murderer_caught"] is None else f"{100 * t['murderer_caught']:.0f} %"
+        caught = _caught_text(t)
         seat = ("- | -" if t.get("game_seat_calls") is None else
                 f"{count_text(t['game_seat_calls'])} | {t['game_seat_input_tokens']:.0f}/{t['game_seat_output_tokens']:.0f}")
         lines.append(
-            f"| {t['method']} | {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} | "
+            f"| {t['method']} | {score_text(t)} | {spread_text(t)} | "
             + " | ".join(f"{100 * acc[c]:.1f}" if c in acc else "-" for c in CATEGORIES)
             + f" | {caught} | {seat} | {_times(t.get('seat_calls_vs_cheapest_baseline'))} | "
               f"{_times(t.get('seat_calls_vs_plain'))} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
@@ -291,6 +338,12 @@ def report_md(result: dict) -> str:
               f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} | {_pct(t.get('game_cache_hit'))}/{_pct(t.get('eval_cache_hit'))} |")
     cheapest = (result.get("gameplay_cost") or {}).get("cheapest_baseline")
     lines += ["", result["fewer_calls"], "",
+              "Weighted score: the mean over cells with its 95 % percentile-bootstrap interval and n: over seeds "
+              "when there are several (n = seeds), else over the questions of the one cell (n = questions, "
+              "the cell's eval/result.json) or over scripts. The std over seeds is shown only with two seeds "
+              "or more. Murderer caught: the share of games whose vote caught the murderer, with its Wilson "
+              "95 % interval and n = games. Chance: always_a and random (when run) answer the same questions "
+              "without a model.", "",
               "Costs are means per cell (one game and its evaluation for one script and seed); model s is "
               "the summed latency of the model calls, so it counts a resumed game's calls before the resume "
               "(result.json also keeps each part's wall time, which does not). Seat calls and seat tokens "
@@ -309,18 +362,24 @@ def report_md(result: dict) -> str:
 
 
 def bar_chart(table: list[dict], path: Path) -> None:
-    """Weighted score per method with ± std error bars, as a PNG (matplotlib, Agg backend)."""
+    """Weighted score per method with its 95 % interval as error bars (none where there is no
+    interval), as a PNG (matplotlib, Agg backend)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(table)), 3.5))
     names = [t["method"] for t in table]
+    def err(t, side):
+        iv = t.get("weighted_score_interval") or {}
+        if iv.get("low") is None or iv.get("high") is None:
+            return 0.0
+        return 100 * max(0.0, (t["weighted_score"] - iv["low"]) if side == 0 else (iv["high"] - t["weighted_score"]))
     ax.bar(names, [100 * t["weighted_score"] for t in table],
-           yerr=[100 * t["weighted_score_std"] for t in table], capsize=4, color="#4C72B0")
+           yerr=[[err(t, 0) for t in table], [err(t, 1) for t in table]], capsize=4, color="#4C72B0")
     ax.set_ylabel("weighted score (%)")
     ax.set_ylim(0, 100)
-    ax.set_title("WellPlay weighted score (mean ± std over seeds)")
+    ax.set_title("WellPlay weighted score (mean, 95 % interval)")
     ax.tick_params(axis="x", rotation=30)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

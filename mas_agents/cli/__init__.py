@@ -268,7 +268,7 @@ def wellplay_compare(
     common.setup_logging(verbose)
     from eval.datasets import DataError
     from eval.datasets.wellplay import load_all, load_script
-    from eval.runs.compare import count_text, is_game_method, run_compare
+    from eval.runs.compare import count_text, is_game_method, run_compare, score_text, spread_text
     from mas_agents.rundir import stable_run_dir
 
     root = common.data_root(data_dir)
@@ -291,7 +291,7 @@ def wellplay_compare(
                 f" (per-seat calls {count_text(t['game_seat_calls'])}"
                 + "".join(f", ×{r:.2f} vs {name}" for name, r in (("cheapest baseline", t.get("seat_calls_vs_cheapest_baseline")),
                                                               ("plain", t.get("seat_calls_vs_plain"))) if r is not None) + ")")
-        console.print(f"{t['method']:>12}: {100 * t['weighted_score']:.1f} ± {100 * t['weighted_score_std']:.1f} %, "
+        console.print(f"{t['method']:>12}: {score_text(t, '%')}, {spread_text(t)}, "
                       f"game calls {t['game_calls']:.0f}{seat}, eval calls {t['eval_calls']:.0f}")
     console.print(res["fewer_calls"])
     console.print(f"cells reused from an earlier run: {res['reused_cells']} of {len(res['cells'])}")

@@ -122,3 +122,36 @@ def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):
     md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 3, "questions": 1,
                     "table": table, "fewer_calls": ""})
     assert "| game model s |" in md and "| 165 | 9/1 | 800 | 44 | 100/10 | 350 |" in md
+
+
+def test_one_seed_report_has_no_zero_std_and_keeps_the_cells_interval(tmp_path):
+    """With one seed there is no spread over seeds: the report says so instead of "± 0.0", shows the
+    cell's own interval over questions with its n, and the murderer-caught rate with n and a Wilson
+    interval."""
+    from types import SimpleNamespace
+    from eval.runs.compare import report_md, summary_row
+    from eval.stats import Estimate
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "game").mkdir()
+    llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}
+    interval = {**Estimate(0.25, 0.125, 0.4, 44, method="ratio bootstrap").to_dict(), "unit": "question"}
+    (tmp_path / "eval" / "result.json").write_text(json.dumps(
+        {"weighted_score": 0.25, "accuracy": {"objective": 0.0}, "llm": llm, "wall_time_s": 360.0,
+         "interval": interval}))
+    (tmp_path / "game" / "result.json").write_text(json.dumps(
+        {"llm": {"calls": 165, "input_tokens": 9, "output_tokens": 1, "latency_s": 800.0},
+         "wall_time_s": 162.0, "outcome": {"murderer_caught": True}}))
+    row = summary_row("plain", SimpleNamespace(name="Sin"), 1, tmp_path)
+    table = aggregate([row], ["plain"])
+    md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 3, "questions": 1,
+                    "table": table, "fewer_calls": ""})
+    assert "± 0.0" not in md
+    assert "| plain | 25.0 [12.5, 40.0] (n=44 questions) | n=1 seed, no spread |" in md
+    assert "100 % [21, 100] (n=1 game)" in md   # Wilson, 1 of 1: [20.7, 100]
+    # two seeds: the std is shown with its n, the interval is over seeds
+    row2 = {**row, "seed": 2, "weighted_score": 0.5}
+    t2 = aggregate([row, row2], ["plain"])[0]
+    assert t2["weighted_score_interval"]["unit"] == "seed" and t2["weighted_score_interval"]["n"] == 2
+    md2 = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 3, "questions": 1,
+                     "table": [t2], "fewer_calls": ""})
+    assert "± 17.7 (n=2 seeds)" in md2 and "(n=2 seeds)" in md2

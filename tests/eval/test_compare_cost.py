@@ -62,7 +62,8 @@ def test_unknown_roles_leave_the_seat_cost_unknown(tmp_path):
                                        "roles, so the seats are unknown).")
     md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 1, "model": "fake", "rounds": 1, "questions": 1,
                     "table": table, "fewer_calls": fewer_calls_line(table)})
-    assert "| 100 % | - | - | - | - | 1 | 1/1 |" in md
+    assert "| 100 % [21, 100] (n=1 game) | - | - | - | - | 1 | 1/1 |" in md
+    assert "| player_star | 50.0 (no interval) | n=1 seed, no spread |" in md and "± 0.0" not in md
 
 
 def row(method: str, seat_calls: float | None, seed: int = 0, game_calls: int = 100) -> dict:
@@ -145,8 +146,8 @@ def test_means_over_seeds_and_report_columns():
                     "table": table, "fewer_calls": line, "gameplay_cost": cost_comparison(table)})
     assert ("| seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | game calls |"
             in md)
-    assert "| player_star | 50.0 ± 0.0 | - | - | - | - | 32.5 | 325/0 | 0.98 | 1.30 | 100 |" in md
-    assert "| plain | 50.0 ± 0.0 | - | - | - | - | 25 | 250/0 | 0.76 | 1.00 | 100 |" in md
+    assert "| player_star | 50.0 [50.0, 50.0] (n=2 seeds) | ± 0.0 (n=2 seeds) | - | - | - | - | 32.5 | 325/0 | 0.98 | 1.30 | 100 |" in md
+    assert "| plain | 50.0 [50.0, 50.0] (n=2 seeds) | ± 0.0 (n=2 seeds) | - | - | - | - | 25 | 250/0 | 0.76 | 1.00 | 100 |" in md
     assert "with the fewest (ocot)" in md and "fewer means strictly fewer (equal counts are a no)" in md
 
 
@@ -191,8 +192,8 @@ def test_cli_prints_the_per_seat_calls(tmp_path, real_data_root, monkeypatch):
     # (Officer Li line 2), 5 reasoning (Zhang Villager 5 and 8, Officer Li 9, Hu Investigate 6 and 7)
     # and 4 relation rows (Zhang Villager 12, Chief Wang 3, Hu Investigate 12 and 15):
     # 10 + 25 + 8 = 43. Eval calls: one per question of the four files, 13 + 6 + 11 + 14 = 44.
-    assert "plain: 25.0 ± 0.0 %, game calls 16 (per-seat calls 12, ×1.00 vs plain), eval calls 44" in text
-    assert "always_a: 25.0 ± 0.0 %, game calls 0, eval calls 0" in text
+    assert "plain: 25.0 % [11.2, 41.0] (n=44 questions)" in text and "(n=44 questions), n=1 seed, no spread, game calls 16 (per-seat calls 12, ×1.00 vs plain), eval calls 44" in text
+    assert "(n=44 questions), n=1 seed, no spread, game calls 0, eval calls 0" in text and "± 0.0" not in text
     saved = {t["method"]: t for t in json.loads((tmp_path / "result.json").read_text())["table"]}
     assert saved["plain"]["weighted_score"] == saved["always_a"]["weighted_score"] == pytest.approx(43 / 172)
     assert "PLAYER* gameplay calls: not compared (player_star or a game-playing baseline is missing)." in text
