@@ -197,6 +197,8 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
     m = dict(mine[0]) if mine else {"agent": "subject", "games": 0}
     m["others_foul_rate"] = (sum(r["fouls"] for r in rows) / desc) if desc else None
     m["others_vote_accuracy"] = (sum(r["correct_votes"] for r in rows) / cast) if cast else None
+    m["others_descriptions"], m["others_fouls"] = desc, sum(r["fouls"] for r in rows)
+    m["others_votes"], m["others_correct_votes"] = cast, sum(r["correct_votes"] for r in rows)
     return m
 
 
@@ -232,23 +234,53 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
         board = Leaderboard(db)
         m = subject_metrics(board.games(res["id"]), plan)
         rows.append({"arm": arm, "spec": spec, "tournament": res["id"], **m})
-    return {"kind": kind, "subject": subject, "others": others, "games": games, "rows": rows,
-            "table": experiment_markdown(kind, rows)}
+    return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players, "rows": rows,
+            "table": experiment_markdown(kind, rows, players=players)}
 
 
 def _fmt(x: Any) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
-def experiment_markdown(kind: str, rows: list[dict]) -> str:
-    """The experiment table (like WiS Tables 3–4): one row per arm."""
+# rate column -> (numerator, denominator, what n counts) in a subject_metrics row
+EXPERIMENT_RATES = {
+    "vote_accuracy": ("correct_votes", "votes_cast_as_civilian", "votes"),
+    "foul_rate": ("fouls", "descriptions", "descriptions"),
+    "win_rate": ("wins", "games", "games"),
+    "others_foul_rate": ("others_fouls", "others_descriptions", "descriptions"),
+    "others_vote_accuracy": ("others_correct_votes", "others_votes", "votes"),
+}
+
+
+def _rate(r: dict, key: str) -> str:
+    """A rate in percent with its Wilson 95 % interval and n (``eval.stats.wilson``), e.g.
+    ``"100.0 % [34.2, 100.0] (n=2 games)"``; the bare rate for a row without its counts."""
+    from eval.stats import wilson
+    num, den, what = EXPERIMENT_RATES[key]
+    if r.get(num) is None or r.get(den) is None:
+        return _fmt(r.get(key))
+    if not r[den]:
+        return f"- (n=0 {what})"
+    text = wilson(int(r[num]), int(r[den])).fmt()
+    return text[:-1] + f" {what if r[den] != 1 else what[:-1]})"
+
+
+def experiment_markdown(kind: str, rows: list[dict], players: int | None = None) -> str:
+    """The experiment table (like WiS Tables 3–4): one row per arm, every rate with its n and
+    Wilson 95 % interval, and the chance level of a civilian's first-round vote."""
     lines = ["| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        avg = "-" if r.get("avg_score") is None else f"{r['avg_score']:.2f}"
-        lines.append(f"| {r['arm']} | {r['spec']} | {r.get('games', 0)} | {_fmt(r.get('vote_accuracy'))} | "
-                     f"{_fmt(r.get('foul_rate'))} | {avg} | {_fmt(r.get('win_rate'))} | "
-                     f"{_fmt(r.get('others_foul_rate'))} | {_fmt(r.get('others_vote_accuracy'))} |")
+        avg = "-" if r.get("avg_score") is None else f"{r['avg_score']:.2f} (n={r.get('games', 0)} games)"
+        lines.append(f"| {r['arm']} | {r['spec']} | {r.get('games', 0)} | {_rate(r, 'vote_accuracy')} | "
+                     f"{_rate(r, 'foul_rate')} | {avg} | {_rate(r, 'win_rate')} | "
+                     f"{_rate(r, 'others_foul_rate')} | {_rate(r, 'others_vote_accuracy')} |")
+    lines += ["", "Rates: percent with a Wilson 95 % interval (Wilson 1927) and n (votes, descriptions or games). "
+              "The votes and descriptions of one game are not independent, so read intervals over them as "
+              "indicative; games are the independent units."]
+    if players and players > 2:
+        lines += ["", f"Chance: a civilian voting uniformly at random among the {players - 1} other players in the "
+                  f"first round finds the spy with probability 1/{players - 1} = {100 / (players - 1):.1f} %."]
     note = {"attack": "The subject plays the spy in every game; an attack succeeds when the others foul more.",
             "defense": "The subject plays the spy in every game; a defense succeeds when fewer votes find it.",
             "reasoning": "The subject plays a civilian in every game; reasoning helps when its vote accuracy rises."}[kind]

@@ -88,6 +88,11 @@ def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_roo
     # a spy whose attack leaves fewer than 3 players wins (few_players); else the rest vote it out
     assert atk["win_rate_spy"] == pytest.approx(sum(n >= 4 for n in after_spy) / 2) and base["win_rate_spy"] == 0.0
     assert "| attack | plain+attack | 2 |" in res["table"]
+    # every rate has its n and an interval
+    for line in res["table"].splitlines()[2:4]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for c in cells[3:5] + cells[6:]:
+            assert c == "-" or c.startswith("- (n=0") or ("] (n=" in c and " %" in c), line
     with pytest.raises(ValueError, match="already has the attack block"):
         wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=real_data_root)
 
@@ -131,3 +136,20 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
     assert rec["rounds"][0]["votes"]["Player 2"] == "Player 1"   # the remote civilian found the spy
     assert rec["outcome"]["winner"] == "civilians"
     assert rec["players"][1]["agent"] == urls[0]
+
+
+def test_experiment_table_prints_n_and_a_wilson_interval_beside_every_rate():
+    """"win 100.0 %" at n=2 games is not a finding: each rate gets its n and Wilson 95 % interval,
+    and the table states the chance level of a random first-round vote."""
+    from eval.runs.wis_tournament import experiment_markdown
+    row = {"arm": "baseline", "spec": "plain", "games": 2, "wins": 2, "win_rate": 1.0, "avg_score": 3.0,
+           "correct_votes": 5, "votes_cast_as_civilian": 10, "vote_accuracy": 0.5,
+           "fouls": 0, "descriptions": 10, "foul_rate": 0.0,
+           "others_fouls": 0, "others_descriptions": 0, "others_foul_rate": None,
+           "others_correct_votes": 0, "others_votes": 10, "others_vote_accuracy": 0.0}
+    md = experiment_markdown("reasoning", [row], players=6)
+    # Wilson 95 %: 2 of 2 [34.2, 100]; 5 of 10 [23.7, 76.3]; 0 of 10 [0, 27.8] (tests/eval/test_stats.py)
+    assert ("| baseline | plain | 2 | 50.0 % [23.7, 76.3] (n=10 votes) | 0.0 % [0.0, 27.8] (n=10 descriptions) | "
+            "3.00 (n=2 games) | 100.0 % [34.2, 100.0] (n=2 games) | - (n=0 descriptions) | "
+            "0.0 % [0.0, 27.8] (n=10 votes) |") in md
+    assert "among the 5 other players in the first round finds the spy with probability 1/5 = 20.0 %" in md
