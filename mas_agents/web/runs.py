@@ -223,6 +223,25 @@ def _iv(iv: Any) -> str:
     return f" [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}] (n={iv.get('n')})"
 
 
+def _kn(r: dict, num: str, den: str, value: Any) -> str:
+    """A rate with its n and Wilson 95 % interval from the row's counts (the bare rate when the
+    row has no counts)."""
+    k, n = r.get(num), r.get(den)
+    if not isinstance(k, int) or not isinstance(n, int) or n <= 0 or not 0 <= k <= n:
+        return _pct(value)
+    from eval.stats import wilson
+    return wilson(k, n).fmt()
+
+
+def _score_iv(x: Any, iv: Any) -> str:
+    """MAgIC Deception (range [0, 1.25]): a score, not a percentage, with its interval and n."""
+    if not isinstance(x, (int, float)):
+        return "-"
+    if not isinstance(iv, dict) or iv.get("low") is None:
+        return f"{x:.2f}"
+    return f"{x:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] (n={iv.get('n')})"
+
+
 def _uniq(xs) -> list[str]:
     return list(dict.fromkeys(str(x) for x in xs if x))
 
@@ -339,13 +358,16 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.agents = _uniq(cfg.get("methods") or [])
         table = res.get("table") or []
         best = sorted(table, key=lambda t: -(t.get("weighted_score") or 0))[:3]
-        run.headline = ("best: " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}" for t in best)) if best else ""
+        run.headline = ("best: " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}{_iv(t.get('weighted_score_interval'))}"
+                                             for t in best)) if best else ""
         run.headline += f" ({progress(d, kind)['text']})"
     elif kind == "magic-bench":
         run.agents = _uniq([cfg.get("challenger"), cfg.get("defender")])
         m = res.get("metrics") or {}
-        run.headline = (f"win rate {_pct(m.get('win_rate'))}; " + ", ".join(
-            f"{k.replace('_', ' ')} {_pct(v)}" for k, v in m.items() if k != "win_rate")) if m else ""
+        ivs = res.get("intervals") or {}
+        run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
+            f"{k.replace('_', ' ')} " + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
+            for k, v in m.items() if k != "win_rate")) if m else ""
         run.headline += f" ({progress(d, kind)['text']})"
     elif kind == "ablation":
         base = cfg.get("base", "")
@@ -362,8 +384,9 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.agents = _uniq([res.get("subject"), res.get("others")])
         rows = res.get("rows") or []
         run.headline = f"{res.get('kind')}: " + "; ".join(
-            f"{r.get('arm')} win {_pct(r.get('win_rate'))}, vote acc {_pct(r.get('vote_accuracy'))}, "
-            f"foul {_pct(r.get('foul_rate'))}" for r in rows)
+            f"{r.get('arm')} win {_kn(r, 'wins', 'games', r.get('win_rate'))}, "
+            f"vote acc {_kn(r, 'correct_votes', 'votes_cast_as_civilian', r.get('vote_accuracy'))}, "
+            f"foul {_kn(r, 'fouls', 'descriptions', r.get('foul_rate'))}" for r in rows)
 
 
 def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:

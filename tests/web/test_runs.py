@@ -61,3 +61,29 @@ def test_progress_of_a_tournament_and_an_ablation(runs):
     a = rs.progress(runs["ablate"], "ablation")
     assert a["done"] == a["total"] == 1 and a["text"] == "1 of 1 benches finished"
     assert rs.tournament_id(runs["tour"]).startswith("t-")
+
+
+def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
+    """The runs list said "win 100.0 %" at n=2 games: a rate there now has its n and Wilson interval;
+    MAgIC Deception (range [0, 1.25]) is a score, not a percentage."""
+    import json
+
+    from eval.stats import Estimate
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "result.json").write_text(json.dumps({"kind": "attack", "subject": "plain", "others": "plain", "rows": [
+        {"arm": "baseline", "games": 2, "wins": 2, "win_rate": 1.0, "votes_cast_as_civilian": 0,
+         "correct_votes": 0, "vote_accuracy": None, "descriptions": 10, "fouls": 5, "foul_rate": 0.5}]}))
+    head = rs.describe(tmp_path, exp, "wis-experiment").headline
+    assert head == "attack: baseline win 100.0 % [34.2, 100.0] (n=2), vote acc -, foul 50.0 % [23.7, 76.3] (n=10)"
+    mg = tmp_path / "magic"
+    mg.mkdir()
+    (mg / "result.json").write_text(json.dumps({
+        "metrics": {"win_rate": 0.5, "deception": 1.0, "judgement": 1.0},
+        "intervals": {"win_rate": Estimate(0.5, 0.25, 0.75, 2).to_dict(),
+                      "deception": Estimate(1.0, 0.75, 1.25, 2).to_dict(),
+                      "judgement": Estimate(1.0, 0.342, 1.0, 2).to_dict()}}))
+    head = rs.describe(tmp_path, mg, "magic-bench").headline
+    assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2); deception 1.00 [0.75, 1.25] (n=2), "
+                           "judgement 100.0 % [34.2, 100.0] (n=2)")
+    assert "125.0" not in head
