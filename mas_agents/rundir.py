@@ -9,7 +9,10 @@ with the prompt log ``llm_prompts.jsonl.gz`` beside it (:mod:`mas_agents.account
 from __future__ import annotations
 
 import json
+import os
 import platform
+import socket
+import sys
 import time
 from datetime import datetime, timezone
 from importlib import metadata
@@ -25,8 +28,6 @@ VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "o
 def llama_build() -> str | None:
     """The llama.cpp build flags scripts/setup.sh compiled llama-cpp-python with (the second line of
     ``<venv>/.mas-llama-build``), or None when it was installed another way."""
-    import sys
-
     try:
         lines = (Path(sys.prefix) / ".mas-llama-build").read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -207,10 +208,6 @@ def write_run_marker(out: Path) -> dict[str, Any]:
     """Write ``out/run.lock``: this process (pid, host, start time in clock ticks since boot and
     the boot id, so a reused pid or a restarted machine is not taken for it) and when the run
     started. Returns what it wrote."""
-    import os
-    import socket
-    import sys
-
     stat = _proc_stat(os.getpid())
     marker = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": stat[19] if stat else None,
               "boot_id": _boot_id(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -231,9 +228,6 @@ def read_run_marker(d: Path) -> dict[str, Any] | None:
 def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
     """Is the process of marker ``m`` alive? ``(True, "")``; ``(False, why not)``; ``(None, why)``
     when it cannot be told from here (the marker names another host)."""
-    import os
-    import socket
-
     if m.get("error"):
         return False, f"it failed: {m['error']}"
     pid = m.get("pid")
@@ -267,7 +261,6 @@ def marks_run(fn):
     A directory the call created and left empty is removed again."""
     import functools
     import inspect
-    import os
 
     sig = inspect.signature(fn)
 

@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["CheckResult", "run_self_check", "cpu_flags", "CPU_FEATURES", "PORTABLE_HINT"]
+__all__ = ["CheckResult", "run_self_check", "cpu_flags", "enabled_features", "CPU_FEATURES", "PORTABLE_HINT"]
 
 #: Prompt of the plain completion, and what its greedy continuation must contain.
 PLAIN_PROMPT = "The capital of France is"
@@ -158,7 +158,7 @@ def run_self_check(model_path: str | None = None, timeout_s: float = TIMEOUT_S) 
         cause = ("an instruction this CPU does not have" if name == "SIGILL"
                  else "a llama.cpp build whose kernels do not run on this CPU")
         res.error = (f"self-check failed: the embedded model died with {name} while {where} ({cause}; "
-                     f"build: {_short_info(res.system_info) or 'unknown'}); {PORTABLE_HINT}")
+                     f"build: {enabled_features(res.system_info) or 'unknown'}); {PORTABLE_HINT}")
         return res
     if proc.returncode != 0:
         last = next((ln for ln in reversed(proc.stderr.strip().splitlines()) if ln.strip()), "no message")
@@ -194,7 +194,7 @@ def _from_lines(stdout: str, model_path: str) -> CheckResult:
     return res
 
 
-def _short_info(system_info: str) -> str:
+def enabled_features(system_info: str) -> str:
     """The enabled CPU features of a ``llama_print_system_info()`` line: ``AVX AVX2 FMA ...``."""
     return " ".join(k for k, v in re.findall(r"([A-Z0-9_]+) = (\d)", system_info) if v == "1")
 
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(asdict(res), indent=2))
     elif res.ok:
         print(f"self-check: ok: decoded {' '.join(res.plain.split())!r} and {res.constrained.strip()!r} in {res.seconds:.1f} s "
-              f"(llama-cpp-python {res.llama_cpp_version}; build: {_short_info(res.system_info)})")
+              f"(llama-cpp-python {res.llama_cpp_version}; build: {enabled_features(res.system_info)})")
     if not res.ok:
         print(f"error: {res.error}", file=sys.stderr)
     return 0 if res.ok else 1

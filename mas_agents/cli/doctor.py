@@ -120,7 +120,7 @@ def _check_packages(rep: _Report) -> None:
 
 
 def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
-    from mas_agents.selfcheck import CPU_FEATURES, cpu_flags, run_self_check, _short_info
+    from mas_agents.selfcheck import CPU_FEATURES, cpu_flags, enabled_features, run_self_check
 
     name, flags = cpu_flags()
     have = [f for f in CPU_FEATURES if f in flags]
@@ -152,9 +152,9 @@ def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
     res = run_self_check(str(gguf))
     rep.data["self_check"] = asdict(res)
     rep.row("llama.cpp system info", res.system_info or "(not read: the child died first)")
-    built = set(_short_info(res.system_info).lower().split())
+    built = set(enabled_features(res.system_info).lower().split())
     # llama.cpp names a few features differently from /proc/cpuinfo
-    alias = {"sse3": "pni", "avx512": "avx512f", "avx512_vbmi": "avx512vbmi", "amx_int8": "amx_int8"}
+    alias = {"sse3": "pni", "avx512": "avx512f", "avx512_vbmi": "avx512vbmi"}
     missing = sorted(f for f in built if f in {*CPU_FEATURES, "sse3", "ssse3", "avx512"} and alias.get(f, f) not in flags)
     if missing and flags:
         rep.warn(f"the llama.cpp build uses {' '.join(missing)}, which this CPU lacks")

@@ -40,7 +40,7 @@ def test_the_installed_build_decodes_on_this_cpu():
     assert selfcheck.GRAMMAR_EXPECT.fullmatch(res.constrained.strip())
     assert res.returncode == 0 and res.llama_cpp_version
     # the portable build: no instruction set beyond x86-64-v3 (scripts/setup.sh)
-    enabled = set(selfcheck._short_info(res.system_info).split())
+    enabled = set(selfcheck.enabled_features(res.system_info).split())
     assert "AVX2" in enabled
     assert not enabled & {"AVX512", "AVX512_VNNI", "AVX512_BF16", "AVX_VNNI", "AMX_INT8", "AMX_BF16"}, res.system_info
 
