@@ -248,7 +248,8 @@ def _check_endpoint(rep: _Report, spec: str) -> None:
     report = ep.report(model)
     rep.row("endpoint", f"{report['base_url']} model {model.model_name!r}")
     rep.row("  structured outputs", f"{report['structured']} ({report['structured_probe']})")
-    rep.row("  context window", f"{report['context_window'] or 'unknown'} ({report['context_window_source']})")
+    ctx, src = report["context_window"], report["context_window_source"]
+    rep.row("  context window", f"{ctx} ({src})" if ctx else src)
     rec = CallRecorder(None)
     am = AccountedModel(model, rec, label=spec, phase="doctor")
     msgs = [SystemMessage(CACHE_PROBE_TEXT), HumanMessage("Say OK.")]
