@@ -109,6 +109,7 @@ def test_who_is_spy_through_the_server(tmp_path, server):
     check_calls(calls_of(out))
 
 
+@pytest.mark.realdata          # plays the real WellPlay script "Sin"
 def test_murder_mystery_through_the_server_survives_a_server_crash(tmp_path, server):
     out = tmp_path / "mmg"
     args = ["mmg", "run", "--script", "Sin", "--rounds", "1", "--model", "openai:smol", "--max-connections", "1",
