@@ -13,6 +13,7 @@ Commands::
     mas magic run --scenario all --challenger SPEC --defender SPEC [--settings 0-1] ...  (mas_agents.cli.magic)
     mas serve [--runs DIR] [--db FILE] [--host 127.0.0.1] [--port 8000]   (the web app, mas_agents.web)
     mas doctor [--model openai:NAME] [--json]   (the installation, for a bug report: mas_agents.cli.doctor)
+    mas reproduce magic|player-star|wis|all --model SPEC [--others SPEC] [--limit N]   (mas_agents.cli.reproduce)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
@@ -48,6 +49,8 @@ def _add_spy() -> None:
     app.command("serve")(serve)
     from mas_agents.cli.doctor import doctor
     app.command("doctor")(remote_options(doctor))
+    from mas_agents.cli.reproduce import reproduce
+    app.command("reproduce")(remote_options(reproduce))
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402

@@ -17,6 +17,7 @@ kind                how it is recognised (writer)
                     (``mas spy experiment``)
 ``wis-tournament``  no ``config.json``, a ``games/`` folder of ``wis`` games
                     (``eval/runs/wis_tournament.py``)
+``reproduce``       ``config.json`` ``kind: "reproduce"`` (``eval/reproduce/common.py``)
 ==================  ===========================================================================
 
 Every path the web app is given is resolved with :func:`confine` first: symbolic links are
@@ -35,7 +36,7 @@ from typing import Any
 GAME_KINDS = ("mmg", "wis", "magic")
 #: Kinds in the order the runs list offers them as filters.
 KINDS = ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "magic-bench", "ablation",
-         "wis-tournament", "wis-experiment")
+         "wis-tournament", "wis-experiment", "reproduce")
 #: Folders never descended into while scanning (they hold no run of their own).
 _SKIP = {"human", "__pycache__", ".git"}
 MAX_DEPTH = 8
@@ -109,7 +110,7 @@ def detect_kind(d: Path) -> str | None:
     cfg = _read(d / "config.json") if (d / "config.json").is_file() else None
     if isinstance(cfg, dict):
         k = cfg.get("kind")
-        if k in ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare"):
+        if k in ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "reproduce"):
             return k
         if "base" in cfg and "benches" in cfg:
             return "ablation"
@@ -380,6 +381,9 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.model = _uniq(c.get("model") for c in cfgs)[0] if cfgs else ""
         run.finished = not progress(d, kind).get("running") and not progress(d, kind).get("stopped")
         run.headline = progress(d, kind)["text"]
+    elif kind == "reproduce":
+        run.agents = _uniq([cfg.get("model"), cfg.get("others")])
+        run.headline = str(res.get("headline") or "") if res else "playing"
     elif kind == "wis-experiment":
         run.agents = _uniq([res.get("subject"), res.get("others")])
         rows = res.get("rows") or []

@@ -1,0 +1,200 @@
+"""What the ``mas reproduce`` papers share: the papers' tables as data, the side-by-side table,
+the progress line, the protocol-differences list and the report files.
+
+The contract of a paper module ``eval.reproduce.<paper>``::
+
+    reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None,
+              limit: int | None, seed: int = 0, tick: Callable[[str], None] | None = None,
+              play=None) -> dict
+
+It plays (or resumes: finished cells are reused) the paper's protocol under ``out``, writes
+``out/config.json`` (``kind: "reproduce"``, ``paper``), ``out/result.json`` and ``out/report.md``
+(with figures beside it) through :func:`write_report`, and returns ``result.json``'s dict.
+``limit`` runs the same protocol on the first N settings/scripts/games; the report then says it is
+partial. ``tick`` receives one line per finished cell (:class:`Progress` makes it).
+
+Paper tables (``papers/<name>.csv``): UTF-8 CSV whose first lines start with ``#`` and name the
+source, e.g. ``# source: MAgIC (Xu et al., EMNLP 2024), Table 4``; ``# url: ...``; ``# note: ...``.
+Numbers are kept as printed (strings in the CSV, converted by :meth:`PaperTable.number`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from eval.stats import Estimate
+
+PAPERS_DIR = Path(__file__).with_name("papers")
+PAPERS = ("magic", "player-star", "wis")
+
+
+class PaperDataError(ValueError):
+    """A paper table that is missing or malformed (the message names the file and line)."""
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One published table: its rows as printed and where it comes from.
+
+    Attributes:
+        name: file stem under ``papers/`` (e.g. ``magic_table4``).
+        source: the ``# source:`` line (paper, version, table number).
+        meta: every ``# key: value`` header line (``source``, ``url``, ``note``...).
+        columns: the CSV header.
+        rows: one dict per row, values as printed (``""`` where the paper prints nothing).
+    """
+
+    name: str
+    source: str
+    meta: dict[str, str]
+    columns: list[str]
+    rows: list[dict[str, str]] = field(default_factory=list)
+
+    def row(self, **match: str) -> dict[str, str]:
+        """The one row whose columns equal ``match``.
+
+        Raises:
+            KeyError: no row or more than one row matches (names the table and the match).
+        """
+        hits = [r for r in self.rows if all(r.get(k) == v for k, v in match.items())]
+        if len(hits) != 1:
+            raise KeyError(f"{self.name}.csv: {len(hits)} rows match {match}")
+        return hits[0]
+
+    @staticmethod
+    def number(text: str | None) -> float | None:
+        """``"63.5"`` -> 63.5; ``""``/``"-"``/``None`` -> None; a trailing ``%`` is dropped.
+
+        Raises:
+            ValueError: text that is not a number."""
+        if text is None:
+            return None
+        t = text.strip().rstrip("%").strip()
+        if t in ("", "-", "–"):
+            return None
+        return float(t)
+
+
+def load_table(name: str, papers_dir: Path = PAPERS_DIR) -> PaperTable:
+    """Read ``papers/<name>.csv``.
+
+    Raises:
+        PaperDataError: the file is missing, has no ``# source:`` line, no header, or a row whose
+            cell count differs from the header (named by file and line).
+    """
+    path = Path(papers_dir) / f"{name}.csv"
+    if not path.exists():
+        raise PaperDataError(f"{path}: paper table not found")
+    meta: dict[str, str] = {}
+    body: list[tuple[int, str]] = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("#"):
+            key, _, val = line[1:].partition(":")
+            meta[key.strip()] = (meta.get(key.strip(), "") + " " + val.strip()).strip()
+        elif line.strip():
+            body.append((i, line))
+    if "source" not in meta:
+        raise PaperDataError(f"{path}: no '# source:' line naming the paper and table")
+    if not body:
+        raise PaperDataError(f"{path}: no header row")
+    reader = list(csv.reader([b for _, b in body]))
+    columns = reader[0]
+    rows = []
+    for (lineno, _), cells in zip(body[1:], reader[1:]):
+        if len(cells) != len(columns):
+            raise PaperDataError(f"{path}:{lineno}: {len(cells)} cells, the header has {len(columns)}")
+        rows.append(dict(zip(columns, cells)))
+    return PaperTable(name=name, source=meta["source"], meta=meta, columns=columns, rows=rows)
+
+
+def source_line(table: PaperTable) -> str:
+    """``*Paper numbers: <source>* (papers/<name>.csv)`` for under a report table."""
+    return f"*Paper numbers: {table.source} (`eval/reproduce/papers/{table.name}.csv`).*"
+
+
+def fmt_estimate(est: Estimate | dict | None, *, scale: float = 100, digits: int = 1, unit: str = "") -> str:
+    """An estimate as ``"41.2 [35.0, 47.9] (n=6)"``; a dict is read as :class:`Estimate` fields;
+    ``None`` prints ``"-"``."""
+    if est is None:
+        return "-"
+    if isinstance(est, dict):
+        est = Estimate(**{k: est.get(k) for k in ("mean", "low", "high", "n", "level", "method")
+                          if k in est or k in ("mean", "low", "high", "n")})
+    return est.fmt(scale=scale, digits=digits, unit=unit)
+
+
+def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A Markdown table (lines); ``None`` cells print ``-``; ``|`` in a cell is escaped."""
+    def cell(x: Any) -> str:
+        return "-" if x is None else str(x).replace("|", "\\|")
+    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def claim(text: str, holds: bool | None, evidence: str) -> str:
+    """A paper's qualitative claim as one list item: ``holds`` / ``does not hold`` /
+    ``cannot tell`` (``None``: the run has too little data), with the evidence."""
+    verdict = {True: "holds", False: "does not hold", None: "cannot tell"}[holds]
+    return f"- {text}: **{verdict}** on this run ({evidence})."
+
+
+def differences(items: Sequence[str]) -> list[str]:
+    """The "Protocol differences" section: what the paper did that this run could not or did not."""
+    return ["## Protocol differences", "",
+            *[f"- {t}" for t in items], ""]
+
+
+def partial_note(limit: int | None, done: int, planned_full: int, what: str) -> list[str]:
+    """A warning paragraph when ``--limit`` cut the protocol (``[]`` for a full run)."""
+    if limit is None:
+        return []
+    return [f"> **Partial run** (`--limit {limit}`): {done} of the protocol's {planned_full} {what}. "
+            "The numbers below are a smoke test of the pipeline, not a reproduction.", ""]
+
+
+class Progress:
+    """One line per finished cell with an estimate of the model calls still to make.
+
+    ``Progress(total, say)``; call ``done(label, calls)`` after each cell with the calls that
+    cell made; the estimate is the mean calls per finished cell × the cells left (``?`` until a
+    cell that made calls has finished). ``say`` gets the line (the CLI prints it on stderr).
+    """
+
+    def __init__(self, total: int, say: Callable[[str], None] | None, paper: str = "") -> None:
+        self.total, self.say, self.paper = total, say, paper
+        self.finished, self.calls, self.start = 0, 0, time.monotonic()
+
+    def done(self, label: str, calls: int = 0) -> None:
+        """Count one finished cell that made ``calls`` model calls (0 for a reused cell)."""
+        self.finished += 1
+        self.calls += calls
+        left = self.total - self.finished
+        est = "?" if self.calls == 0 else f"~{round(self.calls / self.finished * left)}"
+        if self.say:
+            self.say(f"{self.paper + ': ' if self.paper else ''}cell {self.finished}/{self.total} done ({label}); "
+                     f"{est} model calls left, {(time.monotonic() - self.start) / 60:.1f} min")
+
+
+def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown: str) -> None:
+    """Write ``config.json`` (``kind: "reproduce"``), ``result.json`` and ``report.md`` in ``out``
+    (atomically each), the files ``mas serve`` reads for a reproduce run."""
+    from mas_agents.rundir import versions, write_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config, "versions": versions()})
+    write_json(out / "result.json", {"kind": "reproduce", "paper": paper, **result})
+    tmp = out / "report.md.tmp"
+    tmp.write_text(markdown, encoding="utf-8")
+    tmp.replace(out / "report.md")
+
+
+def read_result(out: Path) -> dict | None:
+    """``out/result.json`` of a finished reproduce run, or None."""
+    p = out / "result.json"
+    return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
