@@ -353,8 +353,12 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
     elif kind == "wellplay-eval":
         run.agents = _uniq([cfg.get("method"), cfg.get("agent")])
         if res:
+            counts = res.get("counts") or {}
+            chance = ((res.get("chance") or {}).get("always_a") or {}).get("weighted_score")
             run.headline = (f"{cfg.get('method')}: weighted {_pct(res.get('weighted_score'))}{_iv(res.get('interval'))}; "
-                            + ", ".join(f"{c} {_pct(a)}" for c, a in (res.get("accuracy") or {}).items()))
+                            + ", ".join(f"{c} {_kn(counts.get(c) or {}, 'correct', 'n', a)}"
+                                        for c, a in (res.get("accuracy") or {}).items())
+                            + (f"; always-a {_pct(chance)}" if isinstance(chance, (int, float)) else ""))
     elif kind == "wellplay-compare":
         run.agents = _uniq(cfg.get("methods") or [])
         table = res.get("table") or []

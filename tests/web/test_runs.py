@@ -87,3 +87,32 @@ def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
     assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2); deception 1.00 [0.75, 1.25] (n=2), "
                            "judgement 100.0 % [34.2, 100.0] (n=2)")
     assert "125.0" not in head
+
+
+def test_wellplay_eval_headline_gives_each_category_its_n_interval_and_the_always_a_line(tmp_path):
+    """The evaluation headline printed bare per-category accuracies ("objective 66.7 %"); each now has
+    its Wilson interval and n from the result's counts, and the always-a chance line follows."""
+    import json
+
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    (ev / "config.json").write_text(json.dumps({"kind": "wellplay-eval", "method": "session"}))
+    (ev / "result.json").write_text(json.dumps({
+        "weighted_score": 0.215, "interval": {"mean": 0.215, "low": 0.06, "high": 0.37, "n": 44},
+        "accuracy": {"objective": 2 / 3, "reasoning": 0.15},
+        "counts": {"objective": {"n": 3, "correct": 2}, "reasoning": {"n": 20, "correct": 3}},
+        "chance": {"always_a": {"weighted_score": 0.25}}}))
+    head = rs.describe(tmp_path, ev, "wellplay-eval").headline
+    assert head == ("session: weighted 21.5 % [6.0, 37.0] (n=44); objective 66.7 % [20.8, 93.9] (n=3), "
+                    "reasoning 15.0 % [5.2, 36.0] (n=20); always-a 25.0 %")
+
+
+def test_a_reproduce_run_is_its_own_kind_with_its_headline(tmp_path):
+    import json
+
+    d = tmp_path / "rep"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "model": "local,local"}))
+    assert rs.detect_kind(d) == "reproduce"
+    (d / "result.json").write_text(json.dumps({"kind": "reproduce", "headline": "WiS: 2 games (partial)"}))
+    assert rs.describe(tmp_path, d, "reproduce").headline == "WiS: 2 games (partial)"
