@@ -734,6 +734,24 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
         href = "/csv/" + quote(rel, safe="/") + f"?table={n}"
         return f'</table>\n<p class="csv"><a href="{href}" class="csv-link" download>table {n + 1} as CSV</a></p>\n'
 
+    def link_open(renderer, tokens, idx, options, env):
+        """A relative link inside the run: ``X/report.md`` -> that sub-run's report page, any other
+        file -> ``/raw/...``; a link leaving the run is dropped (``#``); absolute links are kept."""
+        tok = tokens[idx]
+        href = tok.attrGet("href") or ""
+        if href and "://" not in href and not href.startswith(("/", "#", "mailto:")):
+            try:
+                p = rs.confine(d, href)
+                target = f"{rel}/{rs.relpath(d, p)}".strip("/")
+                if p.name == "report.md":
+                    tok.attrSet("href", "/report/" + quote(target.rsplit("/", 1)[0] if "/" in target else "", safe="/"))
+                else:
+                    tok.attrSet("href", "/raw/" + quote(target, safe="/"))
+            except (rs.OutsideRuns, rs.BadPath):
+                tok.attrSet("href", "#")
+        return renderer.renderToken(tokens, idx, options, env)
+
     md.add_render_rule("image", image)
     md.add_render_rule("table_close", table_close)
+    md.add_render_rule("link_open", link_open)
     return md.render(text), used

@@ -86,6 +86,19 @@ def test_report_markdown_drops_raw_html_and_outside_images(tmp_path):
     assert 'src=""' in html and "<table>" in html and used == {"fig.png"}
 
 
+def test_report_links_to_a_sub_run_report_open_its_page_and_never_leave_the_run(tmp_path):
+    """``mas reproduce all`` links its three reports (``magic/report.md``); the link now opens the
+    sub-run's report page, a file opens under /raw/, and a link out of the run goes nowhere."""
+    from mas_agents.web.app import render_markdown
+    (tmp_path / "magic").mkdir()
+    (tmp_path / "magic" / "report.md").write_text("# m")
+    html, _ = render_markdown("[m](magic/report.md) [f](data.csv) [out](../../etc/passwd) [w](https://example.org/)",
+                              "runs/all", tmp_path)
+    assert '<a href="/report/runs/all/magic">m</a>' in html
+    assert '<a href="/raw/runs/all/data.csv">f</a>' in html
+    assert '<a href="#">out</a>' in html and '<a href="https://example.org/">w</a>' in html
+
+
 def test_leaderboard_columns_and_ratings(client, runs):
     from eval.reports.wis_leaderboard import Leaderboard
     board = Leaderboard(runs["db"])
