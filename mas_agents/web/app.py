@@ -6,7 +6,8 @@ anything outside is answered 403):
 ================================  ===============================================================
 ``/``                             the runs: kind, date, model, agents, headline; filters
 ``/run/{rel}``                    one run: its numbers, progress, the runs inside it, its files
-``/replay/{rel}``                 a game replayed from ``events.jsonl``; live while it is played
+``/replay/{rel}``                 a game replayed from ``events.jsonl`` by round and phase (anchors
+                                  ``#r1``, ``#ev-57``), players panel, ``?seen_by=SEAT``; live while played
 ``/calls/{rel}``                  the run's LLM calls (``llm_calls.jsonl``): filters (actor, phase,
                                   purpose, failed), a search over prompts and completions, pages
 ``/calls/{rel}/{call_id}``        one call: the messages as sent, structured-output field, raw
@@ -14,7 +15,7 @@ anything outside is answered 403):
 ``/eval/{rel}``                   a WellPlay evaluation: every question with its options as shown,
                                   the model's letter, the key, right/wrong; totals with intervals
 ``/report/{rel}``                 ``report.md`` rendered (raw HTML off) with its figures
-``/wis-replay/{rel}``             the Who-is-Spy replay page of ``eval/reports/wis_replay.py``
+``/wis-replay/{rel}``             an old address: redirected (301) to ``/replay/{rel}``
 ``/raw/{rel}``                    a PNG/JSON/JSONL/Markdown/CSV/text file of a run, as data
 ``/zip/{rel}``                    the whole run directory as a zip, streamed
 ``/csv/{rel}?table=N``            table N of the run's ``report.md`` as CSV
@@ -256,19 +257,34 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     # -- replays -----------------------------------------------------------------------------
     @app.get("/replay/{rel:path}", response_class=HTMLResponse)
-    def replay_page(rel: str, private: int = 0):
+    def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = ""):
         d = locate(rel)
         kind = rs.detect_kind(d) or ""
         events = rp.load_events(d / "events.jsonl")
         if not events and not (d / "config.json").exists():
             raise FileNotFoundError(f"{rel}/events.jsonl")
         game = rp.game_of(events, kind)
+        cfg, res = _dict(rs._read(d / "config.json")), _dict(rs._read(d / "result.json"))
+        lang, scenario = rp.lang_of(events, game, cfg), (rp.scenario_of(events, cfg) if game == "magic" else "")
         finished = (d / "result.json").exists()
         state, reason = rs.run_state(d, kind or "wis")
+        ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
+        panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang)
+        players = [s.name for s in panel] or rp.players_of(events)
+        if seen_by and seen_by not in players:
+            return problem(request, 400, "Bad address",
+                           f"This game has no seat {_short(seen_by, 60)!r} for ?seen_by=; its seats are "
+                           f"{', '.join(players) or 'none yet'}.")
+        rows = rp.rows(events, game, lang=lang, scenario=scenario)
+        groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
         calls, tot = rp.load_calls(d / "llm_calls.jsonl")
-        return page("replay.html", rel=rs.relpath(root, d), game=game, rows=rp.rows(events, game),
-                    players=rp.players_of(events), truth=rp.truth(events, game), finished=finished,
-                    state=state, reason=reason,
+        hidden = any(s.hidden for s in panel)
+        return page("replay.html", rel=rs.relpath(root, d), game=game, rows=rows, lang=lang, scenario=scenario,
+                    players=players, panel=panel, groups=groups, seen=seen_by,
+                    n_seen=sum(1 for r in rows if "*" in r.visible_to or seen_by in r.visible_to),
+                    hidden_note="The roles of a hidden-role game are shown when it has ended, or on the private "
+                                "view (show private)." if hidden else "",
+                    truth=rp.truth(events, game, lang, scenario), finished=finished, state=state, reason=reason,
                     show_private=bool(private), n_events=len(events), calls_total=tot, run=rs.describe(root, d, kind)
                     if kind else None, seats=_seats(d))
 
@@ -277,9 +293,12 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         d = locate(rel)
         events = rp.load_events(d / "events.jsonl")
         game = rp.game_of(events, rs.detect_kind(d) or "")
+        cfg = _dict(rs._read(d / "config.json"))
+        lang, scenario = rp.lang_of(events, game, cfg), (rp.scenario_of(events, cfg) if game == "magic" else "")
         start = max(0, min(after, len(events)))
-        prev = rp.section_of(game, events[start - 1]) if start > 0 else ""
-        html = env.get_template("_rows.html").render(rows=rp.rows(events, game, start), prev_section=prev,
+        prev_group, prev_phase = rp.heading_before(events, game, start, lang)
+        html = env.get_template("_rows.html").render(rows=rp.rows(events, game, start, lang, scenario),
+                                                     prev_group=prev_group, prev_phase=prev_phase, seen="",
                                                      rel=rs.relpath(root, d))
         resp = HTMLResponse(html)
         resp.headers["X-Next"] = str(len(events))
@@ -360,17 +379,11 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
                     sources={x.source for x in qs}, has_calls=bool(log.calls), recorded=log.recorded,
                     call_ids={str(c.get("call_id")) for c in log.calls}, multi_runs=len({r.get("run") for r in records}) > 1)
 
-    @app.get("/wis-replay/{rel:path}", response_class=HTMLResponse)
+    @app.get("/wis-replay/{rel:path}")
     def wis_replay(rel: str):
-        from eval.reports.wis_replay import replay_html
+        # the Who-is-Spy page is the replay now; old links land there
         d = locate(rel)
-        record = rs._read(d / "result.json")
-        if not isinstance(record, dict):
-            raise FileNotFoundError(f"{rel}/result.json")
-        try:
-            return HTMLResponse(replay_html(record, rp.load_events(d / "events.jsonl")))
-        except ValueError as exc:
-            return page("error.html", 422, title="Not a Who-is-Spy game", message=str(exc))
+        return RedirectResponse("/replay/" + quote(rs.relpath(root, d), safe="/"), status_code=301)
 
     # -- reports -----------------------------------------------------------------------------
     @app.get("/report/{rel:path}", response_class=HTMLResponse)
@@ -616,6 +629,11 @@ def _query(f: dict[str, Any]) -> str:
     """The non-empty filters of a list page as a query string (for its paging links)."""
     from urllib.parse import urlencode
     return urlencode({k: v for k, v in f.items() if v not in ("", 0, None)})
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    """``x`` when it is a dict (a JSON file read), else {}."""
+    return x if isinstance(x, dict) else {}
 
 
 def _short(text: str, n: int = 120) -> str:

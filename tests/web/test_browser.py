@@ -63,8 +63,8 @@ def test_runs_list_and_filters(page, tmp_path):
 def test_murder_mystery_replay_with_private_events(page, runs, tmp_path):
     base, pg = page
     pg.goto(base + "/replay/mmg-toy/run")
-    sections = pg.locator("h2.section").all_inner_texts()
-    assert sections[:3] == ["Setup", "Introductions", "Round 1"] and "The truth" in sections
+    sections = [t.lstrip("§ ").strip() for t in pg.locator("h2.section").all_inner_texts()]
+    assert sections == ["Setup", "Introductions", "Round 1", "Round 2", "The vote (private ballots)", "The verdict"]
     private = pg.locator(".ev.private")
     assert private.count() > 10 and not private.first.is_visible()
     pg.check("#toggle-private")
@@ -77,7 +77,7 @@ def test_murder_mystery_replay_with_private_events(page, runs, tmp_path):
     assert shown and set(shown) == {"Ann"}
     assert "murderer Bob" in pg.locator("#truth").inner_text()
     pg.select_option("#owner-filter", "")
-    pg.locator(".ev.private.k-sensor details").first.click()
+    assert pg.locator(".ev.private.k-sensor table.readings").first.is_visible()
     pg.locator("h2.section", has_text="Round 1").evaluate("h => h.scrollIntoView()")
     shot(pg, "web-mmg-replay.png", tmp_path)
     pg.click("#calls-link")
@@ -96,8 +96,73 @@ def test_who_is_spy_replay_and_its_call_log(page, tmp_path):
     call_id = link.get_attribute("href").rsplit("/", 1)[1]
     link.click()
     assert pg.url.endswith(f"/calls/spy-kettle/{call_id}") and call_id in pg.locator("h1").inner_text()
+    # the old round-by-round page is this replay now
     pg.goto(base + "/wis-replay/spy-kettle")
-    assert pg.locator("details#reveal").count() == 1
+    assert pg.url == base + "/replay/spy-kettle" and pg.locator("#players-table tbody tr").count() == 4
+
+
+def test_replay_round_anchor_and_seen_by(page, runs, tmp_path):
+    base, pg = page
+    pg.goto(base + "/replay/spy-kettle")
+    # a round's anchor: the link beside its heading, and the page targets and shows that round
+    pg.click("#round-nav a[href='#end']")
+    assert pg.url.endswith("#end") and pg.evaluate("document.querySelector(':target').id") == "end"
+    # scrolled to it: at the top of the window, or as far as the page goes
+    assert pg.locator("#end").is_visible() and pg.evaluate(
+        "document.getElementById('end').getBoundingClientRect().top < 200 || (window.scrollY > 0 && "
+        "window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2)")
+    # a shared link to one turn opens at that turn
+    pg.goto(base + "/replay/spy-kettle#ev-8")
+    assert pg.evaluate("document.querySelector(':target').id") == "ev-8"
+    box = pg.evaluate("(() => { const r = document.getElementById('ev-8').getBoundingClientRect(); "
+                      "return [r.top, r.bottom, window.innerHeight]; })()")
+    assert 0 <= box[0] and box[1] <= box[2], box            # in the window
+    assert pg.locator("#ev-8 a.ev-link").get_attribute("href") == "#ev-8"
+    # seen by: Player 3's own word stays, the other seats' words (private to them) disappear,
+    # the public descriptions stay
+    pg.goto(base + "/replay/spy-kettle?private=1")
+    words = pg.locator(".ev.k-word")
+    assert words.count() == 4 and all(words.nth(i).is_visible() for i in range(4))
+    pg.select_option("#seen-by", "Player 3")
+    assert "seen_by=Player+3" in pg.url or "seen_by=Player%203" in pg.url
+    shown = pg.locator(".ev.k-word:visible").evaluate_all("es => es.map(e => e.dataset.vis)")
+    assert shown == ["Player 3"]
+    assert pg.locator(".ev.k-describe:visible").count() == 4 and pg.locator(".ev.k-vote_result").is_visible()
+    assert pg.locator(".ev.k-vote:visible").evaluate_all("es => es.map(e => e.dataset.actor)") == ["Player 3"]
+    assert "Showing what Player 3 could see" in pg.locator("#seen-note").inner_text()
+    # the address keeps the filter: reloaded, the server applies it
+    pg.reload()
+    assert pg.locator(".ev.k-word:visible").count() == 1 and pg.locator("#seen-by").input_value() == "Player 3"
+    pg.select_option("#seen-by", "")
+    assert pg.locator(".ev.k-word:visible").count() == 4
+    # an unknown seat: the styled 400 page
+    resp = pg.goto(base + "/replay/spy-kettle?seen_by=Player%209")
+    assert resp.status == 400 and "its seats are Player 1" in pg.locator("main").inner_text()
+
+
+def test_chinese_magic_and_stopped_replays(site, real_data_root, tmp_path):
+    from mas_agents.web.app import create_app
+    from tests.web.browser import serve
+    from tests.web.replay_runs import build_extra
+    extra = build_extra(tmp_path / "runs", real_data_root)
+    _, ctx = site
+    with serve(create_app(tmp_path / "runs", None)) as base:
+        pg = ctx.new_page()
+        try:
+            pg.goto(base + "/replay/spy-zh")
+            heads = pg.locator("#events h2, #events h3, .replay > h1, #players h2, #truth h2").all_inner_texts()
+            assert "第1轮" in " ".join(heads) and not any("Round" in h or "Setup" in h for h in heads)
+            assert "犯规（重复了之前的描述）" in pg.locator(".ev.k-foul").inner_text()
+            shot(pg, "web-wis-zh-replay.png", tmp_path, publish=False)
+            rel = extra["cham"].relative_to(tmp_path / "runs").as_posix()
+            pg.goto(f"{base}/replay/{rel}?private=1")
+            assert pg.locator("#events h2").count() == 4 and pg.locator("#events h3").count() == 0
+            assert "chameleon wins" in pg.locator(".ev.k-outcome").inner_text()
+            assert pg.locator(".ev.k-belief_table table.readings").count() >= 1
+            pg.locator(".ev.k-belief_table table.readings").last.scroll_into_view_if_needed()
+            shot(pg, "web-magic-replay.png", tmp_path, publish=False)
+        finally:
+            pg.close()
 
 
 def test_from_an_event_to_its_prompt_and_completion_and_back(page, runs, tmp_path):
@@ -289,7 +354,7 @@ def test_play_who_is_spy_as_the_human_seat_to_the_end(page, tmp_path):
     assert other not in before_end
     pg.click("#game-over a")
     assert pg.locator(".ev.k-describe").filter(has_text="take 1").count() == 1
-    assert re.search(r"winner: (civilians|spy)", pg.locator("#truth").inner_text())
+    assert re.search(r"the (civilians win|spy wins) \(", pg.locator("#truth").inner_text())
 
 
 def test_a_killed_game_is_stopped_and_its_seat_page_does_not_poll(page, runs, tmp_path):
