@@ -396,6 +396,19 @@ PROTOCOL_DIFFERENCES = [
 
 # ----------------------------------------------------------------------------- run
 
+def plan_line(chosen: dict[str, list]) -> str:
+    """One line saying what the run will play before it starts: games, evaluation calls (one per
+    question, run and model method, re-prompts not counted) and the game calls of a plain game
+    (per character an introduction and a vote, per round a question and an answer; the methods'
+    own planning calls come on top)."""
+    games = sum(len(v) for v in chosen.values()) * len(GAME_METHODS)
+    evals = sum(len(s.all_questions()) for v in chosen.values() for s in v) * EVAL_RUNS * len(METHODS)
+    plain = sum((2 + 2 * ROUNDS * QUESTIONS) * len(s.characters) for v in chosen.values() for s in v) * len(GAME_METHODS)
+    return (f"{PAPER}: plan: {', '.join(f'{lang} {[s.name for s in v]}' for lang, v in chosen.items())}; "
+            f"{games} games (at least {plain} model calls, more with each method's planning calls) and "
+            f"{evals} evaluation calls ({EVAL_RUNS} runs x {len(METHODS)} methods x the questions)")
+
+
 def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = None, limit: int | None = None,
               seed: int = 0, tick: Callable[[str], None] | None = None, play: Callable | None = None,
               evaluate: Callable | None = None, langs: tuple[str, ...] = LANGS) -> dict:
@@ -411,8 +424,9 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
         limit: the first N scripts of each language in :func:`script_order`; None = all 12.
         seed: must be 0 (compare's seed 0: the games and evaluation runs use seeds 0, 1, 2).
         tick: one progress line per finished cell (:class:`eval.reproduce.common.Progress`).
-        play, evaluate: passed to :func:`eval.runs.compare.run_compare` (tests); ``evaluate``
-            defaults to :func:`eval.runs.wellplay_run.run_wellplay_eval` with ``runs=3``.
+        play, evaluate: passed to :func:`eval.runs.compare.run_compare` (tests inject counting
+            wrappers); ``evaluate`` (default :func:`eval.runs.wellplay_run.run_wellplay_eval`) is
+            always called with ``runs=3`` (:data:`EVAL_RUNS`).
         langs: the languages (both by default; tests may run one).
 
     Returns:
@@ -453,7 +467,9 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
                                      "scripts": {lang: [s.name for s in v] for lang, v in chosen.items()}})
     methods = [*METHODS, *CHANCE]
     progress = Progress(sum(len(v) for v in chosen.values()) * len(methods), tick, paper=PAPER)
-    evaluate = evaluate or functools.partial(run_wellplay_eval, runs=EVAL_RUNS)
+    if tick:
+        tick(plan_line(chosen))
+    evaluate = functools.partial(evaluate or run_wellplay_eval, runs=EVAL_RUNS)
     result_langs = {}
     for lang in langs:
         lang_out = out / lang
