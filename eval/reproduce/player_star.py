@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import statistics
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -434,7 +435,8 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
 
     Raises:
         ValueError: a list of several models, ``--others`` unlike ``--model``, ``--seed`` not 0,
-            ``--limit`` < 1, or a rerun into ``out`` with other settings (names config.json).
+            ``--limit`` < 1, a rerun into ``out`` with other settings (names config.json), or
+            WellPlay data that is missing or malformed (names the file).
     """
     from eval.runs.compare import cell_dir, run_compare
     from eval.runs.wellplay_run import run_wellplay_eval
@@ -460,7 +462,11 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     check_resume(out, RESUME_KEYS, **settings)
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
               "upstream_logs": load_table("player_star_upstream_logs")}
-    ordered = {lang: script_order(data_root, lang) for lang in langs}
+    from eval.datasets import DataError
+    try:
+        ordered = {lang: script_order(data_root, lang) for lang in langs}
+    except DataError as exc:   # the CLI prints a ValueError as one line
+        raise ValueError(f"--data-dir: {exc}") from exc
     chosen = {lang: s[:limit] if limit else s for lang, s in ordered.items()}
     write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs),
                                      "murderer_agent": MURDERER_SPEC,
@@ -470,6 +476,7 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     if tick:
         tick(plan_line(chosen))
     evaluate = functools.partial(evaluate or run_wellplay_eval, runs=EVAL_RUNS)
+    lock = threading.Lock()   # compare runs cells in threads for a remote model
     result_langs = {}
     for lang in langs:
         lang_out = out / lang
@@ -487,7 +494,8 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
                     p = d / part / "result.json"
                     if p.exists():
                         calls += json.loads(p.read_text(encoding="utf-8")).get("llm", {}).get("calls", 0)
-            progress.done(f"{lang} / {label_}", calls)
+            with lock:
+                progress.done(f"{lang} / {label_}", calls)
 
         run_compare(data_root=data_root, out=lang_out, methods=methods, scripts=chosen[lang], seeds=1, model=model,
                     lang=lang, rounds=ROUNDS, questions=QUESTIONS, tick=cell_done, play=play, evaluate=evaluate)

@@ -269,3 +269,8 @@ def test_paper_csvs_hold_the_transcribed_values():
                     ("zh", "fsa"): ("51.7", "2.1", "12"), ("zh", "ssa"): ("40.0", "1.4", "12"),
                     ("en", "player_star"): ("45.4", "1.2", "4"), ("en", "werewolf"): ("44.2", "0.7", "4"),
                     ("en", "ocot"): ("43.1", "0.6", "4"), ("en", "thinkthrice"): ("43.0", "0.5", "3")}
+
+
+def test_missing_data_is_one_line_value_error(tmp_path):
+    with pytest.raises(ValueError, match=r"^--data-dir: "):
+        ps.reproduce(data_root=tmp_path / "nowhere", out=tmp_path / "out", model="local", limit=1)
