@@ -1,0 +1,533 @@
+"""``mas reproduce player-star``: PLAYER* (Zhu, Zhao, Du, Gui, He 2024, arXiv:2404.17662) on WellPlay.
+
+The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
+
+* every seat is played by one model (``--model``); the murderer plays the fixed framework
+  :data:`graphs.mmg.rules.MURDERER_SPEC` (``plain``: the chain-of-thought agent) whatever the
+  method, which is what ``mas wellplay compare`` does (PLAYER* §4.1);
+* :data:`ROUNDS` = 3 open questioning rounds, :data:`QUESTIONS` = 1 question per agent per round;
+* methods (:data:`METHODS`): ``player_star`` (PLAYER*), ``werewolf``, ``ocot`` (O-CoT),
+  ``thinkthrice`` (the game-playing baselines, PLAYER* Appendix C.2), and ``pp`` / ``op``
+  (personal / omniscient perspective: evaluation only, no game), plus the model-free chance
+  lines ``always_a`` / ``random`` (:data:`CHANCE`);
+* one game per (method, script) and :data:`EVAL_RUNS` = 3 evaluation runs of every character's
+  question file (run ``i`` shuffles the options and seeds the model with ``i``; every method
+  sees the same shuffles);
+* English and Chinese scripts (:data:`LANGS`).
+
+It composes :func:`eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
+cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's) and reads the
+cells back for the paper's aggregation (:func:`paper_aggregate`), the per-question 95 %
+intervals (:func:`eval.runs.wellplay_eval.score_interval`), the cost table in the form of
+PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims.
+
+``--limit N`` keeps the first N scripts of each language in :func:`script_order` (fewest
+characters first, then fewest questions: the cheapest games and evaluations first). Rounds,
+questions per agent, methods, evaluation runs and languages are never cut.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.reproduce.common import (
+    claim,
+    differences,
+    load_table,
+    md_table,
+    partial_note,
+    source_line,
+    write_report,
+    PaperTable,
+    Progress,
+)
+
+PAPER = "player-star"
+#: The methods of PLAYER* §4 in the order of its tables: PLAYER*, the game-playing baselines
+#: (Appendix C.2) and the evaluation-only perspectives PP / OP.
+METHODS = ("player_star", "werewolf", "ocot", "thinkthrice", "pp", "op")
+GAME_METHODS = ("player_star", "werewolf", "ocot", "thinkthrice")
+#: The model-free chance lines on the same questions and shuffles (eval/runs/wellplay_eval.py).
+CHANCE = ("always_a", "random")
+LABELS = {"player_star": "PLAYER*", "werewolf": "Werewolf", "ocot": "O-CoT", "thinkthrice": "ThinkThrice",
+          "pp": "PP", "op": "OP", "always_a": "always a", "random": "random"}
+LANGS = ("en", "zh")
+ROUNDS, QUESTIONS, EVAL_RUNS = 3, 1, 3
+CATEGORIES = ("objective", "reasoning", "relation")
+#: PLAYER* §3: question weights (objective 10, reasoning 5, relation 2).
+WEIGHTS = {"objective": 10, "reasoning": 5, "relation": 2}
+RESUME_KEYS = ("model", "limit", "rounds", "questions", "eval_runs", "methods")
+
+
+# ----------------------------------------------------------------------------- scripts
+
+def script_order(data_root: Path, lang: str) -> list:
+    """Every WellPlay script of ``lang`` (loaded :class:`eval.datasets.wellplay.Script`), cheapest
+    first: by number of characters (a game's calls grow with the seats), then number of
+    per-character questions (an evaluation's calls), then script id. The order is the same in en
+    and zh (the counts are identical, data README "Counts"); ``--limit N`` takes the first N.
+
+    Raises:
+        eval.datasets.DataError: a missing or malformed script (names the file)."""
+    from eval.datasets.wellplay import load_all
+    return sorted(load_all(data_root, lang), key=lambda s: (len(s.characters), len(s.all_questions()), s.id))
+
+
+def dataset_stats(scripts: list) -> list[dict]:
+    """Per script: ``{"id", "name", "characters", "objective", "reasoning", "relation",
+    "questions", "murderers"}`` counted from the loaded scripts (per-character question files,
+    PLAYER* Table 1's unit)."""
+    rows = []
+    for s in scripts:
+        qs = s.all_questions()
+        rows.append({"id": s.id, "name": s.name, "characters": len(s.characters),
+                     **{c: sum(1 for q in qs if q.category == c) for c in CATEGORIES},
+                     "questions": len(qs), "murderers": sum(1 for c in s.characters if c.is_murderer)})
+    return rows
+
+
+# ----------------------------------------------------------------------------- aggregation
+
+def weighted(accuracy: dict[str, float | None], counts: dict[str, int]) -> float | None:
+    """The weighted score from per-category accuracies and question counts (PLAYER* §3):
+    Σ_c w_c · correct_c / Σ_c w_c · n_c with w = 10 / 5 / 2; None when there is no question.
+
+    >>> weighted({"objective": 0.5, "reasoning": 1.0, "relation": 0.0}, {"objective": 2, "reasoning": 1, "relation": 5})
+    0.5
+    """
+    den = sum(WEIGHTS[c] * counts.get(c, 0) for c in CATEGORIES)
+    if not den:
+        return None
+    return sum(WEIGHTS[c] * counts.get(c, 0) * (accuracy.get(c) or 0.0) for c in CATEGORIES) / den
+
+
+def paper_aggregate(per_script_runs: list[list[dict]]) -> dict:
+    """The paper's aggregation of one method in one language (PLAYER* §4; the authors' 2024
+    result logs, data README "Upstream result logs"): for each evaluation run ``i``, the mean over
+    scripts of the script's score in run ``i``; then the mean ± the sample standard deviation
+    (n − 1) of those run means, for the weighted score and each question type.
+
+    Args:
+        per_script_runs: one list per script of its runs, each ``{"weighted_score": float,
+            "accuracy": {category: float | None}}`` (fractions 0..1; eval ``result.json`` "runs").
+            Every script must have the same number of runs.
+
+    Returns:
+        ``{"weighted_score": {"mean", "std", "runs"}, "<category>": {...}, "runs": n, "scripts": n}``;
+        ``std`` is None with one run; a category no script has is ``{"mean": None, "std": None}``.
+
+    Raises:
+        ValueError: no script, or scripts with different numbers of runs.
+    """
+    if not per_script_runs:
+        raise ValueError("paper_aggregate: no script")
+    n_runs = {len(r) for r in per_script_runs}
+    if len(n_runs) != 1 or 0 in n_runs:
+        raise ValueError(f"paper_aggregate: scripts have {sorted(n_runs)} runs; every script needs the same")
+    runs = n_runs.pop()
+
+    def over_runs(get: Callable[[dict], float | None]) -> dict:
+        means = []
+        for i in range(runs):
+            vals = [get(s[i]) for s in per_script_runs if get(s[i]) is not None]
+            if vals:
+                means.append(statistics.fmean(vals))
+        if not means:
+            return {"mean": None, "std": None, "runs": []}
+        return {"mean": statistics.fmean(means), "std": statistics.stdev(means) if len(means) > 1 else None,
+                "runs": means}
+
+    out = {"weighted_score": over_runs(lambda r: r["weighted_score"])}
+    for c in CATEGORIES:
+        out[c] = over_runs(lambda r, c=c: (r.get("accuracy") or {}).get(c))
+    out["runs"], out["scripts"] = runs, len(per_script_runs)
+    return out
+
+
+def _cells(lang_out: Path, method: str, scripts: list) -> list[Path]:
+    from eval.runs.compare import cell_dir
+    return [cell_dir(lang_out, method, s.id, 0) for s in scripts]
+
+
+def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
+    """One method in one language from its finished cells: the paper's aggregation
+    (:func:`paper_aggregate`), the 95 % interval of the weighted score over questions (pooled over
+    scripts and runs, :func:`eval.runs.wellplay_eval.score_interval`), and the cost means per
+    script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens).
+
+    Raises:
+        FileNotFoundError: a cell has no ``eval/result.json`` (not finished)."""
+    from eval.runs.compare import game_seat_cost
+    from eval.runs.wellplay_eval import score_interval
+    from mas_agents.rundir import read_json
+
+    per_script, records, cost = [], [], []
+    for d in _cells(lang_out, method, scripts):
+        ev = read_json(d / "eval" / "result.json")
+        per_script.append(ev["runs"])
+        with open(d / "eval" / "answers.jsonl", encoding="utf-8") as f:
+            records += [json.loads(line) for line in f if line.strip()]
+        c = {"eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
+             "eval_output_tokens": ev["llm"]["output_tokens"], "eval_model_s": ev["llm"]["latency_s"],
+             "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_model_s": 0.0,
+             "seat_calls": 0, "seat_input_tokens": 0, "seat_output_tokens": 0, "games": 0}
+        if (d / "game" / "result.json").exists():
+            g = read_json(d / "game" / "result.json")
+            seat = game_seat_cost(d / "game") or {}
+            c.update(game_calls=g["llm"]["calls"], game_input_tokens=g["llm"]["input_tokens"],
+                     game_output_tokens=g["llm"]["output_tokens"], game_model_s=g["llm"]["latency_s"],
+                     seat_calls=seat.get("calls"), seat_input_tokens=seat.get("input_tokens"),
+                     seat_output_tokens=seat.get("output_tokens"), games=1,
+                     murderer_caught=(g.get("outcome") or {}).get("murderer_caught"))
+        cost.append(c)
+    agg = paper_aggregate(per_script)
+    mean_cost = {k: (statistics.fmean(v for v in vals) if vals else None)
+                 for k in cost[0] if k != "murderer_caught"
+                 for vals in [[c[k] for c in cost if c.get(k) is not None]]}
+    caught = [c["murderer_caught"] for c in cost if c.get("murderer_caught") is not None]
+    return {"method": method, "paper": agg, "interval": score_interval(records), "questions": len(records) // max(agg["runs"], 1),
+            "cost": mean_cost, "games": sum(c["games"] for c in cost), "murderer_caught": caught}
+
+
+# ----------------------------------------------------------------------------- claims
+
+def _gt(a: float | None, b: float | None) -> bool | None:
+    return None if a is None or b is None else a > b
+
+
+def claims(langs: dict[str, dict[str, dict]]) -> list[dict]:
+    """The paper's qualitative claims judged on this run (PLAYER* abstract and §4, as listed in
+    issue 27). ``langs``: lang -> method -> :func:`method_summary`. Each claim is
+    ``{"text", "holds": True | False | None, "evidence"}``; None (cannot tell) when a number it
+    needs is missing. "Above" is a strictly greater mean (the paper's aggregation).
+
+    1. PLAYER* is best on every question type: its mean accuracy per type (and weighted) is above
+       each game-playing baseline's (Werewolf, O-CoT, ThinkThrice) and PP's, in every language run.
+    2. PLAYER* is above OP on objective questions, in every language run.
+    3. English above Chinese: PLAYER*'s weighted score in en is above zh.
+    4. PLAYER* is the cheapest in gameplay: fewer gameplay calls per game by the seats it plays
+       than each game-playing baseline, in every language run (Table A5).
+    """
+    def mean(lang, m, key):
+        s = langs.get(lang, {}).get(m)
+        return None if s is None else s["paper"][key]["mean"]
+
+    out = []
+    # 1
+    verdicts, ev = [], []
+    for lang in langs:
+        for key in (*CATEGORIES, "weighted_score"):
+            for m in ("werewolf", "ocot", "thinkthrice", "pp"):
+                v = _gt(mean(lang, "player_star", key), mean(lang, m, key))
+                verdicts.append(v)
+                if v is False:
+                    ev.append(f"{lang} {key}: PLAYER* {_pct(mean(lang, 'player_star', key))} vs {LABELS[m]} {_pct(mean(lang, m, key))}")
+    out.append({"text": "PLAYER* is best on every question type (above Werewolf, O-CoT, ThinkThrice and PP)",
+                "holds": _all(verdicts), "evidence": ("; ".join(ev[:6]) + (f"; {len(ev) - 6} more" if len(ev) > 6 else ""))
+                if ev else f"{sum(1 for v in verdicts if v)} of {len(verdicts)} comparisons above"})
+    # 2
+    verdicts = [_gt(mean(lang, "player_star", "objective"), mean(lang, "op", "objective")) for lang in langs]
+    out.append({"text": "PLAYER* is above OP on objective questions", "holds": _all(verdicts),
+                "evidence": "; ".join(f"{lang}: PLAYER* {_pct(mean(lang, 'player_star', 'objective'))} vs OP "
+                                      f"{_pct(mean(lang, 'op', 'objective'))}" for lang in langs)})
+    # 3
+    en, zh = mean("en", "player_star", "weighted_score"), mean("zh", "player_star", "weighted_score")
+    others = [f"{LABELS[m]} {_pct(mean('en', m, 'weighted_score'))} vs {_pct(mean('zh', m, 'weighted_score'))}"
+              for m in METHODS[1:] if mean("en", m, "weighted_score") is not None]
+    out.append({"text": "English scores above Chinese", "holds": _gt(en, zh),
+                "evidence": f"PLAYER* weighted en {_pct(en)} vs zh {_pct(zh)}; others en vs zh: " + ", ".join(others)})
+    # 4
+    verdicts, ev = [], []
+    for lang in langs:
+        ps = (langs[lang].get("player_star") or {}).get("cost", {}).get("seat_calls")
+        vs = []
+        for m in ("werewolf", "ocot", "thinkthrice"):
+            c = (langs[lang].get(m) or {}).get("cost", {}).get("seat_calls")
+            verdicts.append(None if ps is None or c is None else ps < c)
+            vs.append(f"{LABELS[m]} {_num(c)}")
+        ev.append(f"{lang}: PLAYER* {_num(ps)} vs " + ", ".join(vs))
+    out.append({"text": "PLAYER* is the cheapest in gameplay (fewer gameplay calls per game by its own seats than each baseline)",
+                "holds": _all(verdicts), "evidence": "; ".join(ev)})
+    return out
+
+
+def _all(verdicts: list[bool | None]) -> bool | None:
+    """False if any is False, None if any is None (and none False), else True; None for []."""
+    if not verdicts or (None in verdicts and False not in verdicts):
+        return None
+    return all(verdicts)
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{100 * x:.{digits}f}"
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+# ----------------------------------------------------------------------------- report
+
+def _pm(a: dict) -> str:
+    """``"41.2 ± 1.3"`` (percent), ``"41.2 (1 run, no std)"``, ``"-"``."""
+    if a["mean"] is None:
+        return "-"
+    return f"{_pct(a['mean'])} ± {_pct(a['std'])}" if a["std"] is not None else f"{_pct(a['mean'])} (no std, 1 run)"
+
+
+def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
+    """The Markdown report (see the module docstring for what each table holds)."""
+    from eval.stats import Estimate
+
+    logs = tables["upstream_logs"]
+    lines = ["# PLAYER* on WellPlay (Zhu et al. 2024, arXiv:2404.17662)", "",
+             f"Model (every seat): `{result['model']}`; the murderer plays `{result['murderer_agent']}` whatever the "
+             f"method; {ROUNDS} rounds × {QUESTIONS} question per agent; one game per (method, script); "
+             f"{EVAL_RUNS} evaluation runs (option shuffle and model seed 0, 1, 2; the same for every method); "
+             "strict scoring.", ""]
+    lines += partial_note(result["limit"], result["scripts_run"], result["scripts_full"], "scripts (both languages)")
+    for lang in result["langs"]:
+        L = result["langs"][lang]
+        lines += [f"## {'English' if lang == 'en' else 'Chinese'} ({lang}): {', '.join(L['scripts'])}", "",
+                  "Weighted mean ± std over the evaluation runs (the paper's aggregation: each run's mean over "
+                  "scripts; std n − 1), percent. The 95 % interval is ours: percentile bootstrap over questions "
+                  "(each question pooled over the runs and scripts; n = questions).", ""]
+        rows = []
+        for m in (*METHODS, *CHANCE):
+            s = L["methods"].get(m)
+            if s is None:
+                continue
+            p = s["paper"]
+            iv = s["interval"]
+            est = Estimate(**{k: iv[k] for k in ("mean", "low", "high", "n", "level", "method")})
+            try:
+                log = logs.row(lang=lang, method=m)
+                paper_log = f"{log['weighted_score']} ± {log['std']} ({log['scripts']} scripts)"
+            except KeyError:
+                paper_log = "-"
+            rows.append([LABELS[m], *(_pm(p[c]) for c in CATEGORIES), _pm(p["weighted_score"]), est.fmt(unit=""),
+                         "not published" if m not in CHANCE else "-", paper_log])
+        lines += md_table(["method", "objective (ours)", "reasoning (ours)", "relation (ours)", "weighted (ours)",
+                           "weighted, pooled [95 % interval] (n questions)", "paper (§4 results)",
+                           "upstream 2024 logs (GPT-3.5, not the paper)"], rows)
+        lines += ["", "Paper: the per-type and weighted scores of PLAYER* §4 could not be read here (no full text "
+                  "reachable; /work/papers/SOURCES.md), so that column says \"not published\". " + source_line(logs),
+                  "", f"![weighted score by method]({lang}/scores.png)", ""]
+        # cost: Table A5 form
+        lines += [f"### Cost ({lang}, PLAYER* Table A5 form; means per script)", ""]
+        rows = []
+        for m in METHODS:
+            s = L["methods"].get(m)
+            if s is None:
+                continue
+            c = s["cost"]
+            rows.append([LABELS[m], _num(c["seat_calls"]) if m in GAME_METHODS else "0",
+                         f"{_num(c['seat_input_tokens'])} / {_num(c['seat_output_tokens'])}" if m in GAME_METHODS else "0 / 0",
+                         _num(c["game_calls"]), _num(c["eval_calls"]),
+                         f"{_num(c['eval_input_tokens'])} / {_num(c['eval_output_tokens'])}",
+                         f"{_num(c['game_model_s'])} / {_num(c['eval_model_s'])}", "not published"])
+        lines += md_table(["method", "gameplay calls (its seats)", "gameplay tokens in / out (its seats)",
+                           "gameplay calls (whole game, murderer too)", "evaluation calls",
+                           "evaluation tokens in / out", "model s game / eval", "paper (Table A5)"], rows)
+        lines += ["", "Gameplay counts the seats the method plays (every character but the murderer, who plays "
+                  f"`{result['murderer_agent']}`); PP and OP play no game. Evaluation: {EVAL_RUNS} runs of every "
+                  "character's questions. Table A5's numbers could not be read here (not published in this report).", ""]
+    # claims
+    lines += ["## The paper's claims on this run", ""]
+    lines += [claim(c["text"], c["holds"], c["evidence"]) for c in result["claims"]]
+    if result["limit"] is not None:
+        lines += ["", f"(A `--limit {result['limit']}` run: {result['scripts_run']} script(s); the verdicts say what "
+                  "these scripts show, not the paper's full protocol.)"]
+    lines += [""]
+    # dataset
+    t1 = tables["table1"]
+    lines += ["## Dataset statistics (PLAYER* Table 1) against the data", ""]
+    rows = [[r["id"], r["name"], r["characters"], *(r[c] for c in CATEGORIES), r["questions"], r["murderers"],
+             result["dataset"]["zh_differs"].get(r["id"], "same")] for r in result["dataset"]["en"]]
+    tot = result["dataset"]["totals"]
+    paper = t1.row(row="total")
+    rows.append(["", f"**total (data, {len(result['dataset']['en'])} scripts)**", tot["characters"], *(tot[c] for c in CATEGORIES), tot["questions"],
+                 tot["murderers"], ""])
+    rows.append(["", f"**total (paper, {paper['scripts'] or 'not published'} scripts)**", paper["characters"] or "not published",
+                 *((paper[c] or "not published") for c in CATEGORIES), paper["questions"] or "not published", "-", ""])
+    lines += md_table(["id", "script (en)", "characters", "objective", "reasoning", "relation", "questions",
+                       "murderers", "zh counts"], rows)
+    flags = result["dataset"]["flags"]
+    lines += ["", ("Differences: " + "; ".join(flags)) if flags else
+              "No difference between the paper's published totals and the data (the per-script rows of Table 1 "
+              "were not reachable: only its totals from the abstract are compared).", source_line(t1), ""]
+    # Table A6
+    a6 = tables["table_a6"]
+    lines += ["## Table A6 (the paper's reference: open models on \"Solitary Boat Firefly\")", ""]
+    rows = [[r["model"], r["weighted_score"]] for r in a6.rows]
+    ours = result.get("solitary_boat_firefly")
+    rows.append([f"{result['model']} (this run, PLAYER*, en)", "not run (--limit)" if ours is None else f"{ours:.3f}"])
+    lines += md_table(["model", "weighted score (0..1)"], rows)
+    lines += ["", source_line(a6), ""]
+    lines += differences(result["differences"])
+    lines += ["Per-language cells, games and transcripts: `en/` and `zh/` (each a `mas wellplay compare` run "
+              "directory with its own report.md).", ""]
+    return "\n".join(lines)
+
+
+PROTOCOL_DIFFERENCES = [
+    "The model: the paper used GPT-3.5 (16k; the authors' README); this run uses `--model` for every seat.",
+    "The paper's per-type scores (§4), its cost table (Table A5) and the per-script rows of Table 1 could not be "
+    "read here (no full text reachable), so those columns say \"not published\"; Table A6's values are as quoted "
+    "in issue 27, not checked against the paper.",
+    "Options are shuffled per evaluation run (the upstream keys are position-biased: always-a scores 48.9 %, data "
+    "README); the paper showed them in upstream order. always_a and random are reported on the same shuffles.",
+    "Strict scoring: a multi-select answer counts only with the culprit among at most two letters; upstream "
+    "accepted any answer containing the key letter.",
+    "OP here is every character answering its own questions with every script in its memory; the authors' FSA "
+    "log is one reader over the pooled file.",
+    "The agents are this framework's reimplementations (planners/player_star, planners/baselines), not the "
+    "authors' code; the murderer's framework is `plain` (chain of thought), the paper's is not stated in the "
+    "text we could read.",
+    "Per-question 95 % intervals and the chance lines are ours; the paper reports mean ± std over runs only.",
+]
+
+
+# ----------------------------------------------------------------------------- run
+
+def plan_line(chosen: dict[str, list]) -> str:
+    """One line saying what the run will play before it starts: games, evaluation calls (one per
+    question, run and model method, re-prompts not counted) and the game calls of a plain game
+    (per character an introduction and a vote, per round a question and an answer; the methods'
+    own planning calls come on top)."""
+    games = sum(len(v) for v in chosen.values()) * len(GAME_METHODS)
+    evals = sum(len(s.all_questions()) for v in chosen.values() for s in v) * EVAL_RUNS * len(METHODS)
+    plain = sum((2 + 2 * ROUNDS * QUESTIONS) * len(s.characters) for v in chosen.values() for s in v) * len(GAME_METHODS)
+    return (f"{PAPER}: plan: {', '.join(f'{lang} {[s.name for s in v]}' for lang, v in chosen.items())}; "
+            f"{games} games (at least {plain} model calls, more with each method's planning calls) and "
+            f"{evals} evaluation calls ({EVAL_RUNS} runs x {len(METHODS)} methods x the questions)")
+
+
+def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = None, limit: int | None = None,
+              seed: int = 0, tick: Callable[[str], None] | None = None, play: Callable | None = None,
+              evaluate: Callable | None = None, langs: tuple[str, ...] = LANGS) -> dict:
+    """Play and evaluate PLAYER*'s protocol (module docstring) and write ``out/report.md``.
+
+    Args:
+        data_root: datasets root holding ``wellplay/``.
+        out: run directory; ``out/<lang>/`` is a ``mas wellplay compare`` run per language.
+            Rerunning with the same arguments reuses finished cells (resumable).
+        model: the model of every seat (a spec such as ``local`` / ``openai:NAME``, or a chat
+            model object in tests); a one-element list is accepted.
+        others: must be None or equal to ``model`` (all seats one model).
+        limit: the first N scripts of each language in :func:`script_order`; None = all 12.
+        seed: must be 0 (compare's seed 0: the games and evaluation runs use seeds 0, 1, 2).
+        tick: one progress line per finished cell (:class:`eval.reproduce.common.Progress`).
+        play, evaluate: passed to :func:`eval.runs.compare.run_compare` (tests inject counting
+            wrappers); ``evaluate`` (default :func:`eval.runs.wellplay_run.run_wellplay_eval`) is
+            always called with ``runs=3`` (:data:`EVAL_RUNS`).
+        langs: the languages (both by default; tests may run one).
+
+    Returns:
+        The ``result.json`` dict.
+
+    Raises:
+        ValueError: a list of several models, ``--others`` unlike ``--model``, ``--seed`` not 0,
+            ``--limit`` < 1, a rerun into ``out`` with other settings (names config.json), or
+            WellPlay data that is missing or malformed (names the file).
+    """
+    from eval.runs.compare import cell_dir, run_compare
+    from eval.runs.wellplay_run import run_wellplay_eval
+    from graphs.mmg.rules import MURDERER_SPEC
+    from mas_agents.llm import spec_text
+    from mas_agents.rundir import check_resume, write_json
+
+    if isinstance(model, (list, tuple)):
+        if len(model) != 1:
+            raise ValueError(f"--model: player-star plays every seat with one model, got {len(model)}")
+        model = model[0]
+    if others is not None and others != model:
+        raise ValueError("--others: player-star seats every character with --model (the paper: one model); drop --others")
+    if seed != 0:
+        raise ValueError("--seed: player-star runs seed 0 only (one game per method and script, evaluation runs 0, 1, 2)")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {limit}")
+    out = Path(out)
+    label = spec_text(model)
+    settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": EVAL_RUNS,
+                "methods": [*METHODS, *CHANCE]}
+    out.mkdir(parents=True, exist_ok=True)
+    check_resume(out, RESUME_KEYS, **settings)
+    tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
+              "upstream_logs": load_table("player_star_upstream_logs")}
+    from eval.datasets import DataError
+    try:
+        ordered = {lang: script_order(data_root, lang) for lang in langs}
+    except DataError as exc:   # the CLI prints a ValueError as one line
+        raise ValueError(f"--data-dir: {exc}") from exc
+    chosen = {lang: s[:limit] if limit else s for lang, s in ordered.items()}
+    write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs),
+                                     "murderer_agent": MURDERER_SPEC,
+                                     "scripts": {lang: [s.name for s in v] for lang, v in chosen.items()}})
+    methods = [*METHODS, *CHANCE]
+    progress = Progress(sum(len(v) for v in chosen.values()) * len(methods), tick, paper=PAPER)
+    if tick:
+        tick(plan_line(chosen))
+    evaluate = functools.partial(evaluate or run_wellplay_eval, runs=EVAL_RUNS)
+    lock = threading.Lock()   # compare runs cells in threads for a remote model
+    result_langs = {}
+    for lang in langs:
+        lang_out = out / lang
+        by_name = {s.name: s for s in chosen[lang]}
+        finished = {(m, s.id) for m in methods for s in chosen[lang]
+                    if (cell_dir(lang_out, m, s.id, 0) / "eval" / "result.json").exists()}
+
+        def cell_done(label_: str, lang_out=lang_out, by_name=by_name, finished=finished, lang=lang) -> None:
+            m, name, _ = [p.strip() for p in label_.split(" / ")]
+            sc = by_name[name]
+            calls = 0
+            if (m, sc.id) not in finished:
+                d = cell_dir(lang_out, m, sc.id, 0)
+                for part in ("game", "eval"):
+                    p = d / part / "result.json"
+                    if p.exists():
+                        calls += json.loads(p.read_text(encoding="utf-8")).get("llm", {}).get("calls", 0)
+            with lock:
+                progress.done(f"{lang} / {label_}", calls)
+
+        run_compare(data_root=data_root, out=lang_out, methods=methods, scripts=chosen[lang], seeds=1, model=model,
+                    lang=lang, rounds=ROUNDS, questions=QUESTIONS, tick=cell_done, play=play, evaluate=evaluate)
+        result_langs[lang] = {"scripts": [s.name for s in chosen[lang]], "script_ids": [s.id for s in chosen[lang]],
+                              "methods": {m: method_summary(lang_out, m, chosen[lang]) for m in methods}}
+    # dataset statistics (all scripts, both languages when loaded)
+    stats = {lang: dataset_stats(sorted(ordered[lang], key=lambda s: s.id)) for lang in ordered}
+    base = stats.get("en") or next(iter(stats.values()))
+    zh_differs = {}
+    if "en" in stats and "zh" in stats:
+        zh = {r["id"]: r for r in stats["zh"]}
+        for r in stats["en"]:
+            diff = [k for k in ("characters", *CATEGORIES, "questions") if zh[r["id"]][k] != r[k]]
+            zh_differs[r["id"]] = "same" if not diff else ", ".join(f"{k} {zh[r['id']][k]}" for k in diff)
+    totals = {k: sum(r[k] for r in base) for k in ("characters", *CATEGORIES, "questions", "murderers")}
+    paper = tables["table1"].row(row="total")
+    flags = [f"{k}: paper {paper[k]}, data {len(base) if k == 'scripts' else totals[k]}"
+             for k in ("scripts", "characters", *CATEGORIES, "questions")
+             if paper.get(k) and PaperTable.number(paper[k]) != (len(base) if k == "scripts" else totals[k])]
+    flags += [f"zh {sid}: {d}" for sid, d in zh_differs.items() if d != "same"]
+    sbf = None   # our PLAYER* score on Table A6's script, when this run played it
+    if "en" in result_langs and "1702" in result_langs["en"]["script_ids"]:
+        sbf = result_langs["en"]["methods"]["player_star"]["paper"]["weighted_score"]["mean"]
+    result = {"model": label, "murderer_agent": MURDERER_SPEC, "limit": limit, "rounds": ROUNDS,
+              "questions": QUESTIONS, "eval_runs": EVAL_RUNS, "methods": methods,
+              "scripts_run": max((len(v) for v in chosen.values()), default=0), "scripts_full": 12,
+              "langs": result_langs, "claims": claims({lang: L["methods"] for lang, L in result_langs.items()}),
+              "dataset": {"en": base, "by_lang": stats, "totals": totals, "zh_differs": zh_differs,
+                          "flags": flags},
+              "solitary_boat_firefly": sbf, "differences": PROTOCOL_DIFFERENCES,
+              "paper_tables": {k: {"source": t.source, "rows": t.rows} for k, t in tables.items()}}
+    write_report(out, paper=PAPER, config={**settings, "langs": list(langs), "murderer_agent": MURDERER_SPEC,
+                                           "scripts": {lang: v["scripts"] for lang, v in result_langs.items()}},
+                 result=result, markdown=report_md(result, tables))
+    return {"kind": "reproduce", "paper": PAPER, **result}

@@ -1,0 +1,276 @@
+"""`mas reproduce player-star` (eval/reproduce/player_star.py): the PLAYER* protocol on a fake model,
+the paper's aggregation against a hand-computed example, the claims, and the paper numbers.
+
+The protocol test plays the real WellPlay data (``realdata``): with ``--limit 1`` the first script
+of each language in the cheapest-first order is Deadly Fountain / 致命喷泉 (script 134: 4
+characters, 36 questions = 3 objective + 21 reasoning + 12 relation; its murderer is Zhang Jie /
+the zh counterpart). Games are real (``play_script``, every planner block); the evaluation is the
+real ``run_wellplay_eval`` with a counting answerer (no retrieval), so the file stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from eval.reproduce import player_star as ps
+from eval.reproduce.common import load_table
+from tests.fakes import RuleChat, star_rule
+
+
+def fake_rule():
+    """star_rule (PLAYER* readings, choices, the polite player) plus the baselines' private
+    thinking prompts (ThinkThrice timeline/relevance, O-CoT objectives, Werewolf reflection)."""
+    base = star_rule()
+
+    def rule(messages):
+        last = str(messages[-1].content)
+        if "write your own timeline" in last:
+            return "9pm - I was at home."
+        if "Copy out the timeline lines" in last:
+            return "NONE"
+        if "One of your objectives in this game:" in last:
+            return "I still need to learn where everyone was."
+        if "reflect privately" in last:
+            return "They want to know where I was; I can say it."
+        return base(messages)
+    return rule
+
+
+class CountingAgent:
+    """Answers every evaluation question with `a` and counts the questions (no model call)."""
+
+    def __init__(self, name, log, key):
+        self.name, self.log, self.key = name, log, key
+
+    def act(self, req, phase=None):
+        from mas_agents.actions import Action
+        self.log[self.key] += 1
+        return Action(kind=req.kind, actor=self.name, value=frozenset("a"), raw="Answer: a", valid=True)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, real_data_root):
+    root = real_data_root
+    from eval.runs.mmg_session import play_script
+    from eval.runs.wellplay_run import run_wellplay_eval
+    out = tmp_path_factory.mktemp("ps")
+    model = RuleChat(rule=fake_rule())
+    plays, evals, asked, ticks = [], [], Counter(), []
+
+    def play(sc, game, **kw):
+        plays.append({"script": sc.id, "lang": kw["lang"], **{k: kw[k] for k in ("agent", "rounds", "questions", "seed")},
+                      "model": kw["model"]})
+        return play_script(sc, game, **kw)
+
+    def evaluate(**kw):
+        evals.append({k: v for k, v in kw.items() if k in ("method", "runs", "seed", "lang", "script")})
+        method = kw["method"]
+
+        def make_agent(sc, name, m, events, model_, seed, **_):
+            return CountingAgent(name, asked, (kw["lang"], method if m != "session" else Path(kw["run"]).parts[-4], seed)), None
+        return run_wellplay_eval(**kw, make_agent=make_agent)
+
+    res = ps.reproduce(data_root=root, out=out, model=model, limit=1, tick=ticks.append, play=play, evaluate=evaluate)
+    return {"root": root, "out": out, "res": res, "plays": plays, "evals": evals, "asked": asked, "ticks": ticks,
+            "model": model}
+
+
+@pytest.mark.realdata
+def test_every_game_method_plays_one_game_per_script_and_language_with_the_papers_settings(run):
+    plays = run["plays"]
+    # 4 game methods x 1 script x 2 languages; PP, OP and the chance lines play none
+    assert sorted((p["lang"], p["agent"]) for p in plays) == sorted(
+        (lang, m) for lang in ("en", "zh") for m in ("player_star", "werewolf", "ocot", "thinkthrice"))
+    assert {p["script"] for p in plays} == {"134"}                      # Deadly Fountain / 致命喷泉, first with --limit 1
+    assert {(p["rounds"], p["questions"], p["seed"]) for p in plays} == {(3, 1, 0)}
+    assert all(p["model"] is run["model"] for p in plays)               # every seat one model
+
+
+@pytest.mark.realdata
+def test_games_ask_one_question_per_agent_per_round_and_the_murderer_plays_plain(run):
+    from eval.runs.compare import cell_dir
+    for lang in ("en", "zh"):
+        for m in ("player_star", "werewolf", "ocot", "thinkthrice"):
+            game = cell_dir(run["out"] / lang, m, "134", 0) / "game"
+            r = json.loads((game / "result.json").read_text())
+            murderers = [n for n, role in r["roles"].items() if role == "murderer"]
+            assert len(murderers) == 1 and len(r["agents"]) == 4
+            assert {n: s for n, s in r["agents"].items()} == {n: ("plain" if n in murderers else m) for n in r["agents"]}
+            events = [json.loads(line) for line in (game / "events.jsonl").read_text().splitlines() if line.strip()]
+            asks = Counter((e["actor"], e["round"]) for e in events if e["kind"] == "ask")
+            # what was actually played: 3 rounds, each of the 4 characters asked exactly one question
+            assert asks == Counter({(n, rnd): 1 for n in r["agents"] for rnd in (1, 2, 3)})
+
+
+@pytest.mark.realdata
+def test_three_evaluation_runs_of_every_question_for_every_method(run):
+    evals = run["evals"]
+    assert {e["runs"] for e in evals} == {3} and {e["seed"] for e in evals} == {0}
+    per_lang = Counter((e["lang"], e["method"]) for e in evals)
+    # session after each of the 4 games; pp, op and the two chance lines on their own
+    assert per_lang == Counter({(lang, m): n for lang in ("en", "zh")
+                                for m, n in (("session", 4), ("pp", 1), ("op", 1), ("always_a", 1), ("random", 1))})
+    # 36 questions (3 + 21 + 12) asked in each of seeds 0, 1, 2, for each model method and language
+    asked = run["asked"]
+    for lang in ("en", "zh"):
+        for m in ("player_star", "werewolf", "ocot", "thinkthrice", "pp", "op"):
+            assert [asked[(lang, m, s)] for s in (0, 1, 2)] == [36, 36, 36], (lang, m)
+    res = run["res"]
+    for lang in ("en", "zh"):
+        summ = res["langs"][lang]["methods"]
+        assert set(summ) == {"player_star", "werewolf", "ocot", "thinkthrice", "pp", "op", "always_a", "random"}
+        assert {s["paper"]["runs"] for s in summ.values()} == {3}
+        assert {s["interval"]["n"] for s in summ.values()} == {36}
+        # every model method answered `a` like always_a on the same shuffles: the same score
+        ws = {m: s["paper"]["weighted_score"]["mean"] for m, s in summ.items()}
+        assert all(ws[m] == pytest.approx(ws["always_a"]) for m in ps.METHODS)
+    assert len(run["ticks"]) == 1 + 2 * 8 and run["ticks"][-1].startswith("player-star: cell 16/16 done (zh / random /")
+
+
+@pytest.mark.realdata
+def test_cost_table_counts_gameplay_by_the_methods_seats(run):
+    res = run["res"]
+    for lang in ("en", "zh"):
+        summ = res["langs"][lang]["methods"]
+        for m in ("player_star", "werewolf", "ocot", "thinkthrice"):
+            c = summ[m]["cost"]
+            assert 0 < c["seat_calls"] < c["game_calls"]               # the murderer's plain seat is not the method's
+        assert summ["pp"]["cost"]["game_calls"] == summ["op"]["cost"]["game_calls"] == 0
+    md = (run["out"] / "report.md").read_text()
+    assert "### Cost (en, PLAYER* Table A5 form; means per script)" in md and "### Cost (zh," in md
+
+
+@pytest.mark.realdata
+def test_report_paper_values_equal_the_csvs(run):
+    md = (run["out"] / "report.md").read_text()
+    # Table A6 as quoted in issue 27 (Llama2 70b/13b/7b, gemma 7b on "Solitary Boat Firefly")
+    for model, v in (("Llama2 70b", "0.312"), ("Llama2 13b", "0.281"), ("Llama2 7b", "0.267"), ("gemma 7b", "0.273")):
+        assert f"| {model} | {v} |" in md
+    # Table 1 against the data: the paper's 1,482 questions (abstract) beside the data's totals
+    assert "| **total (data, 12 scripts)** | 68 | 117 | 800 | 565 | 1482 | 18 |  |" in md
+    assert "| **total (paper, 12 scripts)** | not published | not published | not published | not published | 1482 | - |  |" in md
+    # the upstream 2024 logs (data README) beside PLAYER* en/zh
+    assert re.search(r"\| PLAYER\* \|.*\| not published \| 45\.4 ± 1\.2 \(4 scripts\) \|", md)
+    assert re.search(r"\| PLAYER\* \|.*\| not published \| 49\.8 ± 0\.5 \(12 scripts\) \|", md)
+    assert "Partial run** (`--limit 1`): 1 of the protocol's 12 scripts" in md
+    assert "the murderer plays `plain` whatever the method" in md
+    saved = json.loads((run["out"] / "result.json").read_text())
+    assert saved["kind"] == "reproduce" and saved["paper"] == "player-star"
+    assert json.loads((run["out"] / "config.json").read_text())["kind"] == "reproduce"
+
+
+@pytest.mark.realdata
+def test_rerun_reuses_every_cell_and_other_settings_are_refused(run):
+    ticks = []
+    ps.reproduce(data_root=run["root"], out=run["out"], model=run["model"], limit=1, tick=ticks.append,
+                 play=lambda *a, **k: pytest.fail("a finished game was played again"),
+                 evaluate=lambda **k: pytest.fail("a finished evaluation was run again"))
+    assert len(ticks) == 17 and all("? model calls left" in t for t in ticks[1:])
+    # 2 x 4 games of 4 characters: 8 x 4 x (2 + 2 x 3) = 256 plain calls; 2 x 36 questions x 3 runs x 6 methods = 1296
+    assert ticks[0].endswith("8 games (at least 256 model calls, more with each method's planning calls) and 1296 evaluation calls (3 runs x 6 methods x the questions)")
+    with pytest.raises(ValueError, match=r"config.json: field 'limit' is 1 but this run asks for 2"):
+        ps.reproduce(data_root=run["root"], out=run["out"], model=run["model"], limit=2)
+
+
+# ------------------------------------------------------------------ no data needed
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(model=["local", "openai:x"]), "--model: player-star plays every seat with one model"),
+    (dict(model="local", others="openai:gpt-4"), "--others"),
+    (dict(model="local", seed=3), "--seed"),
+    (dict(model="local", limit=0), "--limit must be at least 1"),
+])
+def test_bad_options_are_refused_before_anything_runs(tmp_path, kw, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        ps.reproduce(data_root=tmp_path, out=tmp_path / "out", **kw)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_paper_aggregate_against_a_hand_computed_example():
+    # two scripts, three runs. Run means over scripts: weighted (0.5+0.3)/2=0.4, (0.6+0.4)/2=0.5,
+    # (0.7+0.5)/2=0.6 -> mean 0.5, sample std sqrt(((-.1)^2+0+.1^2)/2) = 0.1.
+    # objective: (1+0)/2=.5, (1+1)/2=1, (0+0)/2=0 -> mean .5, std sqrt((0+.25+.25)/2)=0.5.
+    # relation: script 2 has none (None) -> run means are script 1's: .2, .4, .6 -> mean .4, std .2
+    s1 = [{"weighted_score": 0.5, "accuracy": {"objective": 1.0, "reasoning": 0.5, "relation": 0.2}},
+          {"weighted_score": 0.6, "accuracy": {"objective": 1.0, "reasoning": 0.5, "relation": 0.4}},
+          {"weighted_score": 0.7, "accuracy": {"objective": 0.0, "reasoning": 0.5, "relation": 0.6}}]
+    s2 = [{"weighted_score": 0.3, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}},
+          {"weighted_score": 0.4, "accuracy": {"objective": 1.0, "reasoning": 0.25, "relation": None}},
+          {"weighted_score": 0.5, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}}]
+    a = ps.paper_aggregate([s1, s2])
+    assert a["weighted_score"]["mean"] == pytest.approx(0.5) and a["weighted_score"]["std"] == pytest.approx(0.1)
+    assert a["weighted_score"]["runs"] == pytest.approx([0.4, 0.5, 0.6])
+    assert a["objective"]["mean"] == pytest.approx(0.5) and a["objective"]["std"] == pytest.approx(0.5)
+    assert a["reasoning"]["mean"] == pytest.approx(0.375) and a["reasoning"]["std"] == pytest.approx(0.0)
+    assert a["relation"]["mean"] == pytest.approx(0.4) and a["relation"]["std"] == pytest.approx(0.2)
+    assert (a["runs"], a["scripts"]) == (3, 2)
+    one = ps.paper_aggregate([s1[:1]])
+    assert one["weighted_score"] == {"mean": 0.5, "std": None, "runs": [0.5]}     # one run: no std, not ± 0
+    with pytest.raises(ValueError, match="same"):
+        ps.paper_aggregate([s1, s2[:2]])
+    # the weights (PLAYER* §3): 2 objective half right, 1 reasoning right, 5 relation wrong:
+    # (10*2*.5 + 5*1*1 + 0) / (10*2 + 5*1 + 2*5) = 15 / 35
+    assert ps.weighted({"objective": 0.5, "reasoning": 1.0, "relation": 0.0},
+                       {"objective": 2, "reasoning": 1, "relation": 5}) == pytest.approx(15 / 35)
+
+
+def _summ(obj, rea, rel, ws, seat_calls=None):
+    def e(x):
+        return {"mean": x, "std": None, "runs": []}
+    return {"paper": {"objective": e(obj), "reasoning": e(rea), "relation": e(rel), "weighted_score": e(ws)},
+            "cost": {"seat_calls": seat_calls}}
+
+
+def test_claims_hold_do_not_hold_and_cannot_tell():
+    good = {"player_star": _summ(.6, .6, .6, .6, 30), "werewolf": _summ(.5, .5, .5, .5, 40),
+            "ocot": _summ(.5, .5, .5, .5, 50), "thinkthrice": _summ(.5, .5, .5, .5, 45),
+            "pp": _summ(.4, .4, .4, .4), "op": _summ(.55, .7, .7, .65)}
+    zh = {m: _summ(*(x - 0.1 for x in (s["paper"][k]["mean"] for k in ("objective", "reasoning", "relation", "weighted_score"))),
+                   s["cost"]["seat_calls"]) for m, s in good.items()}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": good, "zh": zh})}
+    assert c == {"PLAYER* is best on every question type": True, "PLAYER* is above OP on objective questions": True,
+                 "English scores above Chinese": True, "PLAYER* is the cheapest in gameplay": True}
+    # a tie is not "above"; ThinkThrice cheaper in zh; OP above on objective in en; zh above en
+    bad_en = {**good, "werewolf": _summ(.6, .5, .5, .5, 40), "op": _summ(.7, .7, .7, .7)}
+    bad_zh = {**zh, "thinkthrice": _summ(.4, .4, .4, .4, 20), "player_star": _summ(.5, .5, .5, .9, 30)}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": bad_en, "zh": bad_zh})}
+    assert c == {"PLAYER* is best on every question type": False, "PLAYER* is above OP on objective questions": False,
+                 "English scores above Chinese": False, "PLAYER* is the cheapest in gameplay": False}
+    # one language only, seat counts unknown: cannot tell on English vs Chinese and on cost
+    unknown = {m: {**s, "cost": {"seat_calls": None}} for m, s in good.items()}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": unknown})}
+    assert c["English scores above Chinese"] is None and c["PLAYER* is the cheapest in gameplay"] is None
+    assert c["PLAYER* is best on every question type"] is True
+    from eval.reproduce.common import claim
+    assert claim("x", None, "y") == "- x: **cannot tell** on this run (y)."
+
+
+def test_paper_csvs_hold_the_transcribed_values():
+    # Table A6 as quoted in issue 27 (PLAYER*, arXiv:2404.17662): Llama2 70b/13b/7b and gemma 7b on
+    # "Solitary Boat Firefly": 0.312 / 0.281 / 0.267 / 0.273
+    a6 = load_table("player_star_table_a6")
+    assert [(r["model"], r["script"], r["weighted_score"]) for r in a6.rows] == [
+        ("Llama2 70b", "Solitary Boat Firefly", "0.312"), ("Llama2 13b", "Solitary Boat Firefly", "0.281"),
+        ("Llama2 7b", "Solitary Boat Firefly", "0.267"), ("gemma 7b", "Solitary Boat Firefly", "0.273")]
+    assert "Table A6" in a6.source and "issue 27" in a6.meta["note"] and "not reachable" in a6.meta["note"]
+    # the abstract (v2: "1,482 question-answer pairs"; v3: "1,482 inferential questions across 12 games")
+    t1 = load_table("player_star_table1")
+    assert t1.row(row="total") == {"row": "total", "scripts": "12", "characters": "", "objective": "",
+                                   "reasoning": "", "relation": "", "questions": "1482"}
+    # the upstream 2024 logs as the data README prints them (percent, std over the 3 runs)
+    logs = {(r["lang"], r["method"]): (r["weighted_score"], r["std"], r["scripts"]) for r in load_table("player_star_upstream_logs").rows}
+    assert logs == {("zh", "player_star"): ("49.8", "0.5", "12"), ("zh", "werewolf"): ("43.9", "0.9", "12"),
+                    ("zh", "ocot"): ("43.6", "0.5", "12"), ("zh", "thinkthrice"): ("45.3", "0.7", "12"),
+                    ("zh", "fsa"): ("51.7", "2.1", "12"), ("zh", "ssa"): ("40.0", "1.4", "12"),
+                    ("en", "player_star"): ("45.4", "1.2", "4"), ("en", "werewolf"): ("44.2", "0.7", "4"),
+                    ("en", "ocot"): ("43.1", "0.6", "4"), ("en", "thinkthrice"): ("43.0", "0.5", "3")}
+
+
+def test_missing_data_is_one_line_value_error(tmp_path):
+    with pytest.raises(ValueError, match=r"^--data-dir: "):
+        ps.reproduce(data_root=tmp_path / "nowhere", out=tmp_path / "out", model="local", limit=1)
