@@ -21,6 +21,11 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
 * ``limit=N``: the first N settings of every scenario (ids 0..N-1, the same sides); the report
   says it is partial.
 
+Resuming: rerunning with the same ``out`` reuses every finished game; another model, others or
+seed is refused (:func:`mas_agents.rundir.check_resume`, here and in each condition's run). Another
+``limit`` is allowed: the games both plans share are the same games, so a ``--limit 1`` run grows
+into the full run in place.
+
 Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` beside it):
 
 1. **Table 1**: win rate and the seven metrics of each condition (95 % interval and n as
@@ -395,7 +400,8 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     lines = [f"# MAgIC reproduction: {result['model']} (challenger) vs {result['others']} (every other seat)", "",
              f"Protocol: MAgIC (Xu et al., arXiv 2311.08562 / EMNLP 2024) §3.2 and §4: the challenger "
              f"`{result['model']}` against defenders `{result['others']}`, every seat at temperature "
-             f"{result['temperature']:g}; two conditions, vanilla (`{CONDITIONS['vanilla']}`) and +PGM "
+             f"{result['temperature']:g}; in Chameleon and Undercover the challenger plays every seat of one "
+             f"side, each side in turn; two conditions, vanilla (`{CONDITIONS['vanilla']}`) and +PGM "
              f"(`{CONDITIONS['pgm']}`); the defenders `{DEFENDER}` in both. "
              f"Games per condition: {', '.join(f'{c} {n}' for c, n in result['games_per_condition'].items())} "
              f"(the full protocol: {result['full_games_per_condition']}).", ""]
