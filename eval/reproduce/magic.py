@@ -149,12 +149,12 @@ def seat_specs(model: str, others: str | None) -> dict[str, tuple[str, str]]:
     "plain@openai:gpt-4")}``; ``others`` None means ``model``.
 
     Raises:
-        ValueError: an empty model, or a model holding ``@`` (a spec, not a model).
+        ValueError: an empty model, a model holding ``@`` (a spec, not a model) or a comma (a pool).
     """
     others = others or model
     for opt, m in (("--model", model), ("--others", others)):
-        if not isinstance(m, str) or not m.strip() or "@" in m:
-            raise ValueError(f"{opt}: expected one model such as local or openai:NAME, got {m!r}")
+        if not isinstance(m, str) or not m.strip() or "@" in m or "," in m:
+            raise ValueError(f"{opt}: magic takes one model such as local or openai:NAME, got {m!r}")
     return {cond: (f"{spec}@{model.strip()}", f"{DEFENDER}@{others.strip()}") for cond, spec in CONDITIONS.items()}
 
 

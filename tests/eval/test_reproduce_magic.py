@@ -89,6 +89,8 @@ def test_seat_specs_put_the_model_on_the_challenger_and_others_everywhere_else()
         seat_specs("local", "plain@local")
     with pytest.raises(ValueError, match="--model"):
         seat_specs(" ", None)
+    with pytest.raises(ValueError, match="--model: magic takes one model"):
+        seat_specs("local,local", None)
 
 
 # ------------------------------------------------------------------------ a --limit 1 run
