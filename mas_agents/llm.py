@@ -421,11 +421,15 @@ class ModelPool:
     Args:
         recorder: :class:`mas_agents.accounting.CallRecorder` for every call.
         seed: sampling seed given to :func:`make_chat_model`.
+        temperature: sampling temperature given to :func:`make_chat_model` for every spec string
+            (e.g. 0 for MAgIC's protocol, §4: all agents at temperature 0); None keeps its
+            default. A chat-model object is used as it is.
     """
 
-    def __init__(self, recorder: Any, seed: int = 0):
+    def __init__(self, recorder: Any, seed: int = 0, temperature: float | None = None):
         self.recorder = recorder
         self.seed = seed
+        self.temperature = temperature
         self._models: dict[str, Any] = {}
 
     def models(self) -> list:
@@ -437,6 +441,7 @@ class ModelPool:
         from mas_agents.accounting import AccountedModel
         key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
         if key not in self._models:
-            self._models[key] = AccountedModel(make_chat_model(spec, seed=self.seed), self.recorder,
+            sampling = {} if self.temperature is None else {"temperature": self.temperature}
+            self._models[key] = AccountedModel(make_chat_model(spec, seed=self.seed, **sampling), self.recorder,
                                                label=model_label(spec), phase="gameplay")
         return self._models[key]

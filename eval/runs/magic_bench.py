@@ -61,18 +61,21 @@ def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
 def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: str, defender: str,
               settings: str | None = None, model: Any = "local", seed: int = 0, replay_openings: bool = False,
               concurrency: int | None = None, tick: Callable[[str], None] | None = None,
-              play: Callable | None = None) -> dict:
+              play: Callable | None = None, temperature: float | None = None) -> dict:
     """Play (or finish) every planned game and write the reports; returns ``result.json``.
+
+    ``temperature``: sampling temperature of every seat's model built from a spec string (MAgIC
+    §4 runs every agent at 0); None keeps the model's default (and is not passed to ``play``).
 
     Raises:
         ValueError: bad scenario/settings, or ``out`` holds a run with another challenger,
-            defender, model or replay setting.
+            defender, model, replay setting or temperature.
     """
     from eval.runs.magic_session import play_magic_game
     play = play or play_magic_game
     out.mkdir(parents=True, exist_ok=True)
     cfg = {"challenger": challenger, "defender": defender, "model": spec_text(model),
-           "replay_openings": replay_openings, "seed": seed}
+           "replay_openings": replay_openings, "seed": seed, "temperature": temperature}
     check_resume(out, tuple(cfg), **cfg)
     write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings,
                                      "record_prompts": record_prompts(), "versions": versions()})
@@ -84,7 +87,8 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
         if (d / "result.json").exists():
             return d, True
         play(d, scenario=sc, setting=st, side=side, challenger=challenger, defender=defender, model=model,
-             seed=seed, replay_openings=replay_openings)
+             seed=seed, replay_openings=replay_openings,
+             **({} if temperature is None else {"temperature": temperature}))
         return d, False
 
     if concurrency is None:   # --max-connections when every seat's model is remote, else 1

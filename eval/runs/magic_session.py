@@ -36,12 +36,15 @@ def challenger_seats(scenario: str, setting: Any, side: str) -> list[str]:
 
 @marks_run
 def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challenger: str, defender: str,
-                    model: Any = "local", seed: int = 0, replay_openings: bool = False) -> dict:
+                    model: Any = "local", seed: int = 0, replay_openings: bool = False,
+                    temperature: float | None = None) -> dict:
     """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest.
 
     Args:
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
         model: default model spec (or a chat model object in tests).
+        temperature: sampling temperature of every seat's model built from a spec string
+            (:class:`mas_agents.llm.ModelPool`); None keeps the model's default.
 
     Returns:
         ``result.json``: ``{"scenario", "setting_id", "side", "challenger", "defender", "seats",
@@ -61,7 +64,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
     rt = MagicRuntime(scenario=scenario, setting=setting, agents={}, challenger_seats=seats, side=side,
                       replay_openings=replay_openings)
     system = rt.system()
-    pool = ModelPool(recorder, seed)
+    pool = ModelPool(recorder, seed, temperature=temperature)
     for p, spec in specs.items():
         blocks, mspec = split_model(spec)
         rt.agents[p] = Agent(persona=Persona(name=p, title=f"MAgIC {scenario}", role=rt.roles()[p], players=players,
@@ -70,7 +73,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
                              game=GAMES[scenario])
     write_json(out / "config.json", {"kind": "magic", "scenario": scenario, "setting_id": setting.id, "side": side,
                                      "challenger": challenger, "defender": defender, "seats": specs,
-                                     "model": spec_text(model), "seed": seed,
+                                     "model": spec_text(model), "seed": seed, "temperature": temperature,
                                      "replay_openings": replay_openings, "endpoints": endpoint_report(pool.models()),
                                      "record_prompts": recorder.records_prompts,
                                      "versions": versions()})

@@ -1,0 +1,506 @@
+"""``mas reproduce magic``: MAgIC's protocol (Xu et al., arXiv 2311.08562 / EMNLP 2024) in one run,
+the paper's Tables 1, 4 and 2 beside ours.
+
+Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
+
+* **Seats.** The model under test (``--model``) is the *challenger*; every other seat is the fixed
+  *defender* (``--others``; default ``--model``; the paper: GPT-4). Every seat's model runs at
+  temperature 0 (:data:`TEMPERATURE`; the released configs give every backend ``temperature: 0``).
+* **Settings.** All 103 released settings (20 Chameleon, 20 Undercover, 21 each of Cost Sharing,
+  Prisoner's Dilemma and Public Good; :data:`eval.datasets.magic.SETTING_COUNTS`); in the two
+  social-deduction games the challenger plays each side of every setting (chameleon and
+  non-chameleon; undercover and civilian), elsewhere the setting's test seat: 40 + 40 + 63 = 143
+  games per condition (:data:`GAMES_PER_CONDITION`).
+* **Conditions** (:data:`CONDITIONS`): ``vanilla`` (the challenger is ``plain``) and ``pgm``
+  (``plain+pgm``, the PGM-aware agent of §4, our pgmpy blocks: :mod:`planners.pgm`, including the
+  two-hop share model of Cost Sharing, :mod:`planners.pgm.shares`); the defenders are ``plain``
+  in both. Each condition is one :func:`eval.runs.magic_bench.run_magic` run under
+  ``out/<condition>/`` (resumable game by game).
+* **Openings.** Defenders seated before the challenger replay the setting's recorded round-1
+  clues (the data README's rule for the paper's ``gpt-4-fix`` defenders).
+* ``limit=N``: the first N settings of every scenario (ids 0..N-1, the same sides); the report
+  says it is partial.
+
+Resuming: rerunning with the same ``out`` reuses every finished game; another model, others or
+seed is refused (:func:`mas_agents.rundir.check_resume`, here and in each condition's run). Another
+``limit`` is allowed: the games both plans share are the same games, so a ``--limit 1`` run grows
+into the full run in place.
+
+Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` beside it):
+
+1. **Table 1**: win rate and the seven metrics of each condition (95 % interval and n as
+   :func:`eval.runs.magic_bench.intervals` computes them) beside the paper's Table 1 rows
+   (``papers/magic_table1.csv``).
+2. **Table 4**: PGM minus vanilla per metric: the pooled values of both conditions and the
+   paired difference over settings (:func:`eval.stats.paired_difference`, the unit a setting of a
+   scenario, both conditions played on it), beside the paper's per-model improvements and its
+   printed average (``papers/magic_table4.csv``), with the mean of the printed rows computed here:
+   the paper's printed average for Deception and Self-awareness does not follow from its rows.
+3. **Table 2**: Cost Sharing win rate / cost, Prisoner's Dilemma win rate / score, Public Good
+   win rate / payback from our games (:func:`game_theory`) beside the paper's
+   (``papers/magic_table2.csv``).
+4. **Protocol differences** (:data:`DIFFERENCES` plus what the run itself shows).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from eval.reproduce.common import (
+    PaperDataError,
+    PaperTable,
+    Progress,
+    differences,
+    fmt_estimate,
+    load_table,
+    md_table,
+    partial_note,
+    source_line,
+    write_report,
+)
+from mas_agents.rundir import check_resume, marks_run, read_json, write_json
+
+PAPER = "magic"
+#: Condition name -> the challenger's agent spec (MAgIC §4: vanilla LLM vs the PGM-aware agent).
+CONDITIONS = {"vanilla": "plain", "pgm": "plain+pgm"}
+#: The defenders' agent spec in both conditions (the paper's defender is the plain GPT-4 agent).
+DEFENDER = "plain"
+#: Sampling temperature of every seat (MAgIC's released configs: ``"temperature": 0`` for every backend).
+TEMPERATURE = 0.0
+#: Games per condition of the full protocol: 2 sides × (20 + 20) + 63 (MAgIC §3.2; issue 27).
+GAMES_PER_CONDITION = 143
+#: The metric columns of Table 1 / Table 4, in the paper's order.
+METRICS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation",
+           "coordination", "rationality")
+LABELS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
+          "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
+          "rationality": "Rationality"}
+#: Table 2's columns: (csv column, our key, label).
+TABLE2 = (("cs_wr", "cs_wr", "Cost Sharing WR"), ("cs_cost", "cs_cost", "Cost Sharing cost"),
+          ("pd_wr", "pd_wr", "PD WR"), ("pd_score", "pd_score", "PD score"),
+          ("pg_wr", "pg_wr", "PG WR"), ("pg_payback", "pg_payback", "PG payback"))
+
+#: What the paper did that this run does not (the run adds model names and --limit).
+DIFFERENCES = (
+    "Prompts: ours (graphs/magic/prompts.py), written from the rules; the paper's prompt templates "
+    "live in upstream prompts/*.py, which we neither copy nor use. Reply formats, re-prompts and the "
+    "unreadable-reply rules are ours (graphs/magic/graph.py).",
+    "PGM: our PGM-aware agent is pgmpy Bayesian networks (planners/pgm: two-hop beliefs about the hidden "
+    "role, move models in PD/PG, acceptable shares in Cost Sharing) whose tables are put into the prompt; "
+    "the paper's PGM is a text analysis the LLM writes about the other players (§4). Same idea, other "
+    "implementation.",
+    "Replayed openings: in Chameleon and Undercover, defenders seated before the challenger replay the "
+    "setting's recorded round-1 clues (from the authors' GPT-4 games), as the paper's 'gpt-4-fix' "
+    "defenders do; in Cost Sharing our defenders make their own opening proposals (the settings' recorded "
+    "opening proposals are not replayed).",
+    "Model snapshots: the paper ran GPT-4 (2023, exact snapshot not stated) as every defender at "
+    "temperature 0; here the defenders are --others at temperature 0, which is GPT-4 only if you pass it, "
+    "and even then not the 2023 snapshot.",
+    "Temperature 0 is greedy decoding only where the server honours it; an OpenAI model at temperature 0 "
+    "is still not deterministic, so a rerun differs somewhat.",
+    "Metric definitions are ours where the paper leaves them open (abstentions, several challenger seats, "
+    "the Deception parts: eval/metrics/magic.py); Table 4 here is a paired difference over settings, the "
+    "paper prints one difference per model without an interval.",
+    "Table 2 quantities (cost, score, payback) are our definitions (under Table 2): the paper's own could "
+    "not be read.",
+)
+
+
+# --------------------------------------------------------------------------------- the plan
+
+
+def settings_for(limit: int | None) -> str | None:
+    """The ``run_magic`` settings range of ``--limit``: ``None`` (every setting) or ``"0-<N-1>"``.
+
+    A limit of 21 or more covers every scenario (the largest has 21 settings), so it is the full
+    protocol (``None``).
+
+    Raises:
+        ValueError: ``limit`` < 1.
+    """
+    from eval.datasets.magic import SETTING_COUNTS
+    if limit is None:
+        return None
+    if limit < 1:
+        raise ValueError(f"--limit: must be >= 1, got {limit}")
+    if limit >= max(SETTING_COUNTS.values()):
+        return None
+    return f"0-{limit - 1}"
+
+
+def plan_games(data_root: Path, limit: int | None = None) -> list[tuple[str, str, str, int]]:
+    """Every game of the protocol: ``[(condition, scenario, side, setting_id), ...]``.
+
+    Both conditions play the same games (:func:`eval.runs.magic_bench.plan` of all scenarios on
+    :func:`settings_for`): 143 per condition in full, 7 per condition with ``limit=1``.
+
+    Raises:
+        FileNotFoundError / ValueError: a missing or malformed setting file (named).
+    """
+    from eval.runs.magic_bench import plan
+    from graphs.magic.events import SCENARIOS
+    games = plan(Path(data_root), list(SCENARIOS), settings_for(limit))
+    return [(cond, sc, side, st.id) for cond in CONDITIONS for sc, st, side in games]
+
+
+def seat_specs(model: str, others: str | None) -> dict[str, tuple[str, str]]:
+    """Condition -> ``(challenger spec, defender spec)``, e.g. ``{"pgm": ("plain+pgm@openai:m",
+    "plain@openai:gpt-4")}``; ``others`` None means ``model``.
+
+    Raises:
+        ValueError: an empty model, a model holding ``@`` (a spec, not a model) or a comma (a pool).
+    """
+    others = others or model
+    for opt, m in (("--model", model), ("--others", others)):
+        if not isinstance(m, str) or not m.strip() or "@" in m or "," in m:
+            raise ValueError(f"{opt}: magic takes one model such as local or openai:NAME, got {m!r}")
+    return {cond: (f"{spec}@{model.strip()}", f"{DEFENDER}@{others.strip()}") for cond, spec in CONDITIONS.items()}
+
+
+# ------------------------------------------------------------------------------------ the run
+
+
+@marks_run
+def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None = None,
+              limit: int | None = None, seed: int = 0, tick: Callable[[str], None] | None = None,
+              play: Callable | None = None, concurrency: int | None = None) -> dict:
+    """Play (or resume) both conditions of MAgIC's protocol under ``out`` and write the report.
+
+    Args:
+        data_root: datasets root holding ``magic/settings``.
+        out: run directory; ``out/vanilla`` and ``out/pgm`` hold the two ``run_magic`` runs.
+        model: the challenger's model (``local``, ``openai:NAME``; a one-element list is accepted).
+        others: the defenders' model (default ``model``; the paper: GPT-4 at temperature 0).
+        limit: only the first N settings of every scenario (a partial, smoke run).
+        seed: sampling seed of every model.
+        tick: receives one progress line per finished game.
+        play: the game player (default :func:`eval.runs.magic_session.play_magic_game`; tests).
+        concurrency: games at once (default: ``--max-connections`` when every model is remote).
+
+    Returns:
+        ``result.json``'s dict: ``conditions`` (each condition's ``run_magic`` result minus its
+        game list), ``table4``, ``table2``, ``games_per_condition``, ``partial``, ``cost``.
+
+    Raises:
+        ValueError: a bad option, or ``out`` holds a run with another model, others or seed.
+    """
+    from eval.runs.magic_bench import radar_chart, run_magic
+    from graphs.magic.events import SCENARIOS
+
+    if isinstance(model, (list, tuple)):
+        if len(model) != 1:
+            raise ValueError(f"--model: magic takes one model, got {len(model)} ({', '.join(model)})")
+        model = model[0]
+    specs = seat_specs(model, others)
+    others = others or model
+    out = Path(out)
+    settings = settings_for(limit)
+    partial = settings is not None
+    cfg = {"model": model, "others": others, "seed": seed, "temperature": TEMPERATURE}
+    check_resume(out, tuple(cfg), **cfg)
+    config = {**cfg, "limit": limit, "settings": settings, "conditions": {c: {"challenger": ch, "defender": de}
+                                                                          for c, (ch, de) in specs.items()}}
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **config})
+    planned = plan_games(data_root, limit)
+    progress = Progress(len(planned), tick, paper=PAPER)
+    calls: dict[str, int] = {}
+
+    def counting_play(d, **kw):
+        from eval.runs.magic_session import play_magic_game
+        res = (play or play_magic_game)(d, **kw)
+        calls[str(d)] = int(((res or {}).get("llm") or {}).get("calls", 0))
+        return res
+
+    results = {}
+    for cond, (challenger, defender) in specs.items():
+        run_dir = out / cond
+
+        def step(line: str, cond=cond, run_dir=run_dir) -> None:
+            sc, side, sid = line.split(" ")
+            from eval.runs.magic_bench import game_dir
+            d = game_dir(run_dir, sc, side, int(sid[1:]))
+            progress.done(f"{cond} {line}", calls.pop(str(d), 0))
+
+        results[cond] = run_magic(data_root=Path(data_root), out=run_dir, scenarios=list(SCENARIOS),
+                                  challenger=challenger, defender=defender, settings=settings, model=model,
+                                  seed=seed, replay_openings=True, concurrency=concurrency, tick=step,
+                                  play=counting_play, temperature=TEMPERATURE)
+        radar_chart(results[cond]["metrics"], out / f"radar_{cond}.png",
+                    title=f"{cond}: {challenger} vs {defender}")
+
+    per_setting = {c: setting_metrics(out / c, results[c]["games"]) for c in CONDITIONS}
+    t4 = table4_ours(results, per_setting)
+    t2 = {c: game_theory(out / c, results[c]["games"]) for c in CONDITIONS}
+    cost = {k: sum(results[c]["cost"][k] for c in CONDITIONS) for k in results["vanilla"]["cost"]}
+    cost["wall_s"] = round(cost["wall_s"], 1)
+    result = {**config, "partial": partial, "games_per_condition": {c: len(results[c]["games"]) for c in CONDITIONS},
+              "full_games_per_condition": GAMES_PER_CONDITION,
+              "conditions": {c: {k: v for k, v in r.items() if k != "games"} for c, r in results.items()},
+              "table4": t4, "table2": t2, "pgm_engagement": pgm_engagement(out / "pgm", results["pgm"]["games"]),
+              "cost": cost}
+    markdown = report_md(result, papers_dir=None)
+    write_report(out, paper=PAPER, config=config, result=result, markdown=markdown)
+    return read_json(out / "result.json")
+
+
+# ---------------------------------------------------------------------------------- our numbers
+
+
+def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[dict]]]:
+    """``"<scenario>/<id>"`` -> the event logs of that setting's games (both sides together)."""
+    from mas_agents.events import read_events
+    by: dict[str, list] = {}
+    for name in names:
+        d = Path(run_dir) / "games" / name
+        r = read_json(d / "result.json")
+        by.setdefault(f"{r['scenario']}/{int(r['setting_id']):02d}", []).append(read_events(d / "events.jsonl"))
+    return by
+
+
+def setting_metrics(run_dir: Path, names: list[str]) -> dict[str, dict[str, float | None]]:
+    """Per setting (``"<scenario>/<id>"``), the eight numbers of
+    :func:`eval.metrics.magic.scenario_metrics` over that setting's games (None where the setting's
+    scenario does not measure a metric, e.g. Judgement in Cost Sharing). A setting's win rate is the
+    mean of its scenario's win-rate parts."""
+    from eval.metrics.magic import scenario_metrics
+    out = {}
+    for key, logs in _games_by_setting(run_dir, names).items():
+        m = scenario_metrics(logs)
+        out[key] = {k: m[k] for k in METRICS}
+    return out
+
+
+def table4_ours(results: dict[str, dict], per_setting: dict[str, dict]) -> dict[str, dict]:
+    """Per metric: ``{"vanilla", "pgm"}`` (pooled values, 0–1) and ``"paired"``: the mean of
+    (pgm − vanilla) over the settings where both conditions measured the metric, with a
+    percentile-bootstrap 95 % interval (:func:`eval.stats.paired_difference`, n = settings)."""
+    from eval.stats import paired_difference
+    out = {}
+    for k in METRICS:
+        v = {s: m[k] for s, m in per_setting["vanilla"].items()}
+        p = {s: m[k] for s, m in per_setting["pgm"].items()}
+        out[k] = {"vanilla": results["vanilla"]["metrics"][k], "pgm": results["pgm"]["metrics"][k],
+                  "paired": paired_difference(p, v, seed=0).to_dict()}
+    return out
+
+
+def _seat(result: dict) -> str | None:
+    seats = result.get("challenger_seats") or []
+    return seats[0] if seats else None
+
+
+def game_theory(run_dir: Path, names: list[str]) -> dict[str, dict]:
+    """Table 2's six numbers of the challenger from the game-theory games' ``outcome`` events.
+
+    * ``cs_wr``: Cost Sharing games that reached an agreement ÷ games (the win-rate part of Cost
+      Sharing, = Cooperation); Wilson interval, n = games.
+    * ``cs_cost``: the challenger's share of the fee in the agreed split, in percent, mean over the
+      agreed games (a failed negotiation has no split and is left out); bootstrap, n = agreed games.
+    * ``pd_wr`` / ``pg_wr``: games in which the challenger is among the winners ÷ games; Wilson.
+    * ``pd_score``: the challenger's total payoff over the game's rounds (points of the setting's
+      payoff table), mean over games; bootstrap, n = games.
+    * ``pg_payback``: the challenger's final holding ÷ its endowment of 100, mean over games;
+      bootstrap, n = games.
+
+    Every value is an :meth:`eval.stats.Estimate.to_dict` (rates in 0–1).
+    """
+    from eval.stats import bootstrap_mean, wilson
+    from graphs.magic.rules import PLAYERS
+    cs_n = cs_agreed = pd_n = pd_won = pg_n = pg_won = 0
+    costs: list[float] = []
+    scores: list[float] = []
+    paybacks: list[float] = []
+    for name in names:
+        d = Path(run_dir) / "games" / name
+        r = read_json(d / "result.json")
+        seat, oc = _seat(r), r.get("outcome") or {}
+        if r["scenario"] == "cost_sharing":
+            cs_n += 1
+            if oc.get("agreed") and oc.get("split") and seat in PLAYERS:
+                cs_agreed += 1
+                costs.append(float(oc["split"][PLAYERS.index(seat)]))
+        elif r["scenario"] == "prisoners_dilemma":
+            pd_n += 1
+            pd_won += seat in (oc.get("winners") or [])
+            if seat in (oc.get("totals") or {}):
+                scores.append(float(oc["totals"][seat]))
+        elif r["scenario"] == "public_good":
+            pg_n += 1
+            pg_won += seat in (oc.get("winners") or [])
+            if seat in (oc.get("finals") or {}):
+                paybacks.append(float(oc["finals"][seat]) / 100.0)
+    return {"cs_wr": wilson(cs_agreed, cs_n).to_dict(), "cs_cost": bootstrap_mean(costs, seed=0).to_dict(),
+            "pd_wr": wilson(pd_won, pd_n).to_dict(), "pd_score": bootstrap_mean(scores, seed=0).to_dict(),
+            "pg_wr": wilson(pg_won, pg_n).to_dict(), "pg_payback": bootstrap_mean(paybacks, seed=0).to_dict()}
+
+
+def pgm_engagement(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]:
+    """Per scenario, whether the PGM blocks of the challenger took part: ``{"games", "with_tables"
+    (games with at least one ``belief_table`` event of a challenger seat), "tables" (those events),
+    "shown" (those put into a prompt: ``data.shown`` not false)}``."""
+    from mas_agents.events import read_events
+    out: dict[str, dict[str, int]] = {}
+    for name in names:
+        d = Path(run_dir) / "games" / name
+        r = read_json(d / "result.json")
+        seats = set(r.get("challenger_seats") or [])
+        tables = [e for e in read_events(d / "events.jsonl") if e.get("kind") == "belief_table" and e.get("actor") in seats]
+        row = out.setdefault(r["scenario"], {"games": 0, "with_tables": 0, "tables": 0, "shown": 0})
+        row["games"] += 1
+        row["with_tables"] += bool(tables)
+        row["tables"] += len(tables)
+        row["shown"] += sum(1 for e in tables if (e.get("data") or {}).get("shown") is not False)
+    return out
+
+
+# ------------------------------------------------------------------------------ paper numbers
+
+
+def printed_average(table: PaperTable, metric: str) -> float | None:
+    """Table 4's printed "Average" row for ``metric`` (None when not printed)."""
+    rows = [r for r in table.rows if r["model"].strip().lower().startswith("average")]
+    return PaperTable.number(rows[0].get(metric)) if rows else None
+
+
+def row_mean(table: PaperTable, metric: str) -> float | None:
+    """The mean of Table 4's per-model rows for ``metric``, computed from the CSV (the rows as
+    printed; the "Average" row excluded; None when no row gives the metric)."""
+    vals = [PaperTable.number(r.get(metric)) for r in table.rows
+            if not r["model"].strip().lower().startswith("average")]
+    vals = [v for v in vals if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def missing_word(table: PaperTable) -> str:
+    """What an empty cell of ``table`` prints: ``"not transcribed"`` for a table whose source line
+    says it could not be read, else ``"not published"`` (the paper prints nothing there)."""
+    return "not transcribed" if "NOT transcribed" in table.source else "not published"
+
+
+def _cell(text: str | None, missing: str = "not published") -> str:
+    return missing if PaperTable.number(text) is None else text.strip()
+
+
+# ----------------------------------------------------------------------------------- the report
+
+
+def report_md(result: dict, papers_dir: Path | None = None) -> str:
+    """The Markdown report of a finished run (``result`` as :func:`reproduce` returns it).
+
+    ``papers_dir``: where the paper tables are (default ``eval/reproduce/papers``).
+
+    Raises:
+        PaperDataError: a paper table is missing or malformed.
+    """
+    kw = {} if papers_dir is None else {"papers_dir": papers_dir}
+    t1, t4, t2 = (load_table(n, **kw) for n in ("magic_table1", "magic_table4", "magic_table2"))
+    conds = result["conditions"]
+    lines = [f"# MAgIC reproduction: {result['model']} (challenger) vs {result['others']} (every other seat)", "",
+             f"Protocol: MAgIC (Xu et al., arXiv 2311.08562 / EMNLP 2024) §3.2 and §4: the challenger "
+             f"`{result['model']}` against defenders `{result['others']}`, every seat at temperature "
+             f"{result['temperature']:g}; in Chameleon and Undercover the challenger plays every seat of one "
+             f"side, each side in turn; two conditions, vanilla (`{CONDITIONS['vanilla']}`) and +PGM "
+             f"(`{CONDITIONS['pgm']}`); the defenders `{DEFENDER}` in both. "
+             f"Games per condition: {', '.join(f'{c} {n}' for c, n in result['games_per_condition'].items())} "
+             f"(the full protocol: {result['full_games_per_condition']}).", ""]
+    done = min(result["games_per_condition"].values())
+    lines += partial_note(result["limit"] if result["partial"] else None, done, result["full_games_per_condition"],
+                          "games per condition (the first settings of every scenario, every side)")
+
+    # ---- Table 1
+    lines += ["## Table 1: win rate and the seven metrics", "",
+              "Ours: percent with a 95 % interval and n (Wilson for the six proportions; a bootstrap over "
+              "settings for win rate and deception; `eval.runs.magic_bench.intervals`). Paper: the rows of its "
+              "Table 1, every model against GPT-4 defenders on all 103 settings.", ""]
+    rows = []
+    for cond in CONDITIONS:
+        r = conds[cond]
+        rows.append([f"**ours: {cond}** ({r['challenger']})"]
+                    + [fmt_estimate({**r["intervals"][k], "mean": r["metrics"][k]}) if r["metrics"][k] is not None
+                       else f"- (n={r['intervals'][k]['n']})" for k in METRICS])
+    for pr in t1.rows:
+        rows.append([f"{pr['model']} (paper)"] + [_cell(pr.get(k), missing_word(t1)) for k in METRICS])
+    lines += md_table(["model", *(LABELS[k] for k in METRICS)], rows) + ["", source_line(t1), ""]
+    if t1.meta.get("note"):
+        lines += [f"About the paper's numbers: {t1.meta['note']}", ""]
+
+    # ---- Table 4
+    t4_metrics = [k for k in METRICS if k in t4.columns]
+    models = [r["model"] for r in t4.rows if not r["model"].strip().lower().startswith("average")]
+    averages = [r["model"] for r in t4.rows if r["model"].strip().lower().startswith("average")]
+    miss4 = missing_word(t4)
+    lines += ["## Table 4: PGM minus vanilla", "",
+              "Ours: the pooled value of each condition, and the mean over settings of (+PGM − vanilla) "
+              "on the settings where both conditions measured the metric, with a paired-bootstrap 95 % "
+              "interval (n = settings; `eval.stats.paired_difference`); points are percentage points. "
+              "Paper: its per-model improvement (+PGM − the same model), its printed average, and the mean "
+              "of its printed rows computed here from the CSV.", ""]
+    rows = []
+    for k in t4_metrics:
+        o = result["table4"][k]
+        pct = (lambda x: "-" if x is None else f"{100 * x:.1f}")
+        printed, mean = printed_average(t4, k), row_mean(t4, k)
+        rows.append([LABELS[k], pct(o["vanilla"]), pct(o["pgm"]), fmt_estimate(o["paired"], unit="")]
+                    + [_cell(t4.row(model=m).get(k), miss4) for m in models]
+                    + ([miss4 if printed is None else f"{printed:g}"] if averages else [])
+                    + [("no rows transcribed" if not models else "-") if mean is None else f"{mean:.2f}"])
+    lines += md_table(["metric", "ours vanilla", "ours +PGM", "ours Δ paired over settings",
+                       *(f"paper Δ {m}" for m in models), *(f"paper: {a}" for a in averages[:1]),
+                       "paper: mean of its rows (computed)"], rows)
+    lines += ["", source_line(t4), ""]
+    odd = [(k, printed_average(t4, k), row_mean(t4, k)) for k in t4_metrics]
+    odd = [(k, p, m) for k, p, m in odd if p is not None and m is not None and abs(round(m, 2) - p) > 0.011]
+    if odd:
+        lines += ["The paper's printed average does not follow from its own rows for "
+                  + "; ".join(f"{LABELS[k]} (printed {p:g}, the mean of its {len(models)} rows {m:.2f})"
+                              for k, p, m in odd)
+                  + ". Both are shown; we do not know which the authors meant.", ""]
+    if t4.meta.get("note"):
+        lines += [f"About the paper's numbers: {t4.meta['note']}", ""]
+
+    # ---- Table 2
+    lines += ["## Table 2: the game-theory scenarios", "",
+              "Ours, per condition: win rates with a Wilson 95 % interval (n = games); cost = the "
+              "challenger's share of the fee in the agreed split (percent; agreed games only); score = its "
+              "total payoff over the rounds (points of the setting's table); payback = its final holding ÷ "
+              "its endowment of 100; mean with a bootstrap 95 % interval (n = games).", ""]
+    rows = []
+    for cond in CONDITIONS:
+        g = result["table2"][cond]
+        rows.append([f"**ours: {cond}**"] + [
+            fmt_estimate(g[key], scale=100 if key.endswith("_wr") else 1,
+                         digits=1 if key != "pg_payback" else 2) for _, key, _ in TABLE2])
+    miss2 = missing_word(t2)
+    for pr in t2.rows:
+        rows.append([f"{pr['model']} (paper)"] + [_cell(pr.get(col), miss2) for col, _, _ in TABLE2])
+    if not t2.rows:
+        rows.append(["paper"] + [miss2] * len(TABLE2))
+    lines += md_table(["model", *(lab for _, _, lab in TABLE2)], rows) + ["", source_line(t2)]
+    if t2.meta.get("note"):
+        lines += ["", f"About the paper's numbers: {t2.meta['note']}"]
+    lines += [""]
+
+    eng = result.get("pgm_engagement") or {}
+    if eng:
+        lines += ["PGM engagement (+PGM condition; belief tables of the challenger's seats, `belief_table` events): "
+                  + "; ".join(f"{sc}: {e['with_tables']} of {e['games']} games, {e['tables']} tables, {e['shown']} "
+                              "put into a prompt" for sc, e in eng.items()) + ".", ""]
+
+    # ---- differences, cost, figures
+    extra = [f"This run: challenger `{result['model']}`, defenders `{result['others']}`."]
+    if result["partial"]:
+        extra.append(f"`--limit {result['limit']}`: {done} of {result['full_games_per_condition']} games per condition.")
+    lines += differences([*extra, *DIFFERENCES])
+    c = result["cost"]
+    lines += [f"Cost: {c['games']} games, {c['calls']} model calls, {c['input_tokens']} prompt / "
+              f"{c['output_tokens']} completion tokens, {c['wall_s']} s of game time; {c['invalid_actions']} of "
+              f"{c['model_actions']} actions unreadable after a re-prompt.", "",
+              "![vanilla](radar_vanilla.png) ![+PGM](radar_pgm.png)", ""]
+    return "\n".join(lines)
+
+
+__all__ = ["CONDITIONS", "GAMES_PER_CONDITION", "TEMPERATURE", "reproduce", "plan_games", "seat_specs",
+           "settings_for", "setting_metrics", "table4_ours", "game_theory", "report_md", "printed_average",
+           "row_mean", "PaperDataError"]
