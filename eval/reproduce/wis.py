@@ -104,46 +104,107 @@ def full_games(k: int) -> int:
     return SEATS_PER_MODEL * k // PLAYERS
 
 
-def balance_note(k: int, games: int) -> tuple[bool, bool, str]:
-    """Whether ``games`` 6-seat games can seat ``k`` models equally often, and give each the spy seat
-    equally often: ``(seats_equal_possible, spy_equal_possible, sentence)``."""
-    seats_ok = (games * PLAYERS) % k == 0
-    spy_ok = games % k == 0
-    if spy_ok:
+def balance_note(k: int, games: int, plan: list[dict]) -> tuple[bool, bool, str]:
+    """Whether the seating ``plan`` (from :func:`main_plan`) seats ``k`` models equally often and
+    gives each the spy seat equally often: ``(seats_equal, spy_equal, sentence for the report)``.
+    Equal spy turns need ``games`` to be a multiple of ``k``; equal seats also need the civilian
+    seats to be dealable (a model is never a civilian in a game where it is the spy)."""
+    seats = Counter(a for g in plan for a in g["labels"])
+    spies = Counter(g["labels"][g["spy_seat"]] for g in plan)
+    seats_eq = len(seats) == k and len(set(seats.values())) == 1
+    spy_eq = len(spies) == k and len(set(spies.values())) == 1
+    if seats_eq and spy_eq:
         return True, True, (f"{games} games for {k} models: every model is seated {games * PLAYERS // k} times and holds "
                             f"the spy seat in {games // k} of them.")
-    if seats_ok:
-        return True, False, (f"{games} games for {k} models: every model can be seated {games * PLAYERS // k} times, but the "
+    if seats_eq:
+        return True, False, (f"{games} games for {k} models: every model is seated {games * PLAYERS // k} times, but the "
                              f"spy seat cannot be shared equally ({games} is not a multiple of {k}).")
-    return False, False, (f"{games} games for {k} models: {games * PLAYERS} seats cannot be shared equally by {k} models "
-                          f"(use --limit a multiple of {k} for equal seats and spy turns).")
+    return False, spy_eq, (f"{games} games for {k} models: the seats cannot be shared equally (a model is never a "
+                           f"civilian in a game where it is the spy); use --limit a multiple of {k} for equal seats "
+                           "and spy turns.")
+
+
+def _deal_civilians(labels: list[str], spies: list[str], target: int) -> list[list[str]] | None:
+    """Civilian seats per game giving every label ``target`` seats in all (spy seats included), none
+    in a game where it is the spy; None when that cannot be done. A transportation problem solved as
+    a maximum flow (source -> label: its civilian seats still needed; label -> each game where it is
+    not the spy: unbounded; game -> sink: 5 civilian seats), by shortest augmenting paths."""
+    from collections import deque
+    n, k = len(spies), len(labels)
+    need = [target - spies.count(lb) for lb in labels]
+    if any(v < 0 for v in need) or sum(need) != (PLAYERS - 1) * n:
+        return None
+    src, sink = 0, 1 + k + n
+    cap: dict[tuple[int, int], int] = {}
+    adj: dict[int, list[int]] = {v: [] for v in range(sink + 1)}
+
+    def edge(u: int, v: int, c: int) -> None:
+        cap[(u, v)] = cap.get((u, v), 0) + c
+        cap.setdefault((v, u), 0)
+        adj[u].append(v)
+        adj[v].append(u)
+    for j, lb in enumerate(labels):
+        edge(src, 1 + j, need[j])
+        for i, spy in enumerate(spies):
+            if spy != lb:
+                edge(1 + j, 1 + k + i, PLAYERS)
+    for i in range(n):
+        edge(1 + k + i, sink, PLAYERS - 1)
+    flow = 0
+    while True:
+        prev = {src: src}
+        q = deque([src])
+        while q and sink not in prev:
+            u = q.popleft()
+            for v in adj[u]:
+                if v not in prev and cap[(u, v)] > 0:
+                    prev[v] = u
+                    q.append(v)
+        if sink not in prev:
+            break
+        path, v = [], sink
+        while v != src:
+            path.append((prev[v], v))
+            v = prev[v]
+        push = min(cap[e] for e in path)
+        for u, v in path:
+            cap[(u, v)] -= push
+            cap[(v, u)] += push
+        flow += push
+    if flow != (PLAYERS - 1) * n:
+        return None
+    out = []
+    for i in range(n):   # interleave the models round-robin, in pool order
+        left = {lb: cap[(1 + k + i, 1 + j)] for j, lb in enumerate(labels) if (1 + k + i, 1 + j) in cap}
+        seq: list[str] = []
+        while any(left.values()):
+            for lb in labels:
+                if left.get(lb):
+                    seq.append(lb)
+                    left[lb] -= 1
+        out.append(seq)
+    return out
 
 
 def main_plan(labels: list[str], games: int, pairs: list[dict], seed: int) -> list[dict]:
     """The main experiment's seating: :func:`eval.runs.wis_tournament.schedule` on the pool's labels
-    (the spy seat rotates over the models, civilian seats cycle), then, when that leaves the seats
-    unequal although ``games`` allows equal seats, the civilian seats re-dealt (spies kept) so that
-    each model reaches ``6 games / K`` seats. Each game carries ``labels`` (pool label per seat)
-    besides the schedule's fields.
+    (the spy seat rotates over the models, civilian seats cycle: equal seats and spy turns when
+    ``games`` is a multiple of K), then, when that leaves the seats unequal, the civilian seats
+    re-dealt (spies, words, seats and first speakers kept) so that each model has ``6 games / K``
+    seats if that can be done (:func:`_deal_civilians`). Each game carries ``labels`` (the pool
+    label of each seat) besides the schedule's fields.
     """
     from eval.runs.wis_tournament import schedule
     plan = schedule(labels, games, PLAYERS, pairs=pairs, seed=seed)
     k = len(labels)
     seats = Counter(a for g in plan for a in g["agents"])
     if k > 1 and (games * PLAYERS) % k == 0 and len(set(seats[lb] for lb in labels)) > 1:
-        target = games * PLAYERS // k
-        need = {lb: target for lb in labels}
-        for g in plan:
-            need[g["agents"][g["spy_seat"]]] -= 1
-        for g in plan:
-            spy = g["agents"][g["spy_seat"]]
-            civ = []
-            for _ in range(PLAYERS - 1):
-                pick = max((lb for lb in labels if lb != spy), key=lambda lb: (need[lb], -labels.index(lb)))
-                need[pick] -= 1
-                civ.append(pick)
-            s = g["spy_seat"]
-            g["agents"] = civ[:s] + [spy] + civ[s:]
+        spies = [g["agents"][g["spy_seat"]] for g in plan]
+        dealt = _deal_civilians(labels, spies, games * PLAYERS // k)
+        if dealt is not None:
+            for g, civ in zip(plan, dealt):
+                s = g["spy_seat"]
+                g["agents"] = civ[:s] + [g["agents"][s]] + civ[s:]
     for g in plan:
         g["labels"] = list(g["agents"])
     return plan
@@ -386,7 +447,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     metrics = agent_metrics(main_games)
     seat_counts = Counter(p["agent"] for g in main_games for p in g["players"])
     spy_counts = Counter(p["agent"] for g in main_games for p in g["players"] if p["role"] == "spy")
-    seats_possible, spy_possible, balance = balance_note(k, n_main)
+    seats_possible, spy_possible, balance = balance_note(k, n_main, plan)
     per_model = []
     for lb in labels:
         est = model_estimates(main_games, lb, seed=seed)
