@@ -626,7 +626,7 @@ def report_markdown(result: dict, tables: dict[str, PaperTable], main_games: lis
     head = ["agent", "source", "spy win rate %", "civilian win rate %", "overall win rate %", "average score",
             "rank score (Σ−N+100)", "seats (spy)"]
     rows = [[r["agent"], "paper", r["spy_win_rate_pct"], r["civilian_win_rate_pct"], r["overall_win_rate_pct"],
-             r["average_score"], "not published", "90 (not published)"] for r in t2.rows]
+             r["average_score"], "not published", "90 (§5.1); spy seats not published"] for r in t2.rows]
     for m in main["models"]:
         rows.append([m["agent"], "this run", _pct(m["win_rate_spy"]), _pct(m["win_rate_civilian"]), _pct(m["win_rate"]),
                      _score(m["avg_score"]), "-" if m["rank_score"] is None else f"{m['rank_score']:.1f}",
