@@ -46,7 +46,7 @@ from eval.reproduce.common import (
     source_line,
     write_report,
 )
-from eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, wilson
+from eval.stats import bootstrap_mean, bootstrap_ratio, wilson
 from graphs.wis import rules
 
 PAPER = "wis"
