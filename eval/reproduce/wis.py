@@ -73,7 +73,8 @@ def parse_pool(model: str | list[str]) -> list[str]:
     ``local,local`` is two seats' worth of one model, told apart by seat).
 
     Raises:
-        ValueError: an empty pool, or an entry that is an agent URL or carries blocks (``@``).
+        ValueError: an empty pool, or an entry that is an agent URL, an agent spec (``@``/``+``) or
+            not a model spec (``local``, ``local:PATH``, ``openai:NAME``).
     """
     items = model if isinstance(model, list) else str(model).split(",")
     pool = [str(m).strip() for m in items if str(m).strip()]
@@ -85,6 +86,8 @@ def parse_pool(model: str | list[str]) -> list[str]:
                              "holds one seat per game; use mas spy tournament --agents for it)")
         if "@" in m or "+" in m:
             raise ValueError(f"--model {m!r}: give a model (local, local:/path.gguf, openai:NAME), not an agent spec")
+        if not (m == "local" or m.startswith(("local:", "openai:"))):
+            raise ValueError(f"--model {m!r}: expected local, local:/path.gguf or openai:NAME")
     return pool
 
 

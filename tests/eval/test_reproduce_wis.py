@@ -258,7 +258,7 @@ def test_resume_reuses_games_and_refuses_other_settings(tmp_path, data_root):
 
 
 @pytest.mark.parametrize("model,msg", [("", "--model"), (" , ", "--model"), ("http://127.0.0.1:7860", "URL"),
-                                       ("plain@local", "not an agent spec")])
+                                       ("plain@local", "not an agent spec"), ("local,gpt-4o", "openai:NAME")])
 def test_bad_pool_is_a_one_line_value_error(tmp_path, data_root, model, msg):
     with pytest.raises(ValueError, match=msg):
         wis.reproduce(data_root=data_root, out=tmp_path / "x", model=model, others=None, limit=1)
