@@ -240,6 +240,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
               "conditions": {c: {k: v for k, v in r.items() if k != "games"} for c, r in results.items()},
               "table4": t4, "table2": t2, "pgm_engagement": pgm_engagement(out / "pgm", results["pgm"]["games"]),
               "cost": cost}
+    result["headline"] = headline(result)
     markdown = report_md(result, papers_dir=None)
     write_report(out, paper=PAPER, config=config, result=result, markdown=markdown)
     return read_json(out / "result.json")
@@ -504,3 +505,25 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
 __all__ = ["CONDITIONS", "GAMES_PER_CONDITION", "TEMPERATURE", "reproduce", "plan_games", "seat_specs",
            "settings_for", "setting_metrics", "table4_ours", "game_theory", "report_md", "printed_average",
            "row_mean", "PaperDataError"]
+
+
+def headline(result: dict) -> str:
+    """One line for the runs list and ``mas reproduce all``: each condition's win rate with its n
+    and interval, and how much of the protocol was played, e.g. ``win rate: vanilla 57.1 % [no
+    interval, n=1], +PGM 57.1 % [...]; 7 of 143 games per condition (partial)``."""
+    from eval.stats import Estimate
+
+    parts = []
+    for cond, label in (("vanilla", "vanilla"), ("pgm", "+PGM")):
+        c = (result.get("conditions") or {}).get(cond) or {}
+        mean = (c.get("metrics") or {}).get("win_rate")
+        iv = (c.get("intervals") or {}).get("win_rate") or {}
+        if mean is None:
+            parts.append(f"{label} -")
+            continue
+        est = Estimate(mean, iv.get("low"), iv.get("high"), int(iv.get("n") or 0))
+        parts.append(f"{label} {est.fmt()}")
+    games = result.get("games_per_condition") or {}
+    n = max(games.values(), default=0)
+    return (f"win rate: {', '.join(parts)}; {n} of {result.get('full_games_per_condition')} games per condition"
+            + (" (partial)" if result.get("partial") else ""))

@@ -527,7 +527,24 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
                           "flags": flags},
               "solitary_boat_firefly": sbf, "differences": PROTOCOL_DIFFERENCES,
               "paper_tables": {k: {"source": t.source, "rows": t.rows} for k, t in tables.items()}}
+    result["headline"] = headline(result)
     write_report(out, paper=PAPER, config={**settings, "langs": list(langs), "murderer_agent": MURDERER_SPEC,
                                            "scripts": {lang: v["scripts"] for lang, v in result_langs.items()}},
                  result=result, markdown=report_md(result, tables))
     return {"kind": "reproduce", "paper": PAPER, **result}
+
+
+def headline(result: dict) -> str:
+    """One line for the runs list and ``mas reproduce all``: PLAYER*'s weighted score per language
+    (mean over the evaluation runs, percent) beside always-a, and the scripts played, e.g.
+    ``PLAYER* weighted: en 33.3 % (always-a 48.0 %), zh -; 1 of 12 scripts per language (partial)``."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f} %"
+
+    def mean(lang, method):
+        m = ((result.get("langs") or {}).get(lang) or {}).get("methods", {}).get(method)
+        return None if not m else m["paper"]["weighted_score"]["mean"]
+    parts = [f"{lang} {pct(mean(lang, 'player_star'))} (always-a {pct(mean(lang, 'always_a'))})"
+             for lang in (result.get("langs") or {})]
+    return (f"PLAYER* weighted: {', '.join(parts) or '-'}; {result.get('scripts_run')} of "
+            f"{result.get('scripts_full')} scripts per language" + (" (partial)" if result.get("limit") else ""))

@@ -503,6 +503,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         "paper_checks": paper_checks(tables["wis_table2"]),
         "games_played": played, "games_planned_full": planned_full, "llm_calls": calls,
     }
+    result["headline"] = headline(result)
     markdown = report_markdown(result, tables, main_games)
     write_report(out, paper=PAPER, config=settings, result=result, markdown=markdown)
     return {"kind": "reproduce", "paper": PAPER, **result}
@@ -695,3 +696,16 @@ def report_markdown(result: dict, tables: dict[str, PaperTable], main_games: lis
           f"`{tables['wis_table1_prompts'].row(method='Reasoning')['prompt']}`.", ""]
     L += differences(DIFFERENCES)
     return "\n".join(L) + "\n"
+
+
+def headline(result: dict) -> str:
+    """One line for the runs list and ``mas reproduce all``: games played of the protocol's, the
+    checks passed, and the leaderboard's top rank score, e.g. ``10 of 150 games; checks 11/11
+    passed; top local #1 rank score 110.0 (partial)``."""
+    checks_ = result.get("checks") or []
+    board = (result.get("main") or {}).get("leaderboard") or []
+    top = max(board, key=lambda m: m.get("rank_score") or 0, default=None)
+    return (f"{result.get('games_played')} of {result.get('games_planned_full')} games; "
+            f"checks {sum(1 for c in checks_ if c.get('passed'))}/{len(checks_)} passed"
+            + (f"; top {top['agent']} rank score {top['rank_score']:.1f}" if top and top.get("rank_score") is not None else "")
+            + (" (partial)" if result.get("partial") else ""))

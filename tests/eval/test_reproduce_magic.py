@@ -159,6 +159,8 @@ def test_limit1_plays_7_games_per_condition_one_per_side(limit1):
     for f in ("report.md", "result.json", "config.json", "radar_vanilla.png", "radar_pgm.png"):
         assert (limit1["out"] / f).stat().st_size > 0
     assert json.loads((limit1["out"] / "config.json").read_text())["kind"] == "reproduce"
+    assert r["headline"].startswith("win rate: vanilla ") and ", +PGM " in r["headline"]
+    assert r["headline"].endswith("; 7 of 143 games per condition (partial)")
 
 
 def test_challenger_seats_use_model_and_every_other_seat_others(limit1):

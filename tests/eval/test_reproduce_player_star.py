@@ -130,6 +130,11 @@ def test_three_evaluation_runs_of_every_question_for_every_method(run):
         ws = {m: s["paper"]["weighted_score"]["mean"] for m, s in summ.items()}
         assert all(ws[m] == pytest.approx(ws["always_a"]) for m in ps.METHODS)
     assert len(run["ticks"]) == 1 + 2 * 8 and run["ticks"][-1].startswith("player-star: cell 16/16 done (zh / random /")
+    # the runs list's one line: PLAYER* beside always-a per language (equal here: the fake answers a)
+    w = {lang: f"{100 * res['langs'][lang]['methods']['always_a']['paper']['weighted_score']['mean']:.1f} %"
+         for lang in ("en", "zh")}
+    assert res["headline"] == (f"PLAYER* weighted: en {w['en']} (always-a {w['en']}), zh {w['zh']} (always-a {w['zh']}); "
+                               "1 of 12 scripts per language (partial)")
 
 
 @pytest.mark.realdata

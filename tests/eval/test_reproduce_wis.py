@@ -164,6 +164,9 @@ def test_limit_run_plays_the_protocol_and_every_check_passes(tmp_path, data_root
     assert len(ticks) == 2 + 3 * 2 * 2 and ticks[-1].startswith("wis: cell 14/14")
     cfg = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert cfg["kind"] == "reproduce" and cfg["paper"] == "wis" and cfg["pool"] == ["local", "local"]
+    n = len(res["checks"])
+    assert res["headline"].startswith(f"10 of {res['games_planned_full']} games; checks {n}/{n} passed; top local #")
+    assert res["headline"].endswith("(partial)")
 
 
 def test_leaderboard_rank_score_is_sum_minus_games_plus_100(tmp_path, data_root):
