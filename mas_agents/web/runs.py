@@ -386,8 +386,11 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.finished = not progress(d, kind).get("running") and not progress(d, kind).get("stopped")
         run.headline = progress(d, kind)["text"]
     elif kind == "reproduce":
-        run.agents = _uniq([cfg.get("model"), cfg.get("others")])
-        run.headline = str(res.get("headline") or "") if res else "playing"
+        pool = cfg.get("pool") if isinstance(cfg.get("pool"), list) else []
+        run.agents = _uniq([cfg.get("model"), *pool, cfg.get("others")])
+        run.model = run.model or ",".join(map(str, pool))
+        run.headline = (str(res.get("headline") or f"{cfg.get('paper')}: finished"
+                            + (" (partial)" if res.get("partial") else "")) if res else "playing")
     elif kind == "wis-experiment":
         run.agents = _uniq([res.get("subject"), res.get("others")])
         rows = res.get("rows") or []

@@ -116,3 +116,7 @@ def test_a_reproduce_run_is_its_own_kind_with_its_headline(tmp_path):
     assert rs.detect_kind(d) == "reproduce"
     (d / "result.json").write_text(json.dumps({"kind": "reproduce", "headline": "WiS: 2 games (partial)"}))
     assert rs.describe(tmp_path, d, "reproduce").headline == "WiS: 2 games (partial)"
+    (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "pool": ["openai:a", "openai:b"]}))
+    (d / "result.json").write_text(json.dumps({"kind": "reproduce", "partial": True}))   # written before headlines
+    r = rs.describe(tmp_path, d, "reproduce")
+    assert r.model == "openai:a,openai:b" and r.headline == "wis: finished (partial)"
