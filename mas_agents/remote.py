@@ -295,14 +295,16 @@ class Endpoint:
         with self._client_lock:
             if self._http is None:
                 import httpx2
-                import openai
+                from openai._base_client import SyncHttpxClientWrapper
 
                 limits = httpx2.Limits(max_connections=None, max_keepalive_connections=self.cfg.max_connections)
                 kwargs: dict[str, Any] = {"limits": limits}
                 opts = _default_socket_options()
                 if opts:   # langchain-openai's TCP keep-alive options, as its own client sets them
                     kwargs["transport"] = httpx2.HTTPTransport(limits=limits, socket_options=list(opts))
-                self._http = openai.DefaultHttpxClient(**kwargs)
+                # the SDK's own wrapper of its default client: closed (its sockets too) when the
+                # endpoint is dropped, e.g. by configure()
+                self._http = SyncHttpxClientWrapper(**kwargs)
             return self._http
 
     def client_for(self, model: "RemoteChat") -> Any:
