@@ -575,6 +575,9 @@ class AccountedModel:
     def _where(self) -> str:
         m = _unbound(self.model)
         if hasattr(m, "openai_api_base"):
+            urls = m.base_urls() if hasattr(m, "base_urls") else []
+            if len(urls) > 1:                     # replicas: every one failed this call
+                return f"model servers {', '.join(urls)}"
             return f"model server {m.openai_api_base or 'https://api.openai.com/v1'}"
         return f"model {self.label}"
 
@@ -585,7 +588,9 @@ class AccountedModel:
         what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         tries = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         if _is_unreachable(exc):
-            return ModelUnavailable(f"{self._where()} is unreachable{tries} ({what})")
+            where = self._where()
+            verb = "are" if where.startswith("model servers ") else "is"
+            return ModelUnavailable(f"{where} {verb} unreachable{tries} ({what})")
         if _is_refusal(exc):
             return ModelUnavailable(f"{self._where()} refused the request ({what})")
         if is_transient_error(exc) or _is_request_error(exc):

@@ -330,7 +330,9 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
             ``model.metadata["mas_max_retries"]`` for the caller that builds that wrapper.
 
     ``openai:`` reads ``OPENAI_BASE_URL`` (e.g. ``http://127.0.0.1:8080/v1`` for a local llama.cpp /
-    vLLM / Ollama server) and ``OPENAI_API_KEY``; when the key is unset but a base URL is set, the
+    vLLM / Ollama server; several comma-separated URLs serving the same model are replicas, each
+    request going to the one with the fewest in flight: :class:`mas_agents.remote.ReplicaSet`)
+    and ``OPENAI_API_KEY``; when the key is unset but a base URL is set, the
     placeholder ``"not-needed"`` is sent so keyless local servers work. Building the model makes no
     network call. The model is a :class:`mas_agents.remote.RemoteChat`: the reply cap goes out as
     ``max_tokens`` (``max_completion_tokens`` to api.openai.com), the reply format in the server's
@@ -340,7 +342,8 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
     Raises:
         FileNotFoundError: ``local:`` file, or the embedded model package, is missing.
         ValueError: unknown spec form (the message lists the accepted ones), empty model name, or
-            ``openai:`` with neither ``OPENAI_API_KEY`` nor ``OPENAI_BASE_URL`` set.
+            ``openai:`` with neither ``OPENAI_API_KEY`` nor ``OPENAI_BASE_URL`` set, or an
+            ``OPENAI_BASE_URL`` entry that is not an http(s) URL.
         TypeError: ``spec`` is neither a string nor a ``BaseChatModel``.
     """
     if isinstance(spec, BaseChatModel):
@@ -366,9 +369,10 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         name = s[len("openai:"):].strip()
         if not name:
             raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
-        from mas_agents.remote import RemoteChat
+        from mas_agents.remote import RemoteChat, parse_base_urls
 
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
+        urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
+        base_url = urls[0] if urls else None
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None:
             if base_url is None:
@@ -376,7 +380,8 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
                                  "(an OpenAI-compatible server)")
             api_key = OPENAI_PLACEHOLDER_KEY
         model = RemoteChat(model=name, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
-                           temperature=temperature, max_tokens=max_tokens, seed=seed)
+                           temperature=temperature, max_tokens=max_tokens, seed=seed,
+                           replica_urls=urls if len(urls) > 1 else None)
         model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
         return model
     raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(SPEC_FORMS)}")

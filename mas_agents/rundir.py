@@ -8,6 +8,7 @@ with the prompt log ``llm_prompts.jsonl.gz`` beside it (:mod:`mas_agents.account
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -37,7 +38,16 @@ def llama_build() -> str | None:
 
 def versions() -> dict[str, str]:
     """Installed versions of the packages that shape a run's numbers (missing ones omitted), and
-    ``llama_cpp_build``: the flags llama.cpp was compiled with, when scripts/setup.sh built it."""
+    ``llama_cpp_build``: the flags llama.cpp was compiled with, when scripts/setup.sh built it.
+
+    Read once per process (a fresh dict each call): the installed packages do not change while
+    it runs, and reading their metadata for every game's ``config.json`` cost about 8 % of the
+    client's CPU in a many-game tournament (``benchmarks/results/throughput.md``)."""
+    return dict(_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in VERSIONED:
         try:

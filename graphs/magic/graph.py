@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graphs.compiled import BoundGraph, once
 from graphs.magic import rules as R
 from graphs.magic.prompts import AIRLINES, RULES
 from mas_agents.actions import Action, ActionRequest
@@ -220,27 +222,50 @@ def _role_name(scenario: str, role: str) -> str:
             "civilian": "a civilian"}[role]
 
 
-def build_graph(rt: MagicRuntime):
-    """Compile the graph of ``rt.scenario``; invoke with ``{"events": [], "moves": []}`` and
-    ``{"recursion_limit": 200}``."""
-    if rt.scenario in ("chameleon", "undercover"):
-        return _deduction_graph(rt)
-    if rt.scenario == "cost_sharing":
-        return _cost_sharing_graph(rt)
-    return _repeated_graph(rt)
+def build_graph(rt: MagicRuntime) -> BoundGraph:
+    """The graph of ``rt.scenario`` (compiled once per process, :func:`compiled_graph`) bound to
+    ``rt``; stream or invoke with ``{"events": [], "moves": []}`` and ``{"recursion_limit": 300}``."""
+    return BoundGraph(compiled_graph(graph_kind(rt.scenario)), rt)
+
+
+def graph_kind(scenario: str) -> str:
+    """Which of the three graphs plays ``scenario``: ``deduction`` (Chameleon, Undercover),
+    ``cost_sharing``, or ``repeated`` (prisoner's dilemma, public good)."""
+    if scenario in ("chameleon", "undercover"):
+        return "deduction"
+    return "cost_sharing" if scenario == "cost_sharing" else "repeated"
+
+
+@once
+def compiled_graph(kind: str):
+    """The graph of ``kind`` (:func:`graph_kind`), compiled once per process and shared by every
+    game and thread; every node reads its game's :class:`MagicRuntime` from LangGraph's run
+    context (``runtime.context``).
+
+    Raises:
+        KeyError: an unknown ``kind``.
+    """
+    return {"deduction": _deduction_graph, "cost_sharing": _cost_sharing_graph, "repeated": _repeated_graph}[kind]()
 
 
 # ---------------------------------------------------------------------------- deduction games
-def _deduction_graph(rt: MagicRuntime):
-    sched = rt.schedule()
+def _self_awareness_map(rt: MagicRuntime) -> dict[str, tuple[str, str]]:
+    """The self-awareness answers of a deduction game: ``"I am P and I am <role>"`` -> (P, role)."""
     roles_told = ("chameleon", "non_chameleon") if rt.scenario == "chameleon" else ("undercover", "civilian")
-    sa_map = {f"I am {p} and I am {_role_name(rt.scenario, r)}": (p, r) for p in rt.players for r in roles_told}
-    sa_choices = list(sa_map)
+    return {f"I am {p} and I am {_role_name(rt.scenario, r)}": (p, r) for p in rt.players for r in roles_told}
 
-    def setup(state: MagicState) -> dict:
+
+def _deduction_graph():
+
+    def setup(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         return {"events": _setup_events(rt), "turn": 0, "spoken": []}
 
-    def turn(state: MagicState) -> dict:
+    def turn(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
+        sched = rt.schedule()
+        sa_map = _self_awareness_map(rt)
+        sa_choices = list(sa_map)
         i = state["turn"]
         rnd, speaker = sched[i]
         events = list(state["events"])
@@ -290,12 +315,14 @@ def _deduction_graph(rt: MagicRuntime):
                       "predicted": {q: ans.get(f"{q} suspects") for q in others}})]
         return {"events": new, "turn": i + 1, "spoken": state["spoken"] + [speaker]}
 
-    def after_turn(state: MagicState):
-        if state["turn"] < len(sched):
+    def after_turn(state: MagicState, runtime: Runtime[MagicRuntime]):
+        rt = runtime.context
+        if state["turn"] < len(rt.schedule()):
             return "turn"
         return [Send("vote_one", {"voter": p, "events": state["events"]}) for p in rt.players]
 
-    def vote_one(arg: dict) -> dict:
+    def vote_one(arg: dict, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         p = arg["voter"]
         what = "the chameleon" if rt.scenario == "chameleon" else "the undercover"
         act, plan = rt.act(p, arg["events"], "vote", f"Vote (private) for the player you think is {what}:",
@@ -305,7 +332,8 @@ def _deduction_graph(rt: MagicRuntime):
                     phase="voting", actor=p, kind="vote", visible_to=[p], llm_call_ids=act.call_ids,
                     content=act.value or "", data={"target": act.value})]}
 
-    def tally(state: MagicState) -> dict:
+    def tally(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         votes = {m["player"]: m["value"] for m in state["moves"] if m["round"] == 0}
         counts, accused, tie = R.vote_outcome(votes, rt.players)
         msg = ("Votes: " + ", ".join(f"{p} → {votes.get(p) or 'abstained'}" for p in rt.players) + ". "
@@ -322,7 +350,8 @@ def _deduction_graph(rt: MagicRuntime):
     def after_tally(state: MagicState) -> str:
         return "finish" if state.get("outcome") else "guess"
 
-    def guess(state: MagicState) -> dict:
+    def guess(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         ch = rt.hidden()
         act, plan = rt.act(ch, state["events"], "guess",
                            f"You were caught. Guess the secret word (topic: {rt.setting.topic}) to still win:")
@@ -352,17 +381,20 @@ def _deduction_graph(rt: MagicRuntime):
 
 
 # ---------------------------------------------------------------------------- cost sharing
-def _cost_sharing_graph(rt: MagicRuntime):
-    fields = [(AIRLINES[p], []) for p in rt.players]
+def _cost_sharing_graph():
 
-    def setup(state: MagicState) -> dict:
+    def setup(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         return {"events": _setup_events(rt), "round": 1, "latest": {}}
 
-    def fan_propose(state: MagicState):
+    def fan_propose(state: MagicState, runtime: Runtime[MagicRuntime]):
+        rt = runtime.context
         return [Send("propose_one", {"player": p, "round": state["round"], "events": state["events"]}) for p in rt.players]
 
-    def propose_one(arg: dict) -> dict:
+    def propose_one(arg: dict, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         p, rnd = arg["player"], arg["round"]
+        fields = [(AIRLINES[q], []) for q in rt.players]
         act, plan = rt.act(p, arg["events"], "propose",
                            f"Round {rnd}: propose how the fee is split between the three airlines (percentages summing to 100).",
                            fields=fields)
@@ -379,10 +411,12 @@ def _cost_sharing_graph(rt: MagicRuntime):
                     phase="negotiation", actor=p, kind="proposal", round=rnd, content=text,
                     llm_call_ids=act.call_ids, data={"round": rnd, "split": split, "said": said})]}
 
-    def fan_ballot(state: MagicState):
+    def fan_ballot(state: MagicState, runtime: Runtime[MagicRuntime]):
+        rt = runtime.context
         return [Send("ballot_one", {"player": p, "round": state["round"], "events": state["events"]}) for p in rt.players]
 
-    def ballot_one(arg: dict) -> dict:
+    def ballot_one(arg: dict, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         p, rnd, events = arg["player"], arg["round"], arg["events"]
         props = {e["actor"]: e["data"]["split"] for e in events if e["kind"] == "proposal" and e["round"] == rnd}
         valid = [q for q in rt.players if props.get(q)]
@@ -396,7 +430,8 @@ def _cost_sharing_graph(rt: MagicRuntime):
                                              content=f"the proposal of {target}" if target else "nobody",
                                              llm_call_ids=ids, data={"round": rnd, "for": target})]}
 
-    def count(state: MagicState) -> dict:
+    def count(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         rnd = state["round"]
         props = {m["player"]: m["value"] for m in state["moves"] if m["round"] == rnd}
         votes = {m["player"]: m["value"] for m in state["moves"] if m["round"] == -rnd}
@@ -410,7 +445,8 @@ def _cost_sharing_graph(rt: MagicRuntime):
     def after_count(state: MagicState) -> str:
         return "finish" if state.get("outcome") else "next"
 
-    def finish(state: MagicState) -> dict:
+    def finish(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         o = state["outcome"]
         msg = (f"Agreement in round {o['rounds']} on {o['split']}." if o["agreed"]
                else f"No agreement after {o['rounds']} rounds.")
@@ -436,18 +472,26 @@ def _cost_sharing_graph(rt: MagicRuntime):
 
 
 # ---------------------------------------------------------------------------- PD and public good
-def _repeated_graph(rt: MagicRuntime):
+def _repeated_rules(rt: MagicRuntime) -> tuple[bool, int]:
+    """``(is the prisoner's dilemma, rounds)`` of a repeated game (else the public good)."""
     pd = rt.scenario == "prisoners_dilemma"
-    rounds = R.PD_ROUNDS if pd else getattr(rt.setting, "rounds", R.PG_ROUNDS)
+    return pd, (R.PD_ROUNDS if pd else getattr(rt.setting, "rounds", R.PG_ROUNDS))
 
-    def setup(state: MagicState) -> dict:
+
+def _repeated_graph():
+
+    def setup(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
         return {"events": _setup_events(rt), "round": 1}
 
-    def fan(state: MagicState):
+    def fan(state: MagicState, runtime: Runtime[MagicRuntime]):
+        rt = runtime.context
         return [Send("move_one", {"player": p, "round": state["round"], "events": state["events"],
                                   "moves": state.get("moves", [])}) for p in rt.players]
 
-    def move_one(arg: dict) -> dict:
+    def move_one(arg: dict, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
+        pd, rounds = _repeated_rules(rt)
         p, rnd, events = arg["player"], arg["round"], arg["events"]
         if pd:
             act, plan = rt.act(p, events, "choose", f"Round {rnd} of {rounds}: do you cooperate or defect?",
@@ -465,7 +509,9 @@ def _repeated_graph(rt: MagicRuntime):
                             content=str(value), llm_call_ids=act.call_ids, data={"round": rnd, "amount": value})
         return {"moves": [{"round": rnd, "player": p, "value": value}], "events": plan + _invalid(act, rnd) + [ev]}
 
-    def reveal(state: MagicState) -> dict:
+    def reveal(state: MagicState, runtime: Runtime[MagicRuntime]) -> dict:
+        rt = runtime.context
+        pd, rounds = _repeated_rules(rt)
         rnd = state["round"]
         now = {m["player"]: m["value"] for m in state["moves"] if m["round"] == rnd}
         if pd:
@@ -496,8 +542,8 @@ def _repeated_graph(rt: MagicRuntime):
                 out["outcome"] = {"finals": finals, "winners": R.pg_winners(finals)}
         return out
 
-    def after_reveal(state: MagicState):
-        return "finish" if state.get("outcome") else fan(state)
+    def after_reveal(state: MagicState, runtime: Runtime[MagicRuntime]):
+        return "finish" if state.get("outcome") else fan(state, runtime)
 
     def finish(state: MagicState) -> dict:
         o = state["outcome"]

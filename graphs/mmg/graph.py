@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graphs.compiled import BoundGraph, once
 from graphs.mmg import rules as rules
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.agent import Agent, add_counts, counting
@@ -114,21 +116,29 @@ def _invalid_event(action: Action, phase: str, round: int) -> dict:
     )
 
 
-def build_graph(rt: MMGRuntime, checkpointer=None):
-    """Compile the MMG graph for ``rt``.
+def build_graph(rt: MMGRuntime, checkpointer=None) -> BoundGraph:
+    """The MMG graph (compiled once per process, :func:`compiled_graph`) bound to ``rt``.
 
     Args:
         rt: the runtime (agents, players, victims...).
         checkpointer: a LangGraph checkpointer (e.g. ``SqliteSaver``) for resume, or None.
 
     Returns:
-        A compiled graph; invoke with ``{"events": []}`` and a config holding a ``thread_id``
-        and ``recursion_limit`` >= ``rt.step_bound()``.
+        A :class:`graphs.compiled.BoundGraph`; stream or invoke with ``{"events": []}`` and a config
+        holding a ``thread_id`` and ``recursion_limit`` >= ``rt.step_bound()``.
     """
-    players = rt.players
-    victims_txt = ", ".join(rt.victims)
+    return BoundGraph(compiled_graph(), rt, checkpointer)
 
-    def setup(state: MMGState) -> dict:
+
+@once
+def compiled_graph():
+    """The MMG graph, compiled once per process and shared by every game and thread; every node
+    reads its game's :class:`MMGRuntime` from LangGraph's run context (``runtime.context``)."""
+
+    def setup(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
+        victims_txt = ", ".join(rt.victims)
         events = [make_event(phase="setup", actor="game", kind="start",
                              content=f"The game \"{rt.title}\" begins. Players: {', '.join(players)}. "
                                      f"Victim(s): {victims_txt}.")]
@@ -141,7 +151,10 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                 data={"role": a.persona.role, "agent": a.spec}))
         return {"events": events, "intro_i": 0, "cursor": 0, "pending": None, "votes": [], "outcome": None}
 
-    def introduce(state: MMGState) -> dict:
+    def introduce(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
+        victims_txt = ", ".join(rt.victims)
         i = state["intro_i"]
         name = players[i]
         req = ActionRequest(
@@ -158,7 +171,10 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
         return {"events": planning + [_invalid_event(act, "introduction", 0)], "intro_i": i + 1,
                 "agent_stats": counts}
 
-    def ask(state: MMGState) -> dict:
+    def ask(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
+        victims_txt = ", ".join(rt.victims)
         rnd, asker = rt.schedule[state["cursor"]]
         targets = rules.other_players(asker, players)
         req = ActionRequest(
@@ -178,7 +194,8 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                         data={"target": q["target"], "reasoning": act.reasoning})
         return {"events": planning + [ev], "pending": q, "agent_stats": counts}
 
-    def answer(state: MMGState) -> dict:
+    def answer(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
         q = state["pending"]
         target = q["target"]
         req = ActionRequest(
@@ -197,7 +214,8 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             ev["content"] = f"({target} did not answer)"
         return {"events": planning + [ev], "pending": None, "cursor": state["cursor"] + 1, "agent_stats": counts}
 
-    def after_turn(state: MMGState) -> str:
+    def after_turn(state: MMGState, runtime: Runtime[MMGRuntime]) -> str:
+        rt = runtime.context
         if state.get("pending"):
             return "answer"
         cur = state["cursor"]
@@ -205,7 +223,9 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
             return "round_end"
         return "ask"
 
-    def round_end(state: MMGState) -> dict:
+    def round_end(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
         rnd = rt.schedule[state["cursor"] - 1][0]
         events = [make_event(phase="questioning", round=rnd, actor="game", kind="round_end",
                              content=f"Round {rnd} of questioning is over.")]
@@ -215,26 +235,38 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
                 events += rt.agents[p].end_round(rnd, seen)
         return {"events": events, "agent_stats": counts}
 
-    def after_round(state: MMGState) -> str:
+    def after_round(state: MMGState, runtime: Runtime[MMGRuntime]) -> str:
+        rt = runtime.context
         return "ask" if state["cursor"] < len(rt.schedule) else "vote_start"
 
-    def after_intro(state: MMGState) -> str:
+    def after_setup(state: MMGState, runtime: Runtime[MMGRuntime]) -> str:
+        return "introduce" if runtime.context.players else "vote_start"
+
+    def after_intro(state: MMGState, runtime: Runtime[MMGRuntime]) -> str:
+        rt = runtime.context
+        players = rt.players
         if state["intro_i"] < len(players):
             return "introduce"
         return "ask" if rt.schedule else "vote_start"
 
-    def vote_start(state: MMGState) -> dict:
+    def vote_start(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        victims_txt = ", ".join(rt.victims)
         return {"events": [make_event(phase="voting", actor="game", kind="announce",
                                       content="Questioning is over. Every player now votes, in private, "
                                               f"on who killed {victims_txt}.")]}
 
-    def fan_out(state: MMGState) -> list[Send]:
+    def fan_out(state: MMGState, runtime: Runtime[MMGRuntime]) -> list[Send]:
+        rt = runtime.context
+        players = rt.players
         done = {(v["voter"], v["victim"]) for v in state.get("votes", [])}
         sends = [Send("vote_one", {"voter": p, "victim": v, "events": state["events"]})
                  for v in rt.victims for p in players if (p, v) not in done]
         return sends or [Send("tally", state)]
 
-    def vote_one(payload: dict) -> dict:
+    def vote_one(payload: dict, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
         voter, victim = payload["voter"], payload["victim"]
         req = ActionRequest(
             game=rules.GAME,
@@ -255,7 +287,9 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
         return {"votes": [record], "vote_events": [{"voter": voter, "victim": victim, "events": planning + [ev]}],
                 "agent_stats": counts}
 
-    def tally(state: MMGState) -> dict:
+    def tally(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
+        rt = runtime.context
+        players = rt.players
         per_victim = []
         order = {(p, v): (i, j) for i, p in enumerate(players) for j, v in enumerate(rt.victims)}
         groups = sorted(state.get("vote_events") or [], key=lambda g: order[(g["voter"], g["victim"])])
@@ -284,8 +318,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
     g.add_node("vote_one", vote_one)
     g.add_node("tally", tally)
     g.add_edge(START, "setup")
-    g.add_conditional_edges("setup", lambda s: "introduce" if players else "vote_start",
-                            ["introduce", "vote_start"])
+    g.add_conditional_edges("setup", after_setup, ["introduce", "vote_start"])
     g.add_conditional_edges("introduce", after_intro, ["introduce", "ask", "vote_start"])
     g.add_conditional_edges("ask", after_turn, ["answer", "ask", "round_end"])
     g.add_conditional_edges("answer", after_turn, ["answer", "ask", "round_end"])
@@ -293,4 +326,4 @@ def build_graph(rt: MMGRuntime, checkpointer=None):
     g.add_conditional_edges("vote_start", fan_out, ["vote_one", "tally"])
     g.add_edge("vote_one", "tally")
     g.add_edge("tally", END)
-    return g.compile(checkpointer=checkpointer)
+    return g.compile()

@@ -10,7 +10,8 @@ Flow::
 
 Every player, local or remote, is driven only through the WiS protocol
 (:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
-description or a vote. State is plain data; players, words and roles live in :class:`WisRuntime`.
+description or a vote. State is plain data; players, words and roles live in :class:`WisRuntime`,
+the run context of a graph compiled once per process (:mod:`graphs.compiled`).
 Rules (fouls, truncation, order, tally, end, scores) are the pure functions of
 :mod:`graphs.wis.rules`.
 """
@@ -24,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graphs.compiled import BoundGraph, once
 from graphs.wis import rules as rules
 from graphs.wis.protocol_types import WisPlayer, request
 from mas_agents.errors import RunStopped
@@ -171,13 +174,29 @@ def _private_events(meta: dict, actor: str, rnd: int, kind: str) -> list[dict]:
     return out
 
 
-def build_graph(rt: WisRuntime):
-    """Compile the WiS graph for ``rt``; invoke with ``{"events": []}`` and
-    ``{"recursion_limit": rt.step_bound()}``."""
+@once
+def compiled_graph():
+    """The WiS graph, compiled once per process and shared by every game and thread
+    (:mod:`graphs.compiled`); run it with a game's :class:`WisRuntime` as the context::
 
-    host = HOST[rt.lang]
+        compiled_graph().stream({"events": []}, {"recursion_limit": rt.step_bound()}, context=rt)
+    """
+    return _compile()
 
-    def setup(state: WisState) -> dict:
+
+def build_graph(rt: WisRuntime) -> BoundGraph:
+    """The process's compiled WiS graph (:func:`compiled_graph`) bound to ``rt``; invoke or stream
+    with ``{"events": []}`` and ``{"recursion_limit": rt.step_bound()}``."""
+    return BoundGraph(compiled_graph(), rt)
+
+
+def _compile():
+    """Compile the WiS graph once; every node reads its game's :class:`WisRuntime` from
+    ``runtime.context``."""
+
+    def setup(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
+        host = HOST[rt.lang]
         # The sequence the WiS platform's agent SDK expects (spy-agent-build-sdk 0.0.29, its example
         # agent): ``start`` with the player's own name in ``message``, its word in ``distribution``;
         # the rules and the table then come as host messages (``round``, round 0, no speaker).
@@ -195,7 +214,9 @@ def build_graph(rt: WisRuntime):
         return {"events": events, "round": 0, "alive": list(rt.seats), "shown": [], "rounds": [], "eliminated": {},
                 "end": None}
 
-    def round_start(state: WisState) -> dict:
+    def round_start(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
+        host = HOST[rt.lang]
         rnd = state["round"] + 1
         order = rules.speaking_order(rt.seats, rt.first, state["alive"])
         msg = host["round"].format(round=rnd, order=("，" if rt.lang == "zh" else ", ").join(order))
@@ -204,7 +225,9 @@ def build_graph(rt: WisRuntime):
                 "events": [make_event(phase="speaking", actor="game", kind="round_start", content=msg, round=rnd,
                                       data={"order": order})]}
 
-    def speak(state: WisState) -> dict:
+    def speak(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
+        host = HOST[rt.lang]
         rnd, speaker = state["round"], state["order"][state["turn"]]
         resp, secs = rt.interact(speaker, "round", message=host["turn"], round=rnd)
         meta = resp.get("meta") or {}
@@ -232,7 +255,9 @@ def build_graph(rt: WisRuntime):
     def after_speak(state: WisState) -> str:
         return "speak" if state["turn"] < len(state["order"]) else "judge"
 
-    def judge(state: WisState) -> dict:
+    def judge(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
+        host = HOST[rt.lang]
         rnd = state["round"]
         fouled = [d["player"] for d in state["descriptions"] if d["foul"]]
         alive = [p for p in state["alive"] if p not in fouled]
@@ -251,13 +276,15 @@ def build_graph(rt: WisRuntime):
             out["rounds"] = state["rounds"] + [_round_record(state, fouled, {}, {}, None, alive)]
         return out
 
-    def after_judge(state: WisState):
+    def after_judge(state: WisState, runtime: Runtime[WisRuntime]):
+        rt = runtime.context
         if state["end"]:
             return "finish"
         return [Send("vote_one", {"round": state["round"], "voter": v,
                                   "candidates": rules.vote_candidates(v, state["alive"])}) for v in state["alive"]]
 
-    def vote_one(arg: dict) -> dict:
+    def vote_one(arg: dict, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
         rnd, voter, cands = arg["round"], arg["voter"], arg["candidates"]
         resp, secs = rt.interact(voter, "vote", message=",".join(cands), round=rnd)
         meta = resp.get("meta") or {}
@@ -281,7 +308,8 @@ def build_graph(rt: WisRuntime):
         return {"votes": [{"round": rnd, "voter": voter, "target": target}],
                 "events": _private_events(meta, voter, rnd, "vote") + [ev]}
 
-    def tally(state: WisState) -> dict:
+    def tally(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
         rnd = state["round"]
         votes = {v["voter"]: v["target"] for v in state["votes"] if v["round"] == rnd}
         votes = {p: votes.get(p) for p in state["alive"]}  # seat order
@@ -304,10 +332,12 @@ def build_graph(rt: WisRuntime):
                 "events": [make_event(phase="voting", actor="game", kind="vote_result", content=msg, round=rnd,
                                       data=vote_result_data(out, votes=votes, counts=counts))]}
 
-    def after_tally(state: WisState) -> str:
+    def after_tally(state: WisState, runtime: Runtime[WisRuntime]) -> str:
+        rt = runtime.context
         return "finish" if state["end"] else "round_start"
 
-    def finish(state: WisState) -> dict:
+    def finish(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        rt = runtime.context
         rnd = state["round"]
         spy = rt.spy
         spy_round = state["eliminated"].get(spy, {}).get("round")

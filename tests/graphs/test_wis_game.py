@@ -200,3 +200,26 @@ def test_bad_player_count_and_seat(tmp_path):
 def test_one_remote_agent_cannot_hold_two_seats(tmp_path):
     with pytest.raises(ValueError, match="one seat per game"):
         play_game(tmp_path, agents=["http://127.0.0.1:9", "plain", "http://127.0.0.1:9"], pair=PAIR, model=model())
+
+
+def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
+    """The graph is compiled once per process; concurrent games on it (threads) give exactly the
+    records they give one after another: no game's state lives in the compiled object."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphs.wis.graph import compiled_graph
+    from scripts.fake_runs import _untimed
+
+    assert compiled_graph() is compiled_graph()
+    games = [dict(agents=["plain"] * (5 + i % 2), pair=PAIR if i % 3 else {"civilian": "cat", "spy": "dog"},
+                  seed=i, spy_seat=i % 5, first_speaker=(2 * i) % 5) for i in range(6)]
+
+    def play(i, where):
+        rec = play_game(tmp_path / where / str(i), model=model(), **games[i])
+        return _untimed(rec, drop=True)
+
+    alone = [play(i, "seq") for i in range(len(games))]
+    with ThreadPoolExecutor(len(games)) as pool:
+        together = list(pool.map(lambda i: play(i, "par"), range(len(games))))
+    assert together == alone
+    assert len({json.dumps(r["outcome"], sort_keys=True) + str(r["players"]) for r in alone}) > 1
