@@ -949,8 +949,8 @@ def render_md(out: dict) -> str:
                          f"{x['client_cpu_cores']:.2f} cores, {x['client_cpu_ms_per_call']:.1f} ms CPU per call); the "
                          f"extra connections only queue (call latency median {x['latency_ms_median'] / 1000:.1f} s for a "
                          f"{lat * 1000:.0f} ms server), and about {x['connections_closed_approx']} connections were "
-                         f"closed and reopened during the cell: langchain-openai's default client, like the SDK's, keeps "
-                         f"at most 100 idle keep-alive connections.")
+                         f"closed and reopened during the cell (mas_agents.remote sizes each server's pool of idle "
+                         f"keep-alive connections to its connection cap; the SDK's default kept 100).")
     if layers:
         names = list(layers)
         med = [layers[n]["median_ms"] for n in names]
@@ -1040,7 +1040,8 @@ def render_md(out: dict) -> str:
               "embeds; later cells find every script chunk and query in the cache, so their calls/s do not include "
               "retrieval embedding. WellPlay can use at most 68 characters at once: C=256 runs like C=68.",
               "* Connections closed: TIME_WAIT sockets on the stub's port after a cell minus before (approximate). "
-              "langchain-openai's default HTTP client keeps at most 100 idle keep-alive connections.",
+              "mas_agents.remote keeps as many idle keep-alive connections per server as its connection cap "
+              "(the SDK's default client kept at most 100).",
               "* One run, on a shared 2-core machine: four full runs on one afternoon differed by up to ~20 % per cell (other "
               "processes' load), so compare the ratios within one run.",
               "* Under cProfile everything is 3-5x slower, and more so code made of many small calls; the shares are a "
