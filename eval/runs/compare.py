@@ -126,7 +126,8 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
     ev = read_json(d / "eval" / "result.json")
     row = {"method": method, "script": sc.name, "seed": seed, "weighted_score": ev["weighted_score"],
            "interval": ev.get("interval"),
-           "accuracy": ev["accuracy"], "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
+           "accuracy": ev["accuracy"], "counts": ev.get("counts"),
+           "abstained": ev["runs"][0]["abstained"] if ev.get("runs") else 0,
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
            "eval_model_s": ev["llm"]["latency_s"], "eval_cache_hit": ev["llm"].get("cache_hit"),
@@ -173,6 +174,7 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
                "accuracy": {c: statistics.fmean(r["accuracy"][c] for r in rs if r["accuracy"].get(c) is not None)
                             for c in CATEGORIES if any(r["accuracy"].get(c) is not None for r in rs)}}
         agg["weighted_score_interval"] = score_interval(rs, seeds, per_seed)
+        agg["accuracy_interval"] = accuracy_intervals(rs)
         caught = [r["murderer_caught"] for r in rs if r["murderer_caught"] is not None]
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
         agg["murderer_caught_interval"] = wilson(sum(bool(c) for c in caught), len(caught)).to_dict()
@@ -190,6 +192,32 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
     for agg in out:
         agg.update(ratios.get(agg["method"], {"seat_calls_vs_cheapest_baseline": None, "seat_calls_vs_plain": None}))
     return out
+
+
+def accuracy_intervals(rs: list[dict]) -> dict[str, dict]:
+    """Per question category, the answers pooled over a method's cells (every script, seed and
+    evaluation run: ``counts`` of each cell's ``eval/result.json``) as a proportion with its Wilson
+    95 % interval, n = answers (``Estimate.to_dict()``). Categories without counts (a result written
+    before counts were kept) are left out, and the report then prints the bare mean."""
+    out = {}
+    for c in CATEGORIES:
+        cells = [(r.get("counts") or {}).get(c) for r in rs]
+        if not cells or any(not isinstance(x, dict) for x in cells):
+            continue
+        n = sum(int(x.get("n", 0)) for x in cells)
+        if n:
+            out[c] = wilson(sum(int(x.get("correct", 0)) for x in cells), n).to_dict()
+    return out
+
+
+def accuracy_text(t: dict, c: str) -> str:
+    """A category's accuracy in the report: the pooled proportion with its Wilson interval and n
+    (:func:`accuracy_intervals`), else the bare mean over cells, else ``-``."""
+    iv = (t.get("accuracy_interval") or {}).get(c)
+    if iv:
+        return Estimate(iv["mean"], iv["low"], iv["high"], iv["n"]).fmt(unit="")
+    acc = t.get("accuracy") or {}
+    return f"{100 * acc[c]:.1f}" if c in acc else "-"
 
 
 def score_interval(rs: list[dict], seeds: list[int], per_seed: list[float]) -> dict | None:
@@ -325,13 +353,12 @@ def report_md(result: dict) -> str:
              "cache hit game/eval |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
-        acc = t["accuracy"]
         caught = _caught_text(t)
         seat = ("- | -" if t.get("game_seat_calls") is None else
                 f"{count_text(t['game_seat_calls'])} | {t['game_seat_input_tokens']:.0f}/{t['game_seat_output_tokens']:.0f}")
         lines.append(
             f"| {t['method']} | {score_text(t)} | {spread_text(t)} | "
-            + " | ".join(f"{100 * acc[c]:.1f}" if c in acc else "-" for c in CATEGORIES)
+            + " | ".join(accuracy_text(t, c) for c in CATEGORIES)
             + f" | {caught} | {seat} | {_times(t.get('seat_calls_vs_cheapest_baseline'))} | "
               f"{_times(t.get('seat_calls_vs_plain'))} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
               f"{t['game_model_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
@@ -341,7 +368,8 @@ def report_md(result: dict) -> str:
               "Weighted score: the mean over cells with its 95 % percentile-bootstrap interval and n: over seeds "
               "when there are several (n = seeds), else over the questions of the one cell (n = questions, "
               "the cell's eval/result.json) or over scripts. The std over seeds is shown only with two seeds "
-              "or more. Murderer caught: the share of games whose vote caught the murderer, with its Wilson "
+              "or more. Objective / reasoning / relation: the answers of every cell and evaluation run pooled, "
+              "in percent with a Wilson 95 % interval and n = answers. Murderer caught: the share of games whose vote caught the murderer, with its Wilson "
               "95 % interval and n = games. Chance: always_a and random (when run) answer the same questions "
               "without a model.", "",
               "Costs are means per cell (one game and its evaluation for one script and seed); model s is "

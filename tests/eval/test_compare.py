@@ -155,3 +155,25 @@ def test_one_seed_report_has_no_zero_std_and_keeps_the_cells_interval(tmp_path):
     md2 = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 3, "questions": 1,
                      "table": [t2], "fewer_calls": ""})
     assert "± 17.7 (n=2 seeds)" in md2 and "(n=2 seeds)" in md2
+
+
+def test_category_accuracies_are_pooled_answers_with_wilson_intervals(tmp_path):
+    """The report printed "66.7" for objective with nothing beside it; the answers of every cell are
+    now pooled per category with n and a Wilson interval (here 2 + 1 of 3 + 3 objective answers)."""
+    from types import SimpleNamespace
+    from eval.runs.compare import report_md, summary_row
+    rows = []
+    for seed, (obj, rea) in enumerate([((2, 3), (3, 20)), ((1, 3), (5, 20))]):
+        d = tmp_path / f"s{seed}"
+        (d / "eval").mkdir(parents=True)
+        (d / "eval" / "result.json").write_text(json.dumps(
+            {"weighted_score": 0.3, "accuracy": {"objective": obj[0] / obj[1], "reasoning": rea[0] / rea[1]},
+             "counts": {"objective": {"n": obj[1], "correct": obj[0]}, "reasoning": {"n": rea[1], "correct": rea[0]}},
+             "llm": {"calls": 1, "input_tokens": 1, "output_tokens": 1, "latency_s": 1.0}, "wall_time_s": 1.0}))
+        rows.append(summary_row("pp", SimpleNamespace(name="Sin"), seed, d))
+    t = aggregate(rows, ["pp"])[0]
+    assert t["accuracy_interval"]["objective"]["n"] == 6 and t["accuracy_interval"]["reasoning"]["n"] == 40
+    md = report_md({"scripts": ["Sin"], "lang": "en", "seeds": 2, "model": "fake", "rounds": 3, "questions": 1,
+                    "table": [t], "fewer_calls": ""})
+    # 3 of 6: Wilson [18.8, 81.2]; 8 of 40: [10.5, 34.8]; relation has no answers: "-"
+    assert "| 50.0 [18.8, 81.2] (n=6) | 20.0 [10.5, 34.8] (n=40) | - |" in md
