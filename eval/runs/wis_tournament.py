@@ -195,6 +195,9 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
     desc = sum(r["descriptions"] for r in rows)
     cast = sum(r["votes_cast_as_civilian"] for r in rows)
     m = dict(mine[0]) if mine else {"agent": "subject", "games": 0}
+    # the subject's score in each game: the unit of the average score's bootstrap interval
+    m["scores"] = [float(g["scores"][p["name"]]) for g in relabelled for p in g["players"]
+                   if p["agent"] == "subject" and p["name"] in (g.get("scores") or {})]
     m["others_foul_rate"] = (sum(r["fouls"] for r in rows) / desc) if desc else None
     m["others_vote_accuracy"] = (sum(r["correct_votes"] for r in rows) / cast) if cast else None
     m["others_descriptions"], m["others_fouls"] = desc, sum(r["fouls"] for r in rows)
@@ -265,17 +268,34 @@ def _rate(r: dict, key: str) -> str:
     return text[:-1] + f" {what if r[den] != 1 else what[:-1]})"
 
 
+def _avg_score(r: dict) -> str:
+    """The subject's average score per game with a percentile-bootstrap 95 % interval over its games
+    (``eval.stats.bootstrap_mean``; games are the independent units), e.g. ``"2.40 [0.00, 4.80]
+    (n=5 games)"``; the bare mean for a row without per-game scores."""
+    from eval.stats import bootstrap_mean
+    if r.get("avg_score") is None:
+        return "-"
+    scores = r.get("scores")
+    if not scores:
+        return f"{r['avg_score']:.2f} (n={r.get('games', 0)} games)"
+    e = bootstrap_mean(scores)
+    if e.low is None:
+        return f"{e.mean:.2f} [no interval, n=1 game]"
+    return f"{e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] (n={e.n} games)"
+
+
 def experiment_markdown(kind: str, rows: list[dict], players: int | None = None) -> str:
     """The experiment table (like WiS Tables 3–4): one row per arm, every rate with its n and
     Wilson 95 % interval, and the chance level of a civilian's first-round vote."""
     lines = ["| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        avg = "-" if r.get("avg_score") is None else f"{r['avg_score']:.2f} (n={r.get('games', 0)} games)"
+        avg = _avg_score(r)
         lines.append(f"| {r['arm']} | {r['spec']} | {r.get('games', 0)} | {_rate(r, 'vote_accuracy')} | "
                      f"{_rate(r, 'foul_rate')} | {avg} | {_rate(r, 'win_rate')} | "
                      f"{_rate(r, 'others_foul_rate')} | {_rate(r, 'others_vote_accuracy')} |")
-    lines += ["", "Rates: percent with a Wilson 95 % interval (Wilson 1927) and n (votes, descriptions or games). "
+    lines += ["", "Rates: percent with a Wilson 95 % interval (Wilson 1927) and n (votes, descriptions or games); "
+              "avg score: the subject's mean score per game with a percentile-bootstrap 95 % interval over games. "
               "The votes and descriptions of one game are not independent, so read intervals over them as "
               "indicative; games are the independent units."]
     if players and players > 2:

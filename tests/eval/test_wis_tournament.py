@@ -93,6 +93,8 @@ def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_roo
         cells = [c.strip() for c in line.strip("|").split("|")]
         for c in cells[3:5] + cells[6:]:
             assert c == "-" or c.startswith("- (n=0") or ("] (n=" in c and " %" in c), line
+        assert cells[5].endswith("(n=2 games)") and "[" in cells[5], line   # avg score, bootstrap over games
+    assert len(base["scores"]) == 2 and sum(base["scores"]) / 2 == pytest.approx(base["avg_score"])
     with pytest.raises(ValueError, match="already has the attack block"):
         wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=real_data_root)
 
@@ -153,3 +155,8 @@ def test_experiment_table_prints_n_and_a_wilson_interval_beside_every_rate():
             "3.00 (n=2 games) | 100.0 % [34.2, 100.0] (n=2 games) | - (n=0 descriptions) | "
             "0.0 % [0.0, 27.8] (n=10 votes) |") in md
     assert "among the 5 other players in the first round finds the spy with probability 1/5 = 20.0 %" in md
+    # with the subject's per-game scores the average score gets its bootstrap interval over games
+    md = experiment_markdown("reasoning", [dict(row, scores=[0.0, 6.0], avg_score=3.0)], players=6)
+    assert "| 3.00 [0.00, 6.00] (n=2 games) |" in md
+    md = experiment_markdown("reasoning", [dict(row, scores=[3.0], games=1, wins=1, avg_score=3.0)], players=6)
+    assert "| 3.00 [no interval, n=1 game] |" in md
