@@ -110,7 +110,8 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     result = {**cfg, "scenarios": scenarios, "settings": settings,
               "metrics": {k: m[k] for k in (*CAPABILITIES, "win_rate")},
               "intervals": intervals(m, dirs, logs),
-              "per_scenario": m["per_scenario"], "components": m["components"], "counts": m["counts"],
+              "per_scenario": m["per_scenario"], "per_scenario_intervals": per_scenario_intervals(logs),
+              "components": m["components"], "counts": m["counts"],
               "cost": cost, "reused_games": sum(1 for _, r in done if r), "games": [str(d.name) for d in dirs]}
     write_json(out / "result.json", result)
     radar_chart(result["metrics"], out / "radar.png", title=f"{challenger} vs {defender}")
@@ -133,6 +134,31 @@ def _count(counts: dict, keys: tuple) -> int:
     if keys == ("games", "cost_sharing"):
         return int(counts["games"]["cost_sharing"])
     return int(sum(counts[k] for k in keys))
+
+
+def per_scenario_intervals(logs: list) -> dict[str, Any]:
+    """Each scenario's challenger credit / win rate (``per_scenario`` of
+    :func:`eval.metrics.magic.scenario_metrics`) with a percentile-bootstrap 95 % interval over the
+    games (``eval.stats.bootstrap_mean``; one game's value is ``per_scenario`` of that game alone,
+    so the mean over games equals the pooled value when every game of a side weighs the same).
+    Shape: ``{"chameleon": {"chameleon": Estimate dict, ...}, "cost_sharing": Estimate dict, ...}``;
+    a side or scenario with no game is left out."""
+    from eval.stats import bootstrap_mean
+    values: dict[tuple, list[float]] = {}
+    for log in logs:
+        one = scenario_metrics([log])["per_scenario"]
+        for k, v in one.items():
+            for kk, vv in (v.items() if isinstance(v, dict) else [(None, v)]):
+                if vv is not None:
+                    values.setdefault((k, kk), []).append(float(vv))
+    out: dict[str, Any] = {}
+    for (k, kk), vals in values.items():
+        est = bootstrap_mean(vals).to_dict()
+        if kk is None:
+            out[k] = est
+        else:
+            out.setdefault(k, {})[kk] = est
+    return out
 
 
 def intervals(m: dict, dirs: list[Path], logs: list) -> dict[str, dict]:
@@ -210,16 +236,29 @@ def report_md(result: dict, paper: list[dict]) -> str:
               "Deception is a rate plus 0.25 × a rate, so it lies in [0, 125]. "
               "Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
               "on the settings above, so the rows are comparable in definition only.", "",
-              "| scenario | challenger win rate / credit |", "|---|---|"]
+              "| scenario | challenger win rate / credit (percent, bootstrap 95 % interval over games) |", "|---|---|"]
     games = (result.get("counts") or {}).get("games") or {}
 
     def n_of(g):
         return "" if not isinstance(g, int) else f" (n={g} game{'s' if g != 1 else ''})"
+    psi = result.get("per_scenario_intervals") or {}
+
+    def with_iv(vv, iv, g):
+        """A credit / rate in percent with its bootstrap interval over games, else with its n."""
+        if iv and vv is not None:
+            from eval.stats import Estimate
+            e = Estimate(iv["mean"], iv["low"], iv["high"], iv["n"])
+            unit = "game" if e.n == 1 else "games"
+            if e.low is None:
+                return f"{pct(vv)} [no interval, n={e.n} {unit}]"
+            return f"{pct(vv)} [{100 * e.low:.1f}, {100 * e.high:.1f}] (n={e.n} {unit})"
+        return pct(vv) + n_of(g)
     for k, v in result["per_scenario"].items():
         if isinstance(v, dict):
-            v = ", ".join(f"{kk} {pct(vv)}{n_of((games.get(k) or {}).get(kk))}" for kk, vv in v.items())
+            v = ", ".join(f"{kk} {with_iv(vv, (psi.get(k) or {}).get(kk), (games.get(k) or {}).get(kk))}"
+                          for kk, vv in v.items())
         else:
-            v = pct(v) + n_of(games.get(k))
+            v = with_iv(v, psi.get(k), games.get(k))
         lines.append(f"| {k} | {v} |")
     lines += ["", f"Cost: {c['calls']} LLM calls, {c['input_tokens']} prompt / {c['output_tokens']} completion tokens, "
               f"{c['wall_s']} s of game time; {c['invalid_actions']} of {c['model_actions']} actions unreadable after a re-prompt.",
