@@ -313,7 +313,9 @@ def _vote_result(d: Mapping[str, Any], lang: str, game: str) -> str:
     return head + (f" Votes: {_votes_text(votes, lang)}." if votes else "")
 
 
-def _magic_outcome(d: Mapping[str, Any], scenario: str) -> str:
+def magic_outcome(d: Mapping[str, Any], scenario: str) -> str:
+    """A MAgIC game's outcome (``result.json`` ``outcome`` or the ``outcome`` event's data) as one
+    English sentence, by scenario: who was accused and who wins, the agreed split, the payoffs."""
     acc = d.get("accused")
     if "code" in d and scenario in ("chameleon", ""):
         return {0: f"The chameleon, {acc}, was caught and guessed the secret word wrong: the other players win.",
@@ -388,7 +390,7 @@ def sentence(game: str, e: Mapping[str, Any], lang: str = "en", scenario: str = 
         return (f"Game over after round {rnd}: {'the civilians win' if winner == 'civilians' else 'the spy wins'} "
                 f"({why}). The spy was {spy}.")
     if k == "outcome" and game == "magic":
-        return _magic_outcome(d, scenario)
+        return magic_outcome(d, scenario)
     if k == "reasoning":
         what = {"describe": ("before describing", "描述之前"), "vote": ("before voting", "投票之前")}.get(
             str(d.get("for")), ("", ""))
@@ -807,7 +809,7 @@ def truth(events: list[dict[str, Any]], game: str, lang: str = "en", scenario: s
             lines.append("The secret: " + ", ".join(secret) + ".")
         oc = next((e for e in events if e.get("kind") == "outcome"), None)
         if oc:
-            lines.append(_magic_outcome(oc.get("data") or {}, scenario or str(setup.get("scenario") or "")))
+            lines.append(magic_outcome(oc.get("data") or {}, scenario or str(setup.get("scenario") or "")))
     return lines
 
 

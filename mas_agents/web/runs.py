@@ -348,8 +348,10 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
     elif kind == "magic":
         run.agents = _uniq([cfg.get("challenger"), cfg.get("defender")])
         oc = res.get("outcome")
+        from mas_agents.web.replay import magic_outcome
         run.headline = (f"{cfg.get('scenario')} setting {cfg.get('setting_id')}, challenger as {cfg.get('side')}; "
-                        + (f"outcome {json.dumps(oc, ensure_ascii=False)[:80]}" if oc is not None else "playing"))
+                        + (magic_outcome(oc, str(cfg.get("scenario") or "")) if isinstance(oc, dict)
+                           else "playing" if oc is None else str(oc)))
     elif kind == "wellplay-eval":
         run.agents = _uniq([cfg.get("method"), cfg.get("agent")])
         if res:

@@ -29,6 +29,9 @@ def test_every_kind_is_found_with_its_headline(runs):
     assert found["spy-kettle"].kind == "wis" and "pair Kettle/Teapot" in found["spy-kettle"].headline
     assert found["spy-live"].finished is False and found["spy-live"].headline == "playing"
     assert found["magic-game"].kind == "magic" and found["magic-game"].agents == ["plain+pgm", "plain"]
+    # the outcome as a sentence, not a Python dict cut at 80 characters
+    assert found["magic-game"].headline == ("undercover setting 0, challenger as civilian; "
+                                            "The vote accused Player 2, a civilian: the undercover wins.")
     assert found["tour"].kind == "wis-tournament" and found["tour"].headline == "2 games finished"
     assert found["tour/games/g0000"].parent == "tour" and found["tour/games/g0000"].depth == 1
     assert found["ablate"].kind == "ablation" and "plain+reasoning" in found["ablate"].agents
