@@ -200,6 +200,15 @@ def paper_rows(data_root: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+#: Report headers and scenario / side names in words (the keys stay in result.json).
+HEADERS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
+           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
+           "rationality": "Rationality"}
+NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost Sharing",
+         "prisoners_dilemma": "Prisoner's Dilemma", "public_good": "Public Good",
+         "non_chameleon": "as non-chameleon", "civilian": "as civilian"}
+SIDE_NAMES = {"chameleon": "as chameleon", "undercover": "as undercover"}
+
 COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination", "rationality")
 
 
@@ -219,7 +228,7 @@ def report_md(result: dict, paper: list[dict]) -> str:
         from eval.stats import Estimate
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
                            "mean": result["metrics"][c]}).fmt(unit="")
-    head = "| model | " + " | ".join(COLUMNS) + " |"
+    head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
     lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
              f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "
              f"replay openings: {result['replay_openings']}; {result['cost']['games']} games.", "",
@@ -255,11 +264,12 @@ def report_md(result: dict, paper: list[dict]) -> str:
         return pct(vv) + n_of(g)
     for k, v in result["per_scenario"].items():
         if isinstance(v, dict):
-            v = ", ".join(f"{kk} {with_iv(vv, (psi.get(k) or {}).get(kk), (games.get(k) or {}).get(kk))}"
+            v = ", ".join(f"{SIDE_NAMES.get(kk) or NAMES.get(kk, kk)} "
+                          f"{with_iv(vv, (psi.get(k) or {}).get(kk), (games.get(k) or {}).get(kk))}"
                           for kk, vv in v.items())
         else:
             v = with_iv(v, psi.get(k), games.get(k))
-        lines.append(f"| {k} | {v} |")
+        lines.append(f"| {NAMES.get(k, k)} | {v} |")
     lines += ["", f"Cost: {c['calls']} LLM calls, {c['input_tokens']} prompt / {c['output_tokens']} completion tokens, "
               f"{c['wall_s']} s of game time; {c['invalid_actions']} of {c['model_actions']} actions unreadable after a re-prompt.",
               "", "![capabilities](radar.png)", ""]

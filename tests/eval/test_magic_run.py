@@ -60,8 +60,10 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     assert res["intervals"]["judgement"]["method"] == "Wilson score"
     assert res["intervals"]["win_rate"]["method"] == "bootstrap over settings"
     # per-scenario credits: a bootstrap interval over games beside each (one game here: no interval)
-    assert "| public_good | 100.0 [no interval, n=1 game] |" in report
-    assert "| chameleon | chameleon 100.0 [no interval, n=1 game], non_chameleon 0.0 [no interval, n=1 game] |" in report
+    assert "| Public Good | 100.0 [no interval, n=1 game] |" in report
+    assert ("| Chameleon | as chameleon 100.0 [no interval, n=1 game], as non-chameleon 0.0 [no interval, n=1 game] |"
+            in report)
+    assert "| model | Win rate | Judgement | Reasoning | Deception | Self-awareness |" in report
     assert res["per_scenario_intervals"]["public_good"]["n"] == 1
     assert "(paper)" not in report
     # replayed openings: in the chameleon game where the challenger is the chameleon, defenders
