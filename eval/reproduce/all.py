@@ -46,8 +46,9 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
     for folder, module, title in PARTS:
         mod = importlib.import_module(f"eval.reproduce.{module}")
         m = pool if folder == "wis" else model
-        res = mod.reproduce(data_root=data_root, out=out / folder, model=m, others=others, limit=limit,
-                            seed=seed, tick=tick)
+        # PLAYER*'s protocol seats every character with one model: --others is not passed to it
+        res = mod.reproduce(data_root=data_root, out=out / folder, model=m,
+                            others=None if folder == "player-star" else others, limit=limit, seed=seed, tick=tick)
         parts.append({"paper": folder, "title": title, "model": m, "headline": res.get("headline", ""),
                       "partial": bool(res.get("partial", limit is not None)), "report": f"{folder}/report.md"})
     lines = [f"# Social-reasoning card: {model}", "",

@@ -56,11 +56,12 @@ def test_report_helpers():
 
 
 def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, monkeypatch):
-    calls = []
+    calls, others = [], []
 
     def fake(name):
         def reproduce(**kw):
             calls.append((name, kw["model"], kw["out"].name, kw["limit"]))
+            others.append(kw["others"])
             return {"headline": f"{name} ok", "partial": True}
         return types.SimpleNamespace(reproduce=reproduce)
     for m in ("magic", "player_star", "wis"):
@@ -73,5 +74,10 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
     cfg = json.loads((tmp_path / "all" / "config.json").read_text())
     assert cfg["kind"] == "reproduce" and cfg["paper"] == "all"
     assert res["headline"].startswith("magic: magic ok; player-star: player_star ok")
+    assert others == [None, None, None]
+    calls.clear(), others.clear()
+    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all2", model="openai:m", others="openai:o", limit=None)
+    # magic's other seats and the WiS pool take --others; PLAYER* seats one model, so it gets none
+    assert others == ["openai:o", None, "openai:o"] and calls[2][1] == "openai:m,openai:o"
     with pytest.raises(ValueError, match="'all' tests one model"):
         rall.reproduce_all(data_root=tmp_path, out=tmp_path / "x", model="a,b", others=None, limit=1)
