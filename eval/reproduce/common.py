@@ -21,7 +21,6 @@ Numbers are kept as printed (strings in the CSV, converted by :meth:`PaperTable.
 from __future__ import annotations
 
 import csv
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,9 +191,3 @@ def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown:
     tmp = out / "report.md.tmp"
     tmp.write_text(markdown, encoding="utf-8")
     tmp.replace(out / "report.md")
-
-
-def read_result(out: Path) -> dict | None:
-    """``out/result.json`` of a finished reproduce run, or None."""
-    p = out / "result.json"
-    return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
