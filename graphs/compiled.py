@@ -48,6 +48,10 @@ class BoundGraph:
         self.graph = graph if checkpointer is None else graph.copy(update={"checkpointer": checkpointer})
         self.rt = rt
 
+    def with_checkpointer(self, checkpointer: Any) -> "BoundGraph":
+        """The same graph and runtime with this game's own ``checkpointer`` (no recompile)."""
+        return BoundGraph(self.graph, self.rt, checkpointer)
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         """LangGraph's ``stream`` with this game's runtime as the run context."""
         return self.graph.stream(input, config, context=self.rt, **kwargs)

@@ -9,27 +9,24 @@ graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` and t
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from langgraph.checkpoint.sqlite import SqliteSaver
-
+from eval.games import GameDef, Table, register
+from eval.runs.seats import Seats
 from graphs.mmg.graph import MMGRuntime, build_graph
+from graphs.mmg.rules import GAME
 from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
-from mas_agents.events import write_events
-from mas_agents.rundir import Stopwatch, marks_run, write_json
-
-THREAD = {"configurable": {"thread_id": "mmg"}}
 
 
 def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local", rounds: int = 3,
                 questions: int = 1, seed: int = 0, lang: str = "en", resume: bool = False, settings=None,
                 data_root: Path | None = None,
                 progress: Callable[[int, int, str], None] | None = None, human: str | None = None) -> dict:
-    """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``.
+    """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``
+    (through the one runner, :func:`eval.runs.session.run`, as the registered game ``mmg``).
 
     This is what ``mas mmg run`` and ``mas wellplay compare`` call.
 
@@ -43,7 +40,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         resume: continue the game in ``out``.
         settings: :class:`memory.MemorySettings` (retrieval budgets).
         data_root: recorded in ``config.json``.
-        progress: see :func:`run_game`.
+        progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
         human: a character played by a person instead of its agent, through ``out/human/``
             (:class:`eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
 
@@ -54,41 +51,53 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
         FileExistsError / FileNotFoundError: see :func:`run_game`.
     """
-    from graphs.mmg.graph import MMGRuntime
-    from mas_agents.accounting import AccountedModel
-    from mas_agents.llm import make_chat_model, model_label
-    from mas_agents.remote import endpoint_report
-    from mas_agents.rundir import versions
+    from eval.runs.session import run
+    return run("mmg", out, model=model, seed=seed, resume=resume, progress=progress, script=sc, agent=agent,
+               rounds=rounds, questions=questions, lang=lang, settings=settings, data_root=data_root, human=human)
+
+
+def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds: int = 3, questions: int = 1,
+          lang: str = "en", settings=None, data_root: Path | None = None, human: str | None = None) -> Table:
+    """The murder-mystery table of :func:`play_script`'s arguments (:attr:`eval.games.GameDef.setup`).
+
+    Raises:
+        ValueError: unknown agent spec, or ``human`` is not a character of the script.
+    """
+    from mas_agents.llm import model_label
     from graphs.mmg.players import build_mmg_agents
     from graphs.mmg.rules import MURDERER_SPEC
     from mas_agents.specs import parse_spec
     from memory import MemorySettings, default_embedder
 
+    sc, model = script, seats.default_model
     parse_spec(agent)
     check_human(sc, human)
     settings = settings or MemorySettings()
-    out.mkdir(parents=True, exist_ok=True)
-    recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=resume)
-    label = model_label(model)
-    accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=label, phase="gameplay")
-    agents = build_mmg_agents(sc, agent, accounted, default_embedder(), settings)
+    agents = build_mmg_agents(sc, agent, seats.model(), default_embedder(), settings)
     if human is not None:   # a person plays this character (eval/runs/human.py)
         from eval.runs.human import HumanCharacter
-        agents[human] = HumanCharacter(agents[human].persona, out / "human")
+        agents[human] = HumanCharacter(agents[human].persona, seats.human_dir)
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)
-    config = {"kind": "mmg", "script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
-              "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else label,
-              "seed": seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
-              "data_dir": str(data_root) if data_root else None, "endpoints": endpoint_report([accounted]),
-              "record_prompts": recorder.records_prompts,
-              "versions": versions(), **({"human": human} if human else {})}
-    result = run_game(rt, out, recorder, config, resume=resume, progress=progress)
+    config = {"script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
+              "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else model_label(model),
+              "seed": seats.seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
+              "data_dir": str(data_root) if data_root else None, **({"human": human} if human else {})}
+    table = runtime_table(rt, config)
     if human is not None:   # the person sees the accusation and the truth too
         from mas_agents.events import read_events
-        agents[human].observe(read_events(out / "events.jsonl"))
-    return result
+        table.finished = lambda events: agents[human].observe(read_events(Path(out) / "events.jsonl"))
+    return table
+
+
+def runtime_table(rt: MMGRuntime, config: dict[str, Any]) -> Table:
+    """The :class:`eval.games.Table` of a murder mystery whose runtime (agents included) is built."""
+    def result(values: dict, *, llm: dict, wall_time_s: float) -> dict:
+        return game_result(rt, values, llm, wall_time_s, config)
+
+    return Table(graph=build_graph(rt), start={"events": []}, step_bound=rt.step_bound(), config=config,
+                 result=result, transcript=lambda result_, events: transcript(rt, events, result_))
 
 
 def check_human(sc: Any, human: str | None) -> None:
@@ -99,16 +108,16 @@ def check_human(sc: Any, human: str | None) -> None:
         raise ValueError(f"--human {human!r} is not a character of {sc.name}: {', '.join(names)}")
 
 
-@marks_run
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,
              resume: bool = False, progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Play (or resume) the game of ``rt`` and write the run files into ``out``.
+    """Play (or resume) the game of an already built runtime ``rt`` into ``out`` (the runner,
+    :func:`eval.runs.session.run`, with ``config``'s fields in ``config.json``).
 
     Args:
         rt: the runtime with agents.
         out: run directory (created).
         recorder: the LLM call recorder writing ``out/llm_calls.jsonl``.
-        config: what goes into ``config.json`` (seed, model, versions, options).
+        config: the game's fields of ``config.json`` (seed, model, options).
         resume: continue from ``out/checkpoints.sqlite``.
         progress: called as ``progress(done_steps, bound, node_name)`` after each step.
 
@@ -119,44 +128,12 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
         FileExistsError: ``out`` already holds a game and ``resume`` is False.
         FileNotFoundError: ``resume`` is True but ``out`` holds no checkpoint.
     """
-    out.mkdir(parents=True, exist_ok=True)
-    ckpt = out / "checkpoints.sqlite"
-    if resume and not ckpt.exists():
-        raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")
-    if not resume and (ckpt.exists() or (out / "events.jsonl").exists()):
-        raise FileExistsError(f"{out} already holds a game; pass --resume to continue it or choose another --out")
-    write_json(out / "config.json", config)
-    watch = Stopwatch()
-    conn = sqlite3.connect(str(ckpt), check_same_thread=False)
-    try:
-        graph = build_graph(rt, checkpointer=SqliteSaver(conn))
-        cfg = {**THREAD, "recursion_limit": rt.step_bound()}
-        start: dict | None = {"events": []}
-        if resume:
-            snap = graph.get_state(cfg)
-            start = None if snap.values else {"events": []}
-            if snap.values and not snap.next:
-                start = None  # already finished: nothing left to run
-        steps = 0
-        # "sync": each step's checkpoint is written before the next step starts (LangGraph's
-        # default "async" writes it while the next step runs, so get_state below could still read
-        # the step before, and an interrupt could lose a finished step's events)
-        for update in graph.stream(start, cfg, stream_mode="updates", durability="sync"):
-            steps += 1
-            values = graph.get_state(cfg).values
-            write_events(out / "events.jsonl", values.get("events", []))
-            if progress:
-                progress(steps, rt.step_bound(), ",".join(update))
-        values = graph.get_state(cfg).values
-    finally:
-        conn.close()
-    events = values.get("events", [])
-    write_events(out / "events.jsonl", events)
-    result = game_result(rt, values, recorder, watch.seconds, config)
-    write_json(out / "result.json", result)
-    (out / "transcript.md").write_text(transcript(rt, events, result), encoding="utf-8")
-    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
-    return result
+    from dataclasses import replace
+    from eval.runs.session import run
+    fields = {k: v for k, v in config.items() if k not in ("kind", "endpoints", "record_prompts", "versions")}
+    game = replace(GAME_DEF, setup=lambda seats, out: runtime_table(rt, fields))
+    return run(game, out, resume=resume, progress=progress, recorder=recorder,
+               model=config.get("model", "local"), seed=config.get("seed", 0))
 
 
 def agent_stats(agents: dict[str, Agent], values: dict | None = None) -> dict[str, dict[str, int]]:
@@ -169,11 +146,11 @@ def agent_stats(agents: dict[str, Agent], values: dict | None = None) -> dict[st
     return {n: dict(a.stats) for n, a in agents.items()}
 
 
-def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: float, config: dict) -> dict:
+def game_result(rt: MMGRuntime, values: dict, llm: dict, wall_s: float, config: dict) -> dict:
     """Assemble ``result.json``: outcome per victim, counts, LLM cost, malformed-output counts.
 
     ``wall_time_s`` is the time of this process's run (a resumed game adds only its own part);
-    ``llm`` totals come from the recorder, which counts every call in ``llm_calls.jsonl``;
+    ``llm`` is the recorder's totals, which count every call in ``llm_calls.jsonl``;
     ``malformed_replies`` from the checkpointed ``agent_stats`` (every finished step, across a
     resume; see :func:`agent_stats`).
     """
@@ -192,7 +169,7 @@ def game_result(rt: MMGRuntime, values: dict, recorder: CallRecorder, wall_s: fl
         "invalid_actions": len(invalid),
         "invalid_by_kind": dict(Counter(e["data"].get("action", e["kind"]) for e in invalid)),
         "malformed_replies": agent_stats(rt.agents, values),
-        "llm": recorder.totals(),
+        "llm": llm,
         "wall_time_s": wall_s,
         "model": config.get("model"),
         "seed": config.get("seed"),
@@ -235,3 +212,6 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
               f"completion tokens: {llm.get('output_tokens')}, wall time: {result['wall_time_s']:.1f} s, "
               f"invalid actions: {result['invalid_actions']}", ""]
     return "\n".join(lines)
+
+
+GAME_DEF = register(GameDef(kind="mmg", title="Murder mystery", info=GAME, setup=setup, checkpoint=True))

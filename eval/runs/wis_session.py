@@ -13,13 +13,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+from eval.games import GameDef, Table, register
+from eval.runs.seats import Seats
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
-from mas_agents.accounting import CallRecorder, clear_call_log
-from mas_agents.events import follow_events
+from mas_agents.accounting import CallRecorder
 from mas_agents.llm import spec_text
-from mas_agents.remote import endpoint_report
-from mas_agents.rundir import Stopwatch, marks_run, versions, write_json
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -49,10 +48,13 @@ class PlayerFactory:
         safe_reply: local players answer a generic description rather than one that still says
             their word after the re-prompt (:class:`graphs.wis.player.AgentWisPlayer`); set by
             ``mas spy serve-agent``, off at our own table.
+        seats: the run's :class:`eval.runs.seats.Seats` (its models record into the run's call
+            log); None: a pool of its own over ``recorder``.
     """
 
     def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
-                 speak_timeout: float | None = 10.0, human_dir: Path | None = None, safe_reply: bool = False):
+                 speak_timeout: float | None = 10.0, human_dir: Path | None = None, safe_reply: bool = False,
+                 seats: Seats | None = None):
         self.default_model = default_model
         self.recorder = recorder
         self.lang = lang
@@ -60,16 +62,15 @@ class PlayerFactory:
         self.speak_timeout = speak_timeout
         self.human_dir = human_dir
         self.safe_reply = safe_reply
-        from mas_agents.llm import ModelPool
-        self._pool = ModelPool(recorder, seed)
+        self.seats = seats or Seats(recorder, default_model, seed)
 
     def models(self) -> list:
         """The accounted models the seats built so far."""
-        return self._pool.models()
+        return self.seats.models()
 
     def model(self, spec: Any):
         """The accounted chat model for a model spec (one per distinct spec)."""
-        return self._pool.get(spec)
+        return self.seats.model(spec)
 
     def __call__(self, spec: str, role: str):
         """A :class:`~graphs.wis.protocol_types.WisPlayer` for ``spec`` playing ``role``.
@@ -104,12 +105,12 @@ class PlayerFactory:
         return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role, safe_reply=self.safe_reply)
 
 
-@marks_run
 def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
               seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
               speak_timeout: float | None = 10.0, vote_timeout: float | None | str = "speak", game_id: str | None = None,
               players: dict[str, Any] | None = None) -> dict:
-    """Play one game with one seat per entry of ``agents`` and write its files into ``out``.
+    """Play one game with one seat per entry of ``agents`` and write its files into ``out``
+    (through the one runner, :func:`eval.runs.session.run`, as the registered game ``wis``).
 
     Args:
         agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
@@ -130,6 +131,21 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     Raises:
         ValueError: a player count outside 3..9, an unknown block, a bad seat index.
     """
+    from eval.runs.session import run
+    return run("wis", out, model=model, seed=seed, agents=agents, pair=pair, lang=lang, spy_seat=spy_seat,
+               first_speaker=first_speaker, speak_timeout=speak_timeout, vote_timeout=vote_timeout, game_id=game_id,
+               players=players)
+
+
+def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], lang: str = "en",
+          spy_seat: int | None = None, first_speaker: int | None = None, speak_timeout: float | None = 10.0,
+          vote_timeout: float | None | str = "speak", game_id: str | None = None,
+          players: dict[str, Any] | None = None) -> Table:
+    """The WiS table of :func:`play_game`'s arguments (:attr:`eval.games.GameDef.setup`).
+
+    Raises:
+        ValueError: as :func:`play_game`, before any seat is built.
+    """
     rules.check_players(len(agents))
     if vote_timeout == "speak":
         vote_timeout = speak_timeout
@@ -138,6 +154,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     if dup:
         raise ValueError(f"a WiS-protocol agent holds one seat per game, but {', '.join(dup)} is seated "
                          f"{urls.count(dup[0])} times; start one server per seat")
+    seed = seats.seed
     rng = random.Random(seed)
     n = len(agents)
     spy_seat = rng.randrange(n) if spy_seat is None else spy_seat
@@ -145,54 +162,52 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     for label, v in (("spy_seat", spy_seat), ("first_speaker", first_speaker)):
         if not 0 <= v < n:
             raise ValueError(f"{label} {v} is not a seat 0..{n - 1}")
-    seats = [f"Player {i + 1}" for i in range(n)]
-    roles = {p: ("spy" if i == spy_seat else "civilian") for i, p in enumerate(seats)}
-    words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in seats}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_call_log(out / "llm_calls.jsonl")   # a replayed game starts its call and prompt logs afresh
-    recorder = CallRecorder(out / "llm_calls.jsonl")
-    factory = PlayerFactory(model, recorder, lang=lang, seed=seed, speak_timeout=speak_timeout,
-                            human_dir=out / "human")
+    names = [f"Player {i + 1}" for i in range(n)]
+    roles = {p: ("spy" if i == spy_seat else "civilian") for i, p in enumerate(names)}
+    words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in names}
+    factory = PlayerFactory(seats.default_model, seats.recorder, lang=lang, seed=seed, speak_timeout=speak_timeout,
+                            human_dir=seats.human_dir, seats=seats)
     table = dict(players or {})
-    for p, spec in zip(seats, agents):
-        if p not in table:
-            table[p] = factory(spec, roles[p])
-    game_id = game_id or out.name
-    config = {"kind": "wis", "game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
-              "model": spec_text(model), "seed": seed,
+
+    def close() -> None:
+        for p in table.values():
+            closer = getattr(p, "close", None)
+            if closer:
+                closer()
+
+    try:
+        for p, spec in zip(names, agents):
+            if p not in table:
+                table[p] = factory(spec, roles[p])
+    except BaseException:
+        close()
+        raise
+    game_id = game_id or Path(out).name
+    config = {"game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
+              "model": spec_text(seats.default_model), "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
-              "vote_timeout": vote_timeout, "endpoints": endpoint_report(factory.models()),
-              "record_prompts": recorder.records_prompts, "versions": versions()}
-    write_json(out / "config.json", config)
-    rt = WisRuntime(seats=seats, roles=roles, words=words, players=table, first=seats[first_speaker], lang=lang,
+              "vote_timeout": vote_timeout}
+    rt = WisRuntime(seats=names, roles=roles, words=words, players=table, first=names[first_speaker], lang=lang,
                     speak_timeout=speak_timeout, vote_timeout=vote_timeout)
-    clock = Stopwatch()
-    # streamed, not invoked, so events.jsonl grows as the game goes (watched live by mas serve)
-    state = follow_events(out / "events.jsonl", build_graph(rt).stream(
-        {"events": []}, {"recursion_limit": rt.step_bound()}, stream_mode="values"))
-    events = state["events"]
-    outcome = next(e["data"] for e in events if e["kind"] == "outcome")
-    totals = recorder.totals()
-    record = {
-        "game_id": game_id, "lang": lang, "seed": seed, "pair": dict(pair),
-        "players": [{"name": p, "seat": i, "agent": agents[i], "role": roles[p], "word": words[p]}
-                    for i, p in enumerate(seats)],
-        "first_speaker": seats[first_speaker], "rounds": state["rounds"],
-        "outcome": {k: outcome[k] for k in ("winner", "spy", "spy_eliminated_round", "end_reason", "rounds_played")},
-        "eliminated": state["eliminated"], "scores": outcome["scores"],
-        "llm": totals, "wall_time_s": round(clock.seconds, 3),
-        "invalid_actions": rt.stats["invalid_actions"], "timeouts": rt.stats["timeouts"],
-        "vote_timeouts": rt.stats["vote_timeouts"],
-    }
-    write_json(out / "result.json", record)
-    (out / "transcript.md").write_text(transcript(record, events), encoding="utf-8")
-    recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
-    for p in table.values():
-        close = getattr(p, "close", None)
-        if close:
-            close()
-    return record
+
+    def result(state: dict, *, llm: dict, wall_time_s: float) -> dict:
+        events = state["events"]
+        outcome = next(e["data"] for e in events if e["kind"] == "outcome")
+        return {
+            "game_id": game_id, "lang": lang, "seed": seed, "pair": dict(pair),
+            "players": [{"name": p, "seat": i, "agent": agents[i], "role": roles[p], "word": words[p]}
+                        for i, p in enumerate(names)],
+            "first_speaker": names[first_speaker], "rounds": state["rounds"],
+            "outcome": {k: outcome[k] for k in ("winner", "spy", "spy_eliminated_round", "end_reason",
+                                                "rounds_played")},
+            "eliminated": state["eliminated"], "scores": outcome["scores"],
+            "llm": llm, "wall_time_s": round(wall_time_s, 3),
+            "invalid_actions": rt.stats["invalid_actions"], "timeouts": rt.stats["timeouts"],
+            "vote_timeouts": rt.stats["vote_timeouts"],
+        }
+
+    return Table(graph=build_graph(rt), start={"events": []}, step_bound=rt.step_bound(), config=config,
+                 result=result, transcript=transcript, close=close)
 
 
 def transcript(record: dict, events: list[dict]) -> str:
@@ -212,3 +227,6 @@ def transcript(record: dict, events: list[dict]) -> str:
         lines += ["", "## Private reasoning", ""]
         lines += [f"- round {e['round']}, {e['actor']} ({e['data'].get('for')}): {e['content']}" for e in private]
     return "\n".join(lines) + "\n"
+
+
+GAME_DEF = register(GameDef(kind="wis", title="Who is Spy?", info=rules.GAME, setup=setup))

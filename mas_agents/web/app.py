@@ -215,7 +215,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         every = rs.scan(root)
         shown = rs.filter_runs(every, kind=kind, model=model, agent=agent, nested=bool(nested))
         models = sorted({r.model for r in every if r.model})
-        return page("index.html", runs=shown, total=len(every), kinds=rs.KINDS, models=models,
+        return page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
                     f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
     @app.get("/run/{rel:path}", response_class=HTMLResponse)

@@ -1,0 +1,70 @@
+"""The seats of one run: every model a game's agents use, and the agents built from specs.
+
+One :class:`Seats` per run, made by :func:`eval.runs.session.run` and given to the game's
+:attr:`eval.games.GameDef.setup`: its models all record into the run's ``llm_calls.jsonl``
+(one accounted wrapper per distinct model spec, :class:`mas_agents.llm.ModelPool`), and its
+:meth:`Seats.agent` builds an agent from a spec ``BLOCKS[@MODEL]`` the same way for every game.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class Seats:
+    """Builds the models and agents of one run.
+
+    Args:
+        recorder: the run's :class:`mas_agents.accounting.CallRecorder`.
+        model: the default model, for specs without ``@MODEL`` (``local``, ``openai:NAME``) or a
+            chat model object (tests pass fakes).
+        seed: sampling seed of models built from spec strings.
+        temperature: sampling temperature of models built from spec strings; None keeps the
+            model's default.
+        out: the run directory (a person's seat talks through ``out/human``).
+    """
+
+    def __init__(self, recorder: Any, model: Any = "local", seed: int = 0, temperature: float | None = None,
+                 out: Path | None = None):
+        from mas_agents.llm import ModelPool
+        self.recorder = recorder
+        self.default_model = model
+        self.seed = seed
+        self.temperature = temperature
+        self.out = Path(out) if out is not None else None
+        self._pool = ModelPool(recorder, seed, temperature=temperature)
+
+    def model(self, spec: Any = None):
+        """The accounted chat model for ``spec`` (None: the default model); one per distinct spec."""
+        return self._pool.get(self.default_model if spec is None else spec)
+
+    def models(self) -> list:
+        """The accounted models built so far (``config.json``'s ``endpoints``)."""
+        return self._pool.models()
+
+    @property
+    def human_dir(self) -> Path | None:
+        """Where a person's seat keeps its files (``out/human``), None without a run directory."""
+        return None if self.out is None else self.out / "human"
+
+    def agent(self, persona: Any, spec: str, game: Any, *, memory: Any = None, embedder: Any = None,
+              settings: Any = None):
+        """An :class:`mas_agents.agent.Agent` playing ``persona`` from the spec ``BLOCKS[@MODEL]``.
+
+        Args:
+            game: the :class:`planners.base.GameInfo` its requests carry.
+            memory: the agent's memory (None: none), unless ``embedder`` is given: then a FAISS
+                memory holding ``persona.script`` with the budgets ``settings``
+                (:func:`mas_agents.specs.build_agent`).
+
+        Raises:
+            ValueError: an unknown block in the spec, or an empty model after ``@``.
+        """
+        from mas_agents.agent import Agent
+        from mas_agents.specs import build_agent, build_blocks, split_model
+        blocks, model_spec = split_model(spec)
+        model = self.model(model_spec)
+        if embedder is not None:
+            return build_agent(persona, blocks, model, embedder, settings, game=game)
+        return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(blocks), spec=blocks, game=game)

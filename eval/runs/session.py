@@ -1,0 +1,174 @@
+"""The one session runner: play any registered game (:mod:`eval.games`) into a run directory.
+
+It owns the run directory for every game (README, "What a run writes"):
+
+* ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
+  "versions"}``, written before the first move;
+* ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
+  end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
+* ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
+  compressed when the game ends);
+* ``checkpoints.sqlite`` for a game with :attr:`eval.games.GameDef.checkpoint` (LangGraph
+  ``SqliteSaver``, one thread named after the game's kind; ``resume=True`` continues from it);
+* ``result.json`` and ``transcript.md`` at the end, ``run.lock`` while it runs
+  (:func:`mas_agents.rundir.marks_run`).
+
+A game without a checkpoint is replayed from the start when it is run again into the same
+directory (its call and prompt logs are cleared first); runners of many games skip those whose
+``result.json`` exists.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.games import GameDef, Table, get
+from eval.runs.seats import Seats
+from mas_agents.accounting import CallRecorder, clear_call_log
+from mas_agents.events import follow_events, write_events
+from mas_agents.rundir import Stopwatch, marks_run, write_json
+
+@marks_run
+def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, temperature: float | None = None,
+        resume: bool = False, progress: Callable[[int, int, str], None] | None = None,
+        recorder: CallRecorder | None = None, **params: Any) -> dict:
+    """Set up the game ``game`` with ``params``, play (or resume) it into ``out`` and return its
+    ``result.json``.
+
+    Args:
+        game: a registered run kind (``"wis"``, ``"mmg"``, ``"magic"``, or one a package
+            registered) or a :class:`eval.games.GameDef`.
+        out: the run directory (created).
+        model: default model spec (``local``, ``openai:NAME``) or a chat model object.
+        seed: sampling seed of models built from spec strings; the game may use it too.
+        temperature: sampling temperature of models built from spec strings (None: default).
+        resume: continue the game from ``out/checkpoints.sqlite`` (games that checkpoint only).
+        progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
+        recorder: the call recorder to use (it must write ``out/llm_calls.jsonl``); None: the
+            runner makes one (reading the calls already there when ``resume``).
+        params: the game's own parameters (:attr:`eval.games.GameDef.params`: its set-up's
+            keyword-only arguments).
+
+    Returns:
+        The game's ``result.json`` content.
+
+    Raises:
+        ValueError: an unknown game, a missing or unknown parameter (:func:`check_params`, before
+            anything is written), ``resume`` for a game that does not checkpoint, or what the
+            game's setup raises for a bad parameter value (nothing is left in ``out`` then).
+        FileExistsError: a checkpointed game already in ``out`` and ``resume`` False.
+        FileNotFoundError: ``resume`` but ``out`` holds no checkpoint.
+    """
+    from mas_agents.remote import endpoint_report
+    from mas_agents.rundir import versions
+
+    g = get(game)
+    check_params(g, params)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt = out / "checkpoints.sqlite"
+    calls = out / "llm_calls.jsonl"
+    if g.checkpoint:
+        if resume and not ckpt.exists():
+            raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")
+        if not resume and (ckpt.exists() or (out / "events.jsonl").exists()):
+            raise FileExistsError(f"{out} already holds a game; pass --resume to continue it or choose another --out")
+    elif resume:
+        raise ValueError(f"{g.title} games do not resume mid-game: run it again into a new directory")
+    elif recorder is None:
+        clear_call_log(calls)   # a replayed game starts its call and prompt logs afresh
+    new_log = not calls.exists()
+    recorder = recorder if recorder is not None else CallRecorder(calls, load_existing=resume)
+    seats = Seats(recorder, model, seed, temperature=temperature, out=out)
+    table: Table | None = None
+    try:
+        try:
+            table = g.setup(seats, out=out, **params)
+        except Exception:
+            if new_log and calls.exists() and calls.stat().st_size == 0:
+                calls.unlink()   # a refused set-up leaves nothing behind
+            raise
+        write_json(out / "config.json", {"kind": g.kind, **table.config, "endpoints": endpoint_report(seats.models()),
+                                         "record_prompts": recorder.records_prompts, "versions": versions()})
+        clock = Stopwatch()
+        if g.checkpoint:
+            values = _play_checkpointed(table, out, ckpt, resume, progress, {"configurable": {"thread_id": g.kind}})
+        else:
+            values = _play(table, out, progress)
+        events = values.get("events", [])
+        result = table.result(values, llm=recorder.totals(), wall_time_s=clock.seconds)
+        write_json(out / "result.json", result)
+        (out / "transcript.md").write_text(table.transcript(result, events), encoding="utf-8")
+        recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
+        if table.finished:
+            table.finished(events)
+        return result
+    finally:
+        if table is not None and table.close:
+            table.close()
+
+
+def check_params(game: GameDef, params: dict[str, Any]) -> None:
+    """Raise ``ValueError`` naming the game's parameters when ``params`` lacks one its set-up
+    requires or has one it does not take (checked against ``game.setup``'s signature)."""
+    import inspect
+
+    sig = inspect.signature(game.setup)
+    takes = game.params
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    missing = [n for n in takes if sig.parameters[n].default is inspect.Parameter.empty and n not in params]
+    unknown = sorted(set(params) - set(takes))
+    if missing or unknown:
+        what = "; ".join(filter(None, [f"missing {', '.join(missing)}" if missing else "",
+                                       f"no parameter {', '.join(unknown)}" if unknown else ""]))
+        raise ValueError(f"{game.kind}: {what}; its parameters: {', '.join(takes) or 'none'}")
+
+
+def _play(table: Table, out: Path, progress: Callable | None) -> dict:
+    """Stream the whole state after each step into ``events.jsonl`` (:func:`follow_events`)."""
+    states = table.graph.stream(table.start, {"recursion_limit": table.step_bound}, stream_mode="values")
+    if progress:
+        states = _counted(states, table.step_bound, progress)
+    return follow_events(out / "events.jsonl", states)
+
+
+def _counted(states, bound: int, progress: Callable):
+    for i, state in enumerate(states):
+        if i:   # the first state streamed is the input
+            progress(i, bound, "")
+        yield state
+
+
+def _play_checkpointed(table: Table, out: Path, ckpt: Path, resume: bool, progress: Callable | None,
+                       thread: dict) -> dict:
+    """Play or resume with a SQLite checkpoint; ``events.jsonl`` rewritten after every step."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(ckpt), check_same_thread=False)
+    try:
+        graph = table.graph.with_checkpointer(SqliteSaver(conn))
+        cfg = {**thread, "recursion_limit": table.step_bound}
+        start: dict | None = table.start
+        if resume:
+            snap = graph.get_state(cfg)
+            start = None if snap.values else table.start
+            if snap.values and not snap.next:
+                start = None  # already finished: nothing left to run
+        steps = 0
+        # "sync": each step's checkpoint is written before the next step starts (LangGraph's
+        # default "async" writes it while the next step runs, so get_state below could still read
+        # the step before, and an interrupt could lose a finished step's events)
+        for update in graph.stream(start, cfg, stream_mode="updates", durability="sync"):
+            steps += 1
+            values = graph.get_state(cfg).values
+            write_events(out / "events.jsonl", values.get("events", []))
+            if progress:
+                progress(steps, table.step_bound, ",".join(update))
+        values = graph.get_state(cfg).values
+    finally:
+        conn.close()
+    write_events(out / "events.jsonl", values.get("events", []))
+    return dict(values)
