@@ -51,6 +51,8 @@ def _add_spy() -> None:
     app.command("doctor")(remote_options(doctor))
     from mas_agents.cli.reproduce import reproduce
     app.command("reproduce")(remote_options(reproduce))
+    from mas_agents.cli.game import game_app
+    app.add_typer(game_app, name="game")
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402

@@ -1,0 +1,109 @@
+"""``mas game list`` / ``mas game play``: any game registered in :mod:`eval.games`, through the
+one runner (:func:`eval.runs.session.run`). A game of another package is found through the
+``mas_agents.games`` entry points, or imported with ``--module``; the built-in games also have
+their own commands (``mas mmg``, ``mas spy``, ``mas magic``) that load their data."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mas_agents.cli import common as cli
+from mas_agents.cli.common import Model, Seed, Verbose, remote_options
+
+game_app = typer.Typer(help="Any registered game, through the one runner (list, play).", no_args_is_help=True)
+
+Module = typer.Option(None, "--module", help="Import this Python module first (a game it registers becomes "
+                                             "playable), e.g. my_games.auction.")
+
+
+def _import(modules: Optional[list[str]]) -> None:
+    """Import each ``--module`` (the current directory is searched first, as ``python -m`` does)."""
+    import os
+    import sys
+    if modules and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for m in modules or []:
+        try:
+            importlib.import_module(m)
+        except ImportError as exc:
+            cli.fail(f"--module {m}: {exc}")
+
+
+def parse_sets(items: list[str]) -> dict:
+    """``["rounds=3", "pair={\\"civilian\\": \\"tea\\"}", "lang=en"]`` -> their values: JSON when
+    the text parses as JSON, else the text itself.
+
+    Raises:
+        ValueError: an item without ``=`` or with an empty name.
+    """
+    params = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE, e.g. rounds=3")
+        try:
+            params[key.strip()] = json.loads(text)
+        except ValueError:
+            params[key.strip()] = text
+    return params
+
+
+@game_app.command("list")
+def list_games(module: Optional[list[str]] = Module) -> None:
+    """Every registered game: kind, title, parameters, and whether it resumes mid-game."""
+    _import(module)
+    from rich.table import Table
+
+    from eval import games
+    table = Table("kind", "title", "parameters", "resumes mid-game")
+    for kind, g in games.games().items():
+        table.add_row(kind, g.title, ", ".join(g.params) or "-", "yes" if g.checkpoint else "no")
+    cli.console.print(table)
+
+
+@game_app.command("play")
+@remote_options
+def play(
+    kind: str = typer.Argument(..., help="A registered game kind (mas game list)."),
+    agents: Optional[str] = typer.Option(None, help="Comma-separated agent specs, one per seat (the game's "
+                                                    "'agents' parameter), e.g. plain,plain+pgm."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="A game parameter NAME=VALUE (VALUE as JSON "
+                                                                 "when it parses, else text); repeatable."),
+    module: Optional[list[str]] = Module,
+    model: str = Model,
+    seed: int = Seed,
+    resume: bool = typer.Option(False, "--resume", help="Continue the game in --out (games that resume mid-game)."),
+    out: Optional[Path] = typer.Option(None, help="Run directory (default runs/<kind>-<hash of the parameters>-"
+                                                  "<model>-s<seed>)."),
+    verbose: bool = Verbose,
+) -> None:
+    """Play one game of KIND and print its result.json."""
+    cli.setup_logging(verbose)
+    _import(module)
+    from eval import games
+    from eval.runs.session import run
+    from mas_agents.rundir import stable_run_dir
+
+    try:
+        game = games.get(kind)
+        params = parse_sets(set_ or [])
+        if agents is not None:
+            params["agents"] = [a.strip() for a in agents.split(",") if a.strip()]
+        from eval.runs.session import check_params
+        check_params(game, params)
+    except ValueError as exc:
+        cli.fail(str(exc))
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    out = out or stable_run_dir(kind, digest, model, f"s{seed}")
+    try:
+        res = run(game, out, model=model, seed=seed, resume=resume, **params)
+    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+        cli.fail(str(exc))
+    cli.console.print_json(json.dumps(res, ensure_ascii=False, default=str))
+    cli.console.print(f"wrote {out}")
