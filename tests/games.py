@@ -1,7 +1,17 @@
-"""Every game's :class:`planners.base.GameInfo` by name, for tests that build requests by hand."""
+"""Every game's :class:`planners.base.GameInfo` by name, for tests that build requests by hand,
+read from the game registry (:mod:`eval.games`; MAgIC registers a family of five)."""
 
-from graphs.magic.rules import GAMES as _MAGIC
-from graphs.mmg.rules import GAME as _MMG
-from graphs.wis.rules import GAME as _WIS
+from eval import games as _games
 
-GAME = {"mmg": _MMG, "wis": _WIS, **_MAGIC}
+
+def _infos() -> dict:
+    out = {}
+    for kind, game in _games.games().items():
+        if isinstance(game.info, dict):
+            out.update(game.info)
+        else:
+            out[kind] = game.info
+    return out
+
+
+GAME = _infos()

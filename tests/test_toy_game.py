@@ -65,7 +65,7 @@ def test_the_runner_plays_it_and_writes_every_file(toy, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "events.jsonl", "llm_calls.jsonl",
                                                      "llm_prompts.jsonl.gz", "result.json", "transcript.md"]
     cfg = json.loads((out / "config.json").read_text())
-    assert list(cfg)[:3] == ["kind", "agents", "rounds"] and cfg["kind"] == "beauty_contest"
+    assert list(cfg)[:5] == ["kind", "agents", "rounds", "model", "seed"] and cfg["kind"] == "beauty_contest"
     assert {"endpoints", "record_prompts", "versions"} <= set(cfg)
     assert json.loads((out / "result.json").read_text()) == res
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
@@ -113,8 +113,11 @@ def test_mas_serve_lists_and_replays_it(toy, tmp_path):
     index = client.get("/").text
     assert "beauty_contest" in index and "wins: Player 1 " in index
     assert client.get("/run/bc").status_code == 200
+    assert "beauty_contest" in client.get("/?kind=beauty_contest").text
     replay = client.get("/replay/bc?private=1")
     assert replay.status_code == 200 and "Target " in replay.text
+    assert "<h1>p-beauty contest: " in replay.text and "Murder mystery" not in replay.text
+    assert "<td>Player 2</td><td><code>plain+pgm</code></td><td>GuessChat</td>" in replay.text
 
 
 def test_mas_game_plays_it_from_the_command_line(toy, tmp_path, monkeypatch):

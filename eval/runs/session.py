@@ -3,7 +3,8 @@
 It owns the run directory for every game (README, "What a run writes"):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
-  "versions"}``, written before the first move;
+  "versions"}`` (``model`` and ``seed`` after the game's fields when it wrote none), written
+  before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
 * ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
@@ -61,6 +62,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         FileExistsError: a checkpointed game already in ``out`` and ``resume`` False.
         FileNotFoundError: ``resume`` but ``out`` holds no checkpoint.
     """
+    from mas_agents.llm import spec_text
     from mas_agents.remote import endpoint_report
     from mas_agents.rundir import versions
 
@@ -90,7 +92,10 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             if new_log and calls.exists() and calls.stat().st_size == 0:
                 calls.unlink()   # a refused set-up leaves nothing behind
             raise
-        write_json(out / "config.json", {"kind": g.kind, **table.config, "endpoints": endpoint_report(seats.models()),
+        config = {"kind": g.kind, **table.config}
+        config.setdefault("model", spec_text(model))   # every run says its model and seed
+        config.setdefault("seed", seed)
+        write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts, "versions": versions()})
         clock = Stopwatch()
         if g.checkpoint:

@@ -81,8 +81,7 @@ class PlayerFactory:
                 the game is refused before it starts; ``human`` without a ``human_dir``.
         """
         from graphs.wis.player import AgentWisPlayer
-        from mas_agents.agent import Agent
-        from mas_agents.specs import build_blocks, is_remote, parse_spec, split_model
+        from mas_agents.specs import is_remote, parse_spec, split_model
         from eval.runs.human import HUMAN, HumanSeat
         if spec == HUMAN:   # a person, through files in the run directory (eval.runs.human)
             if self.human_dir is None:
@@ -96,11 +95,10 @@ class PlayerFactory:
             return player
         blocks, model_spec = split_model(spec)
         parse_spec(blocks)
-        model = self.model(model_spec or self.default_model)
+        self.model(model_spec or self.default_model)   # built (and loaded) before the game starts
 
         def make_agent(persona):
-            return Agent(persona=persona, model=model, memory=None, blocks=build_blocks(blocks), spec=blocks,
-                         game=rules.GAME)
+            return self.seats.agent(persona, spec, rules.GAME)
 
         return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role, safe_reply=self.safe_reply)
 

@@ -279,7 +279,9 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
         calls, tot = rp.load_calls(d / "llm_calls.jsonl")
         hidden = any(s.hidden for s in panel)
-        return page("replay.html", rel=rs.relpath(root, d), game=game, rows=rows, lang=lang, scenario=scenario,
+        registered = rs.registered_game(game)
+        return page("replay.html", rel=rs.relpath(root, d), game=game, game_title=registered.title if registered else game,
+                    rows=rows, lang=lang, scenario=scenario,
                     players=players, panel=panel, groups=groups, seen=seen_by,
                     n_seen=sum(1 for r in rows if "*" in r.visible_to or seen_by in r.visible_to),
                     hidden_note="The roles of a hidden-role game are shown when it has ended, or on the private "

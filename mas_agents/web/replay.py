@@ -168,8 +168,12 @@ def load_events(path: Path) -> list[dict[str, Any]]:
 
 
 def game_of(events: list[dict[str, Any]], kind_hint: str = "") -> str:
-    """``"mmg"``, ``"wis"`` or ``"magic"``: ``kind_hint`` when it is one, else from the kinds."""
+    """``"mmg"``, ``"wis"`` or ``"magic"``: ``kind_hint`` when it is one, else from the kinds;
+    the kind of a game registered beyond them (:mod:`eval.games`) when ``kind_hint`` is one."""
     if kind_hint in ("mmg", "wis", "magic"):
+        return kind_hint
+    from mas_agents.web.runs import registered_game
+    if registered_game(kind_hint) is not None:
         return kind_hint
     kinds = {e.get("kind") for e in events}
     if kinds & {"describe", "word"}:
@@ -744,11 +748,17 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
             agents = {n: shown for n in names}
         for n in names:
             agents.setdefault(n, str(cfg.get("agent") or ""))
-    else:
+    elif game == "magic":
         setup = next((e.get("data") or {} for e in events if e.get("kind") == "setup"), {})
         names = [str(x) for x in setup.get("players") or []] or names
         agents = {str(k): str(v) for k, v in (cfg.get("seats") or {}).items()}
         roles = {str(k): str(v) for k, v in (setup.get("roles") or {}).items()}
+    else:   # a registered game: its seats in order, their specs from its GameDef.seat_specs
+        from mas_agents.web.runs import registered_game
+        registered = registered_game(game)
+        specs = registered.seat_specs(cfg) if registered is not None and registered.seat_specs else []
+        names = [n for n in names if n != "game"]
+        agents = {n: str(a) for n, a in zip(names, specs)}
     out = []
     for i, n in enumerate(names):
         r = roles.get(n, "")
