@@ -61,6 +61,7 @@ is what ``config.json`` records.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import re
@@ -95,6 +96,8 @@ PROBE_TEXT = "zq-7"
 #: Smallest reply cap the context fitting lowers a call to before giving up (tokens): a vote
 #: with no thought needs about a dozen.
 MIN_FIT_TOKENS = 16
+#: Connections pooled per HTTP client of an endpoint (:meth:`Endpoint.http_client`).
+POOL_SHARD = 16
 #: Bytes per token assumed before the server's usage has shown the real ratio (English BPE text
 #: is about 4, Chinese about 2 to 3: 2.5 over-counts English, so prompts are never under-counted).
 START_BYTES_PER_TOKEN = 2.5
@@ -263,6 +266,20 @@ def is_openai_api(base_url: str | None) -> bool:
     return not base_url or (urlparse(base_url).hostname or "").endswith("api.openai.com")
 
 
+_SHARD = threading.local()
+_SHARD_NEXT = itertools.count()
+
+
+def _thread_shard() -> int:
+    """A number of the calling thread's own, given out in turn (0, 1, 2, ...): spreads threads
+    evenly over an endpoint's HTTP clients (a thread ident is an address, mostly a multiple of
+    a large power of two, so ``ident % n`` would send every thread to one shard)."""
+    n = getattr(_SHARD, "n", None)
+    if n is None:
+        n = _SHARD.n = next(_SHARD_NEXT)
+    return n
+
+
 class Endpoint:
     """What is known about one base URL: its limiter, structured dialect, context window and
     the bytes-per-token ratio its usage reports have shown. One per base URL per process
@@ -279,45 +296,64 @@ class Endpoint:
         self._bytes_per_token = START_BYTES_PER_TOKEN
         self._ratio_seen = False
         self._client_lock = threading.RLock()
-        self._http: Any = None
-        self._clients: dict[int, tuple[Any, Any]] = {}   # id(model's root client) -> (it, its copy here)
+        #: HTTP clients, each pooling at most :data:`POOL_SHARD` connections (see :meth:`http_client`)
+        self._http: list[Any] = []
+        #: (id(model's root client), shard) -> (it, its copy here)
+        self._clients: dict[tuple[int, int], tuple[Any, Any]] = {}
         #: a replica passed over until this time.monotonic() (see :class:`ReplicaSet`), and why
         self.down_until = 0.0
         self.down_reason = ""
 
     # -- HTTP --------------------------------------------------------------------------------
-    def http_client(self) -> Any:
-        """This endpoint's HTTP client (the openai SDK's ``httpx2`` client and defaults), shared by
-        every model of the process that calls it. Its pool keeps up to ``max_connections`` idle
-        keep-alive connections, as many as the limiter lets be in flight (the SDK's default keeps
-        100: at 256 in flight about 157 connections were closed and opened again per cell), and
-        sets no cap of its own (the limiter is the cap; probes run beside it)."""
+    def _shards(self) -> int:
+        return max(1, -(-self.cfg.max_connections // POOL_SHARD))
+
+    def http_client(self, shard: int | None = None) -> Any:
+        """One of this endpoint's HTTP clients (the openai SDK's ``httpx2`` client and defaults),
+        shared by every model of the process that calls it: the calling thread's shard when
+        ``shard`` is None.
+
+        The connections the limiter lets be in flight (``max_connections``) are split over
+        ``ceil(max_connections / POOL_SHARD)`` clients, each keeping up to its share of idle
+        keep-alive connections (the SDK's default keeps 100: at 256 in flight about 157
+        connections were closed and opened again per cell) and setting no cap of its own (the
+        limiter is the cap; probes run beside it). A thread always uses the same shard. One pool
+        of every connection cost CPU in proportion to its size: httpcore walks every pooled
+        connection twice per request (0.9 ms of client CPU per call with 64 connections,
+        ``benchmarks/results/throughput.md``); a shard walks at most :data:`POOL_SHARD`."""
+        n = self._shards()
+        if shard is None:
+            shard = _thread_shard() % n
         with self._client_lock:
-            if self._http is None:
+            while len(self._http) < n:
                 import httpx2
                 from openai._base_client import SyncHttpxClientWrapper
 
-                limits = httpx2.Limits(max_connections=None, max_keepalive_connections=self.cfg.max_connections)
+                share = -(-self.cfg.max_connections // n)
+                limits = httpx2.Limits(max_connections=None, max_keepalive_connections=share)
                 kwargs: dict[str, Any] = {"limits": limits}
                 opts = _default_socket_options()
                 if opts:   # langchain-openai's TCP keep-alive options, as its own client sets them
                     kwargs["transport"] = httpx2.HTTPTransport(limits=limits, socket_options=list(opts))
                 # the SDK's own wrapper of its default client: closed (its sockets too) when the
                 # endpoint is dropped, e.g. by configure()
-                self._http = SyncHttpxClientWrapper(**kwargs)
-            return self._http
+                self._http.append(SyncHttpxClientWrapper(**kwargs))
+            return self._http[shard % len(self._http)]
 
     def client_for(self, model: "RemoteChat") -> Any:
         """``model``'s openai SDK client (its key, headers, timeout, retries) aimed at this base URL
-        over :meth:`http_client`; one copy per model client, made on first use."""
+        over the calling thread's :meth:`http_client`; one copy per model client and shard, made
+        on first use."""
         root = model.root_client
-        hit = self._clients.get(id(root))
+        shard = _thread_shard() % self._shards()
+        key = (id(root), shard)
+        hit = self._clients.get(key)
         if hit is None or hit[0] is not root:
             with self._client_lock:
-                hit = self._clients.get(id(root))
+                hit = self._clients.get(key)
                 if hit is None or hit[0] is not root:
-                    hit = self._clients[id(root)] = (root, root.copy(base_url=self.base_url,
-                                                                     http_client=self.http_client()))
+                    hit = self._clients[key] = (root, root.copy(base_url=self.base_url,
+                                                                http_client=self.http_client(shard)))
         return hit[1]
 
     # -- replica faults ------------------------------------------------------------------------
@@ -957,7 +993,6 @@ class RemoteChat(ChatOpenAI):
         import openai
         from langchain_openai.chat_models.base import _handle_openai_api_error, _handle_openai_bad_request
         from openai._base_client import make_request_options
-        from openai.types.chat import ChatCompletion
 
         self._ensure_sync_client_available()
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
@@ -968,8 +1003,10 @@ class RemoteChat(ChatOpenAI):
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         extra = payload.pop("extra_body", None)
         try:
+            # cast_to=object: the reply's JSON as a dict, which langchain-openai reads as it reads
+            # a ChatCompletion once dumped (building and dumping that model cost ~0.5 ms a call)
             resp = ep.client_for(self).post(
-                "/chat/completions", body=payload, cast_to=ChatCompletion,
+                "/chat/completions", body=payload, cast_to=object,
                 options=make_request_options(extra_body=extra, security={"bearer_auth": True}))
         except openai.BadRequestError as e:
             _handle_openai_bad_request(e)
