@@ -135,12 +135,15 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, 
     path = Path(path)
     state: Mapping[str, Any] = {}
     written = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for state in states:
-            events = state.get("events", [])
-            for i in range(written, len(events)):
-                fh.write(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n")
-            fh.flush()
+    path.write_text("", encoding="utf-8")
+    for state in states:
+        events = state.get("events", [])
+        if len(events) > written:
+            # opened per step, not held for the game: a thousand games in flight would otherwise
+            # hold a thousand descriptors (past the usual 1,024 a process may open)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n"
+                                 for i in range(written, len(events))))
             written = len(events)
     write_events(path, list(state.get("events", [])))
     return dict(state)
