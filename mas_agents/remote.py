@@ -49,9 +49,11 @@ is not the embedded model:
   URLs (:func:`parse_base_urls`): a :class:`ReplicaSet` sends each request to the replica with the
   fewest in flight, each with its own limiter, probes and context window, and passes over one that
   cannot be reached while another can (see the class).
-* **The request path.** The payload is langchain-openai's, posted with the openai SDK client's
-  ``post`` (:meth:`RemoteChat._request`): the same JSON, headers, errors and parsed reply as
-  ``chat.completions.create`` without re-walking every request body against the SDK's types.
+* **The request path.** The payload is langchain-openai's, posted with urllib3 over one pool per
+  endpoint (:class:`DirectPost`, :meth:`RemoteChat._request`) with the SDK client's headers, key,
+  timeout and error classes, or, for an SDK client whose key comes from a provider, with the SDK
+  client's ``post``: the same JSON, headers, errors and reply as ``chat.completions.create``, at
+  a third of its client CPU (``benchmarks/results/engine_choice.md``). Probes go through the SDK.
 
 Process-wide settings (:func:`configure`) come from the CLI options ``--structured``,
 ``--context-window``, ``--max-connections`` and ``--adaptive-connections``; :func:`endpoint_report`
@@ -280,6 +282,89 @@ def _thread_shard() -> int:
     return n
 
 
+def _plain_key_client(client: Any) -> bool:
+    """Whether an openai SDK client authenticates with a plain API key (or none): no provider
+    runtime, key provider or workload identity that rewrites requests, which only the SDK's own
+    request path applies."""
+    return all(getattr(client, a, None) is None for a in ("_provider_runtime", "_api_key_provider",
+                                                            "workload_identity"))
+
+
+class DirectPost:
+    """Posts a chat-completion body with urllib3 for an SDK client with a plain key.
+
+    The openai SDK's request path (building its request options and an ``httpx2`` request, the
+    client's send, wrapping the response) costs 2.1-3.4 ms of client CPU per request at 64-256
+    in flight, urllib3's pool 0.74-0.77 ms (``benchmarks/results/engine_choice.md``). This keeps
+    what the SDK gives beyond transport: the headers and key of the client (its
+    ``default_headers`` and ``auth_headers``), its timeout, and its error classes: a non-2xx
+    reply becomes the exception the SDK raises for it (``client._make_status_error_from_response``,
+    the SDK's own mapping from status to ``BadRequestError``, ``RateLimitError``, ...); a refused
+    or broken connection ``openai.APIConnectionError``, a connect or read timeout
+    ``openai.APITimeoutError``, as the SDK raises them. A 2xx reply is returned as its parsed
+    JSON (``dict``), or as text when it is not JSON (which the caller reports as malformed).
+
+    Proxies: the ``http(s)_proxy`` / ``no_proxy`` environment, as ``httpx2`` reads it; TLS with
+    certifi's certificates, as ``httpx2`` verifies them.
+    """
+
+    def __init__(self, base_url: str, maxsize: int):
+        import urllib.parse
+        import urllib.request
+
+        import urllib3
+        kwargs: dict[str, Any] = {"maxsize": maxsize, "block": False}
+        try:
+            import certifi
+            kwargs["ca_certs"] = certifi.where()
+        except ImportError:  # pragma: no cover - httpx2 depends on it
+            pass
+        parts = urllib.parse.urlsplit(base_url)
+        proxy = urllib.request.getproxies().get(parts.scheme)
+        if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+            self.pool = urllib3.ProxyManager(proxy, **kwargs)
+        else:
+            self.pool = urllib3.PoolManager(**kwargs)
+
+    def post(self, client: Any, path: str, body: dict) -> Any:
+        """POST ``body`` as JSON to ``client.base_url`` + ``path``; see the class docstring.
+
+        Raises:
+            openai.APIStatusError (a subclass by status), openai.APIConnectionError,
+            openai.APITimeoutError; json.JSONDecodeError for a JSON reply that does not parse.
+        """
+        import httpx2
+        import openai
+        import urllib3
+        from openai import Omit
+
+        url = str(client.base_url).rstrip("/") + path
+        headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items()
+                   if not isinstance(v, Omit)}
+        t = client.timeout
+        if isinstance(t, httpx2.Timeout):
+            timeout = urllib3.Timeout(connect=t.connect, read=t.read)
+        else:
+            timeout = urllib3.Timeout(connect=t, read=t)
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            r = self.pool.request("POST", url, body=data, headers=headers, timeout=timeout, retries=False,
+                                  redirect=False)
+        except urllib3.exceptions.NewConnectionError as exc:   # refused, no route: before its timeout base
+            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
+        except urllib3.exceptions.TimeoutError as exc:
+            raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
+        if not 200 <= r.status < 300:
+            response = httpx2.Response(r.status, headers=list(r.headers.items()), content=r.data,
+                                       request=httpx2.Request("POST", url))
+            raise client._make_status_error_from_response(response)
+        if not r.headers.get("content-type", "*").split(";")[0].strip().endswith("json"):
+            return r.data.decode("utf-8", "replace")
+        return json.loads(r.data)
+
+
 class Endpoint:
     """What is known about one base URL: its limiter, structured dialect, context window and
     the bytes-per-token ratio its usage reports have shown. One per base URL per process
@@ -300,6 +385,7 @@ class Endpoint:
         self._http: list[Any] = []
         #: (id(model's root client), shard) -> (it, its copy here)
         self._clients: dict[tuple[int, int], tuple[Any, Any]] = {}
+        self._direct: DirectPost | None = None
         #: a replica passed over until this time.monotonic() (see :class:`ReplicaSet`), and why
         self.down_until = 0.0
         self.down_reason = ""
@@ -355,6 +441,15 @@ class Endpoint:
                     hit = self._clients[key] = (root, root.copy(base_url=self.base_url,
                                                                 http_client=self.http_client(shard)))
         return hit[1]
+
+    def direct(self) -> DirectPost:
+        """This endpoint's :class:`DirectPost` (one urllib3 pool of ``max_connections``), made on
+        first use."""
+        if self._direct is None:
+            with self._client_lock:
+                if self._direct is None:
+                    self._direct = DirectPost(self.base_url, self.cfg.max_connections)
+        return self._direct
 
     # -- replica faults ------------------------------------------------------------------------
     def mark_down(self, why: str) -> None:
@@ -982,14 +1077,14 @@ class RemoteChat(ChatOpenAI):
 
     def _request(self, ep: Endpoint, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any,
                  kwargs: dict) -> ChatResult:
-        """One chat completion at ``ep``: the payload langchain-openai builds, posted through the
-        openai SDK client of this model (:meth:`Endpoint.client_for`: its key, headers, timeout,
-        error classes, response parsing) with ``client.post`` rather than
-        ``chat.completions.create``, which walks every request's parameters against their
-        TypedDicts (``maybe_transform``: 1.4 ms of CPU per call, 40 % of the SDK's path) to send
-        the same JSON; the reply becomes a ``ChatResult`` as langchain-openai makes it, and its
-        errors the exceptions langchain-openai raises. Streaming, a top-level ``response_format``
-        or the Responses API (never used by our calls) go through langchain-openai itself."""
+        """One chat completion at ``ep``: the payload langchain-openai builds, posted with urllib3
+        (:class:`DirectPost`: the SDK client's headers, key, timeout and error classes kept) when
+        the model's SDK client has a plain key, else through the SDK client itself
+        (``client.post``, not ``chat.completions.create``, which walks every request's parameters
+        against their TypedDicts); the reply, read as a dict, becomes a ``ChatResult`` as
+        langchain-openai makes it, and its errors the exceptions langchain-openai raises.
+        Streaming, a top-level ``response_format`` or the Responses API (never used by our calls)
+        go through langchain-openai itself."""
         import openai
         from langchain_openai.chat_models.base import _handle_openai_api_error, _handle_openai_bad_request
         from openai._base_client import make_request_options
@@ -1002,12 +1097,18 @@ class RemoteChat(ChatOpenAI):
                                  "supported with several base URLs")
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         extra = payload.pop("extra_body", None)
+        client = ep.client_for(self)
         try:
-            # cast_to=object: the reply's JSON as a dict, which langchain-openai reads as it reads
-            # a ChatCompletion once dumped (building and dumping that model cost ~0.5 ms a call)
-            resp = ep.client_for(self).post(
-                "/chat/completions", body=payload, cast_to=object,
-                options=make_request_options(extra_body=extra, security={"bearer_auth": True}))
+            if _plain_key_client(client):
+                # the body posted with urllib3, the SDK's headers, key, timeout and error classes
+                # kept (DirectPost: 0.8 ms of CPU a request against 2.1-3.4 through the SDK)
+                resp = ep.direct().post(client, "/chat/completions", {**payload, **(extra or {})})
+            else:
+                # cast_to=object: the reply's JSON as a dict, which langchain-openai reads as it
+                # reads a ChatCompletion once dumped (building and dumping that model ~0.5 ms)
+                resp = client.post(
+                    "/chat/completions", body=payload, cast_to=object,
+                    options=make_request_options(extra_body=extra, security={"bearer_auth": True}))
         except openai.BadRequestError as e:
             _handle_openai_bad_request(e)
         except openai.APIError as e:

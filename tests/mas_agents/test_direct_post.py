@@ -1,0 +1,129 @@
+"""mas_agents.remote.DirectPost: a chat-completion body posted with urllib3 keeps the SDK's headers,
+key, timeout and error classes (the whole RemoteChat path over it is tested against the stub in
+test_remote.py and test_probe_faults.py; here each mapping alone, against a tiny server)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import openai
+import pytest
+
+from mas_agents.remote import DirectPost, _plain_key_client
+
+
+class Server:
+    """Answers every POST with ``answer(handler) -> (status, content_type, body, headers)`` and
+    keeps what it received."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.received: list[tuple[dict, bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.received.append((dict(self.headers), body))
+                status, ctype, data, extra = outer.answer(self)
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def ok(handler):
+    return 200, "application/json", json.dumps({"choices": [{"message": {"content": "hi"}}]}).encode(), ()
+
+
+@pytest.fixture
+def serve():
+    made = []
+
+    def make(answer):
+        made.append(Server(answer))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def client(url, **kw):
+    return openai.OpenAI(base_url=url, api_key="k-123", max_retries=0, **kw)
+
+
+def test_the_body_goes_as_json_with_the_clients_key_and_headers(serve):
+    s = serve(ok)
+    body = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "grammar": "root ::= \"a\""}
+    got = DirectPost(s.url, 4).post(client(s.url, default_headers={"X-Extra": "1"}), "/chat/completions", body)
+    assert got == {"choices": [{"message": {"content": "hi"}}]}
+    headers, raw = s.received[0]
+    assert json.loads(raw) == body
+    assert headers["Authorization"] == "Bearer k-123" and headers["Content-Type"] == "application/json"
+    assert headers["X-Extra"] == "1" and headers["User-Agent"].startswith("OpenAI/Python")
+    assert not any("Omit" in v for v in headers.values())
+
+
+def test_a_refused_connection_is_a_connection_error_not_a_timeout():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()   # nothing listens there now
+    url = f"http://127.0.0.1:{port}/v1"
+    with pytest.raises(openai.APIConnectionError) as err:
+        DirectPost(url, 1).post(client(url), "/chat/completions", {})
+    assert not isinstance(err.value, openai.APITimeoutError)
+
+
+def test_a_slow_reply_is_a_timeout(serve):
+    def slow(handler):
+        time.sleep(1.5)
+        return ok(handler)
+
+    s = serve(slow)
+    with pytest.raises(openai.APITimeoutError):
+        DirectPost(s.url, 1).post(client(s.url, timeout=0.3), "/chat/completions", {})
+
+
+def test_a_status_is_the_sdks_own_error_with_the_response(serve):
+    s = serve(lambda h: (429, "application/json", b'{"error": {"message": "slow down"}}', (("Retry-After", "3"),)))
+    with pytest.raises(openai.RateLimitError) as err:
+        DirectPost(s.url, 1).post(client(s.url), "/chat/completions", {})
+    assert err.value.status_code == 429 and err.value.response.headers["retry-after"] == "3"
+    assert "slow down" in str(err.value)
+    s2 = serve(lambda h: (400, "application/json", b'{"error": {"message": "bad"}}', ()))
+    with pytest.raises(openai.BadRequestError):
+        DirectPost(s2.url, 1).post(client(s2.url), "/chat/completions", {})
+
+
+def test_a_reply_that_is_not_json_comes_back_as_text_and_bad_json_raises(serve):
+    s = serve(lambda h: (200, "text/html", b"<html>proxy login</html>", ()))
+    assert DirectPost(s.url, 1).post(client(s.url), "/chat/completions", {}) == "<html>proxy login</html>"
+    s2 = serve(lambda h: (200, "application/json", b"{not json", ()))
+    with pytest.raises(json.JSONDecodeError):
+        DirectPost(s2.url, 1).post(client(s2.url), "/chat/completions", {})
+
+
+def test_only_plain_key_clients_take_the_direct_path():
+    assert _plain_key_client(client("http://127.0.0.1:9/v1"))
+    provider = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key=lambda: "k", max_retries=0)
+    assert not _plain_key_client(provider)
