@@ -156,6 +156,17 @@ def get(kind: str | GameDef) -> GameDef:
     return _REGISTRY[kind]
 
 
+def find(kind: Any) -> GameDef | None:
+    """The registered :class:`GameDef` for ``kind``, or None when ``kind`` is no registered game
+    (any other run kind, or not a string). Never raises."""
+    if not isinstance(kind, str) or not kind:
+        return None
+    try:
+        return get(kind)
+    except ValueError:
+        return None
+
+
 def kinds() -> list[str]:
     """Every registered run kind, built-ins first, in registration order."""
     _load_all()

@@ -43,8 +43,9 @@ is not the embedded model:
   cell, evaluation and ablation cell of the process: at most ``max_connections`` requests in
   flight; ``adaptive`` halves the limit on a 429 and adds one back after 20 successes. It counts
   requests in flight and calls/s for progress lines (:func:`activity`). Each base URL has one
-  HTTP connection pool (:meth:`Endpoint.http_client`) keeping as many idle keep-alive connections
-  as the cap lets be in flight.
+  urllib3 pool for chat completions (:meth:`Endpoint.direct`) and one SDK client pool for probes
+  (:meth:`Endpoint.http_client`), each keeping as many idle keep-alive connections as the cap
+  lets be in flight.
 * **Several servers for one model.** ``OPENAI_BASE_URL`` may list several comma-separated base
   URLs (:func:`parse_base_urls`): a :class:`ReplicaSet` sends each request to the replica with the
   fewest in flight, each with its own limiter, probes and context window, and passes over one that
@@ -63,7 +64,6 @@ is what ``config.json`` records.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import logging
 import re
@@ -98,8 +98,6 @@ PROBE_TEXT = "zq-7"
 #: Smallest reply cap the context fitting lowers a call to before giving up (tokens): a vote
 #: with no thought needs about a dozen.
 MIN_FIT_TOKENS = 16
-#: Connections pooled per HTTP client of an endpoint (:meth:`Endpoint.http_client`).
-POOL_SHARD = 16
 #: Bytes per token assumed before the server's usage has shown the real ratio (English BPE text
 #: is about 4, Chinese about 2 to 3: 2.5 over-counts English, so prompts are never under-counted).
 START_BYTES_PER_TOKEN = 2.5
@@ -268,20 +266,6 @@ def is_openai_api(base_url: str | None) -> bool:
     return not base_url or (urlparse(base_url).hostname or "").endswith("api.openai.com")
 
 
-_SHARD = threading.local()
-_SHARD_NEXT = itertools.count()
-
-
-def _thread_shard() -> int:
-    """A number of the calling thread's own, given out in turn (0, 1, 2, ...): spreads threads
-    evenly over an endpoint's HTTP clients (a thread ident is an address, mostly a multiple of
-    a large power of two, so ``ident % n`` would send every thread to one shard)."""
-    n = getattr(_SHARD, "n", None)
-    if n is None:
-        n = _SHARD.n = next(_SHARD_NEXT)
-    return n
-
-
 def _plain_key_client(client: Any) -> bool:
     """Whether an openai SDK client authenticates with a plain API key (or none): no provider
     runtime, key provider or workload identity that rewrites requests, which only the SDK's own
@@ -381,65 +365,46 @@ class Endpoint:
         self._bytes_per_token = START_BYTES_PER_TOKEN
         self._ratio_seen = False
         self._client_lock = threading.RLock()
-        #: HTTP clients, each pooling at most :data:`POOL_SHARD` connections (see :meth:`http_client`)
-        self._http: list[Any] = []
-        #: (id(model's root client), shard) -> (it, its copy here)
-        self._clients: dict[tuple[int, int], tuple[Any, Any]] = {}
+        self._http: Any = None
+        self._clients: dict[int, tuple[Any, Any]] = {}   # id(model's root client) -> (it, its copy here)
         self._direct: DirectPost | None = None
         #: a replica passed over until this time.monotonic() (see :class:`ReplicaSet`), and why
         self.down_until = 0.0
         self.down_reason = ""
 
     # -- HTTP --------------------------------------------------------------------------------
-    def _shards(self) -> int:
-        return max(1, -(-self.cfg.max_connections // POOL_SHARD))
-
-    def http_client(self, shard: int | None = None) -> Any:
-        """One of this endpoint's HTTP clients (the openai SDK's ``httpx2`` client and defaults),
-        shared by every model of the process that calls it: the calling thread's shard when
-        ``shard`` is None.
-
-        The connections the limiter lets be in flight (``max_connections``) are split over
-        ``ceil(max_connections / POOL_SHARD)`` clients, each keeping up to its share of idle
-        keep-alive connections (the SDK's default keeps 100: at 256 in flight about 157
-        connections were closed and opened again per cell) and setting no cap of its own (the
-        limiter is the cap; probes run beside it). A thread always uses the same shard. One pool
-        of every connection cost CPU in proportion to its size: httpcore walks every pooled
-        connection twice per request (0.9 ms of client CPU per call with 64 connections,
-        ``benchmarks/results/throughput.md``); a shard walks at most :data:`POOL_SHARD`."""
-        n = self._shards()
-        if shard is None:
-            shard = _thread_shard() % n
+    def http_client(self) -> Any:
+        """This endpoint's HTTP client for the openai SDK (its ``httpx2`` client and defaults),
+        shared by every model of the process that calls it: probes, and the chat completions of
+        an SDK client whose key comes from a provider (the others go through :meth:`direct`). Its
+        pool keeps up to ``max_connections`` idle keep-alive connections and sets no cap of its
+        own (the limiter is the cap; probes run beside it)."""
         with self._client_lock:
-            while len(self._http) < n:
+            if self._http is None:
                 import httpx2
                 from openai._base_client import SyncHttpxClientWrapper
 
-                share = -(-self.cfg.max_connections // n)
-                limits = httpx2.Limits(max_connections=None, max_keepalive_connections=share)
+                limits = httpx2.Limits(max_connections=None, max_keepalive_connections=self.cfg.max_connections)
                 kwargs: dict[str, Any] = {"limits": limits}
                 opts = _default_socket_options()
                 if opts:   # langchain-openai's TCP keep-alive options, as its own client sets them
                     kwargs["transport"] = httpx2.HTTPTransport(limits=limits, socket_options=list(opts))
                 # the SDK's own wrapper of its default client: closed (its sockets too) when the
                 # endpoint is dropped, e.g. by configure()
-                self._http.append(SyncHttpxClientWrapper(**kwargs))
-            return self._http[shard % len(self._http)]
+                self._http = SyncHttpxClientWrapper(**kwargs)
+            return self._http
 
     def client_for(self, model: "RemoteChat") -> Any:
         """``model``'s openai SDK client (its key, headers, timeout, retries) aimed at this base URL
-        over the calling thread's :meth:`http_client`; one copy per model client and shard, made
-        on first use."""
+        over :meth:`http_client`; one copy per model client, made on first use."""
         root = model.root_client
-        shard = _thread_shard() % self._shards()
-        key = (id(root), shard)
-        hit = self._clients.get(key)
+        hit = self._clients.get(id(root))
         if hit is None or hit[0] is not root:
             with self._client_lock:
-                hit = self._clients.get(key)
+                hit = self._clients.get(id(root))
                 if hit is None or hit[0] is not root:
-                    hit = self._clients[key] = (root, root.copy(base_url=self.base_url,
-                                                                http_client=self.http_client(shard)))
+                    hit = self._clients[id(root)] = (root, root.copy(base_url=self.base_url,
+                                                                     http_client=self.http_client()))
         return hit[1]
 
     def direct(self) -> DirectPost:

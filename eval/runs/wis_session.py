@@ -17,7 +17,6 @@ from eval.games import GameDef, Table, register
 from eval.runs.seats import Seats
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
-from mas_agents.accounting import CallRecorder
 from mas_agents.llm import spec_text
 
 
@@ -34,42 +33,33 @@ def parse_pair(text: str) -> dict[str, str]:
 
 
 class PlayerFactory:
-    """Builds the player for one seat from a spec, sharing models between seats.
+    """Builds the player for one seat from a spec; its agents' models come from ``seats``.
 
     Args:
-        default_model: model spec for specs without ``@MODEL`` (``local``, ``openai:NAME``) or a
-            chat model object (tests pass fakes).
-        recorder: where local seats' LLM calls are recorded.
+        seats: the :class:`eval.runs.seats.Seats` of the run: the default model (for specs
+            without ``@MODEL``), the seed, the call recorder, one accounted model per spec, and
+            where ``human`` seats keep their files (``seats.human_dir``; None: a ``human`` seat is
+            refused).
         lang: prompt language.
-        seed: sampling seed for local models.
         speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
-        human_dir: where ``human`` seats keep their files (:mod:`eval.runs.human`; the game's
-            ``<run>/human``); None: a ``human`` seat is refused.
         safe_reply: local players answer a generic description rather than one that still says
             their word after the re-prompt (:class:`graphs.wis.player.AgentWisPlayer`); set by
             ``mas spy serve-agent``, off at our own table.
-        seats: the run's :class:`eval.runs.seats.Seats` (its models record into the run's call
-            log); None: a pool of its own over ``recorder``.
     """
 
-    def __init__(self, default_model: Any, recorder: CallRecorder, lang: str = "en", seed: int = 0,
-                 speak_timeout: float | None = 10.0, human_dir: Path | None = None, safe_reply: bool = False,
-                 seats: Seats | None = None):
-        self.default_model = default_model
-        self.recorder = recorder
+    def __init__(self, seats: Seats, lang: str = "en", speak_timeout: float | None = 10.0,
+                 safe_reply: bool = False):
+        self.seats = seats
         self.lang = lang
-        self.seed = seed
         self.speak_timeout = speak_timeout
-        self.human_dir = human_dir
         self.safe_reply = safe_reply
-        self.seats = seats or Seats(recorder, default_model, seed)
 
     def models(self) -> list:
         """The accounted models the seats built so far."""
         return self.seats.models()
 
-    def model(self, spec: Any):
-        """The accounted chat model for a model spec (one per distinct spec)."""
+    def model(self, spec: Any = None):
+        """The accounted chat model for a model spec (None: the default; one per distinct spec)."""
         return self.seats.model(spec)
 
     def __call__(self, spec: str, role: str):
@@ -84,9 +74,9 @@ class PlayerFactory:
         from mas_agents.specs import is_remote, parse_spec, split_model
         from eval.runs.human import HUMAN, HumanSeat
         if spec == HUMAN:   # a person, through files in the run directory (eval.runs.human)
-            if self.human_dir is None:
+            if self.seats.human_dir is None:
                 raise ValueError("a human seat needs a game directory to talk through")
-            return HumanSeat(self.human_dir, lang=self.lang)
+            return HumanSeat(self.seats.human_dir, lang=self.lang)
         if is_remote(spec):
             from graphs.wis.protocol import RemoteWisPlayer
             # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
@@ -95,7 +85,7 @@ class PlayerFactory:
             return player
         blocks, model_spec = split_model(spec)
         parse_spec(blocks)
-        self.model(model_spec or self.default_model)   # built (and loaded) before the game starts
+        self.model(model_spec)   # built (and loaded) before the game starts
 
         def make_agent(persona):
             return self.seats.agent(persona, spec, rules.GAME)
@@ -163,8 +153,7 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
     names = [f"Player {i + 1}" for i in range(n)]
     roles = {p: ("spy" if i == spy_seat else "civilian") for i, p in enumerate(names)}
     words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in names}
-    factory = PlayerFactory(seats.default_model, seats.recorder, lang=lang, seed=seed, speak_timeout=speak_timeout,
-                            human_dir=seats.human_dir, seats=seats)
+    factory = PlayerFactory(seats, lang=lang, speak_timeout=speak_timeout)
     table = dict(players or {})
 
     def close() -> None:

@@ -95,8 +95,6 @@ def play(
         params = parse_sets(set_ or [])
         if agents is not None:
             params["agents"] = [a.strip() for a in agents.split(",") if a.strip()]
-        from eval.runs.session import check_params
-        check_params(game, params)
     except ValueError as exc:
         cli.fail(str(exc))
     digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]

@@ -244,6 +244,7 @@ def serve_agent(
     /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
     answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
     cli.setup_logging(verbose)
+    from eval.runs.seats import Seats
     from eval.runs.wis_session import PlayerFactory
     from graphs.wis.protocol import serve
     from mas_agents.accounting import CallRecorder
@@ -257,7 +258,8 @@ def serve_agent(
     _specs(agent)
     # safe_reply: a description that still says the word after the re-prompt becomes a generic one
     # (a platform's judge would eliminate the agent for it; graphs.wis.player.safe_description)
-    factory = PlayerFactory(model, CallRecorder(calls) if calls else CallRecorder(None), lang=lang, safe_reply=True)
-    factory.model(split_model(agent)[1] or model)  # load the model before the first request
+    factory = PlayerFactory(Seats(CallRecorder(calls) if calls else CallRecorder(None), model), lang=lang,
+                            safe_reply=True)
+    factory.model(split_model(agent)[1])  # load the model before the first request
     serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port,
           deadline=deadline or None)

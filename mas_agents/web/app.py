@@ -56,6 +56,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from eval import games as game_registry
 from mas_agents.web import replay as rp
 from mas_agents.web import runs as rs
 
@@ -279,7 +280,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
         calls, tot = rp.load_calls(d / "llm_calls.jsonl")
         hidden = any(s.hidden for s in panel)
-        registered = rs.registered_game(game)
+        registered = game_registry.find(game)
         return page("replay.html", rel=rs.relpath(root, d), game=game, game_title=registered.title if registered else game,
                     rows=rows, lang=lang, scenario=scenario,
                     players=players, panel=panel, groups=groups, seen=seen_by,

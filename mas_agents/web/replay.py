@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from eval import games as game_registry
 from mas_agents.events import EVERYONE, is_visible
 
 #: Kinds rendered as the game's headline moments (bold, own colour).
@@ -167,23 +168,12 @@ def load_events(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _registered(kind: str):
-    """The :class:`eval.games.GameDef` of a game kind registered beyond mmg/wis/magic, else None."""
-    if not kind or kind in ("mmg", "wis", "magic"):
-        return None
-    from eval import games
-    try:
-        return games.get(kind)
-    except ValueError:
-        return None
-
-
 def game_of(events: list[dict[str, Any]], kind_hint: str = "") -> str:
     """``"mmg"``, ``"wis"`` or ``"magic"``: ``kind_hint`` when it is one, else from the kinds;
     the kind of a game registered beyond them (:mod:`eval.games`) when ``kind_hint`` is one."""
     if kind_hint in ("mmg", "wis", "magic"):
         return kind_hint
-    if _registered(kind_hint) is not None:
+    if game_registry.find(kind_hint) is not None:
         return kind_hint
     kinds = {e.get("kind") for e in events}
     if kinds & {"describe", "word"}:
@@ -764,7 +754,7 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
         agents = {str(k): str(v) for k, v in (cfg.get("seats") or {}).items()}
         roles = {str(k): str(v) for k, v in (setup.get("roles") or {}).items()}
     else:   # a registered game: its seats in order, their specs from its GameDef.seat_specs
-        registered = _registered(game)
+        registered = game_registry.find(game)
         specs = registered.seat_specs(cfg) if registered is not None and registered.seat_specs else []
         names = [n for n in names if n != "game"]
         agents = {n: str(a) for n, a in zip(names, specs)}

@@ -36,25 +36,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from eval import games as game_registry
+
 GAME_KINDS = ("mmg", "wis", "magic")
-
-
-def registered_game(kind: Any):
-    """The :class:`eval.games.GameDef` of a game kind registered beyond the built-in ones (a
-    package's or a test's game), else None."""
-    if not isinstance(kind, str) or kind in GAME_KINDS:
-        return None
-    from eval import games
-    try:
-        return games.get(kind)
-    except ValueError:
-        return None
 
 
 def all_kinds() -> tuple[str, ...]:
     """:data:`KINDS` and then every other registered game kind (the runs list's filters)."""
-    from eval import games
-    return KINDS + tuple(k for k in games.kinds() if k not in KINDS)
+    return KINDS + tuple(k for k in game_registry.kinds() if k not in KINDS)
 #: Kinds in the order the runs list offers them as filters.
 KINDS = ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "magic-bench", "ablation",
          "wis-tournament", "wis-experiment", "reproduce")
@@ -133,7 +122,7 @@ def detect_kind(d: Path) -> str | None:
         k = cfg.get("kind")
         if k in ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "reproduce"):
             return k
-        if registered_game(k) is not None:
+        if game_registry.find(k) is not None:
             return k
         if "base" in cfg and "benches" in cfg:
             return "ablation"
@@ -182,7 +171,7 @@ class Run:
 
     @property
     def is_game(self) -> bool:
-        return self.kind in GAME_KINDS or registered_game(self.kind) is not None
+        return self.kind in GAME_KINDS or game_registry.find(self.kind) is not None
 
 
 def scan(root: Path) -> list[Run]:
@@ -338,12 +327,12 @@ def run_state(d: Path, kind: str) -> tuple[str, str]:
             return "running", ""
         if alive is False:
             return "stopped", why
-    elif kind not in GAME_KINDS and registered_game(kind) is None:
+    elif kind not in GAME_KINDS and game_registry.find(kind) is None:
         subs = open_games or [p.parent for p in d.glob("*/**/config.json") if not (p.parent / "result.json").exists()]
         for sub in subs[:50]:
             if read_run_marker(sub) is not None and marker_process(read_run_marker(sub))[0]:
                 return "running", ""
-    age = _age(d, deep=kind not in GAME_KINDS and registered_game(kind) is None)
+    age = _age(d, deep=kind not in GAME_KINDS and game_registry.find(kind) is None)
     if age is not None and age < FRESH_S:
         return "running", (why + "; " if marker is not None else "no process marker; ") + f"last written {age:.0f} s ago"
     if marker is not None:
@@ -423,7 +412,7 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
             f"{r.get('arm')} win {_kn(r, 'wins', 'games', r.get('win_rate'))}, "
             f"vote acc {_kn(r, 'correct_votes', 'votes_cast_as_civilian', r.get('vote_accuracy'))}, "
             f"foul {_kn(r, 'fouls', 'descriptions', r.get('foul_rate'))}" for r in rows)
-    elif (game := registered_game(kind)) is not None:   # a game registered beyond the built-in ones
+    elif (game := game_registry.find(kind)) is not None:   # a game registered beyond the built-in ones
         run.agents = _uniq(game.seat_specs(cfg)) if game.seat_specs else []
         if game.headline:
             run.headline = game.headline(cfg, res)

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from eval.reproduce import wis
 from eval.reproduce.common import load_table
 from eval.reports.wis_leaderboard import Leaderboard
+from eval.runs.seats import Seats
 from eval.runs.wis_session import PlayerFactory, play_game
 from graphs.wis.player import SAFE_DESCRIPTIONS
 from graphs.wis.protocol import make_app
@@ -296,7 +297,7 @@ def test_served_agent_app_replaces_a_description_that_says_its_word_twice():
             return 'Description: my secret word is "Ocean"' if NOTE in last else "Description: The ocean."
         raise unrecognised("says_ocean", messages)
     # as mas spy serve-agent builds it (mas_agents/cli/spy.py: PlayerFactory(..., safe_reply=True))
-    factory = PlayerFactory(RuleChat(rule=says_ocean), CallRecorder(None), lang="auto", safe_reply=True)
+    factory = PlayerFactory(Seats(CallRecorder(None), RuleChat(rule=says_ocean)), lang="auto", safe_reply=True)
     app = make_app(lambda: factory("plain", "civilian"), "fake")
     with TestClient(app) as client:
         def post(path, **body):

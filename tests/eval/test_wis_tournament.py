@@ -108,6 +108,7 @@ def _free_port():
 def test_game_with_two_remote_seats_served_over_http(tmp_path):
     import uvicorn
 
+    from eval.runs.seats import Seats
     from eval.runs.wis_session import PlayerFactory
     from mas_agents.accounting import CallRecorder
     from graphs.wis.protocol import make_app
@@ -115,7 +116,7 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
     servers = []
     urls = []
     for _ in range(2):
-        factory = PlayerFactory(RuleChat(rule=wis_player()), CallRecorder(None))
+        factory = PlayerFactory(Seats(CallRecorder(None), RuleChat(rule=wis_player())))
         app = make_app(lambda f=factory: f("plain", "civilian"), "fake")
         port = _free_port()
         srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -333,10 +333,11 @@ def test_safe_description_never_holds_the_word_nor_repeats():
 
 
 def test_serve_agent_players_have_the_guard_and_table_players_not():
+    from eval.runs.seats import Seats
     from eval.runs.wis_session import PlayerFactory
     fake = RuleChat(rule=lambda m: "unused")
-    assert PlayerFactory(fake, CallRecorder(None), safe_reply=True)("plain", "civilian").safe_reply is True
-    assert PlayerFactory(fake, CallRecorder(None))("plain", "civilian").safe_reply is False
+    assert PlayerFactory(Seats(CallRecorder(None), fake), safe_reply=True)("plain", "civilian").safe_reply is True
+    assert PlayerFactory(Seats(CallRecorder(None), fake))("plain", "civilian").safe_reply is False
 
 
 def test_fit_cuts_at_sentence_then_word_end():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from eval.runs.seats import Seats
 from eval.runs.wis_session import PlayerFactory, play_game
 from graphs.wis.protocol import make_app
 from mas_agents.accounting import CallRecorder
@@ -87,7 +88,7 @@ def test_judge_gives_sdk_like_seats_the_specified_and_recorded_sequence(mimic_ta
 def _served_app(model: ServedAgentModel):
     """Our WiS agent app as ``mas spy serve-agent`` builds it (``--lang auto``: a platform names
     no language, the agent tells it from its word), on a fake chat model."""
-    factory = PlayerFactory(RuleChat(rule=model.rule), CallRecorder(None), lang="auto", safe_reply=True)
+    factory = PlayerFactory(Seats(CallRecorder(None), RuleChat(rule=model.rule)), lang="auto", safe_reply=True)
     return make_app(lambda: factory("plain", "civilian"), MODEL)
 
 
