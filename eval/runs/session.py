@@ -31,6 +31,7 @@ from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import follow_events, write_events
 from mas_agents.rundir import Stopwatch, marks_run, write_json
 
+
 @marks_run
 def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, temperature: float | None = None,
         resume: bool = False, progress: Callable[[int, int, str], None] | None = None,
