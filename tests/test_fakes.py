@@ -73,11 +73,12 @@ def test_a_swallowed_one_is_still_recorded_for_the_conftest():
     (tests/conftest.py, ``pytest_runtest_call``) unless it expected it and cleared it, as here."""
     from fastapi.testclient import TestClient
 
+    from eval.runs.seats import Seats
     from eval.runs.wis_session import PlayerFactory
     from graphs.wis.protocol import make_app
     from graphs.wis.protocol_types import request
 
-    factory = PlayerFactory(RuleChat(rule=polite_player()), CallRecorder(None))
+    factory = PlayerFactory(Seats(CallRecorder(None), RuleChat(rule=polite_player())))
     client = TestClient(make_app(lambda: factory("plain", "civilian"), "fake"))
     for req in (request("start", name="Player 1", message="Players: Player 1, Player 2, Player 3"),
                 request("distribution", name="Player 1", word="tea")):

@@ -45,10 +45,15 @@ class PlayerFactory:
         safe_reply: local players answer a generic description rather than one that still says
             their word after the re-prompt (:class:`graphs.wis.player.AgentWisPlayer`); set by
             ``mas spy serve-agent``, off at our own table.
+
+    Raises:
+        TypeError: ``seats`` is not a :class:`eval.runs.seats.Seats`.
     """
 
     def __init__(self, seats: Seats, lang: str = "en", speak_timeout: float | None = 10.0,
                  safe_reply: bool = False):
+        if not isinstance(seats, Seats):
+            raise TypeError(f"PlayerFactory takes the run's Seats (eval.runs.seats.Seats), got {type(seats).__name__}")
         self.seats = seats
         self.lang = lang
         self.speak_timeout = speak_timeout
