@@ -33,8 +33,9 @@ from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
 from eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
+from mas_agents.cells import run_cells
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 #: The game-playing baselines of PLAYER* §4 (Table A5), in the order a tie for cheapest is broken.
@@ -427,7 +428,8 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     Args:
         scripts: loaded :class:`eval.datasets.wellplay.Script` objects.
         seeds: seeds ``0 .. seeds-1``.
-        concurrency: cells run at once (threads; the local model serialises its own calls, so
+        concurrency: cells run at once on the configured executor (:func:`mas_agents.cells.run_cells`:
+            threads, or Ray tasks in flight; in one process the local model serialises its own calls, so
             >1 helps remote models only); None = ``--max-connections`` for a remote model, else 1.
         tick: called with a cell label as each cell finishes.
 
@@ -444,16 +446,17 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
                                      "record_prompts": record_prompts(), "versions": versions()})
     cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
 
-    def one(cell):
+    def one(cell, root: Path):
         m, sc, s = cell
-        return run_cell(out=out, method=m, sc=sc, seed=s, data_root=data_root, model=model, lang=lang,
+        return run_cell(out=root, method=m, sc=sc, seed=s, data_root=data_root, model=model, lang=lang,
                         rounds=rounds, questions=questions, settings=settings, play=play, evaluate=evaluate)
 
     if concurrency is None:
         from mas_agents.remote import auto_concurrency
         concurrency = auto_concurrency([model])
-    rows = run_each(cells, one, concurrency=concurrency,
-                    done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
+    rows = run_cells(cells, one, root=out, rel=lambda c: cell_dir(Path(), c[0], c[1].id, c[2]).as_posix(),
+                     models=[model], concurrency=concurrency,
+                     done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
               "model": spec_text(model), "rounds": rounds,

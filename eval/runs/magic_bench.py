@@ -18,9 +18,10 @@ from typing import Any, Callable
 from eval.metrics.magic import CAPABILITIES, scenario_metrics
 from graphs.magic.events import SCENARIOS
 from mas_agents.accounting import record_prompts
+from mas_agents.cells import run_cells
 from mas_agents.events import read_events
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, marks_run, read_json, run_each, versions, write_json
+from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -66,6 +67,9 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
 
     ``temperature``: sampling temperature of every seat's model built from a spec string (MAgIC
     §4 runs every agent at 0); None keeps the model's default (and is not passed to ``play``).
+    ``concurrency``: games at once on the configured executor (:func:`mas_agents.cells.run_cells`:
+    threads, or Ray tasks in flight); None = ``--max-connections`` when every seat's model is remote,
+    else 1.
 
     Raises:
         ValueError: bad scenario/settings, or ``out`` holds a run with another challenger,
@@ -81,23 +85,28 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
                                      "record_prompts": record_prompts(), "versions": versions()})
     games = plan(data_root, scenarios, settings)
 
-    def one(g):
+    def rel(g) -> str:
         sc, st, side = g
-        d = game_dir(out, sc, side, st.id)
+        return game_dir(Path(), sc, side, st.id).as_posix()
+
+    def one(g, root: Path):
+        sc, st, side = g
+        d = root / rel(g)
         if (d / "result.json").exists():
-            return d, True
+            return rel(g), True
         play(d, scenario=sc, setting=st, side=side, challenger=challenger, defender=defender, model=model,
              seed=seed, replay_openings=replay_openings,
              **({} if temperature is None else {"temperature": temperature}))
-        return d, False
+        return rel(g), False
 
+    from mas_agents.specs import split_model
+    seat_models = [split_model(a)[1] or model for a in (challenger, defender)]
     if concurrency is None:   # --max-connections when every seat's model is remote, else 1
         from mas_agents.remote import auto_concurrency
-        from mas_agents.specs import split_model
-        concurrency = auto_concurrency([split_model(a)[1] or model for a in (challenger, defender)])
-    done = run_each(games, one, concurrency=concurrency,
-                    done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
-    dirs = sorted(d for d, _ in done)
+        concurrency = auto_concurrency(seat_models)
+    done = run_cells(games, one, root=out, rel=rel, models=seat_models, concurrency=concurrency,
+                     done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
+    dirs = sorted(out / r for r, _ in done)
     logs = [read_events(d / "events.jsonl") for d in dirs]
     m = scenario_metrics(logs)
     results = [read_json(d / "result.json") for d in dirs]

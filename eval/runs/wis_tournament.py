@@ -28,8 +28,9 @@ from typing import Any, Callable
 from eval.metrics.wis import agent_metrics, player_rows
 from eval.reports.wis_leaderboard import Leaderboard
 from graphs.wis import rules as rules
+from mas_agents.cells import run_cells
 from mas_agents.llm import spec_text
-from mas_agents.rundir import marks_run, run_each
+from mas_agents.rundir import marks_run
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,8 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         agents: agent specs / URLs; games, players, lang, seed: see :func:`schedule`.
         data_root: datasets root (for the word pairs) unless ``pairs`` is given.
         model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
-        concurrency: games played at once (threads; the local model serialises its calls); None =
+        concurrency: games played at once on the configured executor (:func:`mas_agents.cells.run_cells`:
+            threads, where the local model serialises its calls, or Ray tasks in flight); None =
             ``--max-connections`` when every seat's model is remote and there is no speaking
             limit, else 1.
         db: leaderboard database (default :func:`eval.reports.wis_leaderboard.default_db_path`).
@@ -142,14 +144,15 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         if data_root is None:
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
+    from mas_agents.specs import is_remote, split_model
+    seat_models = [split_model(a)[1] or model for a in agents if not is_remote(a)]
     if concurrency is None:
         # with a speaking limit, one game at a time: a description waiting for a connection
         # behind other games' votes would count against the limit and foul by chance
         from mas_agents.remote import auto_concurrency
-        from mas_agents.specs import is_remote, split_model
-        concurrency = 1 if speak_timeout is not None else auto_concurrency(
-            [split_model(a)[1] or model for a in agents if not is_remote(a)])
-    if concurrency > 1 and any(_is_local_seat(a, model) for a in agents):
+        concurrency = 1 if speak_timeout is not None else auto_concurrency(seat_models)
+    from mas_agents import cells
+    if concurrency > 1 and cells.settings().kind == "local" and any(_is_local_seat(a, model) for a in agents):
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
                          "player's speaking time would include other games' waits and count as timeout fouls")
     plan = games_plan or schedule(agents, games, players, pairs=pairs, seed=seed)
@@ -163,18 +166,25 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
     done = board.finished_indices(tid)
     todo = [g for g in plan if g["index"] not in done]
 
-    def one(g: dict) -> dict:
-        rec = play(out / "games" / f"g{g['index']:04d}", agents=g["agents"], pair=g["pair"], lang=lang, model=model,
-                   seed=seed * 100003 + g["index"], spy_seat=g["spy_seat"], first_speaker=g["first_speaker"],
-                   speak_timeout=speak_timeout, game_id=f"{tid}-g{g['index']:04d}")
+    def rel(g: dict) -> str:
+        return f"games/g{g['index']:04d}"
+
+    def one(g: dict, root: Path) -> dict:
+        return play(root / rel(g), agents=g["agents"], pair=g["pair"], lang=lang, model=model,
+                    seed=seed * 100003 + g["index"], spy_seat=g["spy_seat"], first_speaker=g["first_speaker"],
+                    speak_timeout=speak_timeout, game_id=f"{tid}-g{g['index']:04d}")
+
+    def finished(g: dict, rec: dict) -> None:
+        # on this thread (the driver): the leaderboard is written by one process only
         board.add_game(tid, g["index"], rec)
-        return rec
+        if tick:
+            tick(g["index"])
 
     if tick:
         for g in plan:
             if g["index"] in done:
                 tick(g["index"])
-    run_each(todo, one, concurrency=concurrency, done=(lambda g, r: tick(g["index"])) if tick else None)
+    run_cells(todo, one, root=out, rel=rel, models=seat_models, concurrency=concurrency, done=finished)
     return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
             "metrics": board.metrics(tid)}
 

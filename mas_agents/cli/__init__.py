@@ -50,11 +50,11 @@ def _add_spy() -> None:
     from mas_agents.cli.doctor import doctor
     app.command("doctor")(remote_options(doctor))
     from mas_agents.cli.reproduce import reproduce
-    app.command("reproduce")(remote_options(reproduce))
+    app.command("reproduce")(remote_options(executor_options(reproduce)))
     from mas_agents.cli.game import game_app
     app.add_typer(game_app, name="game")
 
-from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, remote_options, set_resume_hint  # noqa: E402
+from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, executor_options, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402
 
 
@@ -256,6 +256,7 @@ def wellplay_eval(
 
 @wellplay_app.command("compare")
 @remote_options
+@executor_options
 def wellplay_compare(
     methods: str = typer.Option(",".join(("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")),
                                 help="Comma-separated: pp, op, always_a, random and agent specs (plain, player_star, ...)."),

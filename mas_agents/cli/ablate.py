@@ -11,10 +11,11 @@ from typing import Optional
 import typer
 
 from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Model, Verbose, remote_options
+from mas_agents.cli.common import Concurrency, Model, Verbose, executor_options, remote_options
 
 
 @remote_options
+@executor_options
 def ablate(
     bench: str = typer.Option("all", help="wellplay, spy, magic (comma-separated) or all."),
     base: str = typer.Option("plain", help="Base agent spec."),

@@ -121,6 +121,53 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+_EXECUTOR_PARAMS = [
+    ("executor", str, typer.Option("local", "--executor",
+                                   help="Where the cells (games, evaluations) run: local (threads in this process) "
+                                        "or ray (one Ray task per cell; pip install 'mas-agents[ray]').")),
+    ("ray_address", Optional[str], typer.Option(None, "--ray-address",
+                                                help="With --executor ray: the cluster (auto, HOST:PORT or "
+                                                     "ray://HOST:PORT); none starts a Ray instance in this process.")),
+]
+
+
+def executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command that runs many cells ``--executor local|ray`` and ``--ray-address``
+    (:mod:`mas_agents.cells`).
+
+    The executor is set for the whole process for the command's duration (the previous one is put
+    back after it). With ``ray`` the cluster is reached before the command runs, so an unreachable
+    cluster stops it with one line and exit code 3 before anything is written; the same one-line stop
+    ends it when the cluster cannot run a cell later (no node may hold a local model).
+    """
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for name, ann, opt in _EXECUTOR_PARAMS]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mas_agents import cells
+
+        opts = {name: kwargs.pop(name) for name, _, _ in _EXECUTOR_PARAMS}
+        try:
+            before = cells.configure(opts["executor"], opts["ray_address"],
+                                     progress=lambda line: console.print(line, markup=False, highlight=False))
+        except ValueError as exc:
+            fail(str(exc))
+        try:
+            cells.connect()
+            return fn(*args, **kwargs)
+        except cells.ClusterUnreachable as exc:
+            fail(str(exc), code=3)
+        finally:
+            cells.restore(before)
+
+    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _EXECUTOR_PARAMS}}
+    return wrapper
+
+
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
 # Options shared by the game commands (one definition, one help text).
 Model = typer.Option("local", help="Default model: local | local:/path/model.gguf | openai:MODEL")

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, remote_options
+from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, executor_options, remote_options
 
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
                         no_args_is_help=True)
@@ -16,6 +16,7 @@ magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prison
 
 @magic_app.command("run")
 @remote_options
+@executor_options
 def run(
     scenario: str = typer.Option("all", help="all, or comma-separated: chameleon, undercover, cost_sharing, "
                                              "prisoners_dilemma, public_good"),

@@ -23,7 +23,7 @@ from typing import Optional
 import typer
 
 from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, remote_options, set_resume_hint
+from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options, set_resume_hint
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
@@ -119,6 +119,7 @@ def play(
 
 @spy_app.command("tournament")
 @remote_options
+@executor_options
 def tournament(
     agents: str = typer.Option(..., help="Comma-separated agent specs or URLs."),
     games: int = typer.Option(..., min=1, help="Games to play (a multiple of the number of agents balances the spy role)."),
@@ -175,6 +176,7 @@ def leaderboard(
 
 @spy_app.command("experiment")
 @remote_options
+@executor_options
 def experiment(
     kind: str = typer.Option(..., help="attack | defense | reasoning"),
     subject: str = typer.Option(..., help="Baseline spec of the tested agent (the strategy block is added to it)."),
