@@ -14,15 +14,18 @@ writes the cell's files under ``root`` (the run directory) and returns a small, 
   worker runs ``fn(item, tmp)`` in a temporary directory of its own, and the task returns the
   result with every file under that directory; the driver writes them into the run directory.
   Workers need no shared filesystem for results (they do need the package, and the datasets at the
-  same path or under ``$MAS_DATA_DIR``). A task whose worker or node dies is run again by Ray
+  path the driver resolved). Cells the runner reports finished (``finished``) are not sent: the
+  driver reads them where they are. A task whose worker or node dies is run again by Ray
   (:data:`CELL_RETRIES`); the driver writes a cell's files and counts it only when one try
   returns, so no cell is lost or counted twice. Resume is the runners' own (finished cells are
   skipped before anything is submitted).
 
 Resources per cell (Ray's scheduler enforces them):
 
-- a cell whose model is the embedded/local GGUF model holds one CPU and one
-  :data:`MODEL_SLOT` resource. Every node that may run a local model declares exactly one slot
+- a cell whose model is the embedded/local GGUF model holds one :data:`MODEL_SLOT` resource and as
+  many CPUs as the smallest node with a slot has (the model uses every core of its node), in a
+  worker process of its own that exits after the cell (so no idle worker keeps a model loaded).
+  Every node that may run a local model declares exactly one slot
   (``ray start --resources='{"mas_model_slot": 1}'``; a local instance started by ``--executor ray``
   without ``--ray-address`` declares it itself), so at most one model process runs per node at a
   time; the model there uses that node's cores (:func:`mas_agents.llm.make_chat_model` defaults to
@@ -35,8 +38,11 @@ The per-server connection cap (``--max-connections``) holds across the whole clu
 the driver keeps at most ``window = min(concurrency, cells)`` cells in flight and gives each
 ``max(1, max_connections // window)`` connections (a Ray worker process runs one task at a time,
 so the caps of the cells in flight sum to at most ``max_connections``, or to ``window`` when
-``window`` exceeds it). ``config.json`` (or ``executor.json`` where the runner writes no config)
-records the executor, the address, the cap per cell and the node that ran each cell.
+``window`` exceeds it). Without ``--concurrency`` the window is the cluster's: its model slots for
+local-model cells, ``--max-connections`` (times the replicas) otherwise (:func:`default_concurrency`).
+``executor.json``, merged into the runner's ``config.json`` where it keeps one, records the executor,
+the address, the cap per cell and the node that ran each cell (kept across resumes); a run without
+that record ran on the local executor.
 """
 
 from __future__ import annotations
@@ -61,9 +67,9 @@ REMOTE_CELL_CPUS = 0.25
 #: Times Ray runs a cell again when its worker process or node dies (Ray's task retries; an
 #: exception raised by the cell itself is never retried: it stops the run, as with ``local``).
 CELL_RETRIES = 3
-#: Environment variables the driver passes to every cell task (where the datasets are, which
-#: servers serve ``openai:`` models, and the keys they need).
-FORWARDED_ENV = ("MAS_DATA_DIR", "OPENAI_BASE_URL", "OPENAI_API_KEY", "MAS_REQUIRE_DATA")
+#: Environment variables the driver passes to every cell task (which servers serve ``openai:``
+#: models, and the key they need). The datasets are read at the path the driver resolved.
+FORWARDED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
 #: Suffixes of the text files whose worker paths are rewritten to the driver's run directory when
 #: they come back (a cell that records its own directory, e.g. an evaluation naming its game's).
 TEXT_SUFFIXES = (".json", ".jsonl", ".md", ".txt", ".csv", ".html", ".log")
@@ -199,17 +205,42 @@ def has_local_model(models: list[Any]) -> bool:
     return False
 
 
-def cell_resources(models: list[Any]) -> dict[str, Any]:
-    """Ray task options for a cell whose seats use ``models`` (see the module docstring)."""
+def cell_resources(models: list[Any], node_cpus: float = 1.0) -> dict[str, Any]:
+    """Ray task options for a cell whose seats use ``models`` (see the module docstring);
+    ``node_cpus``: the CPUs a local-model cell holds (those of the smallest node with a slot)."""
     if has_local_model(models):
-        return {"num_cpus": 1, "resources": {MODEL_SLOT: 1}}
+        return {"num_cpus": node_cpus, "resources": {MODEL_SLOT: 1}, "max_calls": 1}
     return {"num_cpus": REMOTE_CELL_CPUS}
+
+
+def default_concurrency(models: list[Any], local_default: int) -> int:
+    """Cells in flight when the command gave no ``--concurrency``: ``local_default`` (the runner's
+    own rule) on the local executor; on Ray the cluster's width: its model slots for local-model
+    cells, else :func:`mas_agents.remote.auto_concurrency` (``--max-connections`` per server).
+
+    Raises:
+        ClusterUnreachable: ``ray`` and the cluster cannot be reached.
+    """
+    if _SETTINGS.kind != "ray":
+        return local_default
+    if has_local_model(models):
+        return max(1, int(connect()["model_slots"]))
+    from mas_agents.remote import auto_concurrency
+    return auto_concurrency(models)
+
+
+def _slot_node_cpus(ray: Any) -> float:
+    """CPUs of the smallest alive node that declares a :data:`MODEL_SLOT` (1.0 when none says)."""
+    cpus = [n["Resources"].get("CPU", 0.0) for n in ray.nodes()
+            if n.get("Alive") and n["Resources"].get(MODEL_SLOT)]
+    return max(1.0, min(cpus)) if cpus else 1.0
 
 
 # ------------------------------------------------------------------------------- the cell runner
 
 def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: Callable[[Any], str],
-              models: list[Any], concurrency: int = 1, done: Callable[[Any, Any], None] | None = None) -> list:
+              models: list[Any], concurrency: int = 1, done: Callable[[Any, Any], None] | None = None,
+              finished: Callable[[Any], bool] | None = None) -> list:
     """Run ``fn(item, root)`` for every item on the configured executor; results in the items' order
     (whatever order the cells finish in, so a report does not depend on the executor or the timing).
 
@@ -224,6 +255,8 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
         models: the models the cell's seats use (for :func:`cell_resources`).
         concurrency: cells at once (threads for ``local``; tasks in flight for ``ray``).
         done: called on this thread (the driver) with ``(item, result)`` as each cell finishes.
+        finished: True for a cell already done in ``root`` (resume): on Ray it is not sent to a
+            worker; ``fn(item, root)`` runs on the driver and reads it. Ignored by ``local``.
 
     Raises:
         ClusterUnreachable: ``ray`` and the cluster cannot be reached, or no node can run a local
@@ -235,8 +268,21 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
         pairs = run_each(list(enumerate(items)), lambda ix: (ix[0], fn(ix[1], root)), concurrency=concurrency,
                          done=(lambda ix, r: done(ix[1], r[1])) if done else None)
     else:
-        pairs = _run_on_ray(list(enumerate(items)), fn, root=Path(root), rel=rel, models=models,
-                            concurrency=concurrency, done=done)
+        pairs, todo = [], []
+        for ix, it in enumerate(items):
+            if finished is not None and finished(it):
+                r = fn(it, root)
+                pairs.append((ix, r))
+                if done:
+                    done(it, r)
+            else:
+                todo.append((ix, it))
+        if todo:
+            pairs += _run_on_ray(todo, fn, root=Path(root), rel=rel, models=models,
+                                 concurrency=concurrency, done=done)
+        else:   # every cell was finished: the runner's new config.json still names who ran them
+            _record_nodes(Path(root), {"kind": "ray", "address": connect()["address"],
+                                       "cells": _recorded_cells(Path(root))})
     return [r for _, r in sorted(pairs, key=lambda p: p[0])]
 
 
@@ -317,17 +363,24 @@ def _write_back(root: Path, files: dict[str, bytes], deleted: list[str]) -> None
         (root / name).unlink(missing_ok=True)
 
 
+def _recorded_cells(root: Path) -> dict[str, Any]:
+    """The cells earlier Ray runs of ``root`` recorded in ``executor.json`` (a resume keeps them)."""
+    from mas_agents.rundir import read_json
+    p = root / "executor.json"
+    return dict((read_json(p).get("executor") or {}).get("cells") or {}) if p.exists() else {}
+
+
 def _record_nodes(root: Path, record: dict[str, Any]) -> None:
-    """Merge ``{"executor": record}`` into ``root/config.json``, or write ``root/executor.json``
-    when the runner keeps no config there (a tournament's game folder)."""
+    """Write ``{"executor": record}`` to ``root/executor.json`` (the executor's own file, which no
+    runner rewrites, so it lasts across resumes) and merge it into ``root/config.json`` when the
+    runner keeps one there (a tournament's game folder has none)."""
     from mas_agents.rundir import read_json, write_json
+    write_json(root / "executor.json", {"executor": record})
     cfg = root / "config.json"
     if cfg.exists():
         data = read_json(cfg)
         data["executor"] = record
         write_json(cfg, data)
-    else:
-        write_json(root / "executor.json", {"executor": record})
 
 
 def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], str], models: list[Any],
@@ -336,7 +389,7 @@ def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], s
     pairs in the order the cells finished."""
     ray = _import_ray()
     info = connect()
-    opts = cell_resources(models)
+    opts = cell_resources(models, _slot_node_cpus(ray))
     if MODEL_SLOT in opts.get("resources", {}) and not info["model_slots"]:
         raise ClusterUnreachable(f"the Ray cluster at {info['address']} has no node that may run a local model: "
                                  f"start such nodes with ray start --resources='{{\"{MODEL_SLOT}\": 1}}'")
@@ -347,7 +400,7 @@ def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], s
                                          scheduling_strategy="SPREAD", **opts)
     fn_ref = ray.put(fn)
     record = {"kind": "ray", "address": info["address"], "cells_in_flight": window,
-              "max_connections_per_cell": proc["remote"]["max_connections"], "cells": {}}
+              "max_connections_per_cell": proc["remote"]["max_connections"], "cells": _recorded_cells(root)}
     say = _SETTINGS.progress or log.info
     queue = list(items)
     pending: dict[Any, Any] = {}
@@ -369,6 +422,12 @@ def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], s
             except ray.exceptions.RayTaskError as exc:
                 cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
                 raise cause from None
+            except ray.exceptions.RayError as exc:
+                # the cell itself did not fail: Ray lost it (its node died more often than
+                # CELL_RETRIES, out of memory, an exception that could not be sent back)
+                from mas_agents.errors import RunStopped
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise RunStopped(f"Ray could not finish cell {r} ({type(exc).__name__}: {first})") from None
             _write_back(root, files, deleted)
             label = f"{node['ip']}/{(node['node_id'] or '?')[:8]}"
             per_node[label] = per_node.get(label, 0) + 1

@@ -41,6 +41,8 @@ class ContextOverflowError(ValueError):
 
     def __init__(self, prompt_tokens: int, n_ctx: int | None, max_tokens: int, n_ctx_train: int | None = None, *,
                  where: str = "", estimated: bool = False, detail: str = ""):
+        self._init_args = ((prompt_tokens, n_ctx, max_tokens, n_ctx_train),
+                           {"where": where, "estimated": estimated, "detail": detail})
         self.prompt_tokens = prompt_tokens
         self.n_ctx = n_ctx
         self.max_tokens = max_tokens
@@ -62,6 +64,15 @@ class ContextOverflowError(ValueError):
             f"{at}prompt is {about}{prompt_tokens} tokens but only {self.limit} fit "
             f"(n_ctx {n_ctx} - max_tokens {max_tokens}); shorten the prompt, lower max_tokens "
             f"or raise n_ctx{trained}{extra}")
+
+    def __reduce__(self):
+        # picklable with its own arguments (a cell on a Ray worker sends it back to the driver)
+        args, kwargs = self._init_args
+        return (_rebuild_overflow, (args, kwargs))
+
+
+def _rebuild_overflow(args: tuple, kwargs: dict) -> "ContextOverflowError":
+    return ContextOverflowError(*args, **kwargs)
 
 
 class RunStopped(RuntimeError):

@@ -145,8 +145,9 @@ def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
 
     With ``concurrency`` 1 the items run in order in this thread; otherwise on a thread pool of
     that size (useful for remote models; a local model serialises its calls anyway). ``done(item,
-    result)`` is called as each item finishes (progress bars). The first exception propagates;
-    items that have not started by then are cancelled.
+    result)`` is called on this thread as each item finishes (progress bars, records). The first
+    exception, of an item or of ``done``, propagates; items that have not started by then are
+    cancelled.
     """
     from concurrent.futures import ThreadPoolExecutor, as_completed
     results = []
@@ -162,14 +163,15 @@ def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
         for f in as_completed(futs):
             try:
                 r = f.result()
+                results.append(r)
+                if done:
+                    done(futs[f], r)
             except BaseException:
                 # items not started yet never start (a dead model server would fail each of them
-                # in turn, minutes before the one-line stop); those running finish or fail
+                # in turn, minutes before the one-line stop; a ``done`` that fails, e.g. a locked
+                # leaderboard, would leave them unrecorded); those running finish or fail
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-            results.append(r)
-            if done:
-                done(futs[f], r)
     return results
 
 

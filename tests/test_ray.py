@@ -85,6 +85,21 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
     for p in (tmp_path / "ray").rglob("*"):
         if p.is_file() and p.suffix in (".json", ".jsonl", ".md"):
             assert "mas-cell-" not in p.read_text(encoding="utf-8"), p
+    # a rerun resumes: every cell finished, none sent to a worker, the same result, the record kept
+    res = run_compare(data_root=real_data_root, out=tmp_path / "ray" / "compare", methods=["plain", "pp", "always_a"],
+                      scripts=[sc], seeds=2, model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1,
+                      concurrency=4)
+    assert res["reused_cells"] == 6
+    rerun = _results(tmp_path / "ray")
+    assert {k: v for k, v in rerun.items() if k != "compare/result.json"} == \
+        {k: v for k, v in local.items() if k != "compare/result.json"}
+    assert rerun["compare/result.json"]["table"] == local["compare/result.json"]["table"]
+    again = json.loads((tmp_path / "ray" / "compare" / "config.json").read_text())["executor"]
+    assert again["cells"] == ex["cells"]
+    # without --concurrency the width is the cluster's: remote-only cells -> --max-connections
+    from mas_agents import remote
+    assert cells.default_concurrency(["openai:m"], 1) == remote.settings().max_connections
+    assert cells.default_concurrency(["local"], 1) == 1          # one node declares a model slot
     # the leaderboards agree game by game
     games = [Leaderboard(tmp_path / d / "wis.sqlite") for d in ("local", "ray")]
     a, b = ([_untimed(g, drop=True) for g in lb.games(lb.tournaments()[0]["id"])] for lb in games)
@@ -173,7 +188,8 @@ def test_executor_flags_are_checked():
 
 
 def test_cell_resources_hold_a_model_slot_only_for_local_models():
-    assert cells.cell_resources(["local"]) == {"num_cpus": 1, "resources": {cells.MODEL_SLOT: 1}}
+    assert cells.cell_resources(["local"], node_cpus=2.0) == {"num_cpus": 2.0, "resources": {cells.MODEL_SLOT: 1},
+                                                              "max_calls": 1}
     assert cells.cell_resources(["openai:gpt-4o-mini", "local:/m/x.gguf"])["resources"] == {cells.MODEL_SLOT: 1}
     assert cells.cell_resources(["openai:gpt-4o-mini"]) == {"num_cpus": cells.REMOTE_CELL_CPUS}
     assert cells.cell_resources([RuleChat(rule=wis_player())]) == {"num_cpus": cells.REMOTE_CELL_CPUS}

@@ -221,7 +221,11 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
             sc, side, sid = line.split(" ")
             from eval.runs.magic_bench import game_dir
             d = game_dir(run_dir, sc, side, int(sid[1:]))
-            progress.done(f"{cond} {line}", calls.pop(str(d), 0))
+            n = calls.pop(str(d), None)
+            if n is None and (d / "result.json").exists():
+                # played on a Ray worker (counting_play ran there): the game's own record
+                n = int((read_json(d / "result.json").get("llm") or {}).get("calls", 0))
+            progress.done(f"{cond} {line}", n or 0)
 
         results[cond] = run_magic(data_root=Path(data_root), out=run_dir, scenarios=list(SCENARIOS),
                                   challenger=challenger, defender=defender, settings=settings, model=model,

@@ -33,7 +33,7 @@ from eval.metrics.cost import actor_cost, method_seats
 from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
 from eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
-from mas_agents.cells import run_cells
+from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
 
@@ -451,11 +451,14 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
         return run_cell(out=root, method=m, sc=sc, seed=s, data_root=data_root, model=model, lang=lang,
                         rounds=rounds, questions=questions, settings=settings, play=play, evaluate=evaluate)
 
+    def rel(cell) -> str:
+        return cell_dir(Path(), cell[0], cell[1].id, cell[2]).as_posix()
+
     if concurrency is None:
         from mas_agents.remote import auto_concurrency
-        concurrency = auto_concurrency([model])
-    rows = run_cells(cells, one, root=out, rel=lambda c: cell_dir(Path(), c[0], c[1].id, c[2]).as_posix(),
-                     models=[model], concurrency=concurrency,
+        concurrency = default_concurrency([model], auto_concurrency([model]))
+    rows = run_cells(cells, one, root=out, rel=rel, models=[model], concurrency=concurrency,
+                     finished=lambda c: (out / rel(c) / "eval" / "result.json").exists(),
                      done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from eval.metrics.magic import CAPABILITIES, scenario_metrics
 from graphs.magic.events import SCENARIOS
 from mas_agents.accounting import record_prompts
-from mas_agents.cells import run_cells
+from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.events import read_events
 from mas_agents.llm import spec_text
 from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
@@ -103,8 +103,9 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     seat_models = [split_model(a)[1] or model for a in (challenger, defender)]
     if concurrency is None:   # --max-connections when every seat's model is remote, else 1
         from mas_agents.remote import auto_concurrency
-        concurrency = auto_concurrency(seat_models)
+        concurrency = default_concurrency(seat_models, auto_concurrency(seat_models))
     done = run_cells(games, one, root=out, rel=rel, models=seat_models, concurrency=concurrency,
+                     finished=lambda g: (out / rel(g) / "result.json").exists(),
                      done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
     dirs = sorted(out / r for r, _ in done)
     logs = [read_events(d / "events.jsonl") for d in dirs]

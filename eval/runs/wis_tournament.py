@@ -28,7 +28,7 @@ from typing import Any, Callable
 from eval.metrics.wis import agent_metrics, player_rows
 from eval.reports.wis_leaderboard import Leaderboard
 from graphs.wis import rules as rules
-from mas_agents.cells import run_cells
+from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.llm import spec_text
 from mas_agents.rundir import marks_run
 
@@ -150,7 +150,9 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         # with a speaking limit, one game at a time: a description waiting for a connection
         # behind other games' votes would count against the limit and foul by chance
         from mas_agents.remote import auto_concurrency
-        concurrency = 1 if speak_timeout is not None else auto_concurrency(seat_models)
+        # (on Ray each game is its own process with its own share of the connections: the
+        # cluster's width, mas_agents.cells.default_concurrency)
+        concurrency = default_concurrency(seat_models, 1 if speak_timeout is not None else auto_concurrency(seat_models))
     from mas_agents import cells
     if concurrency > 1 and cells.settings().kind == "local" and any(_is_local_seat(a, model) for a in agents):
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
