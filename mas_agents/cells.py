@@ -173,9 +173,11 @@ def connect() -> dict[str, Any] | None:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "configure_logging": False}
         if addr is None:
+            # "local": a new instance in this process (None would join the cluster that
+            # RAY_ADDRESS or the last `ray start` on this machine names)
             kwargs["resources"] = {MODEL_SLOT: 1}
         try:
-            ray.init(address=addr, **kwargs)
+            ray.init(address=addr or "local", **kwargs)
         except Exception as exc:  # noqa: BLE001 - ConnectionError, RuntimeError, ValueError by version
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             # Ray turns token authentication on for a cluster started where ~/.ray/auth_token
@@ -395,9 +397,11 @@ def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], s
                                  f"start such nodes with ray start --resources='{{\"{MODEL_SLOT}\": 1}}'")
     window = max(1, min(concurrency, len(items)))
     proc = _process_settings(window)
+    opts = dict(opts)
+    max_calls = opts.pop("max_calls", None)        # a decorator option, not an .options() one
+    remote_fn = ray.remote(max_calls=max_calls)(cell_task) if max_calls else ray.remote(cell_task)
     # SPREAD: cells go to every node from the start (Ray's default packs the driver's node first)
-    task = ray.remote(cell_task).options(max_retries=CELL_RETRIES, retry_exceptions=False,
-                                         scheduling_strategy="SPREAD", **opts)
+    task = remote_fn.options(max_retries=CELL_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD", **opts)
     fn_ref = ray.put(fn)
     record = {"kind": "ray", "address": info["address"], "cells_in_flight": window,
               "max_connections_per_cell": proc["remote"]["max_connections"], "cells": _recorded_cells(root)}

@@ -11,6 +11,7 @@ The cluster (:class:`tests.ray_cluster.Cluster`) is a head and a worker node sta
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -106,6 +107,27 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
     assert a == b and len(a) == 6
 
 
+def _pid_cell(item: int, root: Path) -> int:
+    d = root / "cells" / f"c{item}"
+    d.mkdir(parents=True)
+    (d / "pid.txt").write_text(str(os.getpid()))
+    return item
+
+
+def test_local_model_cells_hold_the_slot_node_one_at_a_time_in_fresh_workers(tmp_path, on_ray):
+    # (before the test that kills the worker node: it is the only node with a slot)
+    # models=["local"]: each cell needs the one mas_model_slot (declared by the worker node only)
+    # and runs in a worker process that exits after it
+    out = cells.run_cells(list(range(4)), _pid_cell, root=tmp_path, rel=lambda i: f"cells/c{i}", models=["local"],
+                          concurrency=cells.default_concurrency(["local"], 1))
+    assert out == [0, 1, 2, 3]
+    ran = json.loads((tmp_path / "executor.json").read_text())["executor"]
+    assert ran["cells_in_flight"] == 1                      # one slot in the cluster
+    assert {c["node_id"] for c in ran["cells"].values()} == {on_ray.worker_id}
+    pids = {(tmp_path / "cells" / f"c{i}" / "pid.txt").read_text() for i in range(4)}
+    assert len(pids) == 4                                   # a fresh process per cell
+
+
 def _slow_wis_rule():
     rule = wis_player()
 
@@ -178,6 +200,23 @@ def test_an_unreachable_cluster_is_one_line_and_exit_3(tmp_path):
     assert not (tmp_path / "t").exists() and not (tmp_path / "wis.sqlite").exists()
     assert cells.settings().kind == "local"     # the command put the process-wide setting back
     cells.restore(before)
+
+
+def test_without_an_address_a_local_instance_is_started(tmp_path):
+    # even with another cluster on this machine (the module's): its own instance, one model slot
+    import ray
+    ray.shutdown()
+    before = cells.configure("ray")
+    try:
+        info = cells.connect()
+        assert info["nodes"] == 1 and info["model_slots"] == 1.0
+        res = _tournament(tmp_path, concurrency=2)
+        assert res["played"] == 6
+        ran = json.loads((tmp_path / "spy" / "executor.json").read_text())["executor"]
+        assert len(ran["cells"]) == 6 and ran["cells_in_flight"] == 2
+    finally:
+        ray.shutdown()
+        cells.restore(before)
 
 
 def test_executor_flags_are_checked():
