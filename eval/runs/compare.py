@@ -64,6 +64,11 @@ def cell_dir(out: Path, method: str, script_id: str, seed: int) -> Path:
     return out / "cells" / method.replace("+", "_") / script_id / f"seed{seed}"
 
 
+def cell_finished(d: Path) -> bool:
+    """Whether the cell in directory ``d`` is done: its evaluation wrote ``eval/result.json``."""
+    return (d / "eval" / "result.json").exists()
+
+
 def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, model: Any, lang: str,
              rounds: int, questions: int, settings=None, play: Callable | None = None,
              evaluate: Callable | None = None) -> dict:
@@ -79,7 +84,7 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
     d = cell_dir(out, method, sc.id, seed)
     game = d / "game"
     ev = d / "eval"
-    if (ev / "result.json").exists():
+    if cell_finished(d):
         return {**summary_row(method, sc, seed, d), "reused": True}
     if is_game_method(method):
         if not (game / "result.json").exists():
@@ -458,7 +463,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
         from mas_agents.remote import auto_concurrency
         concurrency = default_concurrency([model], auto_concurrency([model]))
     rows = run_cells(cells, one, root=out, rel=rel, models=[model], concurrency=concurrency,
-                     finished=lambda c: (out / rel(c) / "eval" / "result.json").exists(),
+                     finished=lambda c: cell_finished(out / rel(c)),
                      done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,

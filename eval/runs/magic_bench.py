@@ -89,10 +89,13 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
         sc, st, side = g
         return game_dir(Path(), sc, side, st.id).as_posix()
 
+    def finished(g, root: Path = out) -> bool:
+        return (root / rel(g) / "result.json").exists()
+
     def one(g, root: Path):
         sc, st, side = g
         d = root / rel(g)
-        if (d / "result.json").exists():
+        if finished(g, root):
             return rel(g), True
         play(d, scenario=sc, setting=st, side=side, challenger=challenger, defender=defender, model=model,
              seed=seed, replay_openings=replay_openings,
@@ -105,7 +108,7 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
         from mas_agents.remote import auto_concurrency
         concurrency = default_concurrency(seat_models, auto_concurrency(seat_models))
     done = run_cells(games, one, root=out, rel=rel, models=seat_models, concurrency=concurrency,
-                     finished=lambda g: (out / rel(g) / "result.json").exists(),
+                     finished=finished,
                      done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
     dirs = sorted(out / r for r, _ in done)
     logs = [read_events(d / "events.jsonl") for d in dirs]

@@ -80,6 +80,20 @@ _REMOTE_PARAMS = [
 ]
 
 
+def _with_options(fn: Callable[..., Any], table: list, wrapper: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrapper`` (which pops ``table``'s names from its keyword arguments) dressed as ``fn`` with
+    ``table``'s ``(name, annotation, typer.Option)`` rows added as keyword-only options, so typer
+    shows and parses them."""
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for name, ann, opt in table]
+    wrapper = functools.wraps(fn)(wrapper)
+    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in table}}
+    return wrapper
+
+
 def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give a model-using command the remote-model options, ``--no-record-prompts`` and the
     one-line stop.
@@ -90,12 +104,6 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     or a :class:`mas_agents.errors.ContextOverflowError` raised by the command ends it with one
     line, exit code 3, naming what happened and how to continue (finished work is on disk).
     """
-    sig = inspect.signature(fn)
-    params = list(sig.parameters.values())
-    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
-               for name, ann, opt in _REMOTE_PARAMS]
-
-    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from mas_agents import accounting, remote
         from mas_agents.errors import ContextOverflowError, RunStopped
@@ -116,9 +124,7 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             accounting.set_record_prompts(recording)
             _RESUME_HINT.reset(token)
 
-    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
-    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _REMOTE_PARAMS}}
-    return wrapper
+    return _with_options(fn, _REMOTE_PARAMS, wrapper)
 
 
 _EXECUTOR_PARAMS = [
@@ -140,12 +146,6 @@ def executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     cluster stops it with one line and exit code 3 before anything is written; the same one-line stop
     ends it when the cluster cannot run a cell later (no node may hold a local model).
     """
-    sig = inspect.signature(fn)
-    params = list(sig.parameters.values())
-    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
-               for name, ann, opt in _EXECUTOR_PARAMS]
-
-    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from mas_agents import cells
 
@@ -163,9 +163,7 @@ def executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             cells.restore(before)
 
-    wrapper.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
-    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **{n: a for n, a, _ in _EXECUTOR_PARAMS}}
-    return wrapper
+    return _with_options(fn, _EXECUTOR_PARAMS, wrapper)
 
 
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/); else $MAS_DATA_DIR, else ../shared/datasets.")
