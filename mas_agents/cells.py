@@ -129,6 +129,29 @@ def settings() -> ExecutorSettings:
     return _SETTINGS
 
 
+#: Cells this process runs at once on the local executor (set by :func:`run_cells` for its run).
+_CELLS_AT_ONCE = 1
+
+
+def cell_fanout(models: list[Any]) -> int | None:
+    """How many of one cell's own parallel steps may run at once (LangGraph's ``max_concurrency``
+    for a game's fan-out, e.g. a Who-is-Spy round's votes): None (no limit) while this process runs
+    one cell at a time, else ``max(1, parallel calls of models // cells at once)``
+    (:func:`mas_agents.remote.auto_concurrency`).
+
+    Why: with as many games in flight as connections, the games already keep every connection
+    busy, and a game that fans its votes out to threads of its own only adds threads that wait
+    for a connection. Measured on the WiS tournament, 64 games on 64 connections at 300 ms: 7.3-7.7
+    -> 6.1-6.6 ms of client CPU per call (benchmarks/results/throughput.md). The steps of one
+    LangGraph superstep see the same state and their writes are applied together at its end, so
+    the results do not depend on this width.
+    """
+    if _CELLS_AT_ONCE <= 1:
+        return None
+    from mas_agents.remote import auto_concurrency
+    return max(1, auto_concurrency(list(models)) // _CELLS_AT_ONCE)
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -266,9 +289,14 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
         Exception: the first exception a cell raises (cells not started yet never start).
     """
     from mas_agents.rundir import run_each
+    global _CELLS_AT_ONCE
     if _SETTINGS.kind == "local" or not items:
-        pairs = run_each(list(enumerate(items)), lambda ix: (ix[0], fn(ix[1], root)), concurrency=concurrency,
-                         done=(lambda ix, r: done(ix[1], r[1])) if done else None)
+        before, _CELLS_AT_ONCE = _CELLS_AT_ONCE, max(1, min(concurrency, len(items)))
+        try:
+            pairs = run_each(list(enumerate(items)), lambda ix: (ix[0], fn(ix[1], root)), concurrency=concurrency,
+                             done=(lambda ix, r: done(ix[1], r[1])) if done else None)
+        finally:
+            _CELLS_AT_ONCE = before
     else:
         pairs, todo = [], []
         for ix, it in enumerate(items):
@@ -289,7 +317,10 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
 
 
 def _snapshot(d: Path) -> dict[str, bytes]:
-    """Every file under ``d`` (relative POSIX path -> bytes); {} when ``d`` does not exist."""
+    """Every file under ``d`` (relative POSIX path -> bytes); {} when ``d`` does not exist. Lines
+    queued for the writer thread (:mod:`mas_agents.appender`) are written first."""
+    from mas_agents import appender
+    appender.sync()
     if not d.is_dir():
         return {}
     return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}

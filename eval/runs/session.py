@@ -100,9 +100,10 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
                                          "record_prompts": recorder.records_prompts, "versions": versions()})
         clock = Stopwatch()
         if g.checkpoint:
-            values = _play_checkpointed(table, out, ckpt, resume, progress, {"configurable": {"thread_id": g.kind}})
+            values = _play_checkpointed(table, out, ckpt, resume, progress, {"configurable": {"thread_id": g.kind}},
+                                        seats.models())
         else:
-            values = _play(table, out, progress)
+            values = _play(table, out, progress, seats.models())
         events = values.get("events", [])
         result = table.result(values, llm=recorder.totals(), wall_time_s=clock.seconds)
         write_json(out / "result.json", result)
@@ -133,9 +134,20 @@ def check_params(game: GameDef, params: dict[str, Any]) -> None:
         raise ValueError(f"{game.kind}: {what}; its parameters: {', '.join(takes) or 'none'}")
 
 
-def _play(table: Table, out: Path, progress: Callable | None) -> dict:
+def _limits(table: Table, models: list) -> dict:
+    """The LangGraph config of one game: its step bound, and its fan-out width while the process
+    plays several games at once (:func:`mas_agents.cells.cell_fanout`)."""
+    from mas_agents.cells import cell_fanout
+    cfg: dict[str, Any] = {"recursion_limit": table.step_bound}
+    width = cell_fanout(models)
+    if width is not None:
+        cfg["max_concurrency"] = width
+    return cfg
+
+
+def _play(table: Table, out: Path, progress: Callable | None, models: list) -> dict:
     """Stream the whole state after each step into ``events.jsonl`` (:func:`follow_events`)."""
-    states = table.graph.stream(table.start, {"recursion_limit": table.step_bound}, stream_mode="values")
+    states = table.graph.stream(table.start, _limits(table, models), stream_mode="values")
     if progress:
         states = _counted(states, table.step_bound, progress)
     return follow_events(out / "events.jsonl", states)
@@ -149,14 +161,14 @@ def _counted(states, bound: int, progress: Callable):
 
 
 def _play_checkpointed(table: Table, out: Path, ckpt: Path, resume: bool, progress: Callable | None,
-                       thread: dict) -> dict:
+                       thread: dict, models: list) -> dict:
     """Play or resume with a SQLite checkpoint; ``events.jsonl`` rewritten after every step."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     conn = sqlite3.connect(str(ckpt), check_same_thread=False)
     try:
         graph = table.graph.with_checkpointer(SqliteSaver(conn))
-        cfg = {**thread, "recursion_limit": table.step_bound}
+        cfg = {**thread, **_limits(table, models)}
         start: dict | None = table.start
         if resume:
             snap = graph.get_state(cfg)

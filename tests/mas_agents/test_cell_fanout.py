@@ -1,0 +1,78 @@
+"""cells.cell_fanout: a game's parallel steps (a WiS round's votes) are narrowed while the process
+plays several games at once, and the results do not change."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import defaultdict
+
+from mas_agents import cells, remote
+from eval.runs.wis_session import play_game
+from scripts.fake_runs import _untimed
+from tests.fakes import RuleChat, wis_player
+
+PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(4)]
+
+
+def test_width_is_the_models_parallel_calls_over_the_cells_in_flight(tmp_path):
+    remote.configure(max_connections=8)
+    try:
+        assert cells.cell_fanout(["openai:x"]) is None                   # one cell at a time: no limit
+        seen = cells.run_cells(list(range(3)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
+                               rel=str, models=["openai:x"], concurrency=4)
+        assert seen == [8 // 3] * 3                                      # 3 cells in flight (only 3 items)
+        seen = cells.run_cells(list(range(16)), lambda i, root: cells.cell_fanout(["openai:x", "local"]),
+                               root=tmp_path, rel=str, models=[], concurrency=16)
+        assert seen == [1] * 16                                          # never below 1 (local: 1 call)
+        assert cells.cell_fanout(["openai:x"]) is None                   # restored after the run
+    finally:
+        remote.configure(max_connections=8)
+
+
+def _counting(rule):
+    """A wis_player rule that records the most votes of one game (its word pair) in flight at once."""
+    active: dict[int, int] = defaultdict(int)
+    most: dict[int, int] = defaultdict(int)
+    lock = threading.Lock()
+
+    def wrapped(messages):
+        last = str(messages[-1].content)
+        if '"Vote: ..."' not in last:
+            return rule(messages)
+        word = re.search(r'Your word is "([^"]+)"', "\n".join(str(m.content) for m in messages)).group(1)
+        game = int(word[1:])
+        with lock:
+            active[game] += 1
+            most[game] = max(most[game], active[game])
+        time.sleep(0.05)
+        try:
+            return rule(messages)
+        finally:
+            with lock:
+                active[game] -= 1
+    return wrapped, most
+
+
+def _games(tmp_path, name, concurrency):
+    """4 games (one word pair each) on the cell runner, ``concurrency`` at once."""
+    rule, most = _counting(wis_player())
+    fake = RuleChat(rule=rule)
+    cells.run_cells(list(range(4)), lambda i, root: play_game(root / f"g{i}", agents=["plain"] * 6, pair=PAIRS[i],
+                                                              model=fake, seed=i, speak_timeout=None),
+                    root=tmp_path / name, rel=lambda i: f"g{i}", models=[fake], concurrency=concurrency)
+    results = {}
+    for d in sorted((tmp_path / name).iterdir()):
+        results[d.name] = _untimed(json.loads((d / "result.json").read_text()), drop=True)
+    return most, results
+
+
+def test_games_played_at_once_vote_one_at_a_time_with_the_same_results(tmp_path):
+    # the fake model is one call at a time (parallel_calls 1), so 2 games in flight -> width 1
+    most_alone, alone = _games(tmp_path, "alone", 1)
+    most_together, together = _games(tmp_path, "together", 2)
+    assert max(most_alone.values()) >= 2               # one game at a time: its votes in parallel
+    assert set(most_together.values()) == {1}          # two at a time: each game votes one by one
+    assert alone == together and len(alone) == 4
