@@ -37,6 +37,7 @@ from typing import Any, Iterable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from mas_agents import appender
 from mas_agents.errors import CallFailed, ContextOverflowError, MalformedResponse, ModelUnavailable
 from mas_agents.rundir import read_jsonl
 
@@ -188,21 +189,25 @@ class LLMCall:
     structured: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a JSON-ready dict (field name -> value)."""
-        return dataclasses.asdict(self)
+        """The record as a JSON-ready dict (field name -> value, in field order; every field is a
+        plain value, so this equals ``dataclasses.asdict`` at a fifth of its cost)."""
+        return {name: getattr(self, name) for name in _CALL_FIELDS}
 
 
+_CALL_FIELDS = tuple(f.name for f in dataclasses.fields(LLMCall))
 _TOTAL_KEYS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "latency_s", "retries", "failures")
 
 
 class CallRecorder:
     """Appends one JSON line per call to ``<run_dir>/llm_calls.jsonl`` and keeps running totals.
 
-    Thread-safe: concurrent LangGraph nodes may record at the same time; each line is written,
-    flushed and the file closed under one lock, so an interrupted run keeps every record made so
-    far and lines never interleave. The file is opened in append mode (an existing file is extended,
-    never truncated). The file (and its directory) is created at once, so a run that made no
-    call still has an (empty) ``llm_calls.jsonl``.
+    Thread-safe: concurrent LangGraph nodes may record at the same time; each line is queued under
+    one lock to the process's writer thread (:mod:`mas_agents.appender`), which appends it in
+    order, so lines never interleave, and a stopped run (Ctrl-C, an error) keeps every record
+    made so far (the queue is written at exit); :meth:`flush` waits until the lines are on disk,
+    and :meth:`close` and :func:`read_calls` / :func:`read_prompts` do so first. The file is
+    extended, never truncated. The file (and its directory) is created at once, so a run that
+    made no call still has an (empty) ``llm_calls.jsonl``.
 
     With prompt recording on (the process-wide switch, :func:`set_record_prompts`, when the
     recorder is created) and a ``path``, the prompt records (:data:`PROMPTS_FORMAT`) go, under the
@@ -245,10 +250,7 @@ class CallRecorder:
         with self._lock:
             self._calls.append(call)
             if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
-                    fh.flush()
+                appender.append(self.path, line + "\n")
                 if prompt is not None and self.prompts_path is not None:
                     self._append_prompt({"call_id": call.call_id, **prompt})
 
@@ -263,9 +265,15 @@ class CallRecorder:
 
     def _append_prompt(self, rec: dict[str, Any]) -> None:
         # under self._lock
-        with self.prompts_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
-            fh.flush()
+        appender.append(self.prompts_path, json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
+
+    def flush(self) -> None:
+        """Wait until every record made so far is on disk (:func:`mas_agents.appender.sync`).
+
+        Raises:
+            OSError: a record could not be written (the message names the file).
+        """
+        appender.sync()
 
     def close(self) -> None:
         """Compress the prompt log: append ``llm_prompts.jsonl`` as one gzip member to
@@ -273,6 +281,7 @@ class CallRecorder:
         Safe to call twice, and a no-op for a recorder that records no prompts. Records made
         after ``close`` start a new plain file (closed again by the next ``close``); a run that
         stops before ``close`` keeps its plain file, which :func:`read_prompts` reads too."""
+        appender.sync()
         if self.prompts_path is None:
             return
         with self._lock:
@@ -358,6 +367,7 @@ def read_prompts(run_dir: Path) -> dict[str, dict[str, Any]]:
         ValueError: a line is not a JSON object with a ``call_id`` (the message names the file
             and line), or the gzip file is corrupt.
     """
+    appender.sync()
     run_dir = Path(run_dir)
     plain, gz = prompt_paths(run_dir if run_dir.suffix == ".jsonl" else run_dir / "llm_calls.jsonl")
     out: dict[str, dict[str, Any]] = {}

@@ -132,18 +132,20 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, 
         The last state (``{}`` when the stream was empty).
     """
     import json
+
+    from mas_agents import appender
     path = Path(path)
     state: Mapping[str, Any] = {}
     written = 0
+    appender.sync()     # a replayed game's earlier lines are not appended after this start
     path.write_text("", encoding="utf-8")
     for state in states:
         events = state.get("events", [])
         if len(events) > written:
-            # opened per step, not held for the game: a thousand games in flight would otherwise
-            # hold a thousand descriptors (past the usual 1,024 a process may open)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n"
-                                 for i in range(written, len(events))))
+            # queued to the process's writer thread (no descriptor held per game, no system call
+            # on this thread); write_events below waits for it before replacing the file
+            appender.append(path, "".join(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n"
+                                          for i in range(written, len(events))))
             written = len(events)
     write_events(path, list(state.get("events", [])))
     return dict(state)

@@ -85,7 +85,11 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
-    """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename)."""
+    """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename), after every line queued
+    for the process's writer thread (:mod:`mas_agents.appender`) is written, so none lands after
+    the new file."""
+    from mas_agents import appender
+    appender.sync()
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for r in rows:
@@ -101,6 +105,8 @@ def read_jsonl(path: Path, what: str = "JSON") -> list[tuple[int, Any]]:
         FileNotFoundError: the file does not exist.
         ValueError: a line is not valid JSON (the message names file and line, and ``what``).
     """
+    from mas_agents import appender
+    appender.sync()     # the lines this process queued for the file are in it
     out = []
     with Path(path).open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):

@@ -2,6 +2,7 @@
 
 import json
 
+from mas_agents import appender
 from mas_agents.events import follow_events, read_events
 
 
@@ -15,6 +16,7 @@ def test_events_are_on_disk_after_each_state_and_whole_at_the_end(tmp_path):
         for n in (1, 3, 3, 4):
             events = events + [{"kind": "k", "content": f"e{i}"} for i in range(len(events), n)]
             yield {"events": events, "other": n}
+            appender.sync()    # the writer thread's batch (what mas serve sees within BATCH_S)
             seen_mid_game.append([json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()])
     last = follow_events(path, states())
     # after each state the file holds exactly that state's events, numbered by position

@@ -23,6 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 import mas_agents.accounting as accounting
 import mas_agents.llm as llm
+from mas_agents import appender
 from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, is_transient_error
 from mas_agents.errors import CallFailed, ModelUnavailable
 from mas_agents.llm import (
@@ -73,6 +74,8 @@ class CapMaxTokensChat(ScriptedChat):
 
 
 def read_lines(path: Path) -> list[dict]:
+    """The JSON lines of ``path`` once the process's writer thread has written what is queued."""
+    appender.sync()
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -544,4 +547,5 @@ def test_stop_flag_ends_the_next_call_in_any_thread(tmp_path):
         assert len(errors) == 1 and isinstance(errors[0], KeyboardInterrupt)
     finally:
         STOP.clear()
+    appender.sync()
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1   # the stopped call was never made

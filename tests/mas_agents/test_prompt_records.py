@@ -249,7 +249,8 @@ def test_the_reader_merges_the_lines_of_a_call_across_the_compressed_and_plain_p
     rec = CallRecorder(tmp_path / "llm_calls.jsonl", prompts=True)
     rec.record(call("a"), {"messages": [], "structured": None, "completion": "x"})
     rec.annotate("a", parsed=None, parse_error="bad", reprompt_of=None)
-    assert (tmp_path / "llm_prompts.jsonl").exists()      # written as it goes: a crash keeps it
+    rec.flush()
+    assert (tmp_path / "llm_prompts.jsonl").exists()      # written as it goes (within BATCH_S): a crash keeps it
     rec.annotate("m", parsed={"kind": "mcq", "value": frozenset({"c", "a"})})   # an mcq's letters
     assert read_prompts(tmp_path)["m"]["parsed"]["value"] == ["a", "c"]
     assert read_prompts(tmp_path)["a"]["parse_error"] == "bad"
