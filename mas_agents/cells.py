@@ -51,6 +51,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -129,27 +130,50 @@ def settings() -> ExecutorSettings:
     return _SETTINGS
 
 
-#: Cells this process runs at once on the local executor (set by :func:`run_cells` for its run).
-_CELLS_AT_ONCE = 1
+#: Per thread: the cells at once of the local run whose cell this thread plays, when the cell
+#: started with at least that many cells still waiting behind it (else absent); set by
+#: :func:`run_cells` around each cell.
+_CELL = threading.local()
 
 
 def cell_fanout(models: list[Any]) -> int | None:
     """How many of one cell's own parallel steps may run at once (LangGraph's ``max_concurrency``
-    for a game's fan-out, e.g. a Who-is-Spy round's votes): None (no limit) while this process runs
-    one cell at a time, else ``max(1, parallel calls of models // cells at once)``
-    (:func:`mas_agents.remote.auto_concurrency`).
+    for a game's fan-out, e.g. a Who-is-Spy round's votes).
+
+    ``max(1, parallel calls of models // cells at once)`` (:func:`mas_agents.remote.auto_concurrency`)
+    for a cell of a local multi-cell run that started with at least as many cells still waiting
+    as run at once; None (no limit) otherwise: one cell at a time, a Ray task (it has its own
+    share of the connections), and the last cells of a run, which finish while fewer and fewer
+    cells are left to keep the connections busy.
 
     Why: with as many games in flight as connections, the games already keep every connection
-    busy, and a game that fans its votes out to threads of its own only adds threads that wait
-    for a connection. Measured on the WiS tournament, 64 games on 64 connections at 300 ms: 7.3-7.7
-    -> 6.1-6.6 ms of client CPU per call (benchmarks/results/throughput.md). The steps of one
-    LangGraph superstep see the same state and their writes are applied together at its end, so
-    the results do not depend on this width.
+    busy, and a game that fans its votes out to threads of its own only adds runnable threads
+    contending for the GIL. Measured on the WiS tournament, 64 games on 64 connections at 300 ms:
+    6.9 -> 6.0 ms of client CPU per call (mean of 6 alternating runs,
+    benchmarks/results/throughput.md). A game whose votes go one by one takes longer, which is why
+    the last cells keep their full width. The steps of one LangGraph superstep see the same state
+    and their writes are applied together at its end, so the results do not depend on this width.
     """
-    if _CELLS_AT_ONCE <= 1:
+    at_once = getattr(_CELL, "narrow", 1)
+    if at_once <= 1:
         return None
     from mas_agents.remote import auto_concurrency
-    return max(1, auto_concurrency(list(models)) // _CELLS_AT_ONCE)
+    return max(1, auto_concurrency(list(models)) // at_once)
+
+
+def _local_cell(fn: Callable[[Any, Path], Any], root: Path, n: int, window: int) -> Callable[[tuple], tuple]:
+    """``fn`` for the thread pool: item ``(ix, it)`` -> ``(ix, fn(it, root))``, with :data:`_CELL`
+    saying whether the cell may narrow its fan-out (``n`` items, ``window`` at once; items start
+    in order)."""
+    def one(ix_it: tuple) -> tuple:
+        ix, it = ix_it
+        before = getattr(_CELL, "narrow", 1)
+        _CELL.narrow = window if window > 1 and n - ix - 1 >= window else 1
+        try:
+            return ix, fn(it, root)
+        finally:
+            _CELL.narrow = before
+    return one
 
 
 def _import_ray() -> Any:
@@ -289,14 +313,9 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
         Exception: the first exception a cell raises (cells not started yet never start).
     """
     from mas_agents.rundir import run_each
-    global _CELLS_AT_ONCE
     if _SETTINGS.kind == "local" or not items:
-        before, _CELLS_AT_ONCE = _CELLS_AT_ONCE, max(1, min(concurrency, len(items)))
-        try:
-            pairs = run_each(list(enumerate(items)), lambda ix: (ix[0], fn(ix[1], root)), concurrency=concurrency,
-                             done=(lambda ix, r: done(ix[1], r[1])) if done else None)
-        finally:
-            _CELLS_AT_ONCE = before
+        pairs = run_each(list(enumerate(items)), _local_cell(fn, root, len(items), min(concurrency, len(items))),
+                         concurrency=concurrency, done=(lambda ix, r: done(ix[1], r[1])) if done else None)
     else:
         pairs, todo = [], []
         for ix, it in enumerate(items):

@@ -14,20 +14,24 @@ from eval.runs.wis_session import play_game
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, wis_player
 
-PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(4)]
+PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(6)]
 
 
-def test_width_is_the_models_parallel_calls_over_the_cells_in_flight(tmp_path):
+def test_width_is_the_models_parallel_calls_over_the_cells_at_once_but_not_for_the_last_ones(tmp_path):
     remote.configure(max_connections=8)
     try:
         assert cells.cell_fanout(["openai:x"]) is None                   # one cell at a time: no limit
-        seen = cells.run_cells(list(range(3)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
+        seen = cells.run_cells(list(range(10)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
                                rel=str, models=["openai:x"], concurrency=4)
-        assert seen == [8 // 3] * 3                                      # 3 cells in flight (only 3 items)
+        # 4 at once: a cell with >= 4 cells behind it gets 8 // 4; the last 4 keep their full width
+        assert seen == [2] * 6 + [None] * 4
         seen = cells.run_cells(list(range(16)), lambda i, root: cells.cell_fanout(["openai:x", "local"]),
-                               root=tmp_path, rel=str, models=[], concurrency=16)
-        assert seen == [1] * 16                                          # never below 1 (local: 1 call)
-        assert cells.cell_fanout(["openai:x"]) is None                   # restored after the run
+                               root=tmp_path, rel=str, models=[], concurrency=4)
+        assert seen == [1] * 12 + [None] * 4                             # never below 1 (local: 1 call)
+        seen = cells.run_cells(list(range(3)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
+                               rel=str, models=[], concurrency=1)
+        assert seen == [None] * 3                                        # one at a time
+        assert cells.cell_fanout(["openai:x"]) is None                   # nothing left set on this thread
     finally:
         remote.configure(max_connections=8)
 
@@ -57,10 +61,10 @@ def _counting(rule):
 
 
 def _games(tmp_path, name, concurrency):
-    """4 games (one word pair each) on the cell runner, ``concurrency`` at once."""
+    """6 games (one word pair each) on the cell runner, ``concurrency`` at once."""
     rule, most = _counting(wis_player())
     fake = RuleChat(rule=rule)
-    cells.run_cells(list(range(4)), lambda i, root: play_game(root / f"g{i}", agents=["plain"] * 6, pair=PAIRS[i],
+    cells.run_cells(list(range(6)), lambda i, root: play_game(root / f"g{i}", agents=["plain"] * 6, pair=PAIRS[i],
                                                               model=fake, seed=i, speak_timeout=None),
                     root=tmp_path / name, rel=lambda i: f"g{i}", models=[fake], concurrency=concurrency)
     results = {}
@@ -70,9 +74,11 @@ def _games(tmp_path, name, concurrency):
 
 
 def test_games_played_at_once_vote_one_at_a_time_with_the_same_results(tmp_path):
-    # the fake model is one call at a time (parallel_calls 1), so 2 games in flight -> width 1
+    # the fake model is one call at a time (parallel_calls 1), so 2 games at once -> width 1,
+    # except for the last 2 games (fewer than 2 left behind them)
     most_alone, alone = _games(tmp_path, "alone", 1)
     most_together, together = _games(tmp_path, "together", 2)
-    assert max(most_alone.values()) >= 2               # one game at a time: its votes in parallel
-    assert set(most_together.values()) == {1}          # two at a time: each game votes one by one
-    assert alone == together and len(alone) == 4
+    assert all(most_alone[g] >= 2 for g in range(6))                  # one game at a time: votes in parallel
+    assert [most_together[g] for g in range(4)] == [1, 1, 1, 1]       # 2 at a time: one by one
+    assert all(most_together[g] >= 2 for g in (4, 5))                 # the last two: full width again
+    assert alone == together and len(alone) == 6
