@@ -21,13 +21,16 @@ def test_width_is_the_models_parallel_calls_over_the_cells_at_once_but_not_for_t
     remote.configure(max_connections=8)
     try:
         assert cells.cell_fanout(["openai:x"]) is None                   # one cell at a time: no limit
-        seen = cells.run_cells(list(range(10)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
+        seen = cells.run_cells(list(range(12)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
                                rel=str, models=["openai:x"], concurrency=4)
-        # 4 at once: a cell with >= 4 cells behind it gets 8 // 4; the last 4 keep their full width
-        assert seen == [2] * 6 + [None] * 4
+        # 4 at once on 8 connections: 8 // 4 while >= 8 cells are left; the last 7 keep their full width
+        assert seen == [2] * 5 + [None] * 7
         seen = cells.run_cells(list(range(16)), lambda i, root: cells.cell_fanout(["openai:x", "local"]),
                                root=tmp_path, rel=str, models=[], concurrency=4)
-        assert seen == [1] * 12 + [None] * 4                             # never below 1 (local: 1 call)
+        assert seen == [1] * 16                                          # never below 1 (local: 1 call)
+        seen = cells.run_cells(list(range(20)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
+                               rel=str, models=[], concurrency=20)
+        assert seen == [1] * 13 + [None] * 7                             # all at once: still narrowed
         seen = cells.run_cells(list(range(3)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
                                rel=str, models=[], concurrency=1)
         assert seen == [None] * 3                                        # one at a time
@@ -74,11 +77,10 @@ def _games(tmp_path, name, concurrency):
 
 
 def test_games_played_at_once_vote_one_at_a_time_with_the_same_results(tmp_path):
-    # the fake model is one call at a time (parallel_calls 1), so 2 games at once -> width 1,
-    # except for the last 2 games (fewer than 2 left behind them)
+    # the fake model is one call at a time (parallel_calls 1), so 2 games at once -> width 1
+    # while at least 1 game is left: every game
     most_alone, alone = _games(tmp_path, "alone", 1)
     most_together, together = _games(tmp_path, "together", 2)
     assert all(most_alone[g] >= 2 for g in range(6))                  # one game at a time: votes in parallel
-    assert [most_together[g] for g in range(4)] == [1, 1, 1, 1]       # 2 at a time: one by one
-    assert all(most_together[g] >= 2 for g in (4, 5))                 # the last two: full width again
+    assert [most_together[g] for g in range(6)] == [1] * 6            # 2 at a time: one by one
     assert alone == together and len(alone) == 6
