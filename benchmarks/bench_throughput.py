@@ -644,11 +644,15 @@ BOUNDARIES = (
     ("openai SDK Completions.create", "openai/resources/chat/completions/completions.py", "create"),
     ("openai SDK maybe_transform (request params walked against their TypedDicts)", "openai/_utils/_transform.py",
      "maybe_transform"),
+    ("RemoteChat.invoke (our fast path past langchain-core's run bookkeeping, and the call below)",
+     "mas_agents/remote.py", "invoke"),
+    ("DirectPost.post (the body posted with urllib3: JSON, headers, socket)", "mas_agents/remote.py", "post"),
     ("httpx2 Client.send (HTTP/1.1 over the pool: httpcore2, h11, socket)", "httpx2/_client.py", "send"),
     ("httpcore2 ConnectionPool._assign_requests_to_connections (walks every pooled connection, twice per request)",
      "httpcore2/_sync/connection_pool.py", "_assign_requests_to_connections"),
     ("EndpointLimiter.__enter__ (waiting for a connection slot; CPU only)", "mas_agents/remote.py", "__enter__"),
-    ("CallRecorder.record (llm_calls.jsonl line)", "mas_agents/accounting.py", "record"),
+    ("CallRecorder.record (llm_calls.jsonl line, queued to the writer thread)", "mas_agents/accounting.py", "record"),
+    ("the writer thread's batches (mas_agents.appender)", "mas_agents/appender.py", "_run"),
     ("graphs.wis.graph.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis/graph.py",
      "build_graph"),
     ("importlib.metadata.version (rundir.versions(), per game config.json)", "importlib/metadata/__init__.py",
@@ -953,42 +957,27 @@ def render_md(out: dict) -> str:
                          f"keep-alive connections to its connection cap; the SDK's default kept 100).")
     if layers:
         names = list(layers)
-        med = [layers[n]["median_ms"] for n in names]
-        lines.append(f"* **The call itself** (table above, one at a time): {med[-1]:.2f} ms through AccountedModel, of "
-                     f"which {med[0]:.2f} ms is the stub, loopback and a bare stdlib client; httpx2 adds "
-                     f"{med[1] - med[0]:.2f} ms, the openai SDK {med[2] - med[1]:.2f} ms (it walks the request "
-                     f"parameters against their TypedDicts, builds the request, parses the reply into pydantic "
-                     f"models), langchain-openai/core {med[3] - med[2]:.2f} ms, and our RemoteChat and AccountedModel "
-                     f"{med[5] - med[3]:.2f} ms together. A bare openai SDK call ({med[2]:.2f} ms, stub included) "
-                     f"already takes {_pc(med[2] / TARGET_OVERHEAD_MS)} of the {TARGET_OVERHEAD_MS:g} ms budget.")
+        med = dict(zip(names, [layers[n]["median_ms"] for n in names]))
+        stdlib, ours = med[names[0]], med[names[-1]]
+        sdk, lc = med.get(names[2]), med.get(names[3])
+        lines.append(f"* **The call itself** (table above, one at a time): {ours:.2f} ms through AccountedModel, of "
+                     f"which {stdlib:.2f} ms is the stub, loopback and a bare stdlib client. Our path posts the body "
+                     f"with urllib3 (`remote.DirectPost`) and skips langchain-core's run bookkeeping when no "
+                     f"callback listens, so it does not pass through the openai SDK's request machinery "
+                     f"(an SDK `create` call: {sdk:.2f} ms) or `ChatOpenAI.invoke` ({lc:.2f} ms): those rows are "
+                     f"what the libraries alone cost, not layers of our call.")
     ps, pcn = out.get("profile_sequential_wis"), out.get("profile_wis_concurrent")
     if ps and w64:
         b = {x["what"].split(" (")[0].split(":")[0]: x for x in ps["boundaries"]}
         call = b["AccountedModel.chat"]
         lines.append(f"* **Around the call** (WiS, profile below): the model call is {_pc(call['share'])} of the "
-                     f"client's CPU; the rest is the game: langgraph's steps and fan-out, our prompts, parsing, events "
-                     f"and records, and two per-game costs in our code that are worth removing -- "
-                     f"`graphs.wis.graph.build_graph` compiles the graph for every game (compiling, langgraph walks each "
-                     f"node function's bytecode with `dis` looking for subgraphs; {_pc(b['graphs.wis.graph.build_graph, once per game']['share'])} of "
-                     f"the CPU) and `rundir.versions()` reads package metadata for every game's config.json "
-                     f"({_pc(b['importlib.metadata.version']['share'])}). The openai SDK's "
-                     f"`maybe_transform` alone is {_pc(b['openai SDK maybe_transform']['share'])}.")
+                     f"client's CPU one game at a time; the rest is the game: langgraph's steps and fan-out, our "
+                     f"prompts, parsing, events and records.")
     if ps and pcn:
-        h = {g["group"]: g for g in ps["by_package"]}
         hc = {g["group"]: g for g in pcn["by_package"]}
-        pool = {p["what"]: p for p in pcn["boundaries"]}
-        pool_c = next((v for k, v in pool.items() if "_assign_requests_to_connections" in k), None)
-        pool_1 = next((v for v in ps["boundaries"] if "_assign_requests_to_connections" in v["what"]), None)
-        k = "httpx2 + httpcore2 + h11"
-        if k in h and k in hc and pool_c and pool_1:
-            lines.append(f"* **The HTTP pool costs more with more connections**: httpx2/httpcore2/h11 take "
-                         f"{_pc(h[k]['share'])} of the client's CPU one call at a time and {_pc(hc[k]['share'])} at "
-                         f"C={pcn['connections']} (est. {_f(h[k]['est_ms_per_call'], 2)} -> "
-                         f"{_f(hc[k]['est_ms_per_call'], 2)} ms per call). httpcore2's "
-                         f"`_assign_requests_to_connections` walks every pooled connection whenever a request "
-                         f"is added or released: {_pc(pool_1['share'])} of the CPU with one connection, "
-                         f"{_pc(pool_c['share'])} with {pcn['connections']} (est. {_f(pool_c['est_ms_per_call'], 2)} ms "
-                         f"per call); it grows linearly with the pool.")
+        top = ", ".join(f"{g['group']} {_pc(g['share'])}" for g in pcn["by_package"][:4])
+        lines.append(f"* **At C={pcn['connections']}** the CPU goes to {top} (by package, profile below); "
+                     f"no single function takes more than a few per cent.")
     w8 = wis.get(8)
     if w8 and w8.get("steady_ratio"):
         lines.append(f"* **Below the CPU ceiling** (WiS C=8: {w8['client_cpu_cores']:.2f} cores) the loss is ramp-down "
