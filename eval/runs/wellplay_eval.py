@@ -50,6 +50,8 @@ class Answerer:
 
     name: str
     answer: Callable[[ActionRequest], tuple[frozenset[str] | None, list[str], str]]
+    #: called once with every request of the file before the first is answered (None: nothing)
+    prepare: Callable[[list[ActionRequest]], None] | None = None
 
 
 def mcq_request(character: str, q: Question, options: tuple[str, ...]) -> ActionRequest:
@@ -81,23 +83,38 @@ def model_free_answerers(method: str, script: Script, rng: random.Random) -> dic
 
 
 def agent_answerer(agent) -> Answerer:
-    """Wrap a :class:`mas_agents.agent.Agent` as an answerer (phase ``evaluation``)."""
+    """Wrap a :class:`mas_agents.agent.Agent` as an answerer (phase ``evaluation``). Its
+    ``prepare`` embeds the retrieval queries of every question in one batch (the memory's
+    embedder caches each vector in the process, so the question's own search finds it): one
+    query at a time, MiniLM took most of the client's CPU of an evaluation
+    (benchmarks/results/throughput.md, session 13)."""
     def answer(req: ActionRequest):
         act = agent.act(req, phase="evaluation")
         return (act.value if act.valid else None), act.call_ids, act.raw
-    return Answerer(agent.name, answer)
+
+    def prepare(reqs: list[ActionRequest]) -> None:
+        memory = getattr(agent, "memory", None)
+        embedder = getattr(memory, "embedder", None)
+        queries = [r.query for r in reqs if r.query]
+        if embedder is not None and queries:
+            embedder.encode(queries)
+    return Answerer(agent.name, answer, prepare)
 
 
 def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, shuffle: bool, scoring: str,
                        tick: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
     """Answer every question of one character's file once (see :func:`evaluate_script`)."""
     records, events = [], []
+    shown = []
     for q in script.questions.get(name, []):
         if shuffle:
             options, key, perm = shuffled_view(q, random.Random(f"{seed}/{q.qid}"))
         else:
             options, key, perm = q.options, q.key, tuple(range(len(q.options)))
-        req = mcq_request(name, q, options)
+        shown.append((q, key, perm, mcq_request(name, q, options)))
+    if ans.prepare is not None and shown:
+        ans.prepare([req for *_, req in shown])
+    for q, key, perm, req in shown:
         chosen, call_ids, raw = ans.answer(req)
         ok = is_correct(chosen, key, q.multi, scoring)
         back = None if chosen is None else sorted(LETTERS[perm[LETTERS.index(c)]] for c in chosen)
