@@ -1,6 +1,7 @@
 """mas_agents.appender: run-file lines written by one background thread, in order, with a barrier."""
 
 import os
+from pathlib import Path
 import threading
 import time
 
@@ -97,3 +98,16 @@ def test_a_forked_child_has_a_writer_of_its_own(tmp_path):
     appender.sync()
     assert (tmp_path / "child.jsonl").read_text() == "c\n"
     assert (tmp_path / "parent.jsonl").read_text() == "p\n"
+
+
+@pytest.mark.parametrize("ending", ["", "raise KeyboardInterrupt", "raise SystemExit(3)"])
+def test_what_is_queued_is_written_when_the_process_ends(tmp_path, ending):
+    import subprocess
+    import sys
+    path = tmp_path / "late.jsonl"
+    code = ("from mas_agents import appender\n"
+            f"appender.append({str(path)!r}, 'one\\n')\n"
+            f"appender.append({str(path)!r}, 'two\\n')\n" + ending + "\n")
+    subprocess.run([sys.executable, "-c", code], cwd=str(Path(__file__).resolve().parents[2]),
+                   capture_output=True, timeout=60)
+    assert path.read_text() == "one\ntwo\n"
