@@ -19,9 +19,10 @@ Guarantees:
 - At interpreter exit (also after Ctrl-C) what is queued is written (``atexit``). A process
   killed outright (SIGKILL, power loss) can lose the lines still queued; before this module it
   could lose the line being written.
-- A write that fails (a full disk, a removed directory that cannot be made again) does not stop
-  the writer: the other lines are written, and the next :func:`append` or :func:`sync` of any
-  thread raises ``OSError`` naming the file, once.
+- A write that fails (a full disk, a removed directory that cannot be made again, text that is
+  not UTF-8) does not stop the writer: the other lines are written, and the next :func:`append`
+  or :func:`sync` of any thread raises ``OSError`` naming the file, once (at exit: one line on
+  stderr).
 """
 
 from __future__ import annotations
@@ -102,9 +103,10 @@ class _Appender:
             for path, texts in by_path.items():
                 try:
                     _write(path, "".join(texts))
-                except OSError as exc:
-                    error = error or OSError(exc.errno, f"{path}: could not append run records "
-                                                        f"({exc.strerror or exc})")
+                except Exception as exc:  # noqa: BLE001 - kept for the callers; the writer goes on
+                    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+                    error = error or OSError(getattr(exc, "errno", None),
+                                             f"{path}: could not append run records ({why})")
             with self._cv:
                 self._written += len(batch)
                 if error is not None and self._error is None:
@@ -127,7 +129,18 @@ def _write(path: Path, text: str) -> None:
 
 _APPENDER = _Appender()
 os.register_at_fork(after_in_child=_APPENDER._after_fork)
-atexit.register(lambda: _APPENDER.sync() if _APPENDER._thread is not None else None)
+def _at_exit() -> None:
+    """Write what is queued before the interpreter exits; a failed write is one line on stderr."""
+    if _APPENDER._thread is None:
+        return
+    try:
+        _APPENDER.sync()
+    except OSError as exc:
+        import sys
+        print(f"mas: {exc.strerror or exc}", file=sys.stderr)
+
+
+atexit.register(_at_exit)
 
 
 def append(path: Path, text: str) -> None:

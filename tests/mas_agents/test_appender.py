@@ -111,3 +111,25 @@ def test_what_is_queued_is_written_when_the_process_ends(tmp_path, ending):
     subprocess.run([sys.executable, "-c", code], cwd=str(Path(__file__).resolve().parents[2]),
                    capture_output=True, timeout=60)
     assert path.read_text() == "one\ntwo\n"
+
+
+def test_text_that_is_not_utf8_is_an_error_naming_the_file_not_a_dead_writer(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    appender.append(bad, "\ud800 lone surrogate\n")
+    with pytest.raises(OSError, match="bad.jsonl.*UnicodeEncodeError"):
+        appender.sync()
+    ok = tmp_path / "ok.jsonl"
+    appender.append(ok, "fine\n")
+    appender.sync()
+    assert ok.read_text() == "fine\n"
+
+
+def test_a_failed_write_at_exit_is_one_line_on_stderr(tmp_path):
+    import subprocess
+    import sys
+    target = tmp_path / "a-dir.jsonl"
+    target.mkdir()
+    code = f"from mas_agents import appender\nappender.append({str(target)!r}, 'x\\n')\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(Path(__file__).resolve().parents[2]),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stderr.strip().splitlines() == [f"mas: {target}: could not append run records (Is a directory)"]
