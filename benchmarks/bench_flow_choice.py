@@ -52,6 +52,17 @@ def cpu_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def threads_cpu_s(n: int, fn: Any) -> float:
+    """CPU seconds of this process while ``n`` threads each run ``fn()`` to the end."""
+    threads = [threading.Thread(target=fn) for _ in range(n)]
+    c0 = cpu_s()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return cpu_s() - c0
+
+
 class Round(TypedDict):
     n: int
     round: int
@@ -109,13 +120,7 @@ def flow_sync(games: int, width: int | None) -> float:
         for _ in graph.stream({"events": []}, cfg, stream_mode="values"):
             pass
     one()                                                    # warm-up
-    threads = [threading.Thread(target=one) for _ in range(games)]
-    c0 = cpu_s()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return 1e6 * (cpu_s() - c0) / (games * NODES_PER_GAME)
+    return 1e6 * threads_cpu_s(games, one) / (games * NODES_PER_GAME)
 
 
 def flow_async(games: int) -> float:
@@ -164,13 +169,7 @@ def calls_sync(callers: int, per: int) -> float:
     def one() -> None:
         for _ in range(per):
             m.invoke(msgs)
-    threads = [threading.Thread(target=one) for _ in range(callers)]
-    c0 = cpu_s()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return 1e6 * (cpu_s() - c0) / (callers * per)
+    return 1e6 * threads_cpu_s(callers, one) / (callers * per)
 
 
 def calls_async(callers: int, per: int) -> float:
