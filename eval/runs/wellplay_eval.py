@@ -133,14 +133,27 @@ def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, s
     return records, events
 
 
+def answer_order(jobs: list[tuple[Script, Any]]) -> list[tuple[int, int]]:
+    """The ``(job index, character index)`` of every character with questions, most questions
+    first (ties in script, character order): the order characters start answering when several
+    answer at once. Each character's file is a chain of calls, so the longest chain started last
+    would set the run's length; longest first is the classic LPT rule of list scheduling
+    (Graham 1969), and the order agents are built in before they answer
+    (:func:`eval.runs.wellplay_run.run_wellplay_eval`)."""
+    keys = [(i, j) for i, (sc, _) in enumerate(jobs) for j, ch in enumerate(sc.characters)
+            if sc.questions.get(ch.name)]
+    return sorted(keys, key=lambda k: -len(jobs[k[0]][0].questions[jobs[k[0]][0].characters[k[1]].name]))
+
+
 def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: int, shuffle: bool, scoring: str,
                      tick: Callable[[], None] | None = None, concurrency: int = 1) -> tuple[list[dict], list[dict]]:
     """Answer every per-character question of each ``(script, answerers)`` job once.
 
     Characters answer their own files; with ``concurrency`` > 1 that many characters (over all
     the scripts) answer at once, each its own questions in order (an agent is never asked two
-    things at once). Records and events come back in script, character, question order whatever
-    the concurrency, so a run's files do not depend on it.
+    things at once), the characters with the most questions first (:func:`answer_order`); with
+    ``concurrency`` 1 in script, character order. Records and events come back in script,
+    character, question order whatever the concurrency, so a run's files do not depend on it.
 
     The option shuffle uses ``random.Random(f"{seed}/{qid}")`` per question, so the same seed
     shows the same order to every method (a paired comparison).
@@ -154,6 +167,9 @@ def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: in
 
     items = [(i, j, sc, ch.name, answerers[ch.name]) for i, (sc, answerers) in enumerate(jobs)
              for j, ch in enumerate(sc.characters) if ch.name in answerers]
+    if concurrency > 1:
+        rank = {k: n for n, k in enumerate(answer_order(jobs))}
+        items.sort(key=lambda it: rank.get((it[0], it[1]), len(rank)))
     done: dict[tuple[int, int], tuple[list[dict], list[dict]]] = {}
 
     def one(item):

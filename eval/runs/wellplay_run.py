@@ -6,6 +6,7 @@ See :mod:`eval.runs.wellplay_eval` for the methods, shuffling and files written.
 from __future__ import annotations
 
 import random
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,8 +14,10 @@ from eval.datasets.wellplay import Script, load_all, load_script
 from eval.runs.wellplay_eval import (
     METHODS,
     MODEL_FREE,
+    Answerer,
     agent_answerer,
     aggregate_runs,
+    answer_order,
     chance_and_interval,
     evaluate_scripts,
     model_free_answerers,
@@ -47,6 +50,66 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
     if not script or script.lower() == "all":
         return load_all(data_root, lang), []
     return [load_script(data_root, script, lang)], []
+
+
+class AgentBuilds:
+    """The answering agents of one evaluation run, each built when it is first needed.
+
+    With ``background`` (characters answer at once: a remote model), one builder thread builds
+    them in ``order`` (:func:`eval.runs.wellplay_eval.answer_order`: most questions first), so the
+    first characters answer while later ones still embed their scripts; otherwise each is built
+    in its cell as the cell starts. After a build fails, every later one raises that error
+    unbuilt (the run stops with it). Building embeds a character's script chunks (PLAYER* §2.2),
+    CPU work that with all 68 characters took about 100 s on the 2-core project machine before the
+    first question could be asked (``benchmarks/results/throughput.md``, session 14). A character
+    with no questions is never built.
+
+    Args:
+        make: ``(script, name, accounted) -> (agent, accounted)``.
+        order: ``(script, character name)`` in the order to build.
+        background: build on a thread of its own, ahead of the cells.
+        accounted: the accounted model built by an earlier run, or None.
+    """
+
+    def __init__(self, make: Callable[[Script, str, Any], tuple[Any, Any]], order: list[tuple[Script, str]],
+                 *, background: bool, accounted: Any = None):
+        self._make = make
+        self.accounted = accounted
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="wellplay-build") if background else None
+        self._futures: dict[tuple[int, str], Future] = {}
+        self._error: BaseException | None = None
+        if self._pool is not None:
+            for sc, name in order:
+                self._futures[(id(sc), name)] = self._pool.submit(self._build, sc, name)
+
+    def _build(self, sc: Script, name: str) -> Any:
+        if self._error is not None:     # a build failed: the run stops, build nothing more
+            raise self._error
+        try:
+            agent, self.accounted = self._make(sc, name, self.accounted)   # one builder at a time
+        except BaseException as exc:
+            self._error = exc
+            raise
+        return agent
+
+    def answerer(self, sc: Script, name: str) -> Answerer:
+        """``name``'s answerer; its agent is built (or awaited) on its first use.
+
+        Raises (on first use): whatever building the agent raised."""
+        built: list[Answerer] = []
+
+        def real() -> Answerer:
+            if not built:
+                fut = self._futures.get((id(sc), name))
+                built.append(agent_answerer(fut.result() if fut is not None else self._build(sc, name)))
+            return built[0]
+
+        return Answerer(name, lambda req: real().answer(req), lambda reqs: real().prepare(reqs))
+
+    def close(self) -> None:
+        """Cancel the builds not started (a run that failed) and wait for the one running."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 @marks_run
@@ -112,22 +175,26 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     for i in range(runs):
         run_seed = seed + i
         rng = random.Random(run_seed)
-        jobs = []
-        for sc in scripts:
-            if method in MODEL_FREE:
-                answerers = model_free_answerers(method, sc, rng)
-            else:
-                answerers = {}
-                for c in sc.characters:
-                    agent, accounted = make_agent(sc, c.name, method, game_events, model, run_seed,
-                                                  recorder=recorder, settings=settings, accounted=accounted,
-                                                  spec=specs.get(c.name, agent_spec))
-                    answerers[c.name] = agent_answerer(agent)
-            jobs.append((sc, answerers))
         # model-free answerers share one random stream: they answer in order, whatever the model
         parallel = 1 if method in MODEL_FREE else (concurrency or parallel_calls(model))
-        records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick,
-                                        concurrency=parallel)
+        builds = None
+        if method in MODEL_FREE:
+            jobs = [(sc, model_free_answerers(method, sc, rng)) for sc in scripts]
+        else:
+            def make(sc: Script, name: str, acc: Any, run_seed: int = run_seed) -> tuple[Any, Any]:
+                return make_agent(sc, name, method, game_events, model, run_seed, recorder=recorder,
+                                  settings=settings, accounted=acc, spec=specs.get(name, agent_spec))
+
+            order = [(scripts[i], scripts[i].characters[j].name) for i, j in answer_order([(sc, None) for sc in scripts])]
+            builds = AgentBuilds(make, order, background=parallel > 1, accounted=accounted)
+            jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
+        try:
+            records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick,
+                                            concurrency=parallel)
+        finally:
+            if builds is not None:
+                builds.close()
+                accounted = builds.accounted
         for r in records:
             r["run"] = i
         all_events += evs

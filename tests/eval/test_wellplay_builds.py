@@ -1,0 +1,137 @@
+"""How a WellPlay evaluation schedules its characters and builds their agents
+(:func:`eval.runs.wellplay_eval.answer_order`, :class:`eval.runs.wellplay_run.AgentBuilds`): most
+questions first, agents built on one thread ahead of the cells, the first characters answering
+while later ones are still being built, and files that do not depend on the concurrency. Real
+script "Sin" (``realdata``), fake models."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from eval.datasets.wellplay import load_script
+from eval.runs.wellplay_eval import answer_order
+from eval.runs.wellplay_run import run_wellplay_eval
+from tests.eval.test_wellplay_eval import fake_agent_factory, oracle_rule
+
+pytestmark = pytest.mark.realdata
+
+
+def _counts(sc):
+    return {c.name: len(sc.questions.get(c.name, [])) for c in sc.characters}
+
+
+def test_answer_order_is_most_questions_first_ties_in_script_order(real_data_root):
+    sin = load_script(real_data_root, "Sin")
+    other = load_script(real_data_root, "Riverside Inn")
+    jobs = [(sin, None), (other, None)]
+    order = answer_order(jobs)
+    n = [len(jobs[i][0].questions[jobs[i][0].characters[j].name]) for i, j in order]
+    assert n == sorted(n, reverse=True) and all(x > 0 for x in n)
+    asked = {(i, j) for i, (sc, _) in enumerate(jobs) for j, c in enumerate(sc.characters)
+             if sc.questions.get(c.name)}
+    assert set(order) == asked and len(order) == len(asked)
+    for a, b in zip(order, order[1:]):                   # equal counts keep script, character order
+        if n[order.index(a)] == n[order.index(b)]:
+            assert a < b
+    assert len(set(_counts(sin).values()) | set(_counts(other).values())) > 1   # the order is not trivial
+
+
+def _files(d):
+    """A run's answers, events and result without what differs between any two runs (call ids
+    are uuid4s, the wall time and the calls' latencies)."""
+    def lines(name, drop):
+        rows = [json.loads(x) for x in (d / name).read_text().splitlines()]
+        for r in rows:
+            assert r.pop(drop)                      # every question went to the model
+        return rows
+    res = json.loads((d / "result.json").read_text())
+    res.pop("wall_time_s")
+    llm = res.pop("llm")
+    return {"answers": lines("answers.jsonl", "call_ids"), "events": lines("events.jsonl", "llm_call_ids"),
+            "result": res, "calls": llm["calls"]}
+
+
+def test_files_do_not_depend_on_concurrency_and_builds_follow_the_answer_order(tmp_path, real_data_root):
+    sc = load_script(real_data_root, "Sin")
+    made: list[str] = []
+    base = fake_agent_factory(oracle_rule(sc))
+
+    def make(sc_, name, *a, **kw):
+        made.append(name)
+        return base(sc_, name, *a, **kw)
+
+    one = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path / "c1", script="Sin",
+                            make_agent=make, concurrency=1)
+    order_c1 = list(made)
+    made.clear()
+    four = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path / "c4", script="Sin",
+                             make_agent=make, concurrency=4)
+    assert one["weighted_score"] == four["weighted_score"] == pytest.approx(1.0)
+    assert _files(tmp_path / "c1") == _files(tmp_path / "c4")
+    counts = _counts(sc)
+    with_questions = [c.name for c in sc.characters if counts[c.name]]
+    assert order_c1 == with_questions                       # one at a time: script order, built in its cell
+    assert made == sorted(with_questions, key=lambda n: -counts[n])   # in the background: most questions first
+
+
+def test_first_characters_answer_while_later_agents_are_still_being_built(tmp_path, real_data_root):
+    sc = load_script(real_data_root, "Sin")
+    answered = threading.Event()
+    rule = oracle_rule(sc)
+
+    def answering(messages):
+        answered.set()
+        return rule(messages)
+
+    base = fake_agent_factory(answering)
+    counts = _counts(sc)
+    last = sorted((c.name for c in sc.characters if counts[c.name]), key=lambda n: -counts[n])[-1]
+    seen: dict[str, bool] = {}
+
+    def make(sc_, name, *a, **kw):
+        if name == last:       # built last: a question must have been answered by then
+            seen[name] = answered.wait(timeout=20)
+        return base(sc_, name, *a, **kw)
+
+    res = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                            make_agent=make, concurrency=4)
+    assert seen == {last: True}
+    assert res["weighted_score"] == pytest.approx(1.0)
+
+
+def test_a_build_that_fails_stops_the_run_and_cancels_the_builds_not_started(tmp_path, real_data_root):
+    sc = load_script(real_data_root, "Sin")
+    base = fake_agent_factory(oracle_rule(sc))
+    counts = _counts(sc)
+    order = sorted((c.name for c in sc.characters if counts[c.name]), key=lambda n: -counts[n])
+    assert len(order) >= 3
+    release = threading.Event()
+    made: list[str] = []
+
+    def make(sc_, name, *a, **kw):
+        made.append(name)
+        if name == order[1]:
+            release.wait(timeout=20)        # the first character is answering by now
+            raise RuntimeError(f"cannot build {name}")
+        return base(sc_, name, *a, **kw)
+
+    def answering_then_release(messages, rule=oracle_rule(sc)):
+        release.set()
+        return rule(messages)
+
+    first = fake_agent_factory(answering_then_release)
+
+    def make_all(sc_, name, *a, **kw):
+        if name == order[0]:
+            made.append(name)
+            return first(sc_, name, *a, **kw)
+        return make(sc_, name, *a, **kw)
+
+    with pytest.raises(RuntimeError, match=f"cannot build {order[1]}"):
+        run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                          make_agent=make_all, concurrency=2)
+    # the failed build was the second: no build after it
+    assert made == order[:2]
