@@ -423,16 +423,43 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
         connections_closed_approx=closed, run_wall_per_call_ms=round(1000 * m["run_wall_s"] / len(calls), 3))
 
 
-def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, latency: float, tmp: Path) -> dict:
-    """One ``pp`` WellPlay evaluation of ``script`` with ``c`` characters answering at once."""
-    from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
+def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, latency: float, tmp: Path,
+                  vectors: str = "process") -> dict:
+    """One ``pp`` WellPlay evaluation of ``script`` with ``c`` characters answering at once.
 
+    ``vectors``: where the retrieval vectors come from. ``process``: whatever this process has
+    embedded so far (the in-process cache as earlier cells left it; no disk cache); ``cold``:
+    nothing cached, every script chunk and query embedded in the run (an empty disk cache in
+    ``tmp``, the in-process cache cleared), as a first evaluation on a machine; ``disk``: read
+    from the disk cache the last ``cold`` cell filled (the in-process cache cleared), as any
+    later evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which
+    every commit since the cache exists reads.
+    """
+    from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
+    import memory.embeddings as emb
+
+    if vectors in ("cold", "disk"):
+        emb._mem_cache.clear()
+        if vectors == "cold":
+            d_cache = Path(tempfile.mkdtemp(prefix=f"emb{c}-", dir=tmp))
+            wellplay_cell.last_cache = d_cache          # type: ignore[attr-defined]
+        else:
+            d_cache = getattr(wellplay_cell, "last_cache", None)
+            if d_cache is None:
+                raise ValueError("a 'disk' WellPlay cell needs a 'cold' one before it")
+        os.environ["MAS_EMBED_CACHE"] = str(d_cache)
+    else:
+        os.environ["MAS_EMBED_CACHE"] = "off"
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wp{c}-", dir=tmp))
     tw0 = time_wait_sockets(stub.port)
-    with cell_meters(stub) as (m, sampler):
-        res = run_wellplay_eval(data_root=data_root, method="pp", out=d, script=script, model=MODEL, seed=0,
-                                concurrency=c)
+    try:
+        with cell_meters(stub) as (m, sampler):
+            res = run_wellplay_eval(data_root=data_root, method="pp", out=d, script=script, model=MODEL, seed=0,
+                                    concurrency=c)
+        cpu_run = sampler.between(0.0, math.inf)[0]          # the whole evaluation, builds included
+    finally:
+        os.environ.pop("MAS_EMBED_CACHE", None)
     closed = max(0, time_wait_sockets(stub.port) - tw0)
     calls = read_calls([d / "llm_calls.jsonl"])
     answers = [json.loads(line) for line in (d / "answers.jsonl").read_text().splitlines() if line.strip()]
@@ -440,7 +467,11 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     per_char = [len(s.questions.get(ch.name, [])) for s in scripts for ch in s.characters]
     per_char = [n for n in per_char if n]
     extra_calls = len(calls) - len(answers)          # re-prompts (0 when every reply parses)
-    bound = max(list_schedule([n * latency for n in per_char], c), len(calls) * latency / c) if latency else 0.0
+    # the shortest zero-overhead schedule of the characters' chains on c workers: in script order
+    # (the pool's order before session 14) or longest first (since), whichever is shorter
+    sched = min(list_schedule([n * latency for n in per_char], c),
+                list_schedule(sorted((n * latency for n in per_char), reverse=True), c))
+    bound = max(sched, len(calls) * latency / c) if latency else 0.0
     _, _, phase_s = calling_phase(calls)
     owner = {cid: (a["script"], a["character"]) for a in answers for cid in a["call_ids"]}
     by_char: dict[tuple[str, str], list[dict]] = {}
@@ -448,9 +479,10 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
         by_char.setdefault(owner.get(x["call_id"], ("?", x["actor"])), []).append(x)
     return summarise_cell(
         "wellplay", c, list(by_char.values()), m, sampler, limiter, latency, bound, script=script,
-        characters=len(per_char),
+        characters=len(per_char), vectors=vectors,
         questions=len(answers), abstained=sum(1 for a in answers if a["abstained"]), reprompts=extra_calls,
         build_s=round(m["run_wall_s"] - phase_s, 3), eval_wall_s=res["wall_time_s"], connections_closed_approx=closed,
+        run_cpu_s=round(cpu_run, 2), run_cpu_ms_per_call=round(1000 * cpu_run / len(calls), 2),
         phase_wall_per_call_ms=round(1000 * phase_s / len(calls), 3))
 
 
@@ -729,6 +761,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--wis-max-games", type=int, default=256)
     ap.add_argument("--wellplay-c1-script", default="Riverside Inn",
                     help="the one script the C=1 WellPlay cell answers (all 12 take 1482 x latency s)")
+    ap.add_argument("--wellplay-vectors", default="process",
+                    help="comma-separated: where the C>1 WellPlay cells' vectors come from, each a cell: "
+                         "process (this process's cache as left by earlier cells), cold (nothing cached), "
+                         "disk (the disk cache the last cold cell filled; a new process's second run)")
     ap.add_argument("--overhead-games", type=int, default=6, help="sequential WiS games on the latency-0 stub")
     ap.add_argument("--overhead-wellplay-script", default="all",
                     help="script(s) of the sequential WellPlay run on the latency-0 stub")
@@ -797,9 +833,11 @@ def main(argv: list[str] | None = None) -> None:
             if "wellplay" not in skip:
                 for c in conns:
                     script = args.wellplay_c1_script if c == 1 else "all"
-                    log(f"WellPlay C={c}: {script}")
-                    cells.append(wellplay_cell(stub, data_root, c, script, args.latency, tmp))
-                    log(f"  {cells[-1]['calls']} calls, {cells[-1]['calls_per_s']} calls/s")
+                    for vectors in (["process"] if c == 1 else args.wellplay_vectors.split(",")):
+                        log(f"WellPlay C={c}: {script}, vectors: {vectors}")
+                        cells.append(wellplay_cell(stub, data_root, c, script, args.latency, tmp, vectors.strip()))
+                        log(f"  {cells[-1]['calls']} calls, {cells[-1]['calls_per_s']} calls/s, "
+                            f"whole evaluation {cells[-1]['eval_wall_s']:.1f} s")
             out["cells"] = cells
             pc = args.profile_connections
             if pc and "profile" not in skip and "wis" not in skip:
@@ -850,8 +888,10 @@ def render_md(out: dict) -> str:
     layers = out.get("layers") or {}
     stub_ms = next((x["median_ms"] for k, x in layers.items() if k.startswith("http.client")), None)
     lines += ["## Targets", "", "| target | reached | met |", "|---|---|---|"]
-    for wl, name in (("wis", "WiS tournament"), ("wellplay", "WellPlay evaluation")):
-        x = c64.get(wl)
+    at64 = [(x, "WiS tournament" if x["workload"] == "wis" else
+             f"WellPlay evaluation (vectors: {x.get('vectors', 'process')})")
+            for x in cells if x["connections"] == TARGET_RATIO_AT]
+    for x, name in at64:
         if x:
             lines.append(f"| ≥ 90 % of ideal at {TARGET_RATIO_AT} in flight, {name} | {x['calls_per_s']:.1f} calls/s = "
                          f"{_pc(x['ratio'])} of {x['ideal']:.0f} (min(C, P) / latency); {_pc(x['ratio_schedule'])} of the "
@@ -896,6 +936,18 @@ def render_md(out: dict) -> str:
                 f"{invalid} |")
         wp = [x for x in cells if x["workload"] == "wellplay"]
         if wp:
+            lines += ["", "WellPlay evaluations whole (building every character's memory included): vectors "
+                      "`cold` = nothing cached (a first evaluation on a machine), `disk` = read from the disk "
+                      "cache the cold cell filled (a later evaluation in a new process), `process` = this "
+                      "process's cache as earlier cells left it.", "",
+                      "| C | vectors | whole evaluation s | calls | calling phase s | calls/s over the phase (ratio to bound) "
+                      "| client CPU s, whole | client CPU ms/call, whole |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for x in wp:
+                lines.append(f"| {x['connections']} | {x.get('vectors', 'process')} | {x['eval_wall_s']:.1f} | {x['calls']} | "
+                             f"{x['calling_phase_s']:.1f} | {x['calls_per_s']:.1f} ({_pc(x['ratio_schedule'])}) | "
+                             f"{_f(x.get('run_cpu_s'))} | {_f(x.get('run_cpu_ms_per_call'))} |")
+        if any(x["workload"] == "wis" for x in cells):
             lines += ["", "WiS: " + ", ".join(
                 f"C={x['connections']} {x['rounds']} rounds, {x['fouls']} fouls, {x['timeouts']} timeouts, "
                 f"~{x['connections_closed_approx']} connections closed"
