@@ -184,13 +184,17 @@ def _key(name: str, text: str) -> str:
 
 class _DiskCache:
     """SQLite table ``emb(key TEXT PRIMARY KEY, dim INT, vec BLOB)`` of float32 vectors in
-    ``<cache_dir>/embeddings.sqlite``; safe for threads (one lock) and processes (WAL)."""
+    ``<cache_dir>/embeddings.sqlite``; safe for threads (one lock) and processes (WAL). A read or
+    write that fails after the file opened (disk full, locked for 30 s, corrupt) logs one warning
+    and turns the cache off for the process: vectors are then computed, never lost."""
 
     def __init__(self, cache_dir: str | Path):
         self.dir = Path(cache_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "embeddings.sqlite"
         self._lock = threading.Lock()
+        #: set when a read or write failed: the cache is skipped from then on (one warning)
+        self.broken = False
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -199,15 +203,29 @@ class _DiskCache:
             )
             self._conn.commit()
 
+    def _failed(self, what: str, exc: Exception) -> None:
+        # under self._lock: a cache that fails (disk full, locked past the timeout, a corrupt
+        # file) is a cache miss from now on, never the run's failure; said once
+        if not self.broken:
+            self.broken = True
+            log.warning("%s: could not %s (%s); vectors are cached in this process only from now on",
+                        self.path, what, exc)
+
     def get(self, keys: list[str], dim: int) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                q = f"SELECT key, dim, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
-                for k, d, blob in self._conn.execute(q, part):
-                    if d == dim:
-                        out[k] = np.frombuffer(blob, dtype=np.float32).copy()
+            if self.broken:
+                return out
+            try:
+                for i in range(0, len(keys), 500):
+                    part = keys[i : i + 500]
+                    q = f"SELECT key, dim, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+                    for k, d, blob in self._conn.execute(q, part):
+                        if d == dim:
+                            out[k] = np.frombuffer(blob, dtype=np.float32).copy()
+            except (sqlite3.Error, OSError) as exc:
+                self._failed("read the embedding cache", exc)
+                return {}
         return out
 
     def put(self, items: dict[str, np.ndarray]) -> None:
@@ -215,8 +233,13 @@ class _DiskCache:
             return
         rows = [(k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in items.items()]
         with self._lock:
-            self._conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
-            self._conn.commit()
+            if self.broken:
+                return
+            try:
+                self._conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
+                self._conn.commit()
+            except (sqlite3.Error, OSError) as exc:
+                self._failed("write to the embedding cache", exc)
 
     def __len__(self) -> int:
         with self._lock:
@@ -447,8 +470,8 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
             in-process vector cache.
 
     Raises:
-        OSError: a folder given here or in ``$MAS_EMBED_CACHE`` cannot hold the cache (one line
-            naming the folder). The XDG default failing is not an error: one warning, and the
+        ValueError: a folder given here or in ``$MAS_EMBED_CACHE`` cannot hold the cache (one
+            line naming the setting and the folder). The XDG default failing is not an error: one warning, and the
             vectors stay in the process.
     """
     explicit = cache_dir is not None or bool(os.environ.get(CACHE_ENV, "").strip())
@@ -465,8 +488,8 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
                 emb = Embedder(cache_dir=key)
             except (OSError, sqlite3.Error) as exc:
                 where = f"{CACHE_ENV}={cache_dir}" if explicit else f"embedding cache {key}"
-                if explicit:
-                    raise OSError(f"{where}: cannot open the embedding cache: {exc}") from None
+                if explicit:     # a setting the user gave: bad input, one line (commands catch ValueError)
+                    raise ValueError(f"{where}: cannot open the embedding cache: {exc}") from None
                 log.warning("%s: cannot open it (%s); vectors are cached in this process only "
                             "(set %s to a writable folder, or to off)", where, exc, CACHE_ENV)
                 emb = _defaults.get(None) or Embedder()

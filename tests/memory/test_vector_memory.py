@@ -351,7 +351,7 @@ def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_pat
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv(emb_mod.CACHE_ENV, str(blocker / "sub"))
-    with pytest.raises(OSError) as info:
+    with pytest.raises(ValueError) as info:
         default_embedder()
     msg = str(info.value)
     assert msg.startswith(f"MAS_EMBED_CACHE={blocker / 'sub'}: cannot open the embedding cache") and "\n" not in msg
@@ -383,3 +383,18 @@ def test_cache_names_carry_the_stack_so_another_torch_never_reads_these_vectors(
     h2 = HashEmbedder(dim=8, cache_dir=tmp_path)
     h2.encode(["one text"])
     assert h2.stats == {"memory_hits": 0, "disk_hits": 0, "computed": 1}
+
+
+def test_a_disk_cache_that_fails_later_is_a_miss_and_one_warning_never_the_runs_failure(tmp_path, caplog):
+    h = HashEmbedder(dim=8, cache_dir=tmp_path)
+    a = h.encode(["first text"])
+    db = tmp_path / "embeddings.sqlite"
+    h._disk._conn.close()                       # as a disk that went away: every query now fails
+    with caplog.at_level("WARNING", logger="memory.embeddings"):
+        b = h.encode(["second text", "third text"])     # a read and a write, both failing
+        c = HashEmbedder(dim=8).encode(["second text"])
+    assert b.shape == (2, 8) and np.allclose(b[0], c[0])
+    assert h._disk.broken is True and h.stats["computed"] == 3
+    warned = [r.getMessage() for r in caplog.records if "could not" in r.getMessage()]
+    assert len(warned) == 1 and str(db) in warned[0] and "read the embedding cache" in warned[0]
+    np.testing.assert_array_equal(h.encode(["first text"]), a)    # the process cache still serves
