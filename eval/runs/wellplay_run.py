@@ -55,14 +55,22 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
 class AgentBuilds:
     """The answering agents of one evaluation run, each built when it is first needed.
 
-    With ``background`` (characters answer at once: a remote model), one builder thread builds
-    them in ``order`` (:func:`eval.runs.wellplay_eval.answer_order`: most questions first), so the
-    first characters answer while later ones still embed their scripts; otherwise each is built
-    in its cell as the cell starts. After a build fails, every later one raises that error
-    unbuilt (the run stops with it). Building embeds a character's script chunks (PLAYER* §2.2),
-    CPU work that with all 68 characters took about 100 s on the 2-core project machine before the
-    first question could be asked (``benchmarks/results/throughput.md``, session 14). A character
-    with no questions is never built.
+    With ``background`` (several characters answer at once), one builder thread builds them in
+    ``order`` (:func:`eval.runs.wellplay_eval.answer_order`: most questions first), so the first
+    characters answer while later ones still embed their scripts; otherwise each is built in its
+    cell as the cell starts. Building embeds a character's script chunks (PLAYER* §2.2): with all
+    68 characters and nothing cached, about 4,000 chunks at 21 ms of CPU each on the 2-core
+    project machine, all before the first question could be asked until session 14
+    (``benchmarks/results/throughput.md``). A character with no questions is never built.
+
+    Stopping: once a build fails, a cell fails (a model server gone) or Ctrl-C was pressed
+    (:data:`mas_agents.accounting.STOP`), every build not yet made raises that error (Ctrl-C:
+    :class:`mas_agents.accounting.StopRequested`) without building, so the cells waiting for
+    one stop within one build. A build that fails now fails after the first characters' calls,
+    not before every call as when all agents were built first.
+
+    Use as a context manager: leaving it cancels the builds not started and waits for the one
+    running.
 
     Args:
         make: ``(script, name, accounted) -> (agent, accounted)``.
@@ -75,41 +83,70 @@ class AgentBuilds:
                  *, background: bool, accounted: Any = None):
         self._make = make
         self.accounted = accounted
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="wellplay-build") if background else None
+        self._order = order
+        self._background = background
+        self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[tuple[int, str], Future] = {}
         self._error: BaseException | None = None
-        if self._pool is not None:
-            for sc, name in order:
+
+    def __enter__(self) -> "AgentBuilds":
+        if self._background:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="wellplay-build")
+            for sc, name in self._order:
                 self._futures[(id(sc), name)] = self._pool.submit(self._build, sc, name)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self, exc: BaseException) -> None:
+        """Build nothing more: every later build raises ``exc`` (the first abort wins)."""
+        if self._error is None:
+            self._error = exc
 
     def _build(self, sc: Script, name: str) -> Any:
-        if self._error is not None:     # a build failed: the run stops, build nothing more
+        from mas_agents.accounting import STOP, StopRequested
+
+        if self._error is None and STOP.is_set():
+            self.abort(StopRequested("stop requested (Ctrl-C); finished work is saved"))
+        if self._error is not None:
             raise self._error
         try:
             agent, self.accounted = self._make(sc, name, self.accounted)   # one builder at a time
         except BaseException as exc:
-            self._error = exc
+            self.abort(exc)
             raise
         return agent
 
     def answerer(self, sc: Script, name: str) -> Answerer:
         """``name``'s answerer; its agent is built (or awaited) on its first use.
 
-        Raises (on first use): whatever building the agent raised."""
+        Raises (on first use): whatever building the agent raised; after any failure of the
+        answerer, later builds raise it too (:meth:`abort`)."""
         built: list[Answerer] = []
 
         def real() -> Answerer:
             if not built:
-                fut = self._futures.get((id(sc), name))
-                built.append(agent_answerer(fut.result() if fut is not None else self._build(sc, name)))
+                if self._pool is not None:
+                    fut = self._futures.get((id(sc), name))
+                    if fut is None:     # not in the order given: still built on the builder thread
+                        fut = self._futures[(id(sc), name)] = self._pool.submit(self._build, sc, name)
+                    agent = fut.result()
+                else:
+                    agent = self._build(sc, name)
+                built.append(agent_answerer(agent))
             return built[0]
 
-        return Answerer(name, lambda req: real().answer(req), lambda reqs: real().prepare(reqs))
+        def guarded(fn: Callable[[], Any]) -> Any:
+            try:
+                return fn()
+            except BaseException as exc:
+                self.abort(exc)
+                raise
 
-    def close(self) -> None:
-        """Cancel the builds not started (a run that failed) and wait for the one running."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        return Answerer(name, lambda req: guarded(lambda: real().answer(req)),
+                        lambda reqs: guarded(lambda: real().prepare(reqs)))
 
 
 @marks_run
@@ -177,23 +214,23 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         rng = random.Random(run_seed)
         # model-free answerers share one random stream: they answer in order, whatever the model
         parallel = 1 if method in MODEL_FREE else (concurrency or parallel_calls(model))
-        builds = None
         if method in MODEL_FREE:
-            jobs = [(sc, model_free_answerers(method, sc, rng)) for sc in scripts]
+            records, evs = evaluate_scripts([(sc, model_free_answerers(method, sc, rng)) for sc in scripts],
+                                            seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick, concurrency=1)
         else:
             def make(sc: Script, name: str, acc: Any, run_seed: int = run_seed) -> tuple[Any, Any]:
                 return make_agent(sc, name, method, game_events, model, run_seed, recorder=recorder,
                                   settings=settings, accounted=acc, spec=specs.get(name, agent_spec))
 
-            order = [(scripts[i], scripts[i].characters[j].name) for i, j in answer_order([(sc, None) for sc in scripts])]
+            order = [(scripts[si], scripts[si].characters[ci].name)
+                     for si, ci in answer_order([(sc, None) for sc in scripts])]
             builds = AgentBuilds(make, order, background=parallel > 1, accounted=accounted)
-            jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
-        try:
-            records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick,
-                                            concurrency=parallel)
-        finally:
-            if builds is not None:
-                builds.close()
+            try:
+                with builds:
+                    jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
+                    records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring,
+                                                    tick=tick, concurrency=parallel)
+            finally:
                 accounted = builds.accounted
         for r in records:
             r["run"] = i

@@ -135,3 +135,59 @@ def test_a_build_that_fails_stops_the_run_and_cancels_the_builds_not_started(tmp
                           make_agent=make_all, concurrency=2)
     # the failed build was the second: no build after it
     assert made == order[:2]
+
+
+@pytest.fixture
+def stop_flag():
+    from mas_agents import accounting
+    accounting.STOP.clear()
+    yield accounting.STOP
+    accounting.STOP.clear()
+
+
+def test_ctrl_c_while_agents_are_being_built_stops_within_one_build(tmp_path, real_data_root, stop_flag):
+    from mas_agents.accounting import StopRequested
+
+    sc = load_script(real_data_root, "Sin")
+    base = fake_agent_factory(oracle_rule(sc))
+    counts = _counts(sc)
+    order = sorted((c.name for c in sc.characters if counts[c.name]), key=lambda n: -counts[n])
+    made: list[str] = []
+
+    def make(sc_, name, *a, **kw):
+        made.append(name)
+        if len(made) == 2:
+            stop_flag.set()          # what the CLI's Ctrl-C handler does, during the second build
+        return base(sc_, name, *a, **kw)
+
+    with pytest.raises(StopRequested):
+        run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                          make_agent=make, concurrency=len(order))
+    assert made == order[:2]         # the build under way finished; none after it started
+
+
+def test_a_cell_that_fails_stops_the_builds_the_others_wait_for(tmp_path, real_data_root):
+    sc = load_script(real_data_root, "Sin")
+    counts = _counts(sc)
+    order = sorted((c.name for c in sc.characters if counts[c.name]), key=lambda n: -counts[n])
+    failed = threading.Event()
+    made: list[str] = []
+
+    def server_gone(messages):
+        failed.set()
+        raise RuntimeError("the model server went away")
+
+    base = fake_agent_factory(server_gone)
+
+    def make(sc_, name, *a, **kw):
+        made.append(name)
+        if len(made) == 2:
+            assert failed.wait(timeout=20)   # the first character's call has failed by now
+        return base(sc_, name, *a, **kw)
+
+    with pytest.raises(RuntimeError, match="the model server went away"):
+        run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                          make_agent=make, concurrency=len(order))
+    # the builder was at most one build past the failure (it may not have started the second
+    # when the first character's call failed); without the abort it would build all of them
+    assert len(order) > 2 and made in (order[:1], order[:2])
