@@ -438,6 +438,9 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
     import memory.embeddings as emb
 
+    if vectors not in ("process", "cold", "disk"):
+        raise ValueError(f"--wellplay-vectors: unknown {vectors!r}; expected process, cold or disk")
+    user_setting = os.environ.get("MAS_EMBED_CACHE")
     if vectors in ("cold", "disk"):
         emb._mem_cache.clear()
         if vectors == "cold":
@@ -459,7 +462,10 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
                                     concurrency=c)
         cpu_run = sampler.between(0.0, math.inf)[0]          # the whole evaluation, builds included
     finally:
-        os.environ.pop("MAS_EMBED_CACHE", None)
+        if user_setting is None:
+            os.environ.pop("MAS_EMBED_CACHE", None)
+        else:
+            os.environ["MAS_EMBED_CACHE"] = user_setting
     closed = max(0, time_wait_sockets(stub.port) - tw0)
     calls = read_calls([d / "llm_calls.jsonl"])
     answers = [json.loads(line) for line in (d / "answers.jsonl").read_text().splitlines() if line.strip()]
@@ -467,8 +473,9 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     per_char = [len(s.questions.get(ch.name, [])) for s in scripts for ch in s.characters]
     per_char = [n for n in per_char if n]
     extra_calls = len(calls) - len(answers)          # re-prompts (0 when every reply parses)
-    # the shortest zero-overhead schedule of the characters' chains on c workers: in script order
-    # (the pool's order before session 14) or longest first (since), whichever is shorter
+    # the zero-overhead makespan of the characters' chains on c workers in the order the pool
+    # takes them: script order before session 14, longest first since; the shorter of the two,
+    # so that both commits are held to the same bound (neither is a lower bound in general)
     sched = min(list_schedule([n * latency for n in per_char], c),
                 list_schedule(sorted((n * latency for n in per_char), reverse=True), c))
     bound = max(sched, len(calls) * latency / c) if latency else 0.0
@@ -778,6 +785,9 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     conns = [int(x) for x in args.connections.split(",") if x.strip()]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    bad = [v for v in args.wellplay_vectors.split(",") if v.strip() not in ("process", "cold", "disk")]
+    if bad:
+        ap.error(f"--wellplay-vectors: unknown {', '.join(map(repr, bad))}; expected process, cold or disk")
 
     import logging
     logging.basicConfig(level=logging.WARNING)
@@ -833,7 +843,7 @@ def main(argv: list[str] | None = None) -> None:
             if "wellplay" not in skip:
                 for c in conns:
                     script = args.wellplay_c1_script if c == 1 else "all"
-                    for vectors in (["process"] if c == 1 else args.wellplay_vectors.split(",")):
+                    for vectors in (["process"] if c == 1 else [v.strip() for v in args.wellplay_vectors.split(",")]):
                         log(f"WellPlay C={c}: {script}, vectors: {vectors}")
                         cells.append(wellplay_cell(stub, data_root, c, script, args.latency, tmp, vectors.strip()))
                         log(f"  {cells[-1]['calls']} calls, {cells[-1]['calls_per_s']} calls/s, "

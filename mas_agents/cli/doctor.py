@@ -218,14 +218,25 @@ def _check_embedding_cache(rep: _Report) -> None:
     """Where retrieval vectors are kept between runs (:func:`memory.embeddings.default_cache_dir`)."""
     from memory.embeddings import CACHE_ENV, default_cache_dir
 
-    where = default_cache_dir()
+    try:
+        where = default_cache_dir()
+    except RuntimeError as exc:             # no home folder: the runs warn and keep vectors per process
+        rep.data["embedding_cache"] = None
+        rep.row("embedding cache", f"none: {exc} (set {CACHE_ENV} to a folder, or to off)")
+        rep.warn(f"no embedding cache folder: {exc}")
+        return
+    rep.data["embedding_cache"] = None if where is None else str(where)
     if where is None:
         rep.row("embedding cache", f"off ({CACHE_ENV}={os.environ.get(CACHE_ENV)}): vectors are kept per process")
         return
-    db = where / "embeddings.sqlite"
-    size = f"{db.stat().st_size / 1e6:.1f} MB" if db.is_file() else "empty"
-    rep.data["embedding_cache"] = str(where)
-    rep.row("embedding cache", f"{where} ({size}; {CACHE_ENV}=off to keep vectors per process)")
+    try:
+        files = [f for f in (where / n for n in ("embeddings.sqlite", "embeddings.sqlite-wal")) if f.is_file()]
+        size = f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB" if files else "empty"
+    except OSError as exc:
+        size = f"unreadable: {exc.strerror or exc}"
+        rep.warn(f"embedding cache {where}: {size}")
+    rep.row("embedding cache", f"{where} ({size}; {CACHE_ENV}=off to keep vectors per process, "
+                               f"delete the folder to empty it)")
 
 
 def _check_chromium(rep: _Report) -> None:

@@ -194,3 +194,26 @@ def test_doctor_reports_what_the_endpoint_probe_sees(tmp_path, monkeypatch):
     assert r["context window"] == "8192 (server: /models max_model_len)"
     assert r["cached tokens"].startswith("reported: 512 of ")
     assert res.exit_code == 1                              # no datasets in tmp_path: the demo could not run
+
+
+def test_doctor_says_where_the_embedding_cache_is_and_how_big(tmp_path, monkeypatch):
+    from mas_agents.cli.doctor import _check_embedding_cache, _Report
+    from memory import HashEmbedder
+
+    monkeypatch.delenv("MAS_EMBED_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    where = tmp_path / "mas-agents" / "embeddings"
+    rep = _Report()
+    _check_embedding_cache(rep)
+    assert rep.rows == [("embedding cache", f"{where} (empty; MAS_EMBED_CACHE=off to keep vectors per "
+                                            f"process, delete the folder to empty it)")]
+    assert rep.data["embedding_cache"] == str(where) and not rep.warnings
+    HashEmbedder(dim=8, cache_dir=where).encode([f"text {i}" for i in range(100)])
+    rep = _Report()
+    _check_embedding_cache(rep)
+    assert rep.rows[0][1].startswith(f"{where} (0.0") and " MB; " in rep.rows[0][1]   # 100 small vectors
+    monkeypatch.setenv("MAS_EMBED_CACHE", "off")
+    rep = _Report()
+    _check_embedding_cache(rep)
+    assert rep.rows == [("embedding cache", "off (MAS_EMBED_CACHE=off): vectors are kept per process")]
+    assert rep.data["embedding_cache"] is None
