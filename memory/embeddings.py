@@ -55,6 +55,7 @@ __all__ = [
     "model_path",
     "MODEL_NAME",
     "CACHE_ENV",
+    "CACHE_FILE",
     "default_cache_dir",
 ]
 
@@ -63,6 +64,8 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 #: (``off``, ``0``, ``none``, ``false`` or ``no``: no disk cache).
 CACHE_ENV = "MAS_EMBED_CACHE"
 _CACHE_OFF = {"off", "0", "none", "false", "no"}
+#: The SQLite file of the disk cache inside its folder (WAL mode: also ``<name>-wal``, ``-shm``).
+CACHE_FILE = "embeddings.sqlite"
 
 log = logging.getLogger(__name__)
 #: Bumped when what a cached vector means changes (chunking of a text into vectors, normalisation):
@@ -203,7 +206,7 @@ class _DiskCache:
     def __init__(self, cache_dir: str | Path):
         self.dir = Path(cache_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / "embeddings.sqlite"
+        self.path = self.dir / CACHE_FILE
         self._lock = threading.Lock()
         #: set when a read or write failed: the cache is skipped from then on (one warning)
         self.broken = False
@@ -277,8 +280,7 @@ class Embedder:
     Attributes:
         dim: vector size, 384.
         name: the model's name, ``"sentence-transformers/all-MiniLM-L6-v2"``.
-        cache_name: what cache keys are made of: the name, the model wheel's and torch's
-            versions (:attr:`cache_name`).
+        cache_name: what cache keys are made of (:attr:`cache_name`).
         max_seq_length: 256 word pieces; :meth:`encode` sees only the first 256 tokens of a
             longer text (the model's own limit), :meth:`count_tokens` counts them all.
 
@@ -303,6 +305,10 @@ class Embedder:
         batch_size: int = 32,
     ):
         self._path = str(path) if path is not None else None
+        # fixed here, not derived from _path (which the path property fills in on the first load):
+        # a key must not change when the model loads, and the packaged model's vectors must not
+        # depend on which virtualenv holds it
+        self._own_model = "" if path is None else f"|{Path(path).resolve()}"
         self.batch_size = batch_size
         self._disk = _DiskCache(cache_dir) if cache_dir is not None else None
         #: counters since construction: texts served from memory, from disk, and computed.
@@ -319,8 +325,7 @@ class Embedder:
         it is not the packaged one: vectors computed by another model, another torch,
         transformers or sentence-transformers never come out of the caches (their floats may
         differ)."""
-        own = "" if self._path is None else f"|{Path(self._path).resolve()}"
-        return f"{self.name}|{_stack_tag()}{own}"
+        return f"{self.name}|{_stack_tag()}{self._own_model}"
 
     # -- model ------------------------------------------------------------------------------
     @property

@@ -216,7 +216,7 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
 
 def _check_embedding_cache(rep: _Report) -> None:
     """Where retrieval vectors are kept between runs (:func:`memory.embeddings.default_cache_dir`)."""
-    from memory.embeddings import CACHE_ENV, default_cache_dir
+    from memory.embeddings import CACHE_ENV, CACHE_FILE, default_cache_dir
 
     try:
         where = default_cache_dir()
@@ -230,7 +230,7 @@ def _check_embedding_cache(rep: _Report) -> None:
         rep.row("embedding cache", f"off ({CACHE_ENV}={os.environ.get(CACHE_ENV)}): vectors are kept per process")
         return
     try:
-        files = [f for f in (where / n for n in ("embeddings.sqlite", "embeddings.sqlite-wal")) if f.is_file()]
+        files = [f for f in (where / CACHE_FILE, where / f"{CACHE_FILE}-wal") if f.is_file()]
         size = f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB" if files else "empty"
     except OSError as exc:
         size = f"unreadable: {exc.strerror or exc}"

