@@ -424,35 +424,27 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
 
 
 def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, latency: float, tmp: Path,
-                  vectors: str = "process") -> dict:
+                  vectors: str = "process", cache_dir: Path | None = None) -> dict:
     """One ``pp`` WellPlay evaluation of ``script`` with ``c`` characters answering at once.
 
     ``vectors``: where the retrieval vectors come from. ``process``: whatever this process has
     embedded so far (the in-process cache as earlier cells left it; no disk cache); ``cold``:
-    nothing cached, every script chunk and query embedded in the run (an empty disk cache in
-    ``tmp``, the in-process cache cleared), as a first evaluation on a machine; ``disk``: read
-    from the disk cache the last ``cold`` cell filled (the in-process cache cleared), as any
-    later evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which
-    every commit since the cache exists reads.
+    nothing cached, every script chunk and query embedded in the run (the in-process cache
+    cleared, ``cache_dir`` an empty folder), as a first evaluation on a machine; ``disk``: read
+    from ``cache_dir``, which a ``cold`` cell filled (the in-process cache cleared), as any later
+    evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which every
+    commit since the cache exists reads; the caller's setting is restored afterwards.
     """
     from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
     import memory.embeddings as emb
 
-    if vectors not in ("process", "cold", "disk"):
-        raise ValueError(f"--wellplay-vectors: unknown {vectors!r}; expected process, cold or disk")
     user_setting = os.environ.get("MAS_EMBED_CACHE")
-    if vectors in ("cold", "disk"):
-        emb._mem_cache.clear()
-        if vectors == "cold":
-            d_cache = Path(tempfile.mkdtemp(prefix=f"emb{c}-", dir=tmp))
-            wellplay_cell.last_cache = d_cache          # type: ignore[attr-defined]
-        else:
-            d_cache = getattr(wellplay_cell, "last_cache", None)
-            if d_cache is None:
-                raise ValueError("a 'disk' WellPlay cell needs a 'cold' one before it")
-        os.environ["MAS_EMBED_CACHE"] = str(d_cache)
-    else:
+    if vectors == "process":
         os.environ["MAS_EMBED_CACHE"] = "off"
+    else:
+        assert cache_dir is not None, f"a {vectors!r} WellPlay cell needs its cache folder"
+        emb._mem_cache.clear()
+        os.environ["MAS_EMBED_CACHE"] = str(cache_dir)
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wp{c}-", dir=tmp))
     tw0 = time_wait_sockets(stub.port)
@@ -785,9 +777,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     conns = [int(x) for x in args.connections.split(",") if x.strip()]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    bad = [v for v in args.wellplay_vectors.split(",") if v.strip() not in ("process", "cold", "disk")]
+    wp_vectors = [v.strip() for v in args.wellplay_vectors.split(",") if v.strip()]
+    bad = [v for v in wp_vectors if v not in ("process", "cold", "disk")]
     if bad:
         ap.error(f"--wellplay-vectors: unknown {', '.join(map(repr, bad))}; expected process, cold or disk")
+    if "disk" in wp_vectors and "cold" not in wp_vectors[:wp_vectors.index("disk")]:
+        ap.error("--wellplay-vectors: a disk cell reads what a cold cell before it wrote (e.g. cold,disk)")
 
     import logging
     logging.basicConfig(level=logging.WARNING)
@@ -843,9 +838,12 @@ def main(argv: list[str] | None = None) -> None:
             if "wellplay" not in skip:
                 for c in conns:
                     script = args.wellplay_c1_script if c == 1 else "all"
-                    for vectors in (["process"] if c == 1 else [v.strip() for v in args.wellplay_vectors.split(",")]):
+                    cache_dir = None
+                    for vectors in (["process"] if c == 1 else wp_vectors):
+                        if vectors == "cold":       # a new empty folder; the disk cells after it read it
+                            cache_dir = Path(tempfile.mkdtemp(prefix=f"emb{c}-", dir=tmp))
                         log(f"WellPlay C={c}: {script}, vectors: {vectors}")
-                        cells.append(wellplay_cell(stub, data_root, c, script, args.latency, tmp, vectors.strip()))
+                        cells.append(wellplay_cell(stub, data_root, c, script, args.latency, tmp, vectors, cache_dir))
                         log(f"  {cells[-1]['calls']} calls, {cells[-1]['calls_per_s']} calls/s, "
                             f"whole evaluation {cells[-1]['eval_wall_s']:.1f} s")
             out["cells"] = cells

@@ -5,8 +5,9 @@ graph step its new events to ``events.jsonl``. Done by the calling thread, each 
 open, a write and a close: about ten system calls, each of which releases the GIL. With 64 games
 in flight on 64 threads, every release hands the interpreter to another thread; keeping the
 records in memory instead took the client from 5.9 to 4.7 ms of CPU per call (a knock-out,
-benchmarks/results/throughput.md, session 13). Here the calling thread only queues the text; one background thread writes whatever is
-queued, one open/write/close per file per batch, in the order queued.
+benchmarks/results/throughput.md, session 13). Here the calling thread only queues the text;
+one background thread writes whatever is queued, one open/write/close per file per batch, in the
+order queued.
 
 Guarantees:
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -129,6 +131,8 @@ def _write(path: Path, text: str) -> None:
 
 _APPENDER = _Appender()
 os.register_at_fork(after_in_child=_APPENDER._after_fork)
+
+
 def _at_exit() -> None:
     """Write what is queued before the interpreter exits; a failed write is one line on stderr."""
     if _APPENDER._thread is None:
@@ -136,7 +140,6 @@ def _at_exit() -> None:
     try:
         _APPENDER.sync()
     except OSError as exc:
-        import sys
         print(f"mas: {exc.strerror or exc}", file=sys.stderr)
 
 

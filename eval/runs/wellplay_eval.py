@@ -140,9 +140,9 @@ def answer_order(jobs: list[tuple[Script, Any]]) -> list[tuple[int, int]]:
     would set the run's length; longest first is the classic LPT rule of list scheduling
     (Graham 1969), and the order agents are built in before they answer
     (:func:`eval.runs.wellplay_run.run_wellplay_eval`)."""
-    keys = [(i, j) for i, (sc, _) in enumerate(jobs) for j, ch in enumerate(sc.characters)
-            if sc.questions.get(ch.name)]
-    return sorted(keys, key=lambda k: -len(jobs[k[0]][0].questions[jobs[k[0]][0].characters[k[1]].name]))
+    counted = [(len(sc.questions.get(ch.name, [])), (i, j)) for i, (sc, _) in enumerate(jobs)
+               for j, ch in enumerate(sc.characters)]
+    return [key for n, key in sorted(counted, key=lambda c: -c[0]) if n]
 
 
 def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: int, shuffle: bool, scoring: str,

@@ -25,7 +25,7 @@ from eval.runs.wellplay_eval import (
     session_events,
     summarise,
 )
-from mas_agents.accounting import CallRecorder, clear_call_log, record_prompts
+from mas_agents.accounting import STOP, CallRecorder, StopRequested, clear_call_log, record_prompts
 from mas_agents.events import write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
@@ -59,7 +59,7 @@ class AgentBuilds:
     ``order`` (:func:`eval.runs.wellplay_eval.answer_order`: most questions first), so the first
     characters answer while later ones still embed their scripts; otherwise each is built in its
     cell as the cell starts. Building embeds a character's script chunks (PLAYER* §2.2): with all
-    68 characters and nothing cached, about 4,000 chunks at 21 ms of CPU each on the 2-core
+    68 characters and nothing cached, 5,220 chunks at 21 ms of CPU each on the 2-core
     project machine, all before the first question could be asked until session 14
     (``benchmarks/results/throughput.md``). A character with no questions is never built.
 
@@ -106,8 +106,6 @@ class AgentBuilds:
             self._error = exc
 
     def _build(self, sc: Script, name: str) -> Any:
-        from mas_agents.accounting import STOP, StopRequested
-
         if self._error is None and STOP.is_set():
             self.abort(StopRequested("stop requested (Ctrl-C); finished work is saved"))
         if self._error is not None:
@@ -138,15 +136,21 @@ class AgentBuilds:
                 built.append(agent_answerer(agent))
             return built[0]
 
-        def guarded(fn: Callable[[], Any]) -> Any:
+        def answer(req):
             try:
-                return fn()
+                return real().answer(req)
             except BaseException as exc:
                 self.abort(exc)
                 raise
 
-        return Answerer(name, lambda req: guarded(lambda: real().answer(req)),
-                        lambda reqs: guarded(lambda: real().prepare(reqs)))
+        def prepare(reqs):
+            try:
+                return real().prepare(reqs)
+            except BaseException as exc:
+                self.abort(exc)
+                raise
+
+        return Answerer(name, answer, prepare)
 
 
 @marks_run
@@ -224,14 +228,11 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
 
             order = [(scripts[si], scripts[si].characters[ci].name)
                      for si, ci in answer_order([(sc, None) for sc in scripts])]
-            builds = AgentBuilds(make, order, background=parallel > 1, accounted=accounted)
-            try:
-                with builds:
-                    jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
-                    records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring,
-                                                    tick=tick, concurrency=parallel)
-            finally:
-                accounted = builds.accounted
+            with AgentBuilds(make, order, background=parallel > 1, accounted=accounted) as builds:
+                jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
+                records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring,
+                                                tick=tick, concurrency=parallel)
+            accounted = builds.accounted
         for r in records:
             r["run"] = i
         all_events += evs

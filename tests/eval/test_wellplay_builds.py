@@ -33,8 +33,9 @@ def test_answer_order_is_most_questions_first_ties_in_script_order(real_data_roo
     asked = {(i, j) for i, (sc, _) in enumerate(jobs) for j, c in enumerate(sc.characters)
              if sc.questions.get(c.name)}
     assert set(order) == asked and len(order) == len(asked)
-    for a, b in zip(order, order[1:]):                   # equal counts keep script, character order
-        if n[order.index(a)] == n[order.index(b)]:
+    ranked = list(zip(n, order))
+    for (na, a), (nb, b) in zip(ranked, ranked[1:]):   # equal counts keep script, character order
+        if na == nb:
             assert a < b
     assert len(set(_counts(sin).values()) | set(_counts(other).values())) > 1   # the order is not trivial
 

@@ -1,9 +1,11 @@
 """mas_agents.appender: run-file lines written by one background thread, in order, with a barrier."""
 
 import os
-from pathlib import Path
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,8 +104,6 @@ def test_a_forked_child_has_a_writer_of_its_own(tmp_path):
 
 @pytest.mark.parametrize("ending", ["", "raise KeyboardInterrupt", "raise SystemExit(3)"])
 def test_what_is_queued_is_written_when_the_process_ends(tmp_path, ending):
-    import subprocess
-    import sys
     path = tmp_path / "late.jsonl"
     code = ("from mas_agents import appender\n"
             f"appender.append({str(path)!r}, 'one\\n')\n"
@@ -125,8 +125,6 @@ def test_text_that_is_not_utf8_is_an_error_naming_the_file_not_a_dead_writer(tmp
 
 
 def test_a_failed_write_at_exit_is_one_line_on_stderr(tmp_path):
-    import subprocess
-    import sys
     target = tmp_path / "a-dir.jsonl"
     target.mkdir()
     code = f"from mas_agents import appender\nappender.append({str(target)!r}, 'x\\n')\n"
