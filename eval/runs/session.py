@@ -29,6 +29,7 @@ from eval.games import GameDef, Table, get
 from eval.runs.seats import Seats
 from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import follow_events, write_events
+from mas_agents.gc_tuning import fewer_collections
 from mas_agents.rundir import Stopwatch, marks_run, write_json
 
 
@@ -99,11 +100,12 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts, "versions": versions()})
         clock = Stopwatch()
-        if g.checkpoint:
-            values = _play_checkpointed(table, out, ckpt, resume, progress, {"configurable": {"thread_id": g.kind}},
-                                        seats.models())
-        else:
-            values = _play(table, out, progress, seats.models())
+        with fewer_collections():
+            if g.checkpoint:
+                values = _play_checkpointed(table, out, ckpt, resume, progress, {"configurable": {"thread_id": g.kind}},
+                                            seats.models())
+            else:
+                values = _play(table, out, progress, seats.models())
         events = values.get("events", [])
         result = table.result(values, llm=recorder.totals(), wall_time_s=clock.seconds)
         write_json(out / "result.json", result)
