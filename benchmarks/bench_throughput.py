@@ -27,9 +27,10 @@ How:
   characters, each answering its own questions one at a time), and a **schedule bound**: calls
   over the shortest possible calling phase with zero overhead -- for WellPlay the exact makespan
   of the thread pool's in-order list scheduling of characters (questions x latency each) on C
-  workers; for WiS the larger of ``calls x latency / C`` and the list-scheduling makespan of
-  games whose length is their critical path (each description, and each round's parallel vote,
-  is one latency). ratio = achieved / ideal.
+  workers; for WiS the makespan of the engine's own policy with zero overhead
+  (:func:`engine_schedule`: C games at once in order, a round's votes one at a time in a game
+  that starts with at least C games left and in parallel in the last C - 1, at most C calls in
+  flight, first come first served). ratio = achieved / ideal.
 * **Overhead** (stub latency 0, one call at a time): the ``latency_s`` of each record (our
   ``RemoteChat`` + langchain-openai + openai SDK + httpx2 + loopback + the stub), median and p95;
   the wall time per call of whole sequential WiS games and of a WellPlay answering phase (adds
@@ -57,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import collections
 import cProfile
 import datetime as dt
 import heapq
@@ -368,12 +370,84 @@ def summarise_cell(kind: str, c: int, units: list[list[dict]], meters: dict, sam
 # workloads
 
 
-def wis_critical_path(calls: list[dict], record: dict) -> int:
-    """Latencies a game needs at least, one after the other: each description call (and
-    re-prompt) is one; each round that voted is one more (the votes run in parallel; a vote
-    re-prompt is not counted, so this never overstates the path)."""
-    describes = sum(1 for c in calls if not c["purpose"].startswith("vote"))
-    return describes + sum(1 for r in record["rounds"] if r.get("votes"))
+def wis_stages(calls: list[dict]) -> list[int]:
+    """A game's calls as the stages it runs one after another, in the order they were recorded:
+    each call that is not a vote is a stage of 1; the votes of one round (consecutive calls with
+    the same ``vote...`` purpose) one stage of that many calls, which may run in parallel."""
+    stages: list[int] = []
+    last = None
+    for c in calls:
+        p = c["purpose"]
+        if p.startswith("vote") and p == last:
+            stages[-1] += 1
+        else:
+            stages.append(1)
+        last = p if p.startswith("vote") else None
+    return stages
+
+
+def engine_schedule(games: list[list[int]], c: int, latency: float) -> float:
+    """Makespan (s) of ``games`` (each a list of stages, :func:`wis_stages`) with zero overhead
+    under the engine's own policy, as the bench runs it (``concurrency = c``, ``c`` connections):
+    the games start in order, ``min(c, games)`` at a time (a thread each); a game that starts with
+    at least ``c`` games left (itself included) runs a parallel stage ``max(1, c // at_once)``
+    calls at a time, the last ``c - 1`` games at full width (:func:`mas_agents.cells.cell_fanout`);
+    at most ``c`` calls are in flight (the connection cap), waiting calls are served first come
+    first served; every call takes ``latency``.
+
+    The ideal ``c / latency`` assumes ``c`` calls in flight from the first call to the last,
+    which no schedule of whole games reaches while the last games run with fewer; this bound says
+    how far the policy itself stays below the ideal, and the measured rate over it how much the
+    engine's overhead costs."""
+    n = len(games)
+    at_once = min(c, n)
+    plan = []
+    for i, st in enumerate(games):
+        narrow = n - i >= c and at_once > 1
+        width = max(1, c // at_once) if narrow else None
+        seq: list[int] = []
+        for k in st:
+            if width is None:
+                seq.append(k)
+            else:
+                seq.extend([width] * (k // width) + ([k % width] if k % width else []))
+        plan.append(seq)
+    queue: collections.deque = collections.deque()
+    events: list = []
+    stage = [0] * n
+    pending = [0] * n
+    in_service = 0
+    started = 0
+    end = 0.0
+
+    def issue(g: int) -> None:
+        pending[g] = plan[g][stage[g]]
+        queue.extend([g] * pending[g])
+
+    def pump(now: float) -> None:
+        nonlocal in_service
+        while queue and in_service < c:
+            heapq.heappush(events, (now + latency, queue.popleft()))
+            in_service += 1
+
+    while started < at_once:
+        issue(started)
+        started += 1
+    pump(0.0)
+    while events:
+        now, g = heapq.heappop(events)
+        in_service -= 1
+        end = now
+        pending[g] -= 1
+        if pending[g] == 0:
+            stage[g] += 1
+            if stage[g] < len(plan[g]):
+                issue(g)
+            elif started < n:
+                issue(started)
+                started += 1
+        pump(now)
+    return end
 
 
 def time_wait_sockets(port: int) -> int:
@@ -410,8 +484,7 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
     recs = [json.loads((g / "result.json").read_text()) for g in game_dirs]
     per_game = [read_calls([g / "llm_calls.jsonl"]) for g in game_dirs]
     calls = [x for g in per_game for x in g]
-    steps = [wis_critical_path(g, r) for g, r in zip(per_game, recs)]
-    bound = max(list_schedule([s * latency for s in steps], c), len(calls) * latency / c) if latency else 0.0
+    bound = engine_schedule([wis_stages(g) for g in per_game], c, latency) if latency else 0.0
     desc = [x["latency_s"] for x in calls if not x["purpose"].startswith("vote")]
     return summarise_cell(
         "wis", c, per_game, m, sampler, limiter, latency, bound, games=games,
