@@ -136,21 +136,17 @@ class AgentBuilds:
                 built.append(agent_answerer(agent))
             return built[0]
 
-        def answer(req):
-            try:
-                return real().answer(req)
-            except BaseException as exc:
-                self.abort(exc)
-                raise
+        def guarded(method: str) -> Callable[[Any], Any]:
+            """``real().<method>``; a failure stops the builds not yet made (:meth:`abort`)."""
+            def call(arg: Any) -> Any:
+                try:
+                    return getattr(real(), method)(arg)
+                except BaseException as exc:
+                    self.abort(exc)
+                    raise
+            return call
 
-        def prepare(reqs):
-            try:
-                return real().prepare(reqs)
-            except BaseException as exc:
-                self.abort(exc)
-                raise
-
-        return Answerer(name, answer, prepare)
+        return Answerer(name, guarded("answer"), guarded("prepare"))
 
 
 @marks_run
