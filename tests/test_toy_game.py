@@ -157,3 +157,26 @@ def test_nothing_outside_its_folder_names_the_toy_game():
              and f.endswith((".py", ".toml", ".cfg", ".ini"))
              and (ROOT / f).is_file() and re.search(r"beauty_contest|toygame", (ROOT / f).read_text(errors="ignore"))]
     assert named == []
+
+
+def test_the_runner_plays_the_graph_with_the_collector_thresholds_raised(toy, tmp_path):
+    """The one runner plays every game under mas_agents.gc_tuning.fewer_collections."""
+    import gc
+
+    from mas_agents.gc_tuning import YOUNG_THRESHOLD
+
+    seen = []
+
+    class Recording(GuessChat):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            seen.append(gc.get_threshold()[0])
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        run("beauty_contest", tmp_path / "bc", model=Recording(), agents=["plain", "plain"], rounds=1)
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+    assert len(seen) == 2 and set(seen) == {YOUNG_THRESHOLD}
