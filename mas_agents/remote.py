@@ -43,14 +43,15 @@ is not the embedded model:
   cell, evaluation and ablation cell of the process: at most ``max_connections`` requests in
   flight; ``adaptive`` halves the limit on a 429 and adds one back after 20 successes. It counts
   requests in flight and calls/s for progress lines (:func:`activity`). Each base URL has one
-  urllib3 pool for chat completions (:meth:`Endpoint.direct`) and one SDK client pool for probes
+  pool for chat completions (:meth:`Endpoint.direct`: ``http.client`` connections for a plain
+  ``http://`` server, urllib3's pool for TLS or a proxy) and one SDK client pool for probes
   (:meth:`Endpoint.http_client`), each keeping as many idle keep-alive connections as the cap
   lets be in flight.
 * **Several servers for one model.** ``OPENAI_BASE_URL`` may list several comma-separated base
   URLs (:func:`parse_base_urls`): a :class:`ReplicaSet` sends each request to the replica with the
   fewest in flight, each with its own limiter, probes and context window, and passes over one that
   cannot be reached while another can (see the class).
-* **The request path.** The payload is langchain-openai's, posted with urllib3 over one pool per
+* **The request path.** The payload is langchain-openai's, posted over one pool per
   endpoint (:class:`DirectPost`, :meth:`RemoteChat._request`) with the SDK client's headers, key,
   timeout and error classes, or, for an SDK client whose key comes from a provider, with the SDK
   client's ``post``: the same JSON, headers, errors and reply as ``chat.completions.create``, at
@@ -274,19 +275,100 @@ def _plain_key_client(client: Any) -> bool:
                                                             "workload_identity"))
 
 
+class _PlainHTTPPool:
+    """Idle keep-alive ``http.client`` connections to one plain-HTTP origin (no TLS, no proxy),
+    at most ``maxsize`` kept, newest reused first; for :class:`DirectPost`.
+
+    Why not urllib3's pool here: the same request over the stdlib ``http.client`` connection
+    urllib3 itself wraps costs 0.49 ms of client CPU against 0.77 through urllib3's pool (its
+    response object, header containers, timeout and retry objects; a zero-latency stub, 2,000
+    requests, ``benchmarks/results/throughput.md``, session 16), which was 14 % of a WiS call's
+    client CPU. The parsing, framing and sockets stay the standard library's; what is ours is the
+    list of idle connections and urllib3's own liveness check
+    (``urllib3.util.wait_for_read``) before one is reused, as urllib3 does it.
+    """
+
+    def __init__(self, host: str, port: int, maxsize: int):
+        self.host = host
+        self.port = port
+        self.maxsize = max(1, maxsize)
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+
+    def _take(self) -> Any:
+        """An idle connection the server has not closed, or None."""
+        from urllib3.util import wait_for_read
+
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                # readable while idle = the server closed it (or sent garbage): not reusable
+                if conn.sock is not None and not wait_for_read(conn.sock, timeout=0.0):
+                    return conn
+                conn.close()
+        return None
+
+    def _give(self, conn: Any) -> None:
+        with self._lock:
+            if len(self._idle) < self.maxsize:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def post(self, path: str, data: bytes, headers: dict, connect_s: float | None,
+             read_s: float | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        """POST ``data`` to ``path``; returns ``(status, headers, body)``.
+
+        Raises:
+            TimeoutError: the connect took over ``connect_s`` or a read over ``read_s`` seconds.
+            OSError: refused, reset or broken connection.
+            http.client.HTTPException: a reply that is not HTTP/1.x (the connection is closed).
+        """
+        import http.client
+
+        conn = self._take()
+        if conn is None:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=connect_s)
+            conn.connect()
+            conn.sock.settimeout(read_s)
+        try:
+            conn.request("POST", path, body=data, headers=headers)
+            resp = conn.getresponse()
+            body = resp.read()
+        except BaseException:
+            conn.close()
+            raise
+        if resp.will_close:
+            conn.close()
+        else:
+            self._give(conn)
+        return resp.status, resp.getheaders(), body
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
 class DirectPost:
-    """Posts a chat-completion body with urllib3 for an SDK client with a plain key.
+    """Posts a chat-completion body directly for an SDK client with a plain key.
 
     The openai SDK's request path (building its request options and an ``httpx2`` request, the
     client's send, wrapping the response) costs 2.1-3.4 ms of client CPU per request at 64-256
-    in flight, urllib3's pool 0.74-0.77 ms (``benchmarks/results/engine_choice.md``). This keeps
-    what the SDK gives beyond transport: the headers and key of the client (its
-    ``default_headers`` and ``auth_headers``), its timeout, and its error classes: a non-2xx
-    reply becomes the exception the SDK raises for it (``client._make_status_error_from_response``,
-    the SDK's own mapping from status to ``BadRequestError``, ``RateLimitError``, ...); a refused
-    or broken connection ``openai.APIConnectionError``, a connect or read timeout
-    ``openai.APITimeoutError``, as the SDK raises them. A 2xx reply is returned as its parsed
-    JSON (``dict``), or as text when it is not JSON (which the caller reports as malformed).
+    in flight, urllib3's pool 0.74-0.77 ms (``benchmarks/results/engine_choice.md``), the
+    standard library's ``http.client`` about 0.5 ms. So a plain ``http://`` server reached without
+    a proxy (a local or cluster vLLM, SGLang or llama.cpp server: where the client's CPU per call
+    matters) is posted through ``http.client`` connections kept alive by :class:`_PlainHTTPPool`;
+    ``https://`` and proxied servers (hosted APIs: TLS, proxies, seconds per call) through
+    urllib3's pool. This keeps what the SDK gives beyond transport: the headers and key of the
+    client (its ``default_headers`` and ``auth_headers``), its timeout, and its error classes: a
+    non-2xx reply becomes the exception the SDK raises for it
+    (``client._make_status_error_from_response``, the SDK's own mapping from status to
+    ``BadRequestError``, ``RateLimitError``, ...); a refused or broken connection
+    ``openai.APIConnectionError``, a connect or read timeout ``openai.APITimeoutError``, as the
+    SDK raises them. A 2xx reply is returned as its parsed JSON (``dict``), or as text when it is
+    not JSON (which the caller reports as malformed).
 
     Proxies: the ``http(s)_proxy`` / ``no_proxy`` environment, as ``httpx2`` reads it; TLS with
     certifi's certificates, as ``httpx2`` verifies them.
@@ -305,10 +387,29 @@ class DirectPost:
             pass
         parts = urllib.parse.urlsplit(base_url)
         proxy = urllib.request.getproxies().get(parts.scheme)
-        if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        proxied = bool(proxy) and not urllib.request.proxy_bypass(parts.hostname or "")
+        #: the http.client pool of a plain-HTTP origin without a proxy, else None
+        self.plain: _PlainHTTPPool | None = None
+        if parts.scheme == "http" and not proxied and parts.hostname:
+            self.plain = _PlainHTTPPool(parts.hostname, parts.port or 80, maxsize)
+        self._origin = (parts.scheme, parts.hostname, parts.port)
+        self._paths: dict[str, str] = {}
+        if proxied:
             self.pool = urllib3.ProxyManager(proxy, **kwargs)
         else:
             self.pool = urllib3.PoolManager(**kwargs)
+
+    def _plain_path(self, url: str) -> str | None:
+        """The request target of ``url`` when it is this origin's (the plain pool serves it),
+        else None."""
+        path = self._paths.get(url)
+        if path is None:
+            import urllib.parse
+            p = urllib.parse.urlsplit(url)
+            if (p.scheme, p.hostname, p.port) != self._origin:
+                return None
+            path = self._paths[url] = (p.path or "/") + (f"?{p.query}" if p.query else "")
+        return path
 
     def post(self, client: Any, path: str, body: dict) -> Any:
         """POST ``body`` as JSON to ``client.base_url`` + ``path``; see the class docstring.
@@ -317,6 +418,8 @@ class DirectPost:
             openai.APIStatusError (a subclass by status), openai.APIConnectionError,
             openai.APITimeoutError; json.JSONDecodeError for a JSON reply that does not parse.
         """
+        import http.client
+
         import httpx2
         import openai
         import urllib3
@@ -326,27 +429,30 @@ class DirectPost:
         headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items()
                    if not isinstance(v, Omit)}
         t = client.timeout
-        if isinstance(t, httpx2.Timeout):
-            timeout = urllib3.Timeout(connect=t.connect, read=t.read)
-        else:
-            timeout = urllib3.Timeout(connect=t, read=t)
+        connect_s, read_s = (t.connect, t.read) if isinstance(t, httpx2.Timeout) else (t, t)
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        target = self._plain_path(url) if self.plain is not None else None
         try:
-            r = self.pool.request("POST", url, body=data, headers=headers, timeout=timeout, retries=False,
-                                  redirect=False)
+            if target is not None:
+                status, got, raw = self.plain.post(target, data, headers, connect_s, read_s)
+                ctype = next((v for k, v in got if k.lower() == "content-type"), "*")
+            else:
+                r = self.pool.request("POST", url, body=data, headers=headers,
+                                      timeout=urllib3.Timeout(connect=connect_s, read=read_s), retries=False,
+                                      redirect=False)
+                status, got, raw, ctype = r.status, list(r.headers.items()), r.data, r.headers.get("content-type", "*")
         except urllib3.exceptions.NewConnectionError as exc:   # refused, no route: before its timeout base
             raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
-        except urllib3.exceptions.TimeoutError as exc:
+        except (TimeoutError, urllib3.exceptions.TimeoutError) as exc:
             raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from exc
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
             raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
-        if not 200 <= r.status < 300:
-            response = httpx2.Response(r.status, headers=list(r.headers.items()), content=r.data,
-                                       request=httpx2.Request("POST", url))
+        if not 200 <= status < 300:
+            response = httpx2.Response(status, headers=got, content=raw, request=httpx2.Request("POST", url))
             raise client._make_status_error_from_response(response)
-        if not r.headers.get("content-type", "*").split(";")[0].strip().endswith("json"):
-            return r.data.decode("utf-8", "replace")
-        return json.loads(r.data)
+        if not ctype.split(";")[0].strip().endswith("json"):
+            return raw.decode("utf-8", "replace")
+        return json.loads(raw)
 
 
 class Endpoint:
@@ -408,8 +514,8 @@ class Endpoint:
         return hit[1]
 
     def direct(self) -> DirectPost:
-        """This endpoint's :class:`DirectPost` (one urllib3 pool of ``max_connections``), made on
-        first use."""
+        """This endpoint's :class:`DirectPost` (its pools keep ``max_connections`` idle connections),
+        made on first use."""
         if self._direct is None:
             with self._client_lock:
                 if self._direct is None:
@@ -1067,7 +1173,7 @@ class RemoteChat(ChatOpenAI):
 
     def _request(self, ep: Endpoint, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any,
                  kwargs: dict) -> ChatResult:
-        """One chat completion at ``ep``: the payload langchain-openai builds, posted with urllib3
+        """One chat completion at ``ep``: the payload langchain-openai builds, posted directly
         (:class:`DirectPost`: the SDK client's headers, key, timeout and error classes kept) when
         the model's SDK client has a plain key, else through the SDK client itself
         (``client.post``, not ``chat.completions.create``, which walks every request's parameters
@@ -1090,8 +1196,8 @@ class RemoteChat(ChatOpenAI):
         client = ep.client_for(self)
         try:
             if _plain_key_client(client):
-                # the body posted with urllib3, the SDK's headers, key, timeout and error classes
-                # kept (DirectPost: 0.8 ms of CPU a request against 2.1-3.4 through the SDK)
+                # the body posted directly, the SDK's headers, key, timeout and error classes kept
+                # (DirectPost: 0.5-0.8 ms of CPU a request against 2.1-3.4 through the SDK)
                 resp = ep.direct().post(client, "/chat/completions", {**payload, **(extra or {})})
             else:
                 # cast_to=object: the reply's JSON as a dict, which langchain-openai reads as it

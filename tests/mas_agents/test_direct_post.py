@@ -23,12 +23,16 @@ class Server:
     def __init__(self, answer):
         self.answer = answer
         self.received: list[tuple[dict, bytes]] = []
+        self.client_ports: list[int] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"     # keep-alive, as the model servers do
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.received.append((dict(self.headers), body))
+                outer.client_ports.append(self.client_address[1])
                 status, ctype, data, extra = outer.answer(self)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
@@ -127,3 +131,46 @@ def test_only_plain_key_clients_take_the_direct_path():
     assert _plain_key_client(client("http://127.0.0.1:9/v1"))
     provider = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key=lambda: "k", max_retries=0)
     assert not _plain_key_client(provider)
+
+
+def test_a_plain_http_server_is_posted_over_kept_alive_stdlib_connections(serve):
+    s = serve(ok)
+    dp = DirectPost(s.url, 2)
+    assert dp.plain is not None
+    for _ in range(3):
+        assert dp.post(client(s.url), "/chat/completions", {"n": 1}) == {"choices": [{"message": {"content": "hi"}}]}
+    # one connection, reused: the server saw every request come from the same client port
+    assert len(s.received) == 3 and len(set(s.client_ports)) == 1 and len(dp.plain._idle) == 1
+    conn = dp.plain._idle[0]
+    dp.post(client(s.url), "/chat/completions", {"n": 2})
+    assert dp.plain._idle == [conn]
+
+
+def test_an_idle_connection_the_server_closed_is_not_reused(serve):
+    s = serve(ok)
+    dp = DirectPost(s.url, 2)
+    dp.post(client(s.url), "/chat/completions", {})
+    stale = dp.plain._idle[0]
+    stale.sock.shutdown(socket.SHUT_RD)     # reads now see EOF, as after the server's close
+    assert dp.post(client(s.url), "/chat/completions", {}) == {"choices": [{"message": {"content": "hi"}}]}
+    assert stale.sock is None and dp.plain._idle and dp.plain._idle[0] is not stale
+
+
+def test_a_reply_that_closes_the_connection_is_not_kept(serve):
+    s = serve(lambda h: (200, "application/json", b'{"choices": []}', (("Connection", "close"),)))
+    dp = DirectPost(s.url, 2)
+    assert dp.post(client(s.url), "/chat/completions", {}) == {"choices": []}
+    assert dp.plain._idle == []
+    assert dp.post(client(s.url), "/chat/completions", {}) == {"choices": []}
+    assert len(set(s.client_ports)) == 2
+
+
+def test_tls_and_proxied_servers_stay_on_urllib3(monkeypatch):
+    assert DirectPost("https://api.example.com/v1", 1).plain is None
+    monkeypatch.setenv("http_proxy", "http://proxy.example:3128")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    dp = DirectPost("http://10.1.2.3:8000/v1", 1)
+    assert dp.plain is None and type(dp.pool).__name__ == "ProxyManager"
+    monkeypatch.setenv("no_proxy", "10.1.2.3")
+    assert DirectPost("http://10.1.2.3:8000/v1", 1).plain is not None
