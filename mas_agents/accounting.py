@@ -24,11 +24,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gzip
+import itertools
 import json
 import logging
+import os
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -140,12 +141,36 @@ def message_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
             for m in messages]
 
 
+_CALL_ID_PREFIX = os.urandom(8).hex()
+_CALL_IDS = itertools.count()
+
+
+def _new_id_prefix() -> None:
+    global _CALL_ID_PREFIX, _CALL_IDS
+    _CALL_ID_PREFIX, _CALL_IDS = os.urandom(8).hex(), itertools.count()
+
+
+os.register_at_fork(after_in_child=_new_id_prefix)
+
+
+def new_call_id() -> str:
+    """A new call id: 32 hex characters, 16 drawn at random once per process (again in a forked
+    child) and a 16-digit counter, so ids are unique within a process, in the order calls start,
+    and distinct across processes but with probability ~2^-64 per pair.
+
+    Not ``uuid4``: its ``os.urandom`` is a system call that releases the interpreter lock, one
+    more point per call where another of the process's many game threads takes over.
+    """
+    return f"{_CALL_ID_PREFIX}{next(_CALL_IDS):016x}"
+
+
 @dataclass
 class LLMCall:
     """One logical LLM call (all its retries together), as written to ``llm_calls.jsonl``.
 
     Attributes:
-        call_id: unique id (32 hex chars, uuid4) that game events cite to link an action to its call.
+        call_id: unique id (32 hex chars, :func:`new_call_id`) that game events cite to link an action
+            to its call.
         actor: who asked (a player name, ``"judge"``, ...).
         purpose: why (e.g. ``"vote#1"``); free text chosen by the caller.
         model: printable model label (see :func:`mas_agents.llm.model_label`).
@@ -634,7 +659,7 @@ class AccountedModel:
         """
         if STOP.is_set():
             raise StopRequested("stop requested (Ctrl-C); finished work is saved")
-        call_id = uuid.uuid4().hex
+        call_id = new_call_id()
         started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         prompt_chars = sum(len(message_text(m.content)) for m in messages)
         kwargs: dict[str, Any] = dict(invoke_kwargs)
