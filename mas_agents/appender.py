@@ -153,7 +153,8 @@ def append(path: Path, text: str) -> None:
     Raises:
         OSError: an earlier append failed (the message names that file); raised once.
     """
-    _APPENDER.append(Path(path), text)
+    # a Path as it is: Path(path) would parse it again (about 4 appends a model call)
+    _APPENDER.append(path if isinstance(path, Path) else Path(path), text)
 
 
 def sync() -> None:
