@@ -4,9 +4,16 @@ Flow::
 
     START -> setup -> round_start -> speak (loops over the round's speaking order)
           -> judge (fouls) --ended--> finish -> END
-                           \\-> vote_start -> vote_one (Send fan-out, one branch per alive voter)
-                                          -> tally --ended--> finish
-                                                   \\-> round_start (next round)
+                           \\-> vote_one (Send fan-out, one branch per alive voter)
+                            |   or vote_all (the same votes one after another, in one step)
+                           -> tally --ended--> finish
+                                    \\-> round_start (next round)
+
+The round's votes are one step either way: the branches of the fan-out see the same state and
+their writes are applied together, in voter order, at the step's end, as ``vote_all`` returns
+them. ``vote_all`` is taken when the game may run one step at a time (``max_concurrency`` 1 in
+its config: :func:`mas_agents.cells.cell_fanout` narrows the games of a busy tournament to that),
+where a fan-out would only hand each vote to a thread of its own and back.
 
 Every player, local or remote, is driven only through the WiS protocol
 (:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
@@ -24,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Annotated, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
@@ -276,12 +284,16 @@ def _compile():
             out["rounds"] = state["rounds"] + [_round_record(state, fouled, {}, {}, None, alive)]
         return out
 
-    def after_judge(state: WisState, runtime: Runtime[WisRuntime]):
-        rt = runtime.context
+    def ballots(state: WisState) -> list[dict]:
+        return [{"round": state["round"], "voter": v, "candidates": rules.vote_candidates(v, state["alive"])}
+                for v in state["alive"]]
+
+    def after_judge(state: WisState, config: RunnableConfig):
         if state["end"]:
             return "finish"
-        return [Send("vote_one", {"round": state["round"], "voter": v,
-                                  "candidates": rules.vote_candidates(v, state["alive"])}) for v in state["alive"]]
+        if config.get("max_concurrency") == 1:
+            return "vote_all"
+        return [Send("vote_one", b) for b in ballots(state)]
 
     def vote_one(arg: dict, runtime: Runtime[WisRuntime]) -> dict:
         rt = runtime.context
@@ -307,6 +319,14 @@ def _compile():
                               "error": resp.get("errMsg"), "seconds": round(secs, 3)})
         return {"votes": [{"round": rnd, "voter": voter, "target": target}],
                 "events": _private_events(meta, voter, rnd, "vote") + [ev]}
+
+    def vote_all(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        out: dict[str, list] = {"votes": [], "events": []}
+        for b in ballots(state):
+            one = vote_one(b, runtime)
+            out["votes"] += one["votes"]
+            out["events"] += one["events"]
+        return out
 
     def tally(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
         rt = runtime.context
@@ -357,14 +377,15 @@ def _compile():
 
     g = StateGraph(WisState)
     for name, fn in (("setup", setup), ("round_start", round_start), ("speak", speak), ("judge", judge),
-                     ("vote_one", vote_one), ("tally", tally), ("finish", finish)):
+                     ("vote_one", vote_one), ("vote_all", vote_all), ("tally", tally), ("finish", finish)):
         g.add_node(name, fn)
     g.add_edge(START, "setup")
     g.add_edge("setup", "round_start")
     g.add_edge("round_start", "speak")
     g.add_conditional_edges("speak", after_speak, ["speak", "judge"])
-    g.add_conditional_edges("judge", after_judge, ["vote_one", "finish"])
+    g.add_conditional_edges("judge", after_judge, ["vote_one", "vote_all", "finish"])
     g.add_edge("vote_one", "tally")
+    g.add_edge("vote_all", "tally")
     g.add_conditional_edges("tally", after_tally, ["round_start", "finish"])
     g.add_edge("finish", END)
     return g.compile()

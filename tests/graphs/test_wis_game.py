@@ -223,3 +223,38 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
         together = list(pool.map(lambda i: play(i, "par"), range(len(games))))
     assert together == alone
     assert len({json.dumps(r["outcome"], sort_keys=True) + str(r["players"]) for r in alone}) > 1
+
+
+def test_a_game_narrowed_to_one_step_at_a_time_votes_on_its_own_thread_with_the_same_record(tmp_path, monkeypatch):
+    """When a busy tournament narrows a game's fan-out to one (mas_agents.cells.cell_fanout), the
+    round's votes are one graph step run on the game's thread (``vote_all``), not six tasks handed
+    to pool threads one at a time; the record and the events are those of the fan-out."""
+    import threading
+
+    from mas_agents import cells
+    from scripts.fake_runs import _untimed
+
+    base = wis_player()
+    voters: list[str] = []
+
+    def rule(messages):
+        if '"Vote: ..."' in str(messages[-1].content):
+            voters.append(threading.current_thread().name)
+        return base(messages)
+
+    def play(where, width):
+        monkeypatch.setattr(cells, "cell_fanout", lambda models: width)
+        voters.clear()
+        rec = play_game(tmp_path / where, agents=["plain"] * 6, pair=PAIR, model=RuleChat(rule=rule), seed=3, game_id="g")
+        events = [json.loads(x) for x in (tmp_path / where / "events.jsonl").read_text().splitlines()]
+        for e in events:        # call ids are new each run; seconds are wall time
+            e.pop("llm_call_ids", None)
+            e.get("data", {}).pop("seconds", None)
+        return _untimed(rec, drop=True), events, list(voters)
+
+    wide, wide_events, wide_threads = play("wide", None)
+    one, one_events, one_threads = play("one", 1)
+    me = threading.current_thread().name
+    assert len(wide_threads) >= 6 and me not in wide_threads        # the fan-out: pool threads
+    assert len(one_threads) == len(wide_threads) and set(one_threads) == {me}
+    assert one == wide and one_events == wide_events
