@@ -280,9 +280,10 @@ class _PlainHTTPPool:
     at most ``maxsize`` kept, newest reused first; for :class:`DirectPost`.
 
     Why not urllib3's pool here: the same request over the stdlib ``http.client`` connection
-    urllib3 itself wraps costs 0.49 ms of client CPU against 0.77 through urllib3's pool (its
-    response object, header containers, timeout and retry objects; a zero-latency stub, 2,000
-    requests, ``benchmarks/results/throughput.md``, session 16), which was 14 % of a WiS call's
+    urllib3 itself wraps costs 0.49 ms of client CPU against 0.85 through urllib3's
+    ``PoolManager`` and 0.77 through its ``HTTPConnectionPool`` (its response object, header
+    containers, timeout and retry objects; a zero-latency stub, 2,000 requests each, interleaved,
+    one run: ``benchmarks/results/throughput.md``, session 16), about a tenth of a WiS call's
     client CPU. The parsing, framing and sockets stay the standard library's; what is ours is the
     list of idle connections and urllib3's own liveness check
     (``urllib3.util.wait_for_read``) before one is reused, as urllib3 does it.
