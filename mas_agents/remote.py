@@ -68,6 +68,7 @@ import contextlib
 import json
 import logging
 import re
+import socket
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -331,6 +332,9 @@ class _PlainHTTPPool:
         if conn is None:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=connect_s)
             conn.connect()
+            # as urllib3 does: the body's last segment is not held back waiting for an ACK
+            # (http.client sends a body over 2,920 bytes after the headers, in a second write)
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.sock.settimeout(read_s)
         try:
             conn.request("POST", path, body=data, headers=headers)

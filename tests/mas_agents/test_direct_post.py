@@ -144,6 +144,7 @@ def test_a_plain_http_server_is_posted_over_kept_alive_stdlib_connections(serve)
     conn = dp.plain._idle[0]
     dp.post(client(s.url), "/chat/completions", {"n": 2})
     assert dp.plain._idle == [conn]
+    assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)      # as urllib3 sets it
 
 
 def test_an_idle_connection_the_server_closed_is_not_reused(serve):
