@@ -750,7 +750,7 @@ BOUNDARIES = (
      "maybe_transform"),
     ("RemoteChat.invoke (our fast path past langchain-core's run bookkeeping, and the call below)",
      "mas_agents/remote.py", "invoke"),
-    ("DirectPost.post (the body posted with urllib3: JSON, headers, socket)", "mas_agents/remote.py", "post"),
+    ("DirectPost.post (the body posted directly: JSON, headers, http.client or urllib3, socket)", "mas_agents/remote.py", "post"),
     ("httpx2 Client.send (HTTP/1.1 over the pool: httpcore2, h11, socket)", "httpx2/_client.py", "send"),
     ("httpcore2 ConnectionPool._assign_requests_to_connections (walks every pooled connection, twice per request)",
      "httpcore2/_sync/connection_pool.py", "_assign_requests_to_connections"),
@@ -1095,7 +1095,7 @@ def render_md(out: dict) -> str:
         sdk, lc = med.get(names[2]), med.get(names[3])
         lines.append(f"* **The call itself** (table above, one at a time): {ours:.2f} ms through AccountedModel, of "
                      f"which {stdlib:.2f} ms is the stub, loopback and a bare stdlib client. Our path posts the body "
-                     f"with urllib3 (`remote.DirectPost`) and skips langchain-core's run bookkeeping when no "
+                     f"directly (`remote.DirectPost`: http.client to a plain http:// server) and skips langchain-core's run bookkeeping when no "
                      f"callback listens, so it does not pass through the openai SDK's request machinery "
                      f"(an SDK `create` call: {sdk:.2f} ms) or `ChatOpenAI.invoke` ({lc:.2f} ms): those rows are "
                      f"what the libraries alone cost, not layers of our call.")
