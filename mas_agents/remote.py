@@ -349,12 +349,6 @@ class _PlainHTTPPool:
             self._give(conn)
         return resp.status, resp.getheaders(), body
 
-    def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
 
 class DirectPost:
     """Posts a chat-completion body directly for an SDK client with a plain key.

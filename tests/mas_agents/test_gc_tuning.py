@@ -72,4 +72,3 @@ def test_run_each_runs_its_items_with_the_raised_threshold(concurrency):
     seen = run_each(list(range(6)), lambda _: gc.get_threshold()[0], concurrency=concurrency)
     assert seen == [YOUNG_THRESHOLD] * 6
     assert gc.get_threshold() == (700, 10, 10)
-
