@@ -207,6 +207,10 @@ def form_fields(request: ActionRequest, text: str) -> tuple[dict[str, str], list
 
 def _clean_free_text(value: str) -> str:
     """Drop a trailing tag block the model may append (``Vote: ...`` after an answer) and
-    surrounding quotes; keep the text otherwise as said."""
-    cut = re.split(r"\n\s*(?:To|Question|Answer|Vote|Introduction|Description)\s*:", value, maxsplit=1)[0]
-    return cut.strip().strip('"').strip()
+    a pair of quotes around the whole text; keep the text otherwise as said."""
+    cut = re.split(r"\n\s*(?:To|Question|Answer|Vote|Introduction|Description)\s*:", value, maxsplit=1)[0].strip()
+    # a pair of quotes around the whole text only: a quote that closes a quotation at the end
+    # ('my word is "Mali"') stays
+    if len(cut) >= 2 and cut[0] == cut[-1] == '"' and '"' not in cut[1:-1]:
+        cut = cut[1:-1].strip()
+    return cut

@@ -118,3 +118,13 @@ def test_form_propose_contribute_guess_parse_strictly():
     assert parse_reply(g, 'Thinking.\nGuess: "Grape"\nmore')[0] == "Grape"
     with pytest.raises(ValueError, match="needs fields"):
         ActionRequest(kind="form", actor="P", prompt="x")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('Description: "A big body of salt water."', "A big body of salt water."),
+    ('Description: It is where "Nemo" lives', 'It is where "Nemo" lives'),
+    ('Description: Your secret word is "Mali"', 'Your secret word is "Mali"'),   # seen from a real server
+    ('Description: "Calm" one day, "wild" the next', '"Calm" one day, "wild" the next'),
+])
+def test_free_text_drops_only_a_pair_of_quotes_around_the_whole_text(text, expected):
+    assert parse_reply(req("describe"), text)[0] == expected
