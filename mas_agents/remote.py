@@ -65,10 +65,14 @@ is what ``config.json`` records.
 from __future__ import annotations
 
 import contextlib
+import http.client
+import io
 import json
 import logging
 import re
 import socket
+import struct
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -276,6 +280,92 @@ def _plain_key_client(client: Any) -> bool:
                                                             "workload_identity"))
 
 
+class _BlockingSocketIO(socket.SocketIO):
+    """The raw reader of a reply on a blocking socket with a kernel receive timeout
+    (``SO_RCVTIMEO``): a read the kernel timed out raises ``TimeoutError`` (``socket.SocketIO``
+    returns None for it, which ``http.client`` would read as a closed connection)."""
+
+    def readinto(self, b: Any) -> int:
+        n = super().readinto(b)
+        if n is None:
+            raise TimeoutError("timed out")
+        return n
+
+
+class _ReplySocket:
+    """What ``http.client.HTTPResponse`` reads a reply from: ``makefile`` over
+    :class:`_BlockingSocketIO`."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+
+    def makefile(self, mode: str, *args: Any, **kwargs: Any) -> Any:
+        # as socket.makefile does: the reader holds the socket open until it is closed itself
+        # (http.client closes the connection's socket before the body of a "Connection: close"
+        # reply is read)
+        self._sock._io_refs += 1   # type: ignore[attr-defined]
+        return io.BufferedReader(_BlockingSocketIO(self._sock, "rb"))
+
+
+class _BlockingReply(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any):
+        super().__init__(_ReplySocket(sock), *args, **kwargs)  # type: ignore[arg-type]
+
+
+class _BlockingConnection(http.client.HTTPConnection):
+    """``http.client.HTTPConnection`` over a blocking socket whose read and write timeouts are
+    the kernel's (``SO_RCVTIMEO`` / ``SO_SNDTIMEO``) once connected (:func:`_kernel_timeouts`),
+    and whose :meth:`post` writes a request's head and body in one ``sendall`` (``request``
+    writes them in two: each write drops the interpreter lock, and at many games in flight
+    each drop costs a wait to take it back)."""
+
+    response_class = _BlockingReply
+    _hold_head = False
+    _head: bytes | None = None
+
+    def post(self, path: str, data: bytes, headers: dict) -> None:
+        """``request("POST", path, body=data, headers=headers)`` in one write."""
+        self._hold_head, self._head = True, None
+        try:
+            self.request("POST", path, body=data, headers=headers)
+        finally:
+            self._hold_head = False
+        if self._head is not None:          # no body came after the head
+            head, self._head = self._head, None
+            super().send(head)
+
+    def send(self, data: Any) -> None:
+        if self._hold_head:                 # the head: held for the body's write
+            self._hold_head, self._head = False, bytes(data)
+            return
+        if self._head is not None:
+            data, self._head = self._head + bytes(data), None
+        super().send(data)
+
+
+def _kernel_timeouts(sock: socket.socket, seconds: float | None) -> bool:
+    """Make ``sock`` blocking with ``seconds`` as its kernel send and receive timeouts (None: no
+    limit); False, with ``sock`` left as it was, where the platform takes no ``timeval`` for them
+    (Windows) or ``seconds`` is not above zero (0 would mean no limit to the kernel).
+
+    Why: a Python socket with a timeout polls before every send and receive, and each call drops
+    the interpreter lock. At 64 games in flight a thread that drops the lock may wait for it again
+    behind the others, even after a poll that returns at once (``benchmarks/results/
+    throughput.md``, session 17). With the kernel's timeouts a request is one ``sendall`` and
+    its reply usually one ``recv``; the limits mean what the socket timeout meant: per read or
+    write, not per request.
+    """
+    if seconds is not None and (seconds <= 0 or not hasattr(socket, "SO_RCVTIMEO") or sys.platform == "win32"):
+        return False
+    if seconds is not None:
+        whole, micro = divmod(max(1, round(seconds * 1e6)), 1_000_000)
+        tv = struct.pack("@ll", whole, micro)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+    sock.settimeout(None)
+    return True
+
+
 class _PlainHTTPPool:
     """Idle keep-alive ``http.client`` connections to one plain-HTTP origin (no TLS, no proxy),
     at most ``maxsize`` kept, newest reused first; for :class:`DirectPost`.
@@ -330,16 +420,19 @@ class _PlainHTTPPool:
 
         conn = self._take()
         if conn is None:
-            conn = http.client.HTTPConnection(self.host, self.port, timeout=connect_s)
+            conn = _BlockingConnection(self.host, self.port, timeout=connect_s)
             conn.connect()
-            # as urllib3 does: the body's last segment is not held back waiting for an ACK
-            # (http.client sends a body over 2,920 bytes after the headers, in a second write)
+            # as urllib3 does: a request's last segment is not held back waiting for an ACK
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn.sock.settimeout(read_s)
+            if not _kernel_timeouts(conn.sock, read_s):
+                conn.sock.settimeout(read_s)      # (its reply reader works over either)
         try:
-            conn.request("POST", path, body=data, headers=headers)
+            conn.post(path, data, headers)
             resp = conn.getresponse()
             body = resp.read()
+        except BlockingIOError as exc:       # the kernel's send timeout (SO_SNDTIMEO)
+            conn.close()
+            raise TimeoutError("timed out") from exc
         except BaseException:
             conn.close()
             raise

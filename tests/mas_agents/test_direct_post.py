@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -175,3 +176,48 @@ def test_tls_and_proxied_servers_stay_on_urllib3(monkeypatch):
     assert dp.plain is None and type(dp.pool).__name__ == "ProxyManager"
     monkeypatch.setenv("no_proxy", "10.1.2.3")
     assert DirectPost("http://10.1.2.3:8000/v1", 1).plain is not None
+
+
+def test_a_request_goes_out_in_one_write_on_a_blocking_socket_with_the_kernels_timeouts(serve):
+    s = serve(ok)
+    dp = DirectPost(s.url, 1)
+    dp.post(client(s.url, timeout=7.25), "/chat/completions", {"n": 1})
+    conn = dp.plain._idle[0]
+    # no socket timeout (which polls before every read and write); the kernel's instead
+    assert conn.sock.gettimeout() is None
+    for opt in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
+        sec, usec = struct.unpack("@ll", conn.sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("@ll")))
+        assert sec == 7 and abs(usec - 250000) <= 10000    # the kernel keeps it in its own ticks
+    writes = []
+    real = conn.sock
+
+    class Counting:
+        def sendall(self, data):
+            writes.append(bytes(data))
+            return real.sendall(data)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    conn.sock = Counting()
+    body = {"n": 2, "text": "x" * 5000}   # over 2,920 bytes: http.client's request() writes it apart
+    assert dp.post(client(s.url, timeout=7.25), "/chat/completions", body)["choices"]
+    assert len(writes) == 1 and writes[0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert json.loads(writes[0].split(b"\r\n\r\n", 1)[1]) == body
+    assert json.loads(s.received[-1][1]) == body
+
+
+def test_a_server_that_stops_reading_is_a_send_timeout():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    held = []
+    threading.Thread(target=lambda: held.append(srv.accept()), daemon=True).start()   # never reads
+    url = f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(openai.APITimeoutError):
+            DirectPost(url, 1).post(client(url, timeout=0.5), "/chat/completions", {"text": "x" * 64_000_000})
+        assert time.monotonic() - t0 < 30
+    finally:
+        srv.close()
