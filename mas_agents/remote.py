@@ -412,12 +412,11 @@ class _PlainHTTPPool:
         """POST ``data`` to ``path``; returns ``(status, headers, body)``.
 
         Raises:
-            TimeoutError: the connect took over ``connect_s`` or a read over ``read_s`` seconds.
+            TimeoutError: the connect took over ``connect_s``, or a read or write over ``read_s``
+                seconds.
             OSError: refused, reset or broken connection.
             http.client.HTTPException: a reply that is not HTTP/1.x (the connection is closed).
         """
-        import http.client
-
         conn = self._take()
         if conn is None:
             conn = _BlockingConnection(self.host, self.port, timeout=connect_s)
@@ -510,8 +509,6 @@ class DirectPost:
             openai.APIStatusError (a subclass by status), openai.APIConnectionError,
             openai.APITimeoutError; json.JSONDecodeError for a JSON reply that does not parse.
         """
-        import http.client
-
         import httpx2
         import openai
         import urllib3
