@@ -1,6 +1,13 @@
 """Integration: the embedded SmolLM2-135M plays a one-round game of "Sin", then is scored.
 
-Runs the `mas` CLI in-process exactly as the README does (minutes on 2 cores).
+Runs the `mas` CLI in-process as the README does (minutes on 2 cores), with smaller retrieval
+budgets for the murder-mystery prompts (:data:`SMALL_BUDGETS`): the same code path with about 600
+prompt tokens a call instead of 1,500-1,700. At the defaults (800 script + 500 dialogue tokens) the
+Sin game and its 43-question evaluation took 21 of the suite's 47 minutes on a 2-core machine like
+CI's (480 s + 895 s of model calls); with these budgets 163 s + 278 s (2026-11-27,
+``pytest --durations``). The defaults fit the model's 4,096-token context with room to spare;
+what happens when a prompt does not fit is tested in tests/mas_agents/test_remote.py and
+tests/mas_agents/test_llm.py (the embedded model too).
 """
 
 import json
@@ -14,11 +21,15 @@ from mas_agents.cli import app
 # it these tests are deselected (tests/conftest.py), never skipped.
 pytestmark = [pytest.mark.integration, pytest.mark.realdata]
 
+#: Tokens of retrieved script and dialogue per murder-mystery prompt in these tests (``mas mmg run``
+#: and ``mas wellplay eval`` options; defaults 800 and 500, memory.MemorySettings).
+SMALL_BUDGETS = ["--script-budget", "200", "--dialogue-budget", "100"]
+
 
 def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):
     runner = CliRunner()
     game = tmp_path / "sin"
-    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--rounds", "1", "--out", str(game)])
+    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--rounds", "1", *SMALL_BUDGETS, "--out", str(game)])
     assert r.exit_code == 0, r.output
     res = json.loads((game / "result.json").read_text())
     assert res["finished"]
@@ -38,7 +49,8 @@ def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):
     assert "## Introductions" in (game / "transcript.md").read_text()
 
     ev = tmp_path / "eval"
-    r = runner.invoke(app, ["wellplay", "eval", "--method", "session", "--run", str(game), "--out", str(ev)])
+    r = runner.invoke(app, ["wellplay", "eval", "--method", "session", "--run", str(game), *SMALL_BUDGETS,
+                            "--out", str(ev)])
     assert r.exit_code == 0, r.output
     res = json.loads((ev / "result.json").read_text())
     assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 3, "reasoning": 20, "relation": 21}
@@ -49,7 +61,8 @@ def test_embedded_model_plays_one_round_of_sin_and_is_scored(tmp_path):
 def test_player_star_agents_play_one_round_of_sin(tmp_path):
     runner = CliRunner()
     game = tmp_path / "ps"
-    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--agent", "player_star", "--rounds", "1", "--out", str(game)])
+    r = runner.invoke(app, ["mmg", "run", "--script", "Sin", "--agent", "player_star", "--rounds", "1", *SMALL_BUDGETS,
+                            "--out", str(game)])
     assert r.exit_code == 0, r.output
     res = json.loads((game / "result.json").read_text())
     assert res["finished"] and res["agents"]["Chief Wang"] == "plain"   # the murderer keeps the fixed framework

@@ -30,6 +30,10 @@ from mas_agents.llm import embedded_model_path
 pytestmark = pytest.mark.integration
 
 N_CTX = 4096
+#: Smaller retrieval budgets for the murder mystery (defaults 800 script + 500 dialogue tokens):
+#: the same path with about half the prompt; at the defaults this game took 7.5 of CI's 47 minutes
+#: (tests/test_integration.py says more).
+SMALL_BUDGETS = ["--script-budget", "200", "--dialogue-budget", "100"]
 
 
 def free_port() -> int:
@@ -113,7 +117,7 @@ def test_who_is_spy_through_the_server(tmp_path, server):
 def test_murder_mystery_through_the_server_survives_a_server_crash(tmp_path, server):
     out = tmp_path / "mmg"
     args = ["mmg", "run", "--script", "Sin", "--rounds", "1", "--model", "openai:smol", "--max-connections", "1",
-            "--context-window", str(N_CTX), "--out", str(out)]
+            "--context-window", str(N_CTX), *SMALL_BUDGETS, "--out", str(out)]
     killed = threading.Event()
 
     def kill_after(n: int) -> None:     # the server dies once the game has made n calls
@@ -145,5 +149,7 @@ def test_murder_mystery_through_the_server_survives_a_server_crash(tmp_path, ser
     calls = [c for c in calls_of(out) if c["ok"]]
     assert len(calls) > done_before >= 6           # the rerun went on from the checkpoint
     check_calls(calls)
-    [ep] = json.loads((out / "config.json").read_text())["endpoints"]
+    config = json.loads((out / "config.json").read_text())
+    assert (config["settings"]["script_budget"], config["settings"]["dialogue_budget"]) == (200, 100)  # kept on resume
+    [ep] = config["endpoints"]
     assert (ep["context_window"], ep["context_window_source"]) == (N_CTX, "--context-window")
