@@ -48,6 +48,11 @@ class Table:
             seat sees the outcome); None: nothing.
         close: called once the run is over, also when it fails (e.g. close HTTP seats); None:
             nothing.
+        watch: ``watch(publish)``, called by the runner before the game starts (games without a
+            checkpoint): the game calls ``publish(events)`` with each move's events as soon as a
+            step that makes several moves has made it, so ``events.jsonl`` shows every move while
+            the game is played (:func:`mas_agents.events.follow_events`); None: the events are
+            written when each step ends.
     """
 
     graph: Any
@@ -58,6 +63,7 @@ class Table:
     transcript: Callable[[dict, list], str]
     finished: Callable[[list], None] | None = None
     close: Callable[[], None] | None = None
+    watch: Callable[[Callable[[list], None]], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ its ``graph.py``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TypedDict
+from typing import Any, Callable, Iterable, Mapping, TypedDict
 
 from mas_agents.rundir import read_jsonl, write_jsonl
 
@@ -119,7 +119,8 @@ def write_events(path: Path, events: list[dict[str, Any]]) -> None:
     write_jsonl(path, number_events(events))
 
 
-def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
+                  watch: Callable[[Callable[[list[dict[str, Any]]], None]], None] | None = None) -> dict[str, Any]:
     """Write a game's events to ``path`` as its graph produces them, then whole at the end.
 
     ``states`` is the graph's stream of full states (LangGraph ``stream_mode="values"``), whose
@@ -127,6 +128,12 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, 
     appended, numbered by position as :func:`write_events` numbers them, so a game in progress can
     be watched (``mas serve``); a reader may see a half-written last line. At the end the file is
     rewritten atomically by :func:`write_events`.
+
+    ``watch`` (a game's :attr:`eval.games.Table.watch`) is called once, before the first state,
+    with ``publish(events)``: a game whose step makes several moves (the WiS round's descriptions)
+    publishes each move's events as it is made, so a watcher sees every move, not every step. The
+    events published during a step must be the first events that step adds to the state, in the
+    same order; the state's events past them are appended when the step ends.
 
     Returns:
         The last state (``{}`` when the stream was empty).
@@ -139,14 +146,22 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]]) -> dict[str, 
     written = 0
     appender.sync()     # a replayed game's earlier lines are not appended after this start
     path.write_text("", encoding="utf-8")
+
+    def publish(events: list[dict[str, Any]]) -> None:
+        nonlocal written
+        if events:
+            # queued to the process's writer thread (no descriptor held per game, no system call
+            # on this thread); write_events below waits for it before replacing the file
+            appender.append(path, "".join(json.dumps({**e, "step": written + i}, ensure_ascii=False, default=str) + "\n"
+                                          for i, e in enumerate(events)))
+            written += len(events)
+
+    if watch is not None:
+        watch(publish)
     for state in states:
         events = state.get("events", [])
         if len(events) > written:
-            # queued to the process's writer thread (no descriptor held per game, no system call
-            # on this thread); write_events below waits for it before replacing the file
-            appender.append(path, "".join(json.dumps({**events[i], "step": i}, ensure_ascii=False, default=str) + "\n"
-                                          for i in range(written, len(events))))
-            written = len(events)
+            publish(events[written:])
     write_events(path, list(state.get("events", [])))
     return dict(state)
 

@@ -152,7 +152,7 @@ def _play(table: Table, out: Path, progress: Callable | None, models: list) -> d
     states = table.graph.stream(table.start, _limits(table, models), stream_mode="values")
     if progress:
         states = _counted(states, table.step_bound, progress)
-    return follow_events(out / "events.jsonl", states)
+    return follow_events(out / "events.jsonl", states, table.watch)
 
 
 def _counted(states, bound: int, progress: Callable):

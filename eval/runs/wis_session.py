@@ -199,7 +199,8 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
         }
 
     return Table(graph=build_graph(rt), start={"events": []}, step_bound=rt.step_bound(), config=config,
-                 result=result, transcript=transcript, close=close)
+                 result=result, transcript=transcript, close=close,
+                 watch=lambda publish: setattr(rt, "publish", publish))
 
 
 def transcript(record: dict, events: list[dict]) -> str:

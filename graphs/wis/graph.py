@@ -2,12 +2,19 @@
 
 Flow::
 
-    START -> setup -> round_start -> speak (loops over the round's speaking order)
-          -> judge (fouls) --ended--> finish -> END
-                           \\-> vote_one (Send fan-out, one branch per alive voter)
-                            |   or vote_all (the same votes one after another, in one step)
-                           -> tally --ended--> finish
-                                    \\-> round_start (next round)
+    START -> setup -> speaking (the round's start, every description in speaking order, the
+                                judge's fouls) --ended--> finish -> END
+                      \\-> vote_one (Send fan-out, one branch per alive voter)
+                       |   or vote_all (the same votes one after another, in one step)
+                      -> tally --ended--> finish
+                               \\-> speaking (next round)
+
+A round's speaking phase is one graph step. Its descriptions are made one after another anyway
+(each speaker hears the ones before), and a LangGraph step costs the client more CPU than a
+model call's own request (``benchmarks/results/throughput.md``, session 19: a step per speaker
+took 27 % more client CPU a call than a step per round). Each description's events are
+published as it is made (:attr:`WisRuntime.publish`), so a game in progress is watched move by
+move as before.
 
 The round's votes are one step either way: the branches of the fan-out see the same state and
 their writes are applied together, in voter order, at the step's end, as ``vote_all`` returns
@@ -29,7 +36,7 @@ import logging
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, TypedDict
+from typing import Annotated, Callable, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -93,6 +100,8 @@ class WisRuntime:
             votes are cast in parallel, and local seats sharing a model queue behind one another.
             ``None`` = no limit.
         max_rounds: rounds before the spy wins (3).
+        publish: called with each move's events as soon as the move is made inside the speaking
+            step (the session runner's :attr:`eval.games.Table.watch` sets it); None: nothing.
     """
 
     seats: list[str]
@@ -105,6 +114,7 @@ class WisRuntime:
     vote_timeout: float | None = 10.0
     max_rounds: int = rules.MAX_ROUNDS
     stats: dict[str, int] = field(default_factory=lambda: {"invalid_actions": 0, "timeouts": 0, "vote_timeouts": 0})
+    publish: Callable[[list[dict]], None] | None = None
 
     def __post_init__(self) -> None:
         rules.check_players(len(self.seats))
@@ -141,8 +151,9 @@ class WisRuntime:
         return resp, time.monotonic() - t0
 
     def step_bound(self) -> int:
-        """An upper bound on graph steps, for ``recursion_limit``."""
-        return 10 + self.max_rounds * (len(self.seats) + 6)
+        """An upper bound on graph steps, for ``recursion_limit``: LangGraph's input step, set-up,
+        three steps a round (speaking, voting, tally) and the finish."""
+        return 3 + 3 * self.max_rounds
 
 
 #: What the judge says, in the game's language. ``players`` is followed by the seat names joined
@@ -222,8 +233,7 @@ def _compile():
         return {"events": events, "round": 0, "alive": list(rt.seats), "shown": [], "rounds": [], "eliminated": {},
                 "end": None}
 
-    def round_start(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
-        rt = runtime.context
+    def round_start(state: WisState, rt: WisRuntime) -> dict:
         host = HOST[rt.lang]
         rnd = state["round"] + 1
         order = rules.speaking_order(rt.seats, rt.first, state["alive"])
@@ -233,8 +243,7 @@ def _compile():
                 "events": [make_event(phase="speaking", actor="game", kind="round_start", content=msg, round=rnd,
                                       data={"order": order})]}
 
-    def speak(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
-        rt = runtime.context
+    def speak(state: WisState, rt: WisRuntime) -> dict:
         host = HOST[rt.lang]
         rnd, speaker = state["round"], state["order"][state["turn"]]
         resp, secs = rt.interact(speaker, "round", message=host["turn"], round=rnd)
@@ -260,11 +269,7 @@ def _compile():
                 "shown": state["shown"] + ([text] if text else []),
                 "events": _private_events(meta, speaker, rnd, "describe") + [ev]}
 
-    def after_speak(state: WisState) -> str:
-        return "speak" if state["turn"] < len(state["order"]) else "judge"
-
-    def judge(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
-        rt = runtime.context
+    def judge(state: WisState, rt: WisRuntime) -> dict:
         host = HOST[rt.lang]
         rnd = state["round"]
         fouled = [d["player"] for d in state["descriptions"] if d["foul"]]
@@ -284,11 +289,33 @@ def _compile():
             out["rounds"] = state["rounds"] + [_round_record(state, fouled, {}, {}, None, alive)]
         return out
 
+    def speaking(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        """One round's speaking phase as one step: the round's start, each alive player's
+        description in speaking order, then the judge's fouls; each part's events published as
+        it is made, and returned together in the same order."""
+        rt = runtime.context
+        st: dict = dict(state)
+        out: dict = {"events": []}
+
+        def apply(update: dict) -> None:
+            events = update.pop("events")
+            st.update(update)
+            out.update(update)
+            out["events"] += events
+            if rt.publish is not None:
+                rt.publish(events)
+
+        apply(round_start(st, rt))
+        while st["turn"] < len(st["order"]):
+            apply(speak(st, rt))
+        apply(judge(st, rt))
+        return out
+
     def ballots(state: WisState) -> list[dict]:
         return [{"round": state["round"], "voter": v, "candidates": rules.vote_candidates(v, state["alive"])}
                 for v in state["alive"]]
 
-    def after_judge(state: WisState, config: RunnableConfig):
+    def after_speaking(state: WisState, config: RunnableConfig):
         if state["end"]:
             return "finish"
         if config.get("max_concurrency") == 1:
@@ -354,7 +381,7 @@ def _compile():
 
     def after_tally(state: WisState, runtime: Runtime[WisRuntime]) -> str:
         rt = runtime.context
-        return "finish" if state["end"] else "round_start"
+        return "finish" if state["end"] else "speaking"
 
     def finish(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
         rt = runtime.context
@@ -376,17 +403,15 @@ def _compile():
                                       data=outcome)]}
 
     g = StateGraph(WisState)
-    for name, fn in (("setup", setup), ("round_start", round_start), ("speak", speak), ("judge", judge),
-                     ("vote_one", vote_one), ("vote_all", vote_all), ("tally", tally), ("finish", finish)):
+    for name, fn in (("setup", setup), ("speaking", speaking), ("vote_one", vote_one), ("vote_all", vote_all),
+                     ("tally", tally), ("finish", finish)):
         g.add_node(name, fn)
     g.add_edge(START, "setup")
-    g.add_edge("setup", "round_start")
-    g.add_edge("round_start", "speak")
-    g.add_conditional_edges("speak", after_speak, ["speak", "judge"])
-    g.add_conditional_edges("judge", after_judge, ["vote_one", "vote_all", "finish"])
+    g.add_edge("setup", "speaking")
+    g.add_conditional_edges("speaking", after_speaking, ["vote_one", "vote_all", "finish"])
     g.add_edge("vote_one", "tally")
     g.add_edge("vote_all", "tally")
-    g.add_conditional_edges("tally", after_tally, ["round_start", "finish"])
+    g.add_conditional_edges("tally", after_tally, ["speaking", "finish"])
     g.add_edge("finish", END)
     return g.compile()
 

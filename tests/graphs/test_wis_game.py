@@ -258,3 +258,37 @@ def test_a_game_narrowed_to_one_step_at_a_time_votes_on_its_own_thread_with_the_
     assert len(wide_threads) >= 6 and me not in wide_threads        # the fan-out: pool threads
     assert len(one_threads) == len(wide_threads) and set(one_threads) == {me}
     assert one == wide and one_events == wide_events
+
+
+def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tmp_path):
+    """A round's speaking phase is one graph step, yet ``mas serve`` watching ``events.jsonl``
+    sees every description as it is made (published through ``Table.watch``), numbered as in the
+    final file, which is the same as a game's whole events."""
+    from mas_agents import appender
+
+    base = wis_player()
+    seen: list[tuple[str, list[str]]] = []      # (who is asked, descriptions already on disk)
+
+    def rule(messages):
+        last = str(messages[-1].content)
+        if '"Description: ..."' in last:
+            appender.sync()     # what the writer thread has queued (mas serve sees it within BATCH_S)
+            lines = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+            assert [e["step"] for e in lines] == list(range(len(lines)))
+            who = next(n for n in (f"Player {i}" for i in range(1, 7)) if f"You are {n}" in
+                       "\n".join(str(m.content) for m in messages))
+            seen.append((who, [e["content"] for e in lines if e["kind"] == "describe"]))
+        return base(messages)
+
+    from eval.runs.session import run
+    steps: list[int] = []
+    rec = run("wis", tmp_path, model=RuleChat(rule=rule), progress=lambda done, bound, names: steps.append(done),
+              agents=["plain"] * 6, pair=PAIR, seed=0, spy_seat=2, first_speaker=4)
+    order = rec["rounds"][0]["order"]
+    texts = [d["text"] for d in rec["rounds"][0]["descriptions"]]
+    assert [who for who, _ in seen] == order
+    assert [on_disk for _, on_disk in seen] == [texts[:k] for k in range(len(order))]
+    final = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in final] == list(range(len(final)))
+    # graph steps: the set-up, speaking, voting and tally each round, the finish
+    assert len(rec["rounds"]) >= 1 and len(steps) == 2 + 3 * len(rec["rounds"])

@@ -24,3 +24,30 @@ def test_events_are_on_disk_after_each_state_and_whole_at_the_end(tmp_path):
         [("e0", 0)], [("e0", 0), ("e1", 1), ("e2", 2)], [("e0", 0), ("e1", 1), ("e2", 2)],
         [("e0", 0), ("e1", 1), ("e2", 2), ("e3", 3)]]
     assert last["other"] == 4 and [e["step"] for e in read_events(path)] == [0, 1, 2, 3]
+
+
+def test_events_published_inside_a_step_are_on_disk_at_once_and_not_written_twice(tmp_path):
+    """A game whose step makes several moves publishes each move's events (``Table.watch``):
+    they reach the file before the step ends, and the step's state adds only what is left."""
+    path = tmp_path / "events.jsonl"
+    hook = []
+
+    def on_disk():
+        appender.sync()
+        return [(e["content"], e["step"]) for e in map(json.loads, path.read_text(encoding="utf-8").splitlines())]
+
+    mid_step = []
+
+    def states():
+        publish = hook[0]
+        first = [{"content": "a"}, {"content": "b"}]
+        publish(first[:1])
+        mid_step.append(on_disk())
+        publish(first[1:])
+        mid_step.append(on_disk())
+        yield {"events": first}                              # the step's state: nothing new to write
+        mid_step.append(on_disk())
+        yield {"events": first + [{"content": "c"}]}         # a step that published nothing
+    last = follow_events(path, states(), hook.append)
+    assert mid_step == [[("a", 0)], [("a", 0), ("b", 1)], [("a", 0), ("b", 1)]]
+    assert on_disk() == [("a", 0), ("b", 1), ("c", 2)] and len(last["events"]) == 3
