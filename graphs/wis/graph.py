@@ -4,10 +4,10 @@ Flow::
 
     START -> setup -> speaking (the round's start, every description in speaking order, the
                                 judge's fouls) --ended--> finish -> END
-                      \\-> vote_one (Send fan-out, one branch per alive voter)
-                       |   or vote_all (the same votes one after another, in one step)
-                      -> tally --ended--> finish
-                               \\-> speaking (next round)
+                      \\-> vote_one (Send fan-out, one branch per alive voter) -> tally
+                       |   or vote_all (the same votes one after another, and the tally, in one step)
+                      --ended--> finish
+                        \\-> speaking (next round)
 
 A round's speaking phase is one graph step. Its descriptions are made one after another anyway
 (each speaker hears the ones before), and a LangGraph step costs the client more CPU than a
@@ -20,7 +20,8 @@ The round's votes are one step either way: the branches of the fan-out see the s
 their writes are applied together, in voter order, at the step's end, as ``vote_all`` returns
 them. ``vote_all`` is taken when the game may run one step at a time (``max_concurrency`` 1 in
 its config: :func:`mas_agents.cells.cell_fanout` narrows the games of a busy tournament to that),
-where a fan-out would only hand each vote to a thread of its own and back.
+where a fan-out would only hand each vote to a thread of its own and back; it also tallies the
+votes in the same step (one graph step less a round).
 
 Every player, local or remote, is driven only through the WiS protocol
 (:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
@@ -152,7 +153,8 @@ class WisRuntime:
 
     def step_bound(self) -> int:
         """An upper bound on graph steps, for ``recursion_limit``: LangGraph's input step, set-up,
-        three steps a round (speaking, voting, tally) and the finish."""
+        at most three steps a round (speaking, voting, tally: two when the votes and their tally
+        are one step, ``vote_all``) and the finish."""
         return 3 + 3 * self.max_rounds
 
 
@@ -348,12 +350,15 @@ def _compile():
                 "events": _private_events(meta, voter, rnd, "vote") + [ev]}
 
     def vote_all(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
+        """The round's votes one after another, then their tally, in one step: the updates
+        ``vote_one``'s branches and ``tally`` would make in two."""
         out: dict[str, list] = {"votes": [], "events": []}
         for b in ballots(state):
             one = vote_one(b, runtime)
             out["votes"] += one["votes"]
             out["events"] += one["events"]
-        return out
+        counted = tally({**state, "votes": state["votes"] + out["votes"]}, runtime)
+        return {**counted, "votes": out["votes"], "events": out["events"] + counted["events"]}
 
     def tally(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
         rt = runtime.context
@@ -410,7 +415,7 @@ def _compile():
     g.add_edge("setup", "speaking")
     g.add_conditional_edges("speaking", after_speaking, ["vote_one", "vote_all", "finish"])
     g.add_edge("vote_one", "tally")
-    g.add_edge("vote_all", "tally")
+    g.add_conditional_edges("vote_all", after_tally, ["speaking", "finish"])
     g.add_conditional_edges("tally", after_tally, ["speaking", "finish"])
     g.add_edge("finish", END)
     return g.compile()

@@ -292,3 +292,21 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
     assert [e["step"] for e in final] == list(range(len(final)))
     # graph steps: the set-up, speaking, voting and tally each round, the finish
     assert len(rec["rounds"]) >= 1 and len(steps) == 2 + 3 * len(rec["rounds"])
+
+
+def test_a_narrowed_game_votes_and_tallies_in_one_step(tmp_path, monkeypatch):
+    """Narrowed to one task at a time (a busy tournament), a round is two graph steps: speaking,
+    then the votes and their tally (``vote_all``); with the fan-out it is three."""
+    from eval.runs.session import run
+    from mas_agents import cells
+
+    def steps_of(width, where):
+        monkeypatch.setattr(cells, "cell_fanout", lambda models: width)
+        steps: list[int] = []
+        rec = run("wis", tmp_path / where, model=model(), progress=lambda done, bound, names: steps.append(done),
+                  agents=["plain"] * 6, pair=PAIR, seed=1, spy_seat=0, first_speaker=3)
+        return len(steps), len(rec["rounds"])
+
+    (one, rounds), (wide, rounds_wide) = steps_of(1, "one"), steps_of(None, "wide")
+    assert rounds == rounds_wide >= 1
+    assert (one, wide) == (2 + 2 * rounds, 2 + 3 * rounds)
