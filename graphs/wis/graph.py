@@ -10,9 +10,9 @@ Flow::
                         \\-> speaking (next round)
 
 A round's speaking phase is one graph step. Its descriptions are made one after another anyway
-(each speaker hears the ones before), and a LangGraph step costs the client more CPU than a
-model call's own request (``benchmarks/results/throughput.md``, session 19: a step per speaker
-took 27 % more client CPU a call than a step per round). Each description's events are
+(each speaker hears the ones before), and every LangGraph step costs the client CPU of its own
+(``benchmarks/results/throughput.md``, session 19: with a step per speaker, sequential games took
+a median 16 % more client CPU a call than with a step per round). Each description's events are
 published as it is made (:attr:`WisRuntime.publish`), so a game in progress is watched move by
 move as before.
 
