@@ -62,7 +62,8 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             anything is written), ``resume`` for a game that does not checkpoint, or what the
             game's setup raises for a bad parameter value (nothing is left in ``out`` then).
         FileExistsError: a checkpointed game already in ``out`` and ``resume`` False.
-        FileNotFoundError: ``resume`` but ``out`` holds no checkpoint.
+        FileNotFoundError: ``resume`` but ``out`` holds no checkpoint, or a seat's local model file
+            is missing (:func:`load_local_models`, after ``config.json``, before the first move).
     """
     from mas_agents.llm import spec_text
     from mas_agents.remote import endpoint_report
@@ -99,6 +100,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         config.setdefault("seed", seed)
         write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts, "versions": versions()})
+        load_local_models(seats.models())
         clock = Stopwatch()
         with fewer_collections():
             if g.checkpoint:
@@ -117,6 +119,31 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     finally:
         if table is not None and table.close:
             table.close()
+
+
+def load_local_models(models: list) -> int:
+    """Load the embedded (llama.cpp) models among ``models`` (chat models, or accounted wrappers
+    with the chat model as ``.model``) before the first turn; returns how many it loaded.
+
+    A local model otherwise loads on its first call, and that wait would count against the first
+    speaker's time limit (WiS §3.1: 10 s to describe). Measured on this 2-core machine (session
+    19, the embedded model, a WiS game's first description): 5.2 s with the load, 4.7 s after it;
+    the rest of a first call's extra time over the next ones (1.6-2.4 s) is its whole prompt
+    evaluated with nothing cached. Loading is shared by the process
+    (:func:`mas_agents.llm.LocalLlamaChat.load`), so later games pay nothing.
+
+    Raises:
+        FileNotFoundError: a local model's GGUF file does not exist.
+    """
+    from mas_agents.llm import LocalLlamaChat
+
+    n = 0
+    for m in models:
+        inner = getattr(m, "model", m)
+        if isinstance(inner, LocalLlamaChat):
+            inner.load()
+            n += 1
+    return n
 
 
 def check_params(game: GameDef, params: dict[str, Any]) -> None:
