@@ -107,7 +107,7 @@ def play(
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
                         speak_timeout=speak_timeout,
                         vote_timeout="speak" if vote_timeout is None else vote_timeout)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     html = write_replay(out)
     o = rec["outcome"]

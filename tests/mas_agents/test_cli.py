@@ -134,3 +134,13 @@ def test_mmg_human_who_is_not_a_character_is_refused_before_anything_is_written(
                             "--data-dir", str(real_data_root)])
     assert r.exit_code == 2 and "'Nobody' is not a character of Sin" in r.output
     assert "Chief Wang" in r.output and not out.exists()
+
+
+def test_a_missing_local_model_file_is_one_line_and_leaves_no_run(real_data_root, tmp_path):
+    out = tmp_path / "spy"
+    r = runner.invoke(app, ["spy", "play", "--agents", "plain,plain,plain,plain", "--model",
+                            f"local:{tmp_path / 'none.gguf'}", "--out", str(out), "--data-dir", str(real_data_root)])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().splitlines() == [f"error: model spec 'local:{tmp_path / 'none.gguf'}': GGUF file not "
+                                             f"found: {tmp_path / 'none.gguf'}"]
+    assert not out.exists()
