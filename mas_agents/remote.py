@@ -1203,6 +1203,14 @@ class RemoteChat(ChatOpenAI):
         no one would receive, are not built (0.4 ms of CPU a call: 1.4 -> 0.9 ms per request to a
         zero-latency stub). The message then has no ``lc_run-`` id. Otherwise, or with a ``run_id``
         or LangSmith's ``ls_structured_output_format``, it is ``BaseChatModel.invoke`` itself.
+
+        Where ``_generate_with_cache`` would only call ``_generate`` and merge the generation's
+        info into the message's ``response_metadata`` (no cache, global or the model's; no rate
+        limiter; no streaming asked; ``output_version`` not ``"v1"``), :meth:`_plain_generate`
+        does just that, without its per-call checks (an ``inspect.signature`` of ``_generate``
+        among them). With the messages' conversion skipped for a list of messages with text
+        content (which it returns unchanged), 6 % of the instructions of a Who-is-Spy game on a
+        zero-latency stub (callgrind, ``benchmarks/results/throughput.md``, session 20).
         """
         from langchain_core.callbacks import CallbackManager
         from langchain_core.runnables.config import ensure_config
@@ -1212,10 +1220,46 @@ class RemoteChat(ChatOpenAI):
             manager = CallbackManager.configure(cfg.get("callbacks"), self.callbacks, self.verbose, cfg.get("tags"),
                                                 self.tags, cfg.get("metadata"), self.metadata)
             if not manager.handlers:
-                from langchain_core.language_models._utils import _normalize_messages
-                messages = _normalize_messages(self._convert_input(input).to_messages())
+                if isinstance(input, list) and all(isinstance(m, BaseMessage) and isinstance(m.content, str)
+                                                   for m in input):
+                    # what the conversion below returns for them (the same messages; only a list
+                    # content is normalized), without a ChatPromptValue validated around them
+                    messages = list(input)
+                else:
+                    from langchain_core.language_models._utils import _normalize_messages
+                    messages = _normalize_messages(self._convert_input(input).to_messages())
+                if self._plain_call(kwargs):
+                    return self._plain_generate(messages, stop, kwargs)
                 return self._generate_with_cache(messages, stop=stop, **kwargs).generations[0].message
         return super().invoke(input, config, stop=stop, **kwargs)
+
+    def _plain_call(self, kwargs: dict) -> bool:
+        """True when langchain-core's ``_generate_with_cache`` (langchain-core 1.x) would do
+        nothing for this call but ``_generate`` and the metadata merge: the model's ``cache`` is
+        False, or None with no global cache set; no ``rate_limiter``; no streaming (neither
+        ``stream`` in ``kwargs`` nor ``streaming=True``; no handler exists here); ``output_version``
+        is not ``"v1"`` (which rewrites the content into blocks)."""
+        from langchain_core.globals import get_llm_cache
+
+        if self.cache is not False and (self.cache is not None or get_llm_cache() is not None):
+            return False
+        if self.rate_limiter is not None or kwargs.get("stream") or self.output_version == "v1":
+            return False
+        return not ("streaming" in self.model_fields_set and self.streaming is True)
+
+    def _plain_generate(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> BaseMessage:
+        """``_generate`` and the message of its one generation, its ``response_metadata``
+        merged as langchain-core merges it (the generation's info but its gateway key, then the
+        message's own metadata, under the result's ``llm_output``)."""
+        from langchain_core.language_models.chat_models import _gen_info_and_msg_metadata
+
+        result = self._generate(messages, stop=stop, run_manager=None, **kwargs)
+        for generation in result.generations:
+            generation.message.response_metadata = _gen_info_and_msg_metadata(generation)
+        message = result.generations[0].message
+        if len(result.generations) == 1 and result.llm_output is not None:
+            message.response_metadata = {**result.llm_output, **message.response_metadata}
+        return message
 
     def base_urls(self) -> list[str]:
         """The base URLs this model's requests go to: its replicas, else its one base URL

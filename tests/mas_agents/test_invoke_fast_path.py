@@ -80,3 +80,72 @@ def test_a_global_cache_is_still_used(monkeypatch):
             assert len(stub.requests) == 1                       # the second came from the cache
     finally:
         set_llm_cache(None)
+
+
+def test_with_no_cache_limiter_or_streaming_the_call_skips_generate_with_cache(monkeypatch):
+    """The plain path (``_plain_generate``) gives the message ``_generate_with_cache`` gives: the
+    same content, usage and response metadata (the generation's info merged as langchain-core
+    merges it), the server's id aside."""
+    cached_path = []
+    real = BaseChatModel._generate_with_cache
+    monkeypatch.setattr(BaseChatModel, "_generate_with_cache",
+                        lambda self, *a, **k: cached_path.append(1) or real(self, *a, **k))
+    with StubServer(reply=lambda body: "Vote: Dee") as stub:
+        m = _model(stub, monkeypatch)
+        plain = m.invoke(MESSAGES, max_tokens=16)
+        assert cached_path == []
+        messages = [SystemMessage("You play a game."), HumanMessage("Describe your word.")]
+        full = real(m, messages, max_tokens=16).generations[0].message
+        assert cached_path == []
+    assert plain.content == full.content == "Vote: Dee"
+    assert plain.usage_metadata == full.usage_metadata
+    assert {**plain.response_metadata, "id": None} == {**full.response_metadata, "id": None}
+    assert plain.response_metadata["finish_reason"] == "stop" and plain.response_metadata["max_tokens"] == 16
+    assert plain.response_metadata["model_provider"] == "openai"     # from the generation's info / llm_output
+
+
+@pytest.mark.parametrize("setting", ["rate_limiter", "streaming", "output_version", "stream_kwarg", "model_cache"])
+def test_a_limiter_streaming_v1_output_or_a_model_cache_keeps_generate_with_cache(monkeypatch, setting):
+    from langchain_core.caches import InMemoryCache
+    from langchain_core.rate_limiters import InMemoryRateLimiter
+
+    cached_path = []
+    real = BaseChatModel._generate_with_cache
+    monkeypatch.setattr(BaseChatModel, "_generate_with_cache",
+                        lambda self, *a, **k: cached_path.append(1) or real(self, *a, **k))
+    with StubServer(reply=lambda body: "Vote: Eve") as stub:
+        m = _model(stub, monkeypatch)
+        kwargs = {}
+        if setting == "rate_limiter":
+            m.rate_limiter = InMemoryRateLimiter(requests_per_second=1000, check_every_n_seconds=0.001)
+        elif setting == "streaming":
+            m.streaming = True
+        elif setting == "output_version":
+            m.output_version = "v1"
+        elif setting == "stream_kwarg":
+            kwargs["stream"] = True
+        else:
+            m.cache = InMemoryCache()
+        assert m._plain_call(kwargs) is False
+        if setting not in ("streaming", "stream_kwarg"):        # the stub does not stream
+            reply = m.invoke(MESSAGES, **kwargs)
+            assert cached_path == [1]
+            assert "Vote: Eve" in str(reply.content)
+
+
+def test_messages_with_block_content_still_go_through_langchain_cores_conversion(monkeypatch):
+    from langchain_core.language_models import _utils
+
+    normalized = []
+    real = _utils._normalize_messages
+    monkeypatch.setattr(_utils, "_normalize_messages", lambda ms: normalized.append(len(ms)) or real(ms))
+    with StubServer(reply=lambda body: "Vote: Flo") as stub:
+        m = _model(stub, monkeypatch)
+        assert m.invoke(MESSAGES).content == "Vote: Flo"
+        assert normalized == []                                  # text content: passed as they are
+        blocks = [SystemMessage("You play a game."), HumanMessage([{"type": "text", "text": "Describe it."}])]
+        assert m.invoke(blocks).content == "Vote: Flo"
+        assert normalized == [2]
+        assert stub.requests[-1]["messages"][-1]["content"] == [{"type": "text", "text": "Describe it."}]
+        assert m.invoke("Describe it.").content == "Vote: Flo"   # a string prompt: converted too
+        assert normalized == [2, 1]
