@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypedDict
 
-from mas_agents.rundir import read_jsonl, write_jsonl
+from mas_agents.rundir import read_jsonl, write_jsonl, write_lines
 
 EVERYONE = "*"
 
@@ -135,6 +135,9 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     events published during a step must be the first events that step adds to the state, in the
     same order; the state's events past them are appended when the step ends.
 
+    The final rewrite reuses the lines already encoded when the events published are the
+    state's events (the same objects, or equal), else encodes the state's events again.
+
     Returns:
         The last state (``{}`` when the stream was empty).
     """
@@ -143,26 +146,33 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     from mas_agents import appender
     path = Path(path)
     state: Mapping[str, Any] = {}
-    written = 0
+    shown: list[dict[str, Any]] = []    # the events published, in order
+    chunks: list[str] = []              # their lines, as appended
     appender.sync()     # a replayed game's earlier lines are not appended after this start
     path.write_text("", encoding="utf-8")
 
     def publish(events: list[dict[str, Any]]) -> None:
-        nonlocal written
         if events:
+            n = len(shown)
+            text = "".join(json.dumps({**e, "step": n + i}, ensure_ascii=False, default=str) + "\n"
+                           for i, e in enumerate(events))
             # queued to the process's writer thread (no descriptor held per game, no system call
-            # on this thread); write_events below waits for it before replacing the file
-            appender.append(path, "".join(json.dumps({**e, "step": written + i}, ensure_ascii=False, default=str) + "\n"
-                                          for i, e in enumerate(events)))
-            written += len(events)
+            # on this thread); the rewrite below waits for it before replacing the file
+            appender.append(path, text)
+            shown.extend(events)
+            chunks.append(text)
 
     if watch is not None:
         watch(publish)
     for state in states:
         events = state.get("events", [])
-        if len(events) > written:
-            publish(events[written:])
-    write_events(path, list(state.get("events", [])))
+        if len(events) > len(shown):
+            publish(events[len(shown):])
+    final = list(state.get("events", []))
+    if len(final) == len(shown) and all(a is b or a == b for a, b in zip(final, shown)):
+        write_lines(path, "".join(chunks))
+    else:
+        write_events(path, final)
     return dict(state)
 
 

@@ -88,12 +88,16 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename), after every line queued
     for the process's writer thread (:mod:`mas_agents.appender`) is written, so none lands after
     the new file."""
+    write_lines(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+
+
+def write_lines(path: Path, text: str) -> None:
+    """Write ``text`` (JSON lines already encoded) to ``path`` as :func:`write_jsonl` writes its
+    rows: atomically, after the writer thread's queue."""
     from mas_agents import appender
     appender.sync()
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 

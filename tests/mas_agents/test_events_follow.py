@@ -51,3 +51,37 @@ def test_events_published_inside_a_step_are_on_disk_at_once_and_not_written_twic
     last = follow_events(path, states(), hook.append)
     assert mid_step == [[("a", 0)], [("a", 0), ("b", 1)], [("a", 0), ("b", 1)]]
     assert on_disk() == [("a", 0), ("b", 1), ("c", 2)] and len(last["events"]) == 3
+
+
+def test_the_final_file_is_what_write_events_writes(tmp_path):
+    """The rewrite at the end reuses the lines already encoded: the same bytes as encoding the
+    final events again (non-ASCII text and a non-JSON value included)."""
+    from pathlib import Path
+
+    from mas_agents.events import write_events
+
+    path = tmp_path / "events.jsonl"
+    hook = []
+    ev = [{"content": "描述", "data": {"path": Path("x")}}, {"content": "b"}, {"content": "c", "round": 2}]
+
+    def states():
+        hook[0](ev[:1])
+        yield {"events": ev[:2]}
+        yield {"events": [dict(e) for e in ev]}                 # equal copies, not the same objects
+    follow_events(path, states(), hook.append)
+    write_events(tmp_path / "again.jsonl", ev)
+    assert path.read_bytes() == (tmp_path / "again.jsonl").read_bytes()
+    assert [e["step"] for e in read_events(path)] == [0, 1, 2]
+
+
+def test_a_state_that_does_not_keep_what_was_published_is_written_as_the_state_says(tmp_path):
+    """A game that breaks publish's contract (its state's events are not the ones published):
+    the final file is the state's events, not the lines appended during the game."""
+    path = tmp_path / "events.jsonl"
+    hook = []
+
+    def states():
+        hook[0]([{"content": "draft"}])
+        yield {"events": [{"content": "kept"}, {"content": "more"}]}
+    follow_events(path, states(), hook.append)
+    assert [(e["content"], e["step"]) for e in read_events(path)] == [("kept", 0), ("more", 1)]
