@@ -38,7 +38,7 @@ from typing import Any, Iterable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from mas_agents import appender
+from mas_agents import appender, jsonl
 from mas_agents.errors import CallFailed, ContextOverflowError, MalformedResponse, ModelUnavailable
 from mas_agents.rundir import read_jsonl
 
@@ -271,7 +271,7 @@ class CallRecorder:
         """Store ``call`` and append it as one JSON line (flushed) to :attr:`path` if set; and
         ``prompt`` (its call line of :data:`PROMPTS_FORMAT`, without ``call_id``) to the prompt
         log when this recorder records prompts."""
-        line = json.dumps(call.to_dict(), ensure_ascii=False)
+        line = jsonl.line(call.to_dict())
         with self._lock:
             self._calls.append(call)
             if self.path is not None:
@@ -290,7 +290,7 @@ class CallRecorder:
 
     def _append_prompt(self, rec: dict[str, Any]) -> None:
         # under self._lock
-        appender.append(self.prompts_path, json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
+        appender.append(self.prompts_path, jsonl.line(rec, _json_default) + "\n")
 
     def flush(self) -> None:
         """Wait until every record made so far is on disk (:func:`mas_agents.appender.sync`).

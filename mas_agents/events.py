@@ -141,9 +141,7 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     Returns:
         The last state (``{}`` when the stream was empty).
     """
-    import json
-
-    from mas_agents import appender
+    from mas_agents import appender, jsonl
     path = Path(path)
     state: Mapping[str, Any] = {}
     shown: list[dict[str, Any]] = []    # the events published, in order
@@ -154,8 +152,7 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     def publish(events: list[dict[str, Any]]) -> None:
         if events:
             n = len(shown)
-            text = "".join(json.dumps({**e, "step": n + i}, ensure_ascii=False, default=str) + "\n"
-                           for i, e in enumerate(events))
+            text = "".join(jsonl.line({**e, "step": n + i}) + "\n" for i, e in enumerate(events))
             # queued to the process's writer thread (no descriptor held per game, no system call
             # on this thread); the rewrite below waits for it before replacing the file
             appender.append(path, text)

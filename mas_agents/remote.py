@@ -84,7 +84,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
-from mas_agents import accounting
+from mas_agents import accounting, jsonl
 from mas_agents.accounting import StopRequested, _is_unreachable, is_transient_error, message_text, retry_after_s
 from mas_agents.errors import ContextOverflowError, MalformedResponse, ModelUnavailable
 
@@ -519,7 +519,7 @@ class DirectPost:
                    if not isinstance(v, Omit)}
         t = client.timeout
         connect_s, read_s = (t.connect, t.read) if isinstance(t, httpx2.Timeout) else (t, t)
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = jsonl.body(body)
         target = self._plain_path(url) if self.plain is not None else None
         try:
             if target is not None:
@@ -541,7 +541,7 @@ class DirectPost:
             raise client._make_status_error_from_response(response)
         if not ctype.split(";")[0].strip().endswith("json"):
             return raw.decode("utf-8", "replace")
-        return json.loads(raw)
+        return jsonl.loads(raw)
 
 
 class Endpoint:

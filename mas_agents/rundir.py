@@ -88,7 +88,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename), after every line queued
     for the process's writer thread (:mod:`mas_agents.appender`) is written, so none lands after
     the new file."""
-    write_lines(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+    from mas_agents import jsonl
+    write_lines(path, "".join(jsonl.line(r) + "\n" for r in rows))
 
 
 def write_lines(path: Path, text: str) -> None:
