@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
+_NON_WORD = re.compile(r"[\W_]+")
 
+
+@functools.lru_cache(maxsize=4096)
 def norm_text(text: str) -> str:
-    """NFKC, casefolded, punctuation and underscores turned into single spaces, trimmed."""
+    """NFKC, casefolded, punctuation and underscores turned into single spaces, trimmed.
+
+    Cached (4,096 texts, least recently used out): a Who-is-Spy judge normalizes every earlier
+    description again for each new one (the repeat foul), and the same texts recur."""
     t = unicodedata.normalize("NFKC", text).casefold()
-    t = re.sub(r"[\W_]+", " ", t)
+    t = _NON_WORD.sub(" ", t)
     return " ".join(t.split())
 
 

@@ -447,3 +447,12 @@ def test_scripted_game_with_the_rules_end_to_end():
     s = r.game_scores(ROLES, 1, alive, [votes1])
     # survivors P1 P3 P5 share 12 → 4; P1 and P5 +1; spy 0 − 2
     assert s == {P1: 5, P2: 0, P3: 4, SPY: -2, P5: 5, P6: 0}
+
+
+def test_norm_text_is_cached_and_gives_the_same_text():
+    from mas_agents.text import norm_text
+
+    norm_text.cache_clear()
+    assert norm_text("It's  a_Warm DRINK!") == "it s a warm drink" == norm_text("It's  a_Warm DRINK!")
+    assert norm_text.cache_info().hits == 1
+    assert norm_text("ＫＴＶ，唱歌") == "ktv 唱歌"      # NFKC folds full-width letters and punctuation
