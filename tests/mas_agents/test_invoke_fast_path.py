@@ -82,21 +82,28 @@ def test_a_global_cache_is_still_used(monkeypatch):
         set_llm_cache(None)
 
 
-def test_with_no_cache_limiter_or_streaming_the_call_skips_generate_with_cache(monkeypatch):
+@pytest.fixture
+def cached_path(monkeypatch):
+    """Records each call of langchain-core's ``_generate_with_cache``; yields ``(calls, the
+    unpatched function)``."""
+    calls = []
+    real = BaseChatModel._generate_with_cache
+    monkeypatch.setattr(BaseChatModel, "_generate_with_cache",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    return calls, real
+
+
+def test_with_no_cache_limiter_or_streaming_the_call_skips_generate_with_cache(monkeypatch, cached_path):
     """The plain path (``_plain_generate``) gives the message ``_generate_with_cache`` gives: the
     same content, usage and response metadata (the generation's info merged as langchain-core
     merges it), the server's id aside."""
-    cached_path = []
-    real = BaseChatModel._generate_with_cache
-    monkeypatch.setattr(BaseChatModel, "_generate_with_cache",
-                        lambda self, *a, **k: cached_path.append(1) or real(self, *a, **k))
+    calls, real = cached_path
     with StubServer(reply=lambda body: "Vote: Dee") as stub:
         m = _model(stub, monkeypatch)
         plain = m.invoke(MESSAGES, max_tokens=16)
-        assert cached_path == []
+        assert calls == []
         messages = [SystemMessage("You play a game."), HumanMessage("Describe your word.")]
         full = real(m, messages, max_tokens=16).generations[0].message
-        assert cached_path == []
     assert plain.content == full.content == "Vote: Dee"
     assert plain.usage_metadata == full.usage_metadata
     assert {**plain.response_metadata, "id": None} == {**full.response_metadata, "id": None}
@@ -105,14 +112,11 @@ def test_with_no_cache_limiter_or_streaming_the_call_skips_generate_with_cache(m
 
 
 @pytest.mark.parametrize("setting", ["rate_limiter", "streaming", "output_version", "stream_kwarg", "model_cache"])
-def test_a_limiter_streaming_v1_output_or_a_model_cache_keeps_generate_with_cache(monkeypatch, setting):
+def test_a_limiter_streaming_v1_output_or_a_model_cache_keeps_generate_with_cache(monkeypatch, cached_path, setting):
     from langchain_core.caches import InMemoryCache
     from langchain_core.rate_limiters import InMemoryRateLimiter
 
-    cached_path = []
-    real = BaseChatModel._generate_with_cache
-    monkeypatch.setattr(BaseChatModel, "_generate_with_cache",
-                        lambda self, *a, **k: cached_path.append(1) or real(self, *a, **k))
+    calls, _ = cached_path
     with StubServer(reply=lambda body: "Vote: Eve") as stub:
         m = _model(stub, monkeypatch)
         kwargs = {}
@@ -129,7 +133,7 @@ def test_a_limiter_streaming_v1_output_or_a_model_cache_keeps_generate_with_cach
         assert m._plain_call(kwargs) is False
         if setting not in ("streaming", "stream_kwarg"):        # the stub does not stream
             reply = m.invoke(MESSAGES, **kwargs)
-            assert cached_path == [1]
+            assert calls == [1]
             assert "Vote: Eve" in str(reply.content)
 
 
