@@ -42,7 +42,7 @@ import bench_throughput as bt  # noqa: E402
 def _collect(on: bool) -> None:
     """Switch callgrind's collection for this process (nothing when not under callgrind)."""
     tool = shutil.which("callgrind_control")
-    if tool and os.environ.get("LD_PRELOAD", "").find("vgpreload") >= 0:
+    if tool and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
         subprocess.run([tool, "-i", "on" if on else "off", str(os.getpid())], check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -4,8 +4,9 @@ A Who-is-Spy call's prompt (2-3 KB) was JSON-encoded twice by the standard libra
 request body, once as the prompt-log line; with the reply's decoding, the call and event lines,
 JSON was about a tenth of a call's instructions on a zero-latency stub. ``orjson`` (already in
 the stack: langsmith and langgraph-sdk depend on it) encodes and decodes the same JSON in a
-fraction of that: 5.8 % fewer instructions a call for the request body, its reply and the prompt
-log (callgrind, ``benchmarks/results/throughput.md``, session 20).
+fraction of that: 8.6 % fewer instructions a call with the request body, its reply, the prompt
+log, the call and event lines through it (callgrind, ``benchmarks/results/throughput.md``,
+session 20).
 
 The lines are compact (``{"a":1}``, no spaces after separators) and UTF-8 as they are (no
 ``\\uXXXX`` escapes), which every JSON reader reads as the standard library's lines. What

@@ -1209,7 +1209,7 @@ class RemoteChat(ChatOpenAI):
         limiter; no streaming asked; ``output_version`` not ``"v1"``), :meth:`_plain_generate`
         does just that, without its per-call checks (an ``inspect.signature`` of ``_generate``
         among them). With the messages' conversion skipped for a list of messages with text
-        content (which it returns unchanged), 6 % of the instructions of a Who-is-Spy game on a
+        content (which it returns unchanged), 4.7 % fewer instructions a Who-is-Spy call on a
         zero-latency stub (callgrind, ``benchmarks/results/throughput.md``, session 20).
         """
         from langchain_core.callbacks import CallbackManager
