@@ -604,11 +604,20 @@ class AccountedModel:
         """Invoke kwargs that make the wrapped model follow the reply format ``fmt`` (a
         :class:`mas_agents.grammar.ReplyFormat`): a GBNF grammar for a local model, the server's
         structured-output fields for a remote one, ``{}`` for a model that takes neither."""
-        hook = getattr(_unbound(self.model), "constrain", None)
+        hook = getattr(self._inner()[1], "constrain", None)
         return hook(fmt) if hook is not None else {}
 
+    def _inner(self) -> tuple[Any, Any, bool]:
+        """``(self.model, the model inside its .bind(...) wrappers, whether it takes max_tokens)``,
+        worked out once per model object: a pydantic chat model answers each missing attribute
+        (``bound``) by raising and catching an exception, three times a call otherwise."""
+        hit = self.__dict__.get("_inner_of")
+        if hit is None or hit[0] is not self.model:
+            hit = self._inner_of = (self.model, _unbound(self.model), _accepts_max_tokens(self.model))
+        return hit
+
     def _where(self) -> str:
-        m = _unbound(self.model)
+        m = self._inner()[1]
         if hasattr(m, "openai_api_base"):
             urls = m.base_urls() if hasattr(m, "base_urls") else []
             if len(urls) > 1:                     # replicas: every one failed this call
@@ -663,7 +672,7 @@ class AccountedModel:
         started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         prompt_chars = sum(len(message_text(m.content)) for m in messages)
         kwargs: dict[str, Any] = dict(invoke_kwargs)
-        if max_tokens is not None and _accepts_max_tokens(self.model):
+        if max_tokens is not None and self._inner()[2]:
             kwargs["max_tokens"] = max_tokens
         structured = "grammar" if "grammar" in kwargs else None
         recording = self.recorder.records_prompts
