@@ -153,3 +153,74 @@ def test_messages_with_block_content_still_go_through_langchain_cores_conversion
         assert stub.requests[-1]["messages"][-1]["content"] == [{"type": "text", "text": "Describe it."}]
         assert m.invoke("Describe it.").content == "Vote: Flo"   # a string prompt: converted too
         assert normalized == [2, 1]
+
+
+def _graph_calling(m, n: int):
+    """A one-node LangGraph graph whose step makes ``n`` calls of ``m``."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class S(TypedDict):
+        replies: list
+
+    def node(state: S) -> dict:
+        return {"replies": [m.invoke(MESSAGES).content for _ in range(n)]}
+
+    g = StateGraph(S)
+    g.add_node("node", node)
+    g.add_edge(START, "node")
+    g.add_edge("node", END)
+    return g.compile()
+
+
+def test_a_graph_steps_calls_ask_for_handlers_once(monkeypatch):
+    """The calls of one graph step share its callback manager: whether it configures a handler
+    is asked by the first call only; the next step asks again."""
+    from langchain_core.callbacks import CallbackManager
+
+    asked = []
+    real = CallbackManager.configure.__func__
+    monkeypatch.setattr(CallbackManager, "configure",
+                        classmethod(lambda cls, *a, **k: asked.append(1) or real(cls, *a, **k)))
+    with StubServer(reply=lambda body: "Vote: Bob") as stub:
+        graph = _graph_calling(_model(stub, monkeypatch), 3)
+        asked.clear()
+        assert graph.invoke({"replies": []})["replies"] == ["Vote: Bob"] * 3
+        per_run = len(asked)            # LangGraph's own configure of the run, and one of ours
+        graph.invoke({"replies": []})
+        assert len(asked) == 2 * per_run and per_run <= 2
+        assert len(stub.requests) == 6
+
+
+def test_a_handler_on_a_graph_run_sees_every_call_of_the_step(monkeypatch):
+    with StubServer(reply=lambda body: "Vote: Cy") as stub:
+        graph = _graph_calling(_model(stub, monkeypatch), 3)
+        listener = Listener()
+        graph.invoke({"replies": []}, {"callbacks": [listener]})
+        assert listener.seen == ["start", "end:Vote: Cy"] * 3
+        quiet = Listener()
+        graph.invoke({"replies": []})                 # a run without one: nothing reaches it
+        assert quiet.seen == [] and listener.seen == ["start", "end:Vote: Cy"] * 3
+
+
+def test_calls_outside_a_graph_see_a_handler_added_between_them(monkeypatch):
+    """Without a graph step's manager nothing is remembered: tracing switched on (here a
+    configure hook's context variable, as LangSmith's tracing context sets one) between two
+    calls reaches the second."""
+    from contextvars import ContextVar
+
+    from langchain_core.tracers.context import register_configure_hook
+
+    var: ContextVar = ContextVar("mas_test_hook", default=None)
+    register_configure_hook(var, inheritable=True)
+    with StubServer(reply=lambda body: "Vote: Dee") as stub:
+        m = _model(stub, monkeypatch)
+        m.invoke(MESSAGES)
+        listener = Listener()
+        token = var.set(listener)
+        try:
+            m.invoke(MESSAGES)
+        finally:
+            var.reset(token)
+        assert listener.seen == ["start", "end:Vote: Dee"]
