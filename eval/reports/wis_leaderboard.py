@@ -124,12 +124,14 @@ class Leaderboard:
         self.path = Path(path) if path is not None else default_db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None    # the writes' connection, opened on first write
         with self._lock, closing(self._connect()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+    def _connect(self, shared: bool = False) -> sqlite3.Connection:
+        # shared: the writes' connection, used by whichever thread holds the lock
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=not shared)
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA foreign_keys=ON")
         return conn
@@ -137,15 +139,36 @@ class Leaderboard:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """A connection inside one ``BEGIN IMMEDIATE`` transaction: committed on success,
-        rolled back on any exception."""
-        with self._lock, closing(self._connect()) as conn:
-            conn.execute("BEGIN IMMEDIATE")
+        rolled back on any exception.
+
+        One connection serves every write of this object (under its lock; a tournament stores
+        each finished game, and opening a connection for each, with its pragmas and the schema
+        read, was 1.1 % of a Who-is-Spy call's instructions: ``benchmarks/results/throughput.md``,
+        session 21). It is closed and dropped after a failed write, so the next
+        one starts on a fresh connection whatever state the failure left."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect(shared=True)
+            conn = self._conn
             try:
-                yield conn
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._conn = None
+                conn.close()
                 raise
-            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the writes' connection (a later write opens another); reads open their own."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         with closing(self._connect()) as conn:

@@ -141,6 +141,25 @@ def test_exception_mid_add_leaves_no_partial_game(lb, monkeypatch):
     assert _count(lb, "games") == 1 and _count(lb, "players") == 4
 
 
+def test_writes_share_one_connection_and_a_failed_write_drops_it(lb, monkeypatch):
+    import eval.reports.wis_leaderboard as mod
+
+    opened = []
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(mod.sqlite3, "connect", lambda *a, **k: opened.append(1) or real_connect(*a, **k))
+    g1, g2, g3 = games()
+    lb.add_game("t1", 0, g1)
+    lb.add_game("t1", 1, g2)
+    assert len(opened) == 0                                   # start_tournament's connection, reused
+    with pytest.raises(ValueError, match="already stored"):
+        lb.add_game("t1", 1, g3)                              # rolled back, the connection dropped
+    lb.add_game("t1", 2, g3)
+    assert len(opened) == 1 and lb.finished_indices("t1") == {0, 1, 2}
+    lb.close()
+    lb.close()                                                # twice: nothing to close
+    assert _count(lb, "games") == 3
+
+
 def test_invalid_record_is_rejected_before_writing(lb):
     bad = games()[0]
     bad["players"][0]["role"] = "spy"
