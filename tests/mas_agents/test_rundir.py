@@ -1,5 +1,6 @@
 """Run-directory helpers."""
 
+import json
 import pytest
 
 from mas_agents.rundir import run_each, stable_run_dir
@@ -46,3 +47,74 @@ def test_read_jsonl_numbers_lines_and_names_a_bad_one(tmp_path):
     with pytest.raises(ValueError, match=r"x.jsonl:1: not an LLM call record"):
         read_calls(f)
     assert read_calls(tmp_path / "missing.jsonl") == []
+
+
+def _json_reference(data) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+
+
+def test_indented_json_is_the_standard_librarys_text():
+    """rundir.indented_json takes orjson only where both write the same bytes: the values
+    where they differ (floats outside [1e-4, 1e16), enums, dataclasses, datetimes, subclasses,
+    non-string keys, huge integers, lone surrogates, NaN) still read as json.dumps writes them."""
+    import dataclasses
+    import enum
+    import random
+    from datetime import datetime, timezone
+
+    from mas_agents.rundir import _orjson_alike, indented_json
+
+    class Colour(enum.Enum):
+        RED = 1
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    class Name(str):
+        pass
+
+    odd = [1e-05, -2.5e-7, 1e16, 1.2345678901234568e+17, float("nan"), float("inf"), Colour.RED, Point(1),
+           datetime(2026, 11, 27, tzinfo=timezone.utc), Name("a"), {1: "int key"}, {"s": {1, 2}}]
+    for value in odd:
+        doc = {"ok": [1, 2.5, "é\u2028\x01\"\\"], "odd": value}
+        assert indented_json(doc) == _json_reference(doc), value
+        assert not _orjson_alike(doc)
+    huge = {"n": [2 ** 70, -2 ** 64]}          # passes the type check; orjson refuses it
+    assert _orjson_alike(huge) and indented_json(huge) == _json_reference(huge)
+    with pytest.raises(UnicodeEncodeError):    # a lone surrogate has no UTF-8 form, as before
+        indented_json({"s": "\ud800"})
+
+    rng = random.Random(7)
+
+    def draw(depth: int):
+        kind = rng.randrange(9 if depth < 4 else 6)
+        if kind == 0:
+            return rng.choice([None, True, False])
+        if kind == 1:
+            return rng.randint(-2 ** 63, 2 ** 64 - 1)
+        if kind == 2:
+            return rng.choice([0.0, -0.0, rng.uniform(1e-4, 1.0) * 10 ** rng.randint(0, 15), round(rng.random(), 4)])
+        if kind in (3, 4, 5):
+            return "".join(rng.choice("ab é中\n\t\"\\/\x00\x1f\u2028") for _ in range(rng.randrange(6)))
+        if kind == 6:
+            return [draw(depth + 1) for _ in range(rng.randrange(4))]
+        if kind == 7:
+            return tuple(draw(depth + 1) for _ in range(rng.randrange(3)))
+        return {f"k{i}é": draw(depth + 1) for i in range(rng.randrange(4))}
+
+    alike = 0
+    for _ in range(2000):
+        doc = draw(0)
+        alike += _orjson_alike(doc)
+        assert indented_json(doc) == _json_reference(doc), doc
+    assert alike == 2000     # every drawn document took the orjson path
+
+
+def test_write_json_writes_indented_json(tmp_path):
+    from mas_agents.rundir import write_json
+
+    data = {"kind": "wis", "scores": [0.5, 1e-05], "players": {"A": {"won": True}}}
+    write_json(tmp_path / "r.json", data)
+    assert (tmp_path / "r.json").read_bytes() == _json_reference(data)
+    assert not (tmp_path / "r.json.tmp").exists()
