@@ -442,11 +442,45 @@ class ModelPool:
         return list(self._models.values())
 
     def get(self, spec: Any):
-        """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use)."""
+        """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use;
+        an ``openai:`` model is shared with the other pools of the process: :func:`_shared_remote`)."""
         from mas_agents.accounting import AccountedModel
         key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
         if key not in self._models:
             sampling = {} if self.temperature is None else {"temperature": self.temperature}
-            self._models[key] = AccountedModel(make_chat_model(spec, seed=self.seed, **sampling), self.recorder,
-                                               label=model_label(spec), phase="gameplay")
+            if isinstance(spec, str) and spec.strip().startswith("openai:"):
+                chat = _shared_remote(spec, self.seed, sampling)
+            else:
+                chat = make_chat_model(spec, seed=self.seed, **sampling)
+            self._models[key] = AccountedModel(chat, self.recorder, label=model_label(spec), phase="gameplay")
         return self._models[key]
+
+
+#: ``openai:`` chat models the pools built, by spec, sampling and the environment they read
+_SHARED_REMOTE: dict[tuple, BaseChatModel] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatModel:
+    """:func:`make_chat_model` of ``spec`` (``openai:NAME``), made once per process for the
+    same spec, seed, sampling, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
+
+    A tournament's pools (one per game) asked for a new model per game: 1.3 ms of
+    langchain-openai's environment checks (it walks the environment for proxies) and a new SDK
+    client each, 1.3 % of a Who-is-Spy call's instructions (``benchmarks/results/
+    throughput.md``, session 21). A remote model holds no state of a call or a game (the
+    connections, caps and probes are per base URL, :func:`mas_agents.remote.endpoint`), so
+    the games may share one. Only the pools share it: :func:`make_chat_model` itself builds a
+    new model for its caller to change as it likes. At most 64 are kept (then the cache starts
+    afresh).
+    """
+    key = (spec.strip(), seed, tuple(sorted(sampling.items())), os.environ.get("OPENAI_BASE_URL"),
+           os.environ.get("OPENAI_API_KEY"))
+    model = _SHARED_REMOTE.get(key)
+    if model is None:
+        model = make_chat_model(spec, seed=seed, **sampling)
+        with _SHARED_LOCK:
+            if len(_SHARED_REMOTE) >= 64:
+                _SHARED_REMOTE.clear()
+            model = _SHARED_REMOTE.setdefault(key, model)
+    return model

@@ -549,3 +549,23 @@ def test_stop_flag_ends_the_next_call_in_any_thread(tmp_path):
         STOP.clear()
     appender.sync()
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1   # the stopped call was never made
+
+
+def test_pools_share_one_remote_model_per_spec_and_environment(monkeypatch):
+    """Every game's pool gets the same ``openai:`` chat model for the same spec, seed, sampling
+    and environment; another base URL, seed or temperature gets its own; make_chat_model itself
+    still builds a new one for each caller."""
+    from mas_agents.accounting import CallRecorder
+    from mas_agents.llm import ModelPool, make_chat_model
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    rec = CallRecorder(None)
+    a, b = ModelPool(rec, seed=1).get("openai:m"), ModelPool(rec, seed=1).get("openai:m")
+    assert a is not b and a.model is b.model and a.model.model_name == "m"
+    assert ModelPool(rec, seed=2).get("openai:m").model is not a.model
+    assert ModelPool(rec, seed=1, temperature=0.0).get("openai:m").model.temperature == 0.0
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:10/v1")
+    other = ModelPool(rec, seed=1).get("openai:m").model
+    assert other is not a.model and other.openai_api_base == "http://127.0.0.1:10/v1"
+    assert make_chat_model("openai:m") is not make_chat_model("openai:m")
