@@ -199,9 +199,8 @@ def test_a_handler_on_a_graph_run_sees_every_call_of_the_step(monkeypatch):
         listener = Listener()
         graph.invoke({"replies": []}, {"callbacks": [listener]})
         assert listener.seen == ["start", "end:Vote: Cy"] * 3
-        quiet = Listener()
-        graph.invoke({"replies": []})                 # a run without one: nothing reaches it
-        assert quiet.seen == [] and listener.seen == ["start", "end:Vote: Cy"] * 3
+        graph.invoke({"replies": []})                 # a run without it: nothing more reaches it
+        assert listener.seen == ["start", "end:Vote: Cy"] * 3
 
 
 def test_calls_outside_a_graph_see_a_handler_added_between_them(monkeypatch):
