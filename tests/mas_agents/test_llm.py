@@ -553,8 +553,9 @@ def test_stop_flag_ends_the_next_call_in_any_thread(tmp_path):
 
 def test_pools_share_one_remote_model_per_spec_and_environment(monkeypatch):
     """Every game's pool gets the same ``openai:`` chat model for the same spec, seed, sampling
-    and environment; another base URL, seed or temperature gets its own; make_chat_model itself
-    still builds a new one for each caller."""
+    and environment; another seed gets a copy with its own seed (the same SDK client), another
+    base URL or temperature a model of its own; make_chat_model itself still builds a new one for
+    each caller."""
     from mas_agents.accounting import CallRecorder
     from mas_agents.llm import ModelPool, make_chat_model
 
@@ -563,7 +564,11 @@ def test_pools_share_one_remote_model_per_spec_and_environment(monkeypatch):
     rec = CallRecorder(None)
     a, b = ModelPool(rec, seed=1).get("openai:m"), ModelPool(rec, seed=1).get("openai:m")
     assert a is not b and a.model is b.model and a.model.model_name == "m"
-    assert ModelPool(rec, seed=2).get("openai:m").model is not a.model
+    seed2 = ModelPool(rec, seed=2).get("openai:m").model
+    assert seed2 is not a.model and (seed2.seed, a.model.seed) == (2, 1)
+    assert seed2.root_client is a.model.root_client                      # a copy: no new SDK client
+    msgs = [HumanMessage("x")]
+    assert (seed2._get_request_payload(msgs)["seed"], a.model._get_request_payload(msgs)["seed"]) == (2, 1)
     assert ModelPool(rec, seed=1, temperature=0.0).get("openai:m").model.temperature == 0.0
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:10/v1")
     other = ModelPool(rec, seed=1).get("openai:m").model
