@@ -470,12 +470,13 @@ def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatMo
     langchain-openai's environment checks (it walks the environment for proxies) and a new SDK
     client each, 1.3 % of a Who-is-Spy call's instructions (``benchmarks/results/
     throughput.md``, session 21). Every game of a tournament has a seed of its own, so a model
-    per seed was still one per game (2.3 million instructions a game, 4.3 % of a call's: 2,974,064
-    -> 2,845,519 a call, ``benchmarks/count_instructions.py --narrow``, session 22); ``model_copy`` does not run the model's validation again, and the request
-    reads ``seed`` from the copy. A remote model holds no state of a call or a game (the
-    connections, caps and probes are per base URL, :func:`mas_agents.remote.endpoint`), so the
-    games may share one. Only the pools share it: :func:`make_chat_model` itself builds a new
-    model for its caller to change as it likes. At most 64 are kept (then the cache starts
+    per seed was still one per game: 2.3 million instructions a game, 4.3 % of a call's
+    (2,974,064 -> 2,845,519 a call, ``benchmarks/count_instructions.py --narrow``, session 22).
+    ``model_copy`` does not run the model's validation again, and the request reads ``seed``
+    from the copy. A remote model holds no state of a call or a game (the connections, caps and
+    probes are per base URL, :func:`mas_agents.remote.endpoint`), so the games may share one.
+    Only the pools share it: :func:`make_chat_model` itself builds a new model for its caller to
+    change as it likes. At most 64 are kept (then the cache starts
     afresh).
     """
     key = (spec.strip(), tuple(sorted(sampling.items())), os.environ.get("OPENAI_BASE_URL"),
