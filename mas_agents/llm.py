@@ -476,8 +476,7 @@ def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatMo
     from the copy. A remote model holds no state of a call or a game (the connections, caps and
     probes are per base URL, :func:`mas_agents.remote.endpoint`), so the games may share one.
     Only the pools share it: :func:`make_chat_model` itself builds a new model for its caller to
-    change as it likes. At most 64 are kept (then the cache starts
-    afresh).
+    change as it likes. At most 64 are kept (then the cache starts afresh).
     """
     key = (spec.strip(), tuple(sorted(sampling.items())), os.environ.get("OPENAI_BASE_URL"),
            os.environ.get("OPENAI_API_KEY"))

