@@ -18,9 +18,10 @@ follow) and not the kernel (system calls count as the instructions that make the
 are sequential (one connection, zero-latency stub, agents ``plain``): the per-call cost of the
 whole stack, game and engine included; at many games in flight the thread hand-offs add cost
 this does not see. ``--narrow`` plays each round's votes as a game does at 64 in flight (one
-graph step, one vote after another): 3,315,683 instructions a call at ``57d6be3`` against
-3,887,231 with the fan-out (session 21). About a minute for 10 games (callgrind runs code ~50
-times slower). Without valgrind the script just plays the games.
+after another on the game's thread): 2,845,519 instructions a call at ``90c7d55`` against
+3,452,803 with the votes fanned out as LangGraph tasks (``Send``), and 2,867,554 with them fanned
+out inside their step (``graphs.fanout``, session 23). About a minute for 10 games (callgrind
+runs code ~50 times slower). Without valgrind the script just plays the games.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=10, help="measured games (after 2 warm-up games)")
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--narrow", action="store_true",
-                    help="each round's votes one after another on the game's thread (vote_all), as a game "
+                    help="each round's votes one after another on the game's thread, as a game "
                          "plays while the process has as many games in flight as connections "
-                         "(mas_agents.cells.cell_fanout); default: the votes fanned out to threads, as one "
+                         "(mas_agents.cells.cell_fanout); default: the votes fanned out to helper threads, as one "
                          "game alone plays")
     args = ap.parse_args(argv)
     if args.narrow:

@@ -153,10 +153,9 @@ def cell_fanout(models: list[Any]) -> int | None:
     the last cells keep their full width (narrowing every game cost 85 % -> 74 % of the ideal on 24
     games at 8 in flight). The steps of one LangGraph superstep see the same state and their
     writes are applied together at its end, so the results do not depend on this width. A graph
-    may read a width of 1 (``max_concurrency`` in its config) and run the fan-out's steps itself,
-    one after another on the game's thread: the Who-is-Spy graph's ``vote_all``
-    (:mod:`graphs.wis.graph`; 4.5-4.9 -> 4.0-4.1 ms of client CPU a call, 80-84 -> 86-87 % of the
-    ideal, 512 games at 64 in flight, benchmarks/results/throughput.md, session 16).
+    may fan out inside one step instead and read the width from its config (``max_concurrency``):
+    the Who-is-Spy graph's ``voting`` (:func:`graphs.fanout.fan_out`; at a width of 1 the votes
+    run one after another on the game's thread).
     """
     at_once, left = getattr(_CELL, "run", (1, 0))
     if at_once <= 1:

@@ -4,10 +4,9 @@ Flow::
 
     START -> setup -> speaking (the round's start, every description in speaking order, the
                                 judge's fouls) --ended--> finish -> END
-                      \\-> vote_one (Send fan-out, one branch per alive voter) -> tally
-                       |   or vote_all (the same votes one after another, and the tally, in one step)
-                      --ended--> finish
-                        \\-> speaking (next round)
+                      \\-> voting (every alive player's vote, fanned out, then the tally)
+                            --ended--> finish
+                             \\-> speaking (next round)
 
 A round's speaking phase is one graph step. Its descriptions are made one after another anyway
 (each speaker hears the ones before), and every LangGraph step costs the client CPU of its own
@@ -16,12 +15,13 @@ a median 16 % more client CPU a call than with a step per round). Each descripti
 published as it is made (:attr:`WisRuntime.publish`), so a game in progress is watched move by
 move as before.
 
-The round's votes are one step either way: the branches of the fan-out see the same state and
-their writes are applied together, in voter order, at the step's end, as ``vote_all`` returns
-them. ``vote_all`` is taken when the game may run one step at a time (``max_concurrency`` 1 in
-its config: :func:`mas_agents.cells.cell_fanout` narrows the games of a busy tournament to that),
-where a fan-out would only hand each vote to a thread of its own and back; it also tallies the
-votes in the same step (one graph step less a round).
+A round's votes and their tally are one step too. Every vote sees the same state (the round's
+descriptions); the votes are made in parallel by :func:`graphs.fanout.fan_out` (at most the
+step's ``max_concurrency`` at once: :func:`mas_agents.cells.cell_fanout` narrows the games of a
+busy tournament to one, so they vote one after another on the game's thread) and returned in
+voter order. A LangGraph fan-out (``Send``, a task per voter, then a tally step) did the same at
+17 % more client instructions a call (:mod:`graphs.fanout`). An interrupted game is replayed from
+its start (:mod:`eval.runs.session`), so no half-voted step needs keeping.
 
 Every player, local or remote, is driven only through the WiS protocol
 (:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
@@ -37,14 +37,15 @@ import logging
 import operator
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Callable, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Send
 
 from graphs.compiled import BoundGraph, once
+from graphs.fanout import fan_out
 from graphs.wis import rules as rules
 from graphs.wis.protocol_types import WisPlayer, request
 from mas_agents.errors import RunStopped
@@ -153,9 +154,8 @@ class WisRuntime:
 
     def step_bound(self) -> int:
         """An upper bound on graph steps, for ``recursion_limit``: LangGraph's input step, set-up,
-        at most three steps a round (speaking, voting, tally: two when the votes and their tally
-        are one step, ``vote_all``) and the finish."""
-        return 3 + 3 * self.max_rounds
+        two steps a round (speaking, voting) and the finish."""
+        return 3 + 2 * self.max_rounds
 
 
 #: What the judge says, in the game's language. ``players`` is followed by the seat names joined
@@ -317,14 +317,12 @@ def _compile():
         return [{"round": state["round"], "voter": v, "candidates": rules.vote_candidates(v, state["alive"])}
                 for v in state["alive"]]
 
-    def after_speaking(state: WisState, config: RunnableConfig):
-        if state["end"]:
-            return "finish"
-        if config.get("max_concurrency") == 1:
-            return "vote_all"
-        return [Send("vote_one", b) for b in ballots(state)]
+    def after_speaking(state: WisState) -> str:
+        return "finish" if state["end"] else "voting"
 
     def vote_one(arg: dict, runtime: Runtime[WisRuntime]) -> dict:
+        """One alive player's vote (``arg``: one of :func:`ballots`); its update (one vote record,
+        its events)."""
         rt = runtime.context
         rnd, voter, cands = arg["round"], arg["voter"], arg["candidates"]
         resp, secs = rt.interact(voter, "vote", message=",".join(cands), round=rnd)
@@ -349,12 +347,11 @@ def _compile():
         return {"votes": [{"round": rnd, "voter": voter, "target": target}],
                 "events": _private_events(meta, voter, rnd, "vote") + [ev]}
 
-    def vote_all(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
-        """The round's votes one after another, then their tally, in one step: the updates
-        ``vote_one``'s branches and ``tally`` would make in two."""
+    def voting(state: WisState, runtime: Runtime[WisRuntime], config: RunnableConfig) -> dict:
+        """The round's votes (at most ``max_concurrency`` of the config at once,
+        :func:`graphs.fanout.fan_out`), in voter order, then their tally."""
         out: dict[str, list] = {"votes": [], "events": []}
-        for b in ballots(state):
-            one = vote_one(b, runtime)
+        for one in fan_out([partial(vote_one, b, runtime) for b in ballots(state)], config.get("max_concurrency")):
             out["votes"] += one["votes"]
             out["events"] += one["events"]
         counted = tally({**state, "votes": state["votes"] + out["votes"]}, runtime)
@@ -408,15 +405,12 @@ def _compile():
                                       data=outcome)]}
 
     g = StateGraph(WisState)
-    for name, fn in (("setup", setup), ("speaking", speaking), ("vote_one", vote_one), ("vote_all", vote_all),
-                     ("tally", tally), ("finish", finish)):
+    for name, fn in (("setup", setup), ("speaking", speaking), ("voting", voting), ("finish", finish)):
         g.add_node(name, fn)
     g.add_edge(START, "setup")
     g.add_edge("setup", "speaking")
-    g.add_conditional_edges("speaking", after_speaking, ["vote_one", "vote_all", "finish"])
-    g.add_edge("vote_one", "tally")
-    g.add_conditional_edges("vote_all", after_tally, ["speaking", "finish"])
-    g.add_conditional_edges("tally", after_tally, ["speaking", "finish"])
+    g.add_conditional_edges("speaking", after_speaking, ["voting", "finish"])
+    g.add_conditional_edges("voting", after_tally, ["speaking", "finish"])
     g.add_edge("finish", END)
     return g.compile()
 

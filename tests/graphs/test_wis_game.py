@@ -225,39 +225,53 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
     assert len({json.dumps(r["outcome"], sort_keys=True) + str(r["players"]) for r in alone}) > 1
 
 
-def test_a_game_narrowed_to_one_step_at_a_time_votes_on_its_own_thread_with_the_same_record(tmp_path, monkeypatch):
-    """When a busy tournament narrows a game's fan-out to one (mas_agents.cells.cell_fanout), the
-    round's votes are one graph step run on the game's thread (``vote_all``), not six tasks handed
-    to pool threads one at a time; the record and the events are those of the fan-out."""
+def test_a_round_votes_in_parallel_unless_narrowed_to_one_with_the_same_record(tmp_path, monkeypatch):
+    """A round's votes run at once (graphs.fanout.fan_out: the game's thread and pool helpers);
+    narrowed to one (a busy tournament, mas_agents.cells.cell_fanout) they run one after another
+    on the game's thread. The record and the events are the same."""
     import threading
+    import time
 
     from mas_agents import cells
     from scripts.fake_runs import _untimed
 
     base = wis_player()
     voters: list[str] = []
+    now = {"in": 0, "most": 0}
+    lock = threading.Lock()
 
     def rule(messages):
-        if '"Vote: ..."' in str(messages[-1].content):
+        if '"Vote: ..."' not in str(messages[-1].content):
+            return base(messages)
+        with lock:
             voters.append(threading.current_thread().name)
+            now["in"] += 1
+            now["most"] = max(now["most"], now["in"])
+        if len(voters) <= 6:    # round 1's six votes: long enough for the helpers to take one each
+            time.sleep(0.2)
+        with lock:
+            now["in"] -= 1
         return base(messages)
 
     def play(where, width):
         monkeypatch.setattr(cells, "cell_fanout", lambda models: width)
         voters.clear()
+        now["most"] = 0
         rec = play_game(tmp_path / where, agents=["plain"] * 6, pair=PAIR, model=RuleChat(rule=rule), seed=3, game_id="g")
         events = [json.loads(x) for x in (tmp_path / where / "events.jsonl").read_text().splitlines()]
         for e in events:        # call ids are new each run; seconds are wall time
             e.pop("llm_call_ids", None)
             e.get("data", {}).pop("seconds", None)
-        return _untimed(rec, drop=True), events, list(voters)
+        return _untimed(rec, drop=True), events, list(voters), now["most"]
 
-    wide, wide_events, wide_threads = play("wide", None)
-    one, one_events, one_threads = play("one", 1)
+    wide, wide_events, wide_threads, wide_most = play("wide", None)
+    three, three_events, _, three_most = play("three", 3)
+    one, one_events, one_threads, one_most = play("one", 1)
     me = threading.current_thread().name
-    assert len(wide_threads) >= 6 and me not in wide_threads        # the fan-out: pool threads
+    assert (wide_most, three_most, one_most) == (6, 3, 1)     # six alive voters in round 1
+    assert me in wide_threads and any(t.startswith("mas-fanout") for t in wide_threads)
     assert len(one_threads) == len(wide_threads) and set(one_threads) == {me}
-    assert one == wide and one_events == wide_events
+    assert one == wide == three and one_events == wide_events == three_events
 
 
 def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tmp_path):
@@ -290,13 +304,13 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
     assert [on_disk for _, on_disk in seen] == [texts[:k] for k in range(len(order))]
     final = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert [e["step"] for e in final] == list(range(len(final)))
-    # graph steps: the set-up, speaking, voting and tally each round, the finish
-    assert len(rec["rounds"]) >= 1 and len(steps) == 2 + 3 * len(rec["rounds"])
+    # graph steps: the set-up, speaking and voting (the votes and their tally) each round, the finish
+    assert len(rec["rounds"]) >= 1 and len(steps) == 2 + 2 * len(rec["rounds"])
 
 
-def test_a_narrowed_game_votes_and_tallies_in_one_step(tmp_path, monkeypatch):
-    """Narrowed to one task at a time (a busy tournament), a round is two graph steps: speaking,
-    then the votes and their tally (``vote_all``); with the fan-out it is three."""
+def test_a_round_is_two_graph_steps_at_any_fan_out_width(tmp_path, monkeypatch):
+    """A round is two graph steps, speaking, then the votes and their tally (``voting``), whether
+    its votes run at once or one at a time."""
     from eval.runs.session import run
     from mas_agents import cells
 
@@ -309,4 +323,4 @@ def test_a_narrowed_game_votes_and_tallies_in_one_step(tmp_path, monkeypatch):
 
     (one, rounds), (wide, rounds_wide) = steps_of(1, "one"), steps_of(None, "wide")
     assert rounds == rounds_wide >= 1
-    assert (one, wide) == (2 + 2 * rounds, 2 + 3 * rounds)
+    assert one == wide == 2 + 2 * rounds
