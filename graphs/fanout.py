@@ -25,9 +25,10 @@ from typing import Any, Callable
 
 #: Helper threads of the process-wide pool at most. Helpers only add parallelism: the calling
 #: thread runs moves itself, so a step finishes even when every helper is busy elsewhere. Created
-#: on demand and kept (a thread is about 60 µs to start). 1,024 covers the fan-out of the last
-#: games of a run at the largest connection caps measured (256 in flight,
-#: ``benchmarks/results/throughput.md``).
+#: on demand and kept, so a game does not start threads of its own for its votes (LangGraph's
+#: executor did, per graph run: starting and joining a thread cost about 0.2 ms of CPU on this
+#: machine, session 23). 1,024 covers the fan-out of the last games of a run at the largest
+#: connection caps measured (256 in flight, ``benchmarks/results/throughput.md``).
 POOL_THREADS = 1024
 
 _POOL: ThreadPoolExecutor | None = None
