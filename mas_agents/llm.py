@@ -482,11 +482,15 @@ def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatMo
            os.environ.get("OPENAI_API_KEY"))
     model = _SHARED_REMOTE.get(key)
     if model is None:
-        model = make_chat_model(spec, seed=seed, **sampling)
+        # built under the lock: the games of a tournament start together, and each of 256 first
+        # games building its own model (an SDK client with its TLS context: tens of ms of CPU
+        # each) cost a 512-game cell 2 ms a call (``benchmarks/results/throughput.md``, session 23)
         with _SHARED_LOCK:
-            if len(_SHARED_REMOTE) >= 64:
-                _SHARED_REMOTE.clear()
-            model = _SHARED_REMOTE.setdefault(key, model)
+            model = _SHARED_REMOTE.get(key)
+            if model is None:
+                if len(_SHARED_REMOTE) >= 64:
+                    _SHARED_REMOTE.clear()
+                model = _SHARED_REMOTE[key] = make_chat_model(spec, seed=seed, **sampling)
     if getattr(model, "seed", seed) != seed:
         model = model.model_copy(update={"seed": seed})
     return model

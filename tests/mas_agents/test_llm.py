@@ -574,3 +574,39 @@ def test_pools_share_one_remote_model_per_spec_and_environment(monkeypatch):
     other = ModelPool(rec, seed=1).get("openai:m").model
     assert other is not a.model and other.openai_api_base == "http://127.0.0.1:10/v1"
     assert make_chat_model("openai:m") is not make_chat_model("openai:m")
+
+
+def test_games_starting_together_build_the_shared_remote_model_once(monkeypatch):
+    """A tournament's first games start at once: their pools wait for one build of the shared
+    ``openai:`` model instead of each building its own (an SDK client and TLS context each)."""
+    import threading
+    import time
+
+    from mas_agents import llm
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(llm, "_SHARED_REMOTE", {})
+    built: list[int] = []
+    real = llm.make_chat_model
+
+    def slow_build(spec, **kw):
+        built.append(kw["seed"])
+        time.sleep(0.2)         # every other thread asks meanwhile
+        return real(spec, **kw)
+
+    monkeypatch.setattr(llm, "make_chat_model", slow_build)
+    got: list = [None] * 16
+    start = threading.Barrier(16)
+
+    def game(i):
+        start.wait()
+        got[i] = llm._shared_remote("openai:m", i, {})
+
+    threads = [threading.Thread(target=game, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1
+    assert len({id(m.root_client) for m in got}) == 1 and sorted(m.seed for m in got) == list(range(16))
