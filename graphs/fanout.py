@@ -69,16 +69,17 @@ def fan_out(calls: list[Callable[[], Any]], width: int | None = None) -> list[An
     results: list[Any] = [None] * n
     errors: list[tuple[int, BaseException]] = []
     order = iter(range(n))
-    running = [0]       # calls started by helpers and not yet returned
+    running = 0         # calls started by helpers and not yet returned
     cond = threading.Condition()
 
     def drain(helper: bool) -> None:
+        nonlocal running
         while True:
             with cond:
                 i = None if errors else next(order, None)
                 if i is None:
                     return
-                running[0] += helper
+                running += helper
             try:
                 results[i] = calls[i]()
             except BaseException as exc:  # re-raised by the caller below, in call order
@@ -87,7 +88,7 @@ def fan_out(calls: list[Callable[[], Any]], width: int | None = None) -> list[An
             finally:
                 if helper:
                     with cond:
-                        running[0] -= 1
+                        running -= 1
                         cond.notify_all()
 
     pool = _pool()
@@ -98,7 +99,7 @@ def fan_out(calls: list[Callable[[], Any]], width: int | None = None) -> list[An
     finally:
         # a helper that starts after the calls have run out returns at once: not waited for
         with cond:
-            cond.wait_for(lambda: running[0] == 0)
+            cond.wait_for(lambda: running == 0)
     if errors:
         raise min(errors, key=lambda e: e[0])[1]
     return results

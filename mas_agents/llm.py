@@ -484,7 +484,8 @@ def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatMo
     if model is None:
         # built under the lock: the games of a tournament start together, and each of 256 first
         # games building its own model (an SDK client with its TLS context: tens of ms of CPU
-        # each) cost a 512-game cell 2 ms a call (``benchmarks/results/throughput.md``, session 23)
+        # each) cost a 512-game cell 1.8 ms a call (4.69 -> 2.93 ms, no warm-up cell;
+        # ``benchmarks/results/throughput.md``, session 23)
         with _SHARED_LOCK:
             model = _SHARED_REMOTE.get(key)
             if model is None:
