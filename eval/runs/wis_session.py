@@ -24,12 +24,60 @@ def parse_pair(text: str) -> dict[str, str]:
     """``"tea/coffee"`` -> ``{"civilian": "tea", "spy": "coffee"}``.
 
     Raises:
-        ValueError: not two non-empty words separated by ``/``.
+        ValueError: not two non-empty words separated by ``/``, or the same word twice (compared as
+            the judge compares words, :func:`graphs.wis.rules.check_pair`).
     """
     parts = [p.strip() for p in text.split("/")]
     if len(parts) != 2 or not all(parts):
         raise ValueError(f"--pair {text!r}: expected CIVILIAN/SPY, e.g. tea/coffee")
-    return {"civilian": parts[0], "spy": parts[1]}
+    pair = {"civilian": parts[0], "spy": parts[1]}
+    try:
+        rules.check_pair(pair)
+    except ValueError:
+        raise ValueError(f"--pair {text!r}: the civilians' and the spy's words must differ, e.g. tea/coffee") from None
+    return pair
+
+
+#: ``speak_timeout`` value asking for :func:`speak_limit`'s rule (the default of every WiS runner).
+AUTO = "auto"
+
+
+def speak_limit(agents: list[str], model: Any = "local", requested: float | None | str = AUTO) -> float | None:
+    """The speaking limit of a WiS table in seconds (None: no limit): the one rule of every
+    command that plays Who is Spy (``mas spy play/tournament/experiment``, ``mas game play wis``,
+    ``mas ablate``, ``mas reproduce wis``, the web app).
+
+    Args:
+        agents: the seat specs (``BLOCKS[@MODEL]``, a WiS-protocol URL, or ``human``).
+        model: the default model of specs without ``@MODEL`` (a spec, or a chat-model object).
+        requested: :data:`AUTO`, or the limit asked for: a number of seconds, 0 or None for none.
+
+    Returns:
+        With :data:`AUTO`: :data:`eval.runs.human.HUMAN_SPEAK_TIMEOUT` when a person holds a seat;
+        else None when any seat plays on the embedded model (``local``, ``local:PATH``, or a
+        :class:`mas_agents.llm.LocalLlamaChat`): on a small machine its descriptions take longer
+        than the limit and would foul on the clock, not on play; else
+        :data:`graphs.wis.rules.SPEAK_TIMEOUT` (10 s, WiS paper Appendix A "Detailed rules").
+        Otherwise ``requested`` (0 -> None).
+
+    Raises:
+        ValueError: a negative or non-finite ``requested``.
+    """
+    import math
+
+    from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+    from mas_agents.cells import has_local_model
+    from mas_agents.specs import is_remote, split_model
+    if requested != AUTO:
+        if requested is None:
+            return None
+        if isinstance(requested, str) or not math.isfinite(float(requested)) or float(requested) < 0:
+            raise ValueError(f"--speak-timeout {requested!r}: give seconds >= 0 (0: no limit)")
+        return float(requested) or None
+    if HUMAN in agents:
+        return HUMAN_SPEAK_TIMEOUT
+    models = [split_model(a)[1] or model for a in agents if not is_remote(a)]
+    return None if has_local_model(models) else rules.SPEAK_TIMEOUT
 
 
 class PlayerFactory:
@@ -100,7 +148,7 @@ class PlayerFactory:
 
 def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
               seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
-              speak_timeout: float | None = 10.0, vote_timeout: float | None | str = "speak", game_id: str | None = None,
+              speak_timeout: float | None | str = AUTO, vote_timeout: float | None | str = "speak", game_id: str | None = None,
               players: dict[str, Any] | None = None) -> dict:
     """Play one game with one seat per entry of ``agents`` and write its files into ``out``
     (through the one runner, :func:`eval.runs.session.run`, as the registered game ``wis``).
@@ -113,7 +161,8 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
         spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
-        speak_timeout: seconds to describe (foul after), WiS §3.1 default 10; None = no limit.
+        speak_timeout: seconds to describe (foul after); :data:`AUTO` (default): :func:`speak_limit`'s
+            rule (10 s, none with a seat on the embedded model); 0 or None: no limit.
         vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
             the same as ``speak_timeout`` (see :class:`graphs.wis.graph.WisRuntime` for why).
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
@@ -131,7 +180,7 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
 
 
 def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], lang: str = "en",
-          spy_seat: int | None = None, first_speaker: int | None = None, speak_timeout: float | None = 10.0,
+          spy_seat: int | None = None, first_speaker: int | None = None, speak_timeout: float | None | str = AUTO,
           vote_timeout: float | None | str = "speak", game_id: str | None = None,
           players: dict[str, Any] | None = None) -> Table:
     """The WiS table of :func:`play_game`'s arguments (:attr:`eval.games.GameDef.setup`).
@@ -140,6 +189,9 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
         ValueError: as :func:`play_game`, before any seat is built.
     """
     rules.check_players(len(agents))
+    rules.check_lang(lang)
+    rules.check_pair(pair)
+    speak_timeout = speak_limit(agents, seats.default_model, speak_timeout)
     if vote_timeout == "speak":
         vote_timeout = speak_timeout
     urls = [a for a in agents if a.startswith(("http://", "https://"))]

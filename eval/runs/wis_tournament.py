@@ -113,7 +113,7 @@ def tournament_id(config: dict) -> str:
 @marks_run
 def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
                    players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
-                   speak_timeout: float | None = 10.0, concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
+                   speak_timeout: float | None | str = "auto", concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
                    tid: str | None = None, games_plan: list[dict] | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Play (or continue) a tournament and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
@@ -122,6 +122,9 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         agents: agent specs / URLs; games, players, lang, seed: see :func:`schedule`.
         data_root: datasets root (for the word pairs) unless ``pairs`` is given.
         model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
+        speak_timeout: ``"auto"`` (default), seconds, or 0/None for no limit: resolved once for the
+            whole tournament by :func:`eval.runs.wis_session.speak_limit` (the rule of every WiS
+            command: none when a seat plays on the embedded model, else WiS's 10 s).
         concurrency: games played at once on the configured executor (:func:`mas_agents.cells.run_cells`:
             threads, where the local model serialises its calls, or Ray tasks in flight); None =
             ``--max-connections`` when every seat's model is remote and there is no speaking
@@ -144,7 +147,10 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         if data_root is None:
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
+    from eval.runs.wis_session import speak_limit
     from mas_agents.specs import is_remote, split_model
+    speak_timeout = speak_limit(sorted({a for g in games_plan for a in g["agents"]}) if games_plan else agents, model,
+                                speak_timeout)
     seat_models = [split_model(a)[1] or model for a in agents if not is_remote(a)]
     if concurrency is None:
         # with a speaking limit, one game at a time: a description waiting for a connection
@@ -218,7 +224,7 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
 
 
 def run_experiment(*, kind: str, subject: str, others: str, games: int, data_root: Path, players: int = rules.DEFAULT_PLAYERS,
-                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None = 10.0,
+                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None | str = "auto",
                    concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.

@@ -10,7 +10,8 @@ Appendix A (scoring, ranking), with the choices this repository made (README, "W
 * A description is truncated to 400 characters in English and 120 in Chinese
   (:data:`MAX_CHARS`) before anyone sees it.
 * After the speaking phase the judge eliminates every player who fouled: said their own word,
-  repeated any earlier description of the game, or did not answer in time (default 10 s). A
+  repeated any earlier description of the game, or did not answer in time (:data:`SPEAK_TIMEOUT`,
+  10 s, Appendix A; none when a seat plays on the embedded model, :func:`eval.runs.wis_session.speak_limit`). A
   reply that still does not follow the format after one re-prompt, or an empty description,
   is "no answer": a foul too.
 * If the game has not ended, a vote follows: each alive player names one alive player other
@@ -70,8 +71,12 @@ GAME = GameInfo(name="wis", hidden_role="spy", word_clues=True,
 FOUL_TEXT = {"own_word": "said their own word", "repeat": "repeated an earlier description",
              "timeout": "did not answer in time", "no_answer": "gave no valid description"}
 
-#: Description length limit in characters, per language (WiS §3.1).
+#: Description length limit in characters, per language (WiS §3.1); its keys are the languages.
 MAX_CHARS = {"en": 400, "zh": 120}
+#: Seconds a player has to describe before it counts as not speaking, a foul (WiS paper Appendix A,
+#: "Detailed rules": "If the speaking time exceeds 10 seconds without a response, the system will
+#: automatically consider it as not speaking, which is also a violation").
+SPEAK_TIMEOUT = 10.0
 #: Players allowed (WiS §3.1: 3–9); 6 by default.
 MIN_PLAYERS, MAX_PLAYERS, DEFAULT_PLAYERS = 3, 9, 6
 #: Rounds of speaking + voting before the spy wins (§3.1).
@@ -90,6 +95,24 @@ def check_players(n: int) -> None:
     """Raise ValueError unless ``MIN_PLAYERS <= n <= MAX_PLAYERS``."""
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"Who is Spy needs {MIN_PLAYERS}-{MAX_PLAYERS} players, got {n}")
+
+
+def check_pair(pair: Mapping[str, str]) -> None:
+    """Raise ValueError unless ``pair`` has a non-empty ``civilian`` and ``spy`` word that differ
+    as the judge compares words (:func:`mas_agents.text.norm_text`): one word for every seat
+    leaves no spy to find (WiS §3.1: the spy holds a different word)."""
+    civ, spy = (str(pair.get(k) or "").strip() if isinstance(pair, Mapping) else "" for k in ("civilian", "spy"))
+    if not civ or not spy:
+        raise ValueError(f"word pair {pair!r}: needs a non-empty 'civilian' and 'spy' word")
+    if _norm(civ) == _norm(spy):
+        raise ValueError(f"word pair {civ}/{spy}: the civilians' and the spy's words must differ")
+
+
+def check_lang(lang: str) -> None:
+    """Raise ValueError unless ``lang`` is a language of the game (:data:`MAX_CHARS`: en or zh),
+    e.g. ``--lang 'fr': Who is Spy is played in en or zh``."""
+    if lang not in MAX_CHARS:
+        raise ValueError(f"--lang {lang!r}: Who is Spy is played in {' or '.join(MAX_CHARS)}")
 
 
 def truncate(text: str, lang: str) -> str:
