@@ -57,8 +57,9 @@ SEATS_PER_MODEL = 90
 EXPERIMENT_GAMES = 24
 #: Players and spies per game, rounds at most (v1 §3.1 and Appendix A).
 PLAYERS, SPIES, MAX_ROUNDS = rules.DEFAULT_PLAYERS, 1, rules.MAX_ROUNDS
-#: Seconds to describe before it is a foul (v1 Appendix A); not applied to local models (below).
-SPEAK_TIMEOUT = 10.0
+#: Seconds to describe before it is a foul (v1 Appendix A); not applied when a seat plays on the
+#: embedded model (:func:`eval.runs.wis_session.speak_limit`, the rule of every WiS command).
+SPEAK_TIMEOUT = rules.SPEAK_TIMEOUT
 #: The experiments, in the paper's order: Table 3 (attack = PIA, defense = PID), Table 4.
 EXPERIMENTS = ("attack", "defense", "reasoning")
 LANG = "en"
@@ -392,6 +393,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     """
     from eval.datasets.wis import load_pairs
     from eval.reports.wis_leaderboard import Leaderboard
+    from eval.runs.wis_session import speak_limit
     from eval.runs.wis_tournament import run_experiment, run_tournament, schedule
     from mas_agents.rundir import check_resume
 
@@ -417,8 +419,8 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     n_main = min(limit, n_full) if limit else n_full
     g_exp = min(limit, g_full) if limit else g_full
     subjects = list(dict.fromkeys(pool))
-    local = any(m == "local" or m.startswith("local:") for m in pool + ([others] if others else []))
-    speak_timeout = None if local else SPEAK_TIMEOUT
+    # the rule of every WiS command: no limit when a seat plays on the embedded model, else 10 s
+    speak_timeout = speak_limit([agent_spec(m) for m in pool + ([others] if others else [])], "local")
     db = out / "wis.sqlite"
 
     total = n_main + len(subjects) * len(EXPERIMENTS) * 2 * g_exp
