@@ -17,6 +17,7 @@ from planners.base import UNSPECIFIED, GameInfo, PlannerBlock
 from planners.baselines import FACTORIES as BASELINES
 from planners.cot import ChainOfThought
 from planners.pgm import FACTORIES as PGM
+from planners.pgm_paper import FACTORIES as PGM_PAPER
 from planners.player_star import player_star_blocks
 from planners.strategies import FACTORIES as WIS_STRATEGIES
 
@@ -27,6 +28,7 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
     **BASELINES,  # werewolf, ocot, thinkthrice (PLAYER* Appendix C.2)
     **WIS_STRATEGIES,  # attack, defense, reasoning (WiS §4.2)
     **PGM,  # pgm: pgmpy two-hop beliefs (MAgIC §4)
+    **PGM_PAPER,  # pgm_paper: MAgIC's PGM-aware agent as the paper built it (LLM-written two-hop analyses, App. A.7)
 }
 
 
