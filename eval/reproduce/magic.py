@@ -30,12 +30,14 @@ Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` besi
 
 1. **Table 1**: win rate and the seven metrics of each condition (95 % interval and n as
    :func:`eval.runs.magic_bench.intervals` computes them) beside the paper's Table 1 rows
-   (``papers/magic_table1.csv``).
+   (``papers/magic_table1.csv``, the EMNLP 2024 table) and the pre-EMNLP leaderboard as a second,
+   labelled reference (``papers/magic_table1_pre_emnlp.csv``).
 2. **Table 4**: PGM minus vanilla per metric: the pooled values of both conditions and the
    paired difference over settings (:func:`eval.stats.paired_difference`, the unit a setting of a
-   scenario, both conditions played on it), beside the paper's per-model improvements and its
-   printed average (``papers/magic_table4.csv``), with the mean of the printed rows computed here:
-   the paper's printed average for Deception and Self-awareness does not follow from its rows.
+   scenario, both conditions played on it), beside the paper's per-model improvements (each
+   "X+PGM" row minus the "X" row of ``papers/magic_table4.csv``) and its printed average, with the
+   mean of those improvements computed here: the paper's printed average for Deception and
+   Self-awareness does not follow from its rows.
 3. **Table 2**: Cost Sharing win rate / cost, Prisoner's Dilemma win rate / score, Public Good
    win rate / payback from our games (:func:`game_theory`) beside the paper's
    (``papers/magic_table2.csv``).
@@ -102,8 +104,8 @@ DIFFERENCES = (
     "Metric definitions are ours where the paper leaves them open (abstentions, several challenger seats, "
     "the Deception parts: eval/metrics/magic.py); Table 4 here is a paired difference over settings, the "
     "paper prints one difference per model without an interval.",
-    "Table 2 quantities (cost, score, payback) are our definitions (under Table 2): the paper's own could "
-    "not be read.",
+    "Table 2 quantities: the paper defines cost as the challenger's average final cost after the "
+    "negotiation (§5.3, RQ2) and score and payback no further; ours are under Table 2.",
 )
 
 
@@ -364,16 +366,36 @@ def pgm_engagement(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]
 
 
 def printed_average(table: PaperTable, metric: str) -> float | None:
-    """Table 4's printed "Average" row for ``metric`` (None when not printed)."""
+    """Table 4's printed "Average" row for ``metric`` (the row whose model starts with "Average"
+    and says "printed", else the first "Average" row; None when not printed)."""
     rows = [r for r in table.rows if r["model"].strip().lower().startswith("average")]
+    rows = [r for r in rows if "printed" in r["model"].lower()] or rows
     return PaperTable.number(rows[0].get(metric)) if rows else None
 
 
+def pgm_pairs(table: PaperTable) -> list[tuple[str, str]]:
+    """Table 4's ``(X+PGM row, X row)`` model pairs, in the table's order (MAgIC App. A.3 prints
+    each PGM-aware model above the same model; a "+PGM" row without its base row is left out)."""
+    names = {r["model"].replace(" ", "").lower(): r["model"] for r in table.rows}
+    out = []
+    for r in table.rows:
+        key = r["model"].replace(" ", "").lower()
+        if key.endswith("+pgm") and key[:-4] in names:
+            out.append((r["model"], names[key[:-4]]))
+    return out
+
+
+def improvement(table: PaperTable, pair: tuple[str, str], metric: str) -> float | None:
+    """``X+PGM − X`` for ``metric`` (points), from the two rows as printed; None if either is empty."""
+    a, b = (PaperTable.number(table.row(model=m).get(metric)) for m in pair)
+    return None if a is None or b is None else a - b
+
+
 def row_mean(table: PaperTable, metric: str) -> float | None:
-    """The mean of Table 4's per-model rows for ``metric``, computed from the CSV (the rows as
-    printed; the "Average" row excluded; None when no row gives the metric)."""
-    vals = [PaperTable.number(r.get(metric)) for r in table.rows
-            if not r["model"].strip().lower().startswith("average")]
+    """The mean over Table 4's model pairs (:func:`pgm_pairs`) of the improvement ``X+PGM − X``
+    for ``metric``, computed from the rows as printed (the "Average" rows are not used; None when
+    no pair gives the metric)."""
+    vals = [improvement(table, p, metric) for p in pgm_pairs(table)]
     vals = [v for v in vals if v is not None]
     return sum(vals) / len(vals) if vals else None
 
@@ -401,6 +423,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     """
     kw = {} if papers_dir is None else {"papers_dir": papers_dir}
     t1, t4, t2 = (load_table(n, **kw) for n in ("magic_table1", "magic_table4", "magic_table2"))
+    t1_pre = load_table("magic_table1_pre_emnlp", **kw)
     conds = result["conditions"]
     lines = [f"# MAgIC reproduction: {result['model']} (challenger) vs {result['others']} (every other seat)", "",
              f"Protocol: MAgIC (Xu et al., arXiv 2311.08562 / EMNLP 2024) §3.2 and §4: the challenger "
@@ -427,13 +450,15 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
                        else f"- (n={r['intervals'][k]['n']})" for k in METRICS])
     for pr in t1.rows:
         rows.append([f"{pr['model']} (paper)"] + [_cell(pr.get(k), missing_word(t1)) for k in METRICS])
-    lines += md_table(["model", *(LABELS[k] for k in METRICS)], rows) + ["", source_line(t1), ""]
+    for pr in t1_pre.rows:
+        rows.append([f"{pr['model']} (paper, pre-EMNLP)"] + [_cell(pr.get(k), missing_word(t1_pre)) for k in METRICS])
+    lines += md_table(["model", *(LABELS[k] for k in METRICS)], rows) + ["", source_line(t1), source_line(t1_pre), ""]
     if t1.meta.get("note"):
         lines += [f"About the paper's numbers: {t1.meta['note']}", ""]
 
     # ---- Table 4
     t4_metrics = [k for k in METRICS if k in t4.columns]
-    models = [r["model"] for r in t4.rows if not r["model"].strip().lower().startswith("average")]
+    models = pgm_pairs(t4)
     averages = [r["model"] for r in t4.rows if r["model"].strip().lower().startswith("average")]
     miss4 = missing_word(t4)
     lines += ["## Table 4: PGM minus vanilla", "",
@@ -448,18 +473,19 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
         pct = (lambda x: "-" if x is None else f"{100 * x:.1f}")
         printed, mean = printed_average(t4, k), row_mean(t4, k)
         rows.append([LABELS[k], pct(o["vanilla"]), pct(o["pgm"]), fmt_estimate(o["paired"], unit="")]
-                    + [_cell(t4.row(model=m).get(k), miss4) for m in models]
+                    + [miss4 if (d := improvement(t4, m, k)) is None else f"{d:+.1f}" for m in models]
                     + ([miss4 if printed is None else f"{printed:g}"] if averages else [])
                     + [("no rows transcribed" if not models else "-") if mean is None else f"{mean:.2f}"])
     lines += md_table(["metric", "ours vanilla", "ours +PGM", "ours Δ paired over settings",
-                       *(f"paper Δ {m}" for m in models), *(f"paper: {a}" for a in averages[:1]),
+                       *(f"paper Δ {base}" for _, base in models), *(f"paper: {a}" for a in averages[:1]),
                        "paper: mean of its rows (computed)"], rows)
     lines += ["", source_line(t4), ""]
     odd = [(k, printed_average(t4, k), row_mean(t4, k)) for k in t4_metrics]
-    odd = [(k, p, m) for k, p, m in odd if p is not None and m is not None and abs(round(m, 2) - p) > 0.011]
+    # printed to 2-3 significant digits: only a gap beyond 0.05 points is a disagreement
+    odd = [(k, p, m) for k, p, m in odd if p is not None and m is not None and abs(m - p) > 0.05]
     if odd:
         lines += ["The paper's printed average does not follow from its own rows for "
-                  + "; ".join(f"{LABELS[k]} (printed {p:g}, the mean of its {len(models)} rows {m:.2f})"
+                  + "; ".join(f"{LABELS[k]} (printed {p:g}, the mean of its {len(models)} improvements {m:.2f})"
                               for k, p, m in odd)
                   + ". Both are shown; we do not know which the authors meant.", ""]
     if t4.meta.get("note"):

@@ -24,10 +24,22 @@ from eval.reproduce.magic import (
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
-#: MAgIC Table 1 ("Ability Measurement of LLMs", arXiv 2311.08562 v1/v2, the authors'
-#: imgs/leaderboard.png), transcribed by hand: model -> win rate, judgement, reasoning, deception,
+#: MAgIC Table 1, EMNLP 2024 version (arXiv 2311.08562, ../shared/papers/magic-2311.08562.txt,
+#: the table after §4.1), read off the text: model -> win rate, judgement, reasoning, deception,
 #: self-awareness, cooperation, coordination, rationality (percent, as printed).
 PAPER_TABLE1 = {
+    "GPT o1": ("62.1", "90.0", "34.8", "65.0", "73.0", "85.7", "66.7", "69.5"),
+    "GPT-4-turbo": ("57.2", "81.2", "37.0", "65.0", "55.0", "66.7", "33.4", "78.1"),
+    "GPT-4": ("53.3", "83.8", "32.3", "75.0", "55.0", "47.6", "47.6", "69.0"),
+    "GPT-3.5-turbo": ("39.3", "52.5", "24.5", "77.5", "25.9", "57.1", "9.50", "41.4"),
+    "Claude 2": ("34.0", "45.0", "34.0", "25.0", "50.0", "71.4", "23.8", "24.3"),
+    "PaLM 2": ("33.3", "43.8", "25.8", "32.5", "41.1", "42.9", "14.3", "38.1"),
+    "Cohere": ("27.3", "42.5", "27.8", "37.5", "35.6", "71.4", "4.80", "18.1"),
+    "Llama-2-70B": ("26.5", "45.0", "37.0", "40.0", "53.2", "42.9", "4.80", "5.20"),
+}
+#: The pre-EMNLP Table 1 ("Ability Measurement of LLMs", arXiv 2311.08562 v1/v2, the authors'
+#: imgs/leaderboard.png), transcribed by hand, the same columns.
+PRE_EMNLP_TABLE1 = {
     "GPT-4+PGM": ("63.5", "87.5", "37.8", "85.6", "86.7", "61.9", "92.3", "76.2"),
     "GPT-4-turbo": ("56.5", "77.5", "28.7", "67.5", "60.0", "66.7", "50.0", "78.1"),
     "GPT-4": ("49.3", "78.8", "36.7", "62.1", "86.7", "47.6", "100", "69.0"),
@@ -41,8 +53,10 @@ PAPER_TABLE1 = {
 }
 METRICS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
            "rationality")
-#: Table 4's printed average as issue 27 quotes it (Deception, Self-awareness); the rows are not transcribed.
+#: Table 4's printed "Average improvement" (Deception, Self-awareness) and the mean of its 7
+#: (X+PGM - X) row differences, computed by hand from the printed rows (App. A.3).
 PAPER_TABLE4_AVERAGE = {"deception": 6.07, "self_awareness": 0.66}
+TABLE4_ROW_MEAN = {"deception": 72.5 / 7, "self_awareness": 8.6 / 7}
 
 #: The challenger's sides per scenario and the settings of each (MAgIC §3.2; the released sets).
 FULL = {("chameleon", "chameleon"): 20, ("chameleon", "non_chameleon"): 20, ("undercover", "undercover"): 20,
@@ -235,25 +249,34 @@ def test_a_rerun_reuses_every_game_and_other_settings_are_refused(limit1):
 
 def test_the_paper_tables_are_the_transcription():
     t1 = load_table("magic_table1")
-    assert "Table 1" in t1.source and "2311.08562" in t1.source
+    assert "Table 1" in t1.source and "2311.08562" in t1.source and "EMNLP 2024" in t1.source
     assert {r["model"]: tuple(r[k] for k in METRICS) for r in t1.rows} == PAPER_TABLE1
+    pre = load_table("magic_table1_pre_emnlp")
+    assert "PRE-EMNLP" in pre.source
+    assert {r["model"]: tuple(r[k] for k in METRICS) for r in pre.rows} == PRE_EMNLP_TABLE1
     t4 = load_table("magic_table4")
     assert "Table 4" in t4.source
     assert {k: printed_average(t4, k) for k in PAPER_TABLE4_AVERAGE} == PAPER_TABLE4_AVERAGE
-    assert row_mean(t4, "deception") is None       # no per-model row transcribed
+    assert {k: round(row_mean(t4, k), 6) for k in TABLE4_ROW_MEAN} == {k: round(v, 6) for k, v in TABLE4_ROW_MEAN.items()}
     t2 = load_table("magic_table2")
-    assert "Table 2" in t2.source and t2.rows == []
+    assert "Table 2" in t2.source and len(t2.rows) == 6
 
 
 def test_the_report_prints_the_paper_numbers_as_transcribed(limit1):
     report = (limit1["out"] / "report.md").read_text(encoding="utf-8")
     for model, vals in PAPER_TABLE1.items():
         assert f"| {model} (paper) | " + " | ".join(vals) + " |" in report
+    for model, vals in PRE_EMNLP_TABLE1.items():
+        assert f"| {model} (paper, pre-EMNLP) | " + " | ".join(vals) + " |" in report
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
             for line in report.split("## Table 4")[1].split("## Table 2")[0].splitlines() if line.startswith("| ")}
-    assert rows["Deception"][4] == "6.07" and rows["Self-awareness"][4] == "0.66"
-    assert rows["Judgement"][4] == "not transcribed" and rows["Deception"][5] == "no rows transcribed"
-    assert "| paper | " + " | ".join(["not transcribed"] * 6) + " |" in report
+    # metric, ours x3, the 7 paper improvements (GPT-4-turbo first), the printed average, the rows' mean
+    assert rows["metric"][4] == "paper Δ GPT-4-turbo" and rows["metric"][10] == "paper Δ Llama-2-70B"
+    assert rows["Deception"][4] == "-2.5" and rows["Win rate"][5] == "+5.2"     # 62.5-65.0; 63.5-58.3
+    assert rows["Deception"][11] == "6.07" and rows["Self-awareness"][11] == "0.66"
+    assert rows["Deception"][12] == "10.36" and rows["Self-awareness"][12] == "1.23"
+    assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report
+    assert "| GPT-4+P (paper) | 61.9 | 30.3 | 76.2 | 10.6 | 85.7 | 144.1 |" in report
 
 
 @pytest.mark.realdata
@@ -261,7 +284,7 @@ def test_table1_equals_the_datasets_hand_transcription(real_data_root):
     import csv
     with (real_data_root / "magic" / "results" / "paper_table1_leaderboard.csv").open(encoding="utf-8") as fh:
         theirs = {r["model"]: tuple(r[k] for k in METRICS) for r in csv.DictReader(fh)}
-    assert theirs == PAPER_TABLE1
+    assert theirs == PRE_EMNLP_TABLE1
 
 
 def test_the_printed_average_that_does_not_follow_from_the_rows_is_said(tmp_path, limit1):
@@ -269,11 +292,12 @@ def test_the_printed_average_that_does_not_follow_from_the_rows_is_said(tmp_path
     named (synthetic test rows, not the paper's)."""
     papers = tmp_path / "papers"
     papers.mkdir()
-    for name in ("magic_table1", "magic_table2"):
+    for name in ("magic_table1", "magic_table1_pre_emnlp", "magic_table2"):
         (papers / f"{name}.csv").write_text((Path(__file__).parents[2] / "eval" / "reproduce" / "papers" /
                                              f"{name}.csv").read_text(encoding="utf-8"), encoding="utf-8")
     (papers / "magic_table4.csv").write_text(
-        "# source: test table\nmodel,deception,self_awareness\nA,10,1\nB,11,2\nAverage,6.07,1.5\n", encoding="utf-8")
+        "# source: test table\nmodel,deception,self_awareness\nA+PGM,20,1\nA,10,0\nB + PGM,11,2\nB,0,0\n"
+        "Average,6.07,1.5\n", encoding="utf-8")
     report = report_md(limit1["first"], papers_dir=papers)
-    assert "Deception (printed 6.07, the mean of its 2 rows 10.50)" in report
+    assert "Deception (printed 6.07, the mean of its 2 improvements 10.50)" in report
     assert "Self-awareness" not in report.split("does not follow from its own rows for")[1].split("\n")[0]
