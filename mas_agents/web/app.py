@@ -491,7 +491,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         _, key, board, tid = _pick(db, tournament)
         if board is None:
             raise FileNotFoundError("a leaderboard database")
-        head = ["rank", "agent", "seats", "rank_score", "avg_score", "avg_score_low95_t", "avg_score_high95_t"]
+        head = ["rank", "agent", "seats", "rank_score", "avg_score", "avg_score_low95_bootstrap", "avg_score_high95_bootstrap"]
         for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
             head += [m, f"{m}_k", f"{m}_n", f"{m}_low95_wilson", f"{m}_high95_wilson"]
         rows = [head]
@@ -623,7 +623,9 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         if not 0 <= table < len(tables):
             raise FileNotFoundError(f"{rel}/report.md, table {table} (it has {len(tables)})")
         name = rs.relpath(root, d).replace("/", "_")
-        return _csv_response(table_csv(tables[table]), f"{name}-table{table + 1}.csv")
+        # an estimate cell ("57.1 [35.0, 80.2] (n=7)") becomes numeric value / low / high / n columns
+        from eval.stats import numeric_columns
+        return _csv_response(table_csv(numeric_columns(tables[table])), f"{name}-table{table + 1}.csv")
 
     return app
 

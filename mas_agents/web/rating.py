@@ -102,7 +102,9 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The leaderboard's rows with intervals, from stored game records.
 
     Per agent (one row per seat it held, :func:`eval.metrics.wis.player_rows`): ``rank_score``
-    (WiS §4), ``avg_score`` with a Student-t 95 % interval over its seats' scores (n = seats),
+    (WiS §4), ``avg_score`` with a percentile-bootstrap 95 % interval over its seats' scores
+    (n = seats; :func:`eval.stats.bootstrap_mean`, range-preserving: never below the lowest score
+    seen, where a Student-t interval of scores piled up at 0 went below 0),
     win rates as spy and as civilian, vote accuracy (a civilian's votes naming the spy) and foul
     rate (fouls per description), each ``{"rate", "k", "n", "low", "high"}`` with a Wilson 95 %
     interval. The seats of one game, and the votes and descriptions of one seat, are not
@@ -110,6 +112,7 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     of a game; they say how few games a number rests on.
     """
     from eval.metrics.wis import agent_metrics, player_rows
+    from eval.stats import bootstrap_mean
 
     games = list(games)
     seats: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -127,7 +130,8 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         spy = [r for r in rows if r["role"] == "spy"]
         civ = [r for r in rows if r["role"] != "spy"]
         scores = [float(r["score"]) for r in rows]
-        iv = t_interval(scores)
+        e = bootstrap_mean(scores)
+        iv = None if e.low is None else (e.low, e.high)
         out.append({
             "agent": m["agent"], "seats": len(rows), "rank_score": m["rank_score"],
             "avg_score": {"mean": m["avg_score"], "n": len(scores), "low": iv[0] if iv else None,
