@@ -286,7 +286,7 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
     """The Markdown report (see the module docstring for what each table holds)."""
     from eval.stats import Estimate
 
-    logs = tables["upstream_logs"]
+    logs = tables["released_logs"]
     lines = ["# PLAYER* on WellPlay (Zhu et al. 2024, arXiv:2404.17662)", "",
              f"Model (every seat): `{result['model']}`; the murderer plays `{result['murderer_agent']}` whatever the "
              f"method; {ROUNDS} rounds × {QUESTIONS} question per agent; one game per (method, script); "
@@ -307,18 +307,21 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
             p = s["paper"]
             iv = s["interval"]
             est = Estimate(**{k: iv[k] for k in ("mean", "low", "high", "n", "level", "method")})
-            try:
-                log = logs.row(lang=lang, method=m)
-                paper_log = f"{log['weighted_score']} ± {log['std']} ({log['scripts']} scripts)"
+            try:   # the App. B.3 aggregate over the language's scripts
+                log = logs.row(lang=lang, method=m, script_id="all", category="overall")
+                paper_log = f"{log['mean']} ± {log['std']} ({log['scripts']} scripts)"
             except KeyError:
                 paper_log = "-"
             rows.append([LABELS[m], *(_pm(p[c]) for c in CATEGORIES), _pm(p["weighted_score"]), est.fmt(unit=""),
                          "not published" if m not in CHANCE else "-", paper_log])
         lines += md_table(["method", "objective (ours)", "reasoning (ours)", "relation (ours)", "weighted (ours)",
                            "weighted, pooled [95 % interval] (n questions)", "paper (§4 results)",
-                           "upstream 2024 logs (GPT-3.5, not the paper)"], rows)
-        lines += ["", "Paper: the per-type and weighted scores of PLAYER* §4 could not be read here (no full text "
-                  "reachable; /work/papers/SOURCES.md), so that column says \"not published\". " + source_line(logs),
+                           "authors' released logs (not the paper)"], rows)
+        lines += ["", "Paper: the text we hold of PLAYER* lost every number of its result tables (A3-A5), so that "
+                  "column says \"not published\". Authors' released logs: their 2024 evaluation files recomputed "
+                  "(`scripts/player_star_logs.py`), the paper's App. B.3 weighting over scripts, mean ± std (n − 1) "
+                  "over the 3 passes; what their code ran that the paper does not say is in "
+                  "`eval/reproduce/papers/player_star_protocol_differences.md`. " + source_line(logs),
                   "", f"![weighted score by method]({lang}/scores.png)", ""]
         # cost: Table A5 form
         lines += [f"### Cost ({lang}, PLAYER* Table A5 form; means per script)", ""]
@@ -361,8 +364,9 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
                        "murderers", "zh counts"], rows)
     flags = result["dataset"]["flags"]
     lines += ["", ("Differences: " + "; ".join(flags)) if flags else
-              "No difference between the paper's published totals and the data (the per-script rows of Table 1 "
-              "were not reachable: only its totals from the abstract are compared).", source_line(t1), ""]
+              "No difference between the totals of the paper's Table 1 and the data (its per-script rows are "
+              "checked against the data by tests/eval/test_paper_tables.py; its printed average of questions, "
+              "125.50, is wrong: 1,482 / 12 = 123.50).", source_line(t1), ""]
     # Table A6
     a6 = tables["table_a6"]
     lines += ["## Table A6 (the paper's reference: open models on \"Solitary Boat Firefly\")", ""]
@@ -379,9 +383,12 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
 
 PROTOCOL_DIFFERENCES = [
     "The model: the paper used GPT-3.5 (16k; the authors' README); this run uses `--model` for every seat.",
-    "The paper's per-type scores (§4), its cost table (Table A5) and the per-script rows of Table 1 could not be "
-    "read here (no full text reachable), so those columns say \"not published\"; Table A6's values are as quoted "
-    "in issue 27, not checked against the paper.",
+    "The paper's per-type scores (§4, Tables A3-A4) and its cost table (Table A5) lost their numbers in every "
+    "text we hold, so those columns say \"not published\"; the authors' released 2024 logs stand beside ours "
+    "instead (not the paper).",
+    "The authors' released logs ran at the API's default temperature (no temperature is passed), scored an empty "
+    "answer right on single-choice questions and showed the options unshuffled "
+    "(eval/reproduce/papers/player_star_protocol_differences.md).",
     "Options are shuffled per evaluation run (the upstream keys are position-biased: always-a scores 48.9 %, data "
     "README); the paper showed them in upstream order. always_a and random are reported on the same shuffles.",
     "Strict scoring: a multi-select answer counts only with the culprit among at most two letters; upstream "
@@ -461,7 +468,7 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     out.mkdir(parents=True, exist_ok=True)
     check_resume(out, RESUME_KEYS, **settings)
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
-              "upstream_logs": load_table("player_star_upstream_logs")}
+              "released_logs": load_table("player_star_released_logs")}
     from eval.datasets import DataError
     try:
         ordered = {lang: script_order(data_root, lang) for lang in langs}
@@ -526,7 +533,9 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
               "dataset": {"en": base, "by_lang": stats, "totals": totals, "zh_differs": zh_differs,
                           "flags": flags},
               "solitary_boat_firefly": sbf, "differences": PROTOCOL_DIFFERENCES,
-              "paper_tables": {k: {"source": t.source, "rows": t.rows} for k, t in tables.items()}}
+              # the released logs' language aggregates only (their per-script rows stay in the CSV)
+              "paper_tables": {k: {"source": t.source, "rows": [r for r in t.rows if r.get("script_id", "all") == "all"]}
+                               for k, t in tables.items()}}
     result["headline"] = headline(result)
     write_report(out, paper=PAPER, config={**settings, "langs": list(langs), "murderer_agent": MURDERER_SPEC,
                                            "scripts": {lang: v["scripts"] for lang, v in result_langs.items()}},

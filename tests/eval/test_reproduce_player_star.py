@@ -153,15 +153,15 @@ def test_cost_table_counts_gameplay_by_the_methods_seats(run):
 @pytest.mark.realdata
 def test_report_paper_values_equal_the_csvs(run):
     md = (run["out"] / "report.md").read_text()
-    # Table A6 as quoted in issue 27 (Llama2 70b/13b/7b, gemma 7b on "Solitary Boat Firefly")
+    # Table A6 (PLAYER* v2, App. C.4: Llama2 70b/13b/7b, gemma 7b on "Solitary Boat Firefly")
     for model, v in (("Llama2 70b", "0.312"), ("Llama2 13b", "0.281"), ("Llama2 7b", "0.267"), ("gemma 7b", "0.273")):
         assert f"| {model} | {v} |" in md
-    # Table 1 against the data: the paper's 1,482 questions (abstract) beside the data's totals
+    # Table 1 against the data: the paper's Sum row (PLAYER* v2, Table 1) beside the data's totals
     assert "| **total (data, 12 scripts)** | 68 | 117 | 800 | 565 | 1482 | 18 |  |" in md
-    assert "| **total (paper, 12 scripts)** | not published | not published | not published | not published | 1482 | - |  |" in md
-    # the upstream 2024 logs (data README) beside PLAYER* en/zh
-    assert re.search(r"\| PLAYER\* \|.*\| not published \| 45\.4 ± 1\.2 \(4 scripts\) \|", md)
-    assert re.search(r"\| PLAYER\* \|.*\| not published \| 49\.8 ± 0\.5 \(12 scripts\) \|", md)
+    assert "| **total (paper, 12 scripts)** | 68 | 117 | 800 | 565 | 1482 | - |  |" in md
+    # the authors' released 2024 logs (App. B.3 weighting, player_star_released_logs.csv) beside PLAYER* en/zh
+    assert re.search(r"\| PLAYER\* \|.*\| not published \| 44\.11 ± 1\.46 \(4 scripts\) \|", md)
+    assert re.search(r"\| PLAYER\* \|.*\| not published \| 46\.07 ± 1\.15 \(12 scripts\) \|", md)
     assert "Partial run** (`--limit 1`): 1 of the protocol's 12 scripts" in md
     assert "the murderer plays `plain` whatever the method" in md
     saved = json.loads((run["out"] / "result.json").read_text())
@@ -256,24 +256,27 @@ def test_claims_hold_do_not_hold_and_cannot_tell():
 
 
 def test_paper_csvs_hold_the_transcribed_values():
-    # Table A6 as quoted in issue 27 (PLAYER*, arXiv:2404.17662): Llama2 70b/13b/7b and gemma 7b on
+    # Table A6 (PLAYER*, arXiv:2404.17662 v2, App. C.4): Llama2 70b/13b/7b and gemma 7b on
     # "Solitary Boat Firefly": 0.312 / 0.281 / 0.267 / 0.273
     a6 = load_table("player_star_table_a6")
     assert [(r["model"], r["script"], r["weighted_score"]) for r in a6.rows] == [
         ("Llama2 70b", "Solitary Boat Firefly", "0.312"), ("Llama2 13b", "Solitary Boat Firefly", "0.281"),
         ("Llama2 7b", "Solitary Boat Firefly", "0.267"), ("gemma 7b", "Solitary Boat Firefly", "0.273")]
-    assert "Table A6" in a6.source and "issue 27" in a6.meta["note"] and "not reachable" in a6.meta["note"]
-    # the abstract (v2: "1,482 question-answer pairs"; v3: "1,482 inferential questions across 12 games")
+    assert "Table A6" in a6.source and "C.4" in a6.source and {r["lang"] for r in a6.rows} == {"zh"}
+    # Table 1's Sum row (PLAYER* v2, section 3)
     t1 = load_table("player_star_table1")
-    assert t1.row(row="total") == {"row": "total", "scripts": "12", "characters": "", "objective": "",
-                                   "reasoning": "", "relation": "", "questions": "1482"}
-    # the upstream 2024 logs as the data README prints them (percent, std over the 3 runs)
-    logs = {(r["lang"], r["method"]): (r["weighted_score"], r["std"], r["scripts"]) for r in load_table("player_star_upstream_logs").rows}
-    assert logs == {("zh", "player_star"): ("49.8", "0.5", "12"), ("zh", "werewolf"): ("43.9", "0.9", "12"),
-                    ("zh", "ocot"): ("43.6", "0.5", "12"), ("zh", "thinkthrice"): ("45.3", "0.7", "12"),
-                    ("zh", "fsa"): ("51.7", "2.1", "12"), ("zh", "ssa"): ("40.0", "1.4", "12"),
-                    ("en", "player_star"): ("45.4", "1.2", "4"), ("en", "werewolf"): ("44.2", "0.7", "4"),
-                    ("en", "ocot"): ("43.1", "0.6", "4"), ("en", "thinkthrice"): ("43.0", "0.5", "3")}
+    total = t1.row(row="total")
+    assert {k: total[k] for k in ("scripts", "characters", "objective", "reasoning", "relation", "questions")} == {
+        "scripts": "12", "characters": "68", "objective": "117", "reasoning": "800", "relation": "565", "questions": "1482"}
+    # the authors' released logs recomputed (scripts/player_star_logs.py): the App. B.3 aggregate per
+    # language and method, mean ± std (n - 1) over the 3 passes, percent
+    logs = {(r["lang"], r["method"]): (r["mean"], r["std"], r["scripts"]) for r in load_table("player_star_released_logs").rows
+            if r["script_id"] == "all" and r["category"] == "overall"}
+    assert logs == {("zh", "player_star"): ("46.07", "1.15", "12"), ("zh", "werewolf"): ("41.53", "1.00", "12"),
+                    ("zh", "ocot"): ("42.37", "0.82", "12"), ("zh", "thinkthrice"): ("42.60", "0.28", "12"),
+                    ("zh", "pp"): ("38.57", "0.69", "12"), ("zh", "op"): ("48.36", "1.46", "12"),
+                    ("en", "player_star"): ("44.11", "1.46", "4"), ("en", "werewolf"): ("43.25", "0.77", "4"),
+                    ("en", "ocot"): ("42.42", "0.74", "4"), ("en", "thinkthrice"): ("40.88", "0.53", "3")}
 
 
 def test_missing_data_is_one_line_value_error(tmp_path):
