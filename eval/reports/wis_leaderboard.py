@@ -16,6 +16,10 @@ Tables::
 
 The database runs in WAL mode; every method opens its own connection, and writes are
 serialised by a lock, so one :class:`Leaderboard` may be shared by several threads.
+
+Readers that must not change what they read (the web app, ``mas serve``) open it with
+``Leaderboard(path, read_only=True)``: no schema, no journal-mode change, and connections from
+:func:`connect_read_only`, which never create the ``-wal``/``-shm`` files beside the database.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 from eval.metrics.wis import agent_metrics, player_rows
 
-__all__ = ["HEADERS", "Leaderboard", "default_db_path", "format_leaderboard",
+__all__ = ["HEADERS", "Leaderboard", "connect_read_only", "default_db_path", "format_leaderboard",
            "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
 
 _SCHEMA = """
@@ -76,18 +80,45 @@ _PLAYER_COLS = ("game_id", "tournament_id", "seat", "agent", "name", "role", "sc
                 "timeouts", "survival_rounds")
 
 
-def default_db_path() -> Path:
+def default_db_path(create: bool = True) -> Path:
     """``$MAS_DATA_HOME/wis.sqlite``, else ``$XDG_DATA_HOME/mas-agents/wis.sqlite``, else
-    ``~/.local/share/mas-agents/wis.sqlite``; the parent directory is created. Empty variables
-    count as unset."""
+    ``~/.local/share/mas-agents/wis.sqlite``; the parent directory is created unless ``create``
+    is False (a reader only looks). Empty variables count as unset."""
     if os.environ.get("MAS_DATA_HOME"):
         base = Path(os.environ["MAS_DATA_HOME"]).expanduser()
     elif os.environ.get("XDG_DATA_HOME"):
         base = Path(os.environ["XDG_DATA_HOME"]).expanduser() / "mas-agents"
     else:
         base = Path.home() / ".local" / "share" / "mas-agents"
-    base.mkdir(parents=True, exist_ok=True)
+    if create:
+        base.mkdir(parents=True, exist_ok=True)
     return base / "wis.sqlite"
+
+
+def connect_read_only(path: str | os.PathLike[str], *, timeout: float = 5.0) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file ``path`` that leaves the file and its folder as
+    they were.
+
+    A WAL-mode database opened with ``mode=ro`` still creates ``-wal`` and ``-shm`` beside it
+    and, read-only, cannot remove them when it closes (SQLite, "Write-Ahead Logging", section
+    "Read-Only Databases": https://sqlite.org/wal.html#readonly): reading would add two files to
+    a run folder and move its modification time. So when no ``-wal`` file exists (no writer has
+    the database open, and the last one checkpointed everything into the file), the file is
+    opened ``immutable=1`` (no locks, no side files: https://sqlite.org/uri.html#uriimmutable);
+    when a ``-wal`` exists, a writer may hold committed pages there, and the file is opened
+    ``mode=ro``, which reads them through the ``-shm`` index that already exists.
+
+    Raises:
+        sqlite3.Error: not a database, or not readable (an immutable read that a writer starting
+            at that moment disturbs raises too: callers may retry).
+        FileNotFoundError: ``path`` does not exist (SQLite would otherwise report "unable to open").
+    """
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise FileNotFoundError(str(path))
+    wal = p.with_name(p.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{p.as_uri()}?{mode}", uri=True, timeout=timeout, isolation_level=None)
 
 
 def _now() -> str:
@@ -118,13 +149,24 @@ class Leaderboard:
 
     Args:
         path: database file; :func:`default_db_path` when None. Its parent directory is created.
+        read_only: only read an existing database: nothing is created or changed, not even the
+            ``-wal``/``-shm`` files (:func:`connect_read_only`); a write raises
+            :class:`PermissionError`.
+
+    Raises:
+        FileNotFoundError: ``read_only`` and ``path`` does not exist.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None):
-        self.path = Path(path) if path is not None else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False):
+        self.path = Path(path) if path is not None else default_db_path(create=not read_only)
+        self.read_only = read_only
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None    # the writes' connection, opened on first write
+        if read_only:
+            if not self.path.is_file():
+                raise FileNotFoundError(str(self.path))
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, closing(self._connect()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
@@ -146,6 +188,8 @@ class Leaderboard:
         read, was 1.1 % of a Who-is-Spy call's instructions: ``benchmarks/results/throughput.md``,
         session 21). It is closed and dropped after a failed write, so the next
         one starts on a fresh connection whatever state the failure left."""
+        if self.read_only:
+            raise PermissionError(f"{self.path} was opened read-only")
         with self._lock:
             if self._conn is None:
                 self._conn = self._connect(shared=True)
@@ -171,6 +215,15 @@ class Leaderboard:
                 self._conn = None
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        if self.read_only:
+            try:
+                with closing(connect_read_only(self.path)) as conn:
+                    return conn.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError:
+                # an immutable read disturbed by a writer that started meanwhile: once more, now
+                # that its -wal exists (connect_read_only then reads through it)
+                with closing(connect_read_only(self.path)) as conn:
+                    return conn.execute(sql, args).fetchall()
         with closing(self._connect()) as conn:
             return conn.execute(sql, args).fetchall()
 

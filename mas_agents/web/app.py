@@ -53,6 +53,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
                                Response, StreamingResponse)
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -137,6 +138,15 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     starter = GameStarter(model, data_root)
     app = FastAPI(title="mas serve", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    # pages, JSON and run files compressed when the browser accepts gzip (not zips and PNGs:
+    # Starlette leaves those content types alone); level 6: most of 9's gain at a fraction of its CPU
+    app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        # pages name /static/favicon.svg; a browser asks for /favicon.ico on files (a JSON, a PNG)
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                            headers={"Cache-Control": "max-age=86400"})
 
     def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         html = env.get_template(name).render(root=str(root), **ctx)
@@ -215,36 +225,78 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0):
         every = rs.scan(root)
         shown = rs.filter_runs(every, kind=kind, model=model, agent=agent, nested=bool(nested))
-        models = sorted({r.model for r in every if r.model})
+        models = sorted({m for r in every for m in r.models})
         return page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
                     f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
     @app.get("/run/{rel:path}", response_class=HTMLResponse)
     def run_page(rel: str):
         d = locate(rel)
-        kind = rs.detect_kind(d)
+        kind = rs.kind_of(d)
         if kind is None:
             inside = [r for r in rs.scan(d)] if d.is_dir() else []
             return page("error.html", 404, title="Not a run", message=f"{rel or '.'} holds no run"
                         + (f" (it holds {len(inside)} runs: see the list)" if inside else ""))
         run = rs.describe(root, d, kind)
-        children = [r for r in rs.scan(root) if r.parent == run.rel] if not run.is_game else []
-        prog = _progress(d, kind) if kind in ("wis-tournament", "ablation", "wellplay-compare", "magic-bench") else None
+        every = rs.scan(root) if not run.is_game or kind == "mmg" else []
+        children = [r for r in every if r.parent == run.rel] if not run.is_game else []
+        composite = kind in ("wis-tournament", "ablation", "wellplay-compare", "magic-bench")
+        prog = _progress(d, kind) if composite or (kind == "wellplay-eval" and not run.finished) else None
+        headline = run.headline
+        if prog and prog["text"] in headline:
+            # the headline of a composite run ends with its progress: said once, beside the bar
+            headline = headline.replace(f" ({prog['text']})", "").replace(prog["text"], "").strip(" ;")
         files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES)
         figures = [f for f in files if f.endswith(".png")]
-        return page("run.html", run=run, children=children, progress=prog, files=files, figures=figures,
-                    board=_board_link(d) if kind == "wis-tournament" else None,
+        cfg = _dict(rs._read(d / "config.json"))
+        return page("run.html", run=run, headline=headline, children=children, progress=prog, files=files,
+                    figures=figures, board=_board_link(d) if kind == "wis-tournament" else None,
                     has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
                     has_report=(d / "report.md").exists(), seats=_seats(d),
-                    has_eval=kind == "wellplay-eval" and (d / "answers.jsonl").exists())
+                    has_eval=kind == "wellplay-eval", evaluated=_run_link(cfg.get("run")) if kind == "wellplay-eval" else None,
+                    evaluations=_evaluations(d, every) if kind == "mmg" else [])
+
+    def _run_link(path: Any) -> str | None:
+        """The ``rel`` under ``--runs`` of a run directory a record names (an evaluation's
+        ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``."""
+        if not path:
+            return None
+        p = Path(str(path))
+        # a relative path is the runner's, from its working directory: tried from this server's,
+        # then each tail of it under --runs (``runs/sin`` given in the folder holding --runs)
+        tries = [p] if p.is_absolute() else [Path.cwd() / p] + [root.joinpath(*p.parts[i:]) for i in range(len(p.parts))]
+        for t in tries:
+            try:
+                real = t.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if (real == root or root in real.parents) and real.is_dir() and real != root:
+                return rs.relpath(root, real)
+        return None
+
+    def _evaluations(d: Path, every: list[rs.Run]) -> list[rs.Run]:
+        """The WellPlay evaluations under ``--runs`` whose ``config.json`` names the game in ``d``."""
+        real = d.resolve()
+        out = []
+        for r in every:
+            if r.kind == "wellplay-eval":
+                named = _dict(rs._read(root / r.rel / "config.json")).get("run")
+                if named and _run_link(named) == rs.relpath(root, real):
+                    out.append(r)
+        return out
 
     def _progress(d: Path, kind: str) -> dict[str, Any]:
+        if kind == "wellplay-eval":
+            return rs.eval_progress(d, data_root)
         total = None
-        if kind == "wis-tournament":
+        planned = _dict(rs._read(d / "config.json")).get("games") if kind == "wis-tournament" else None
+        if isinstance(planned, int) and not isinstance(planned, bool):
+            total = planned   # the tournament's own record (written before its first game)
+        elif kind == "wis-tournament":
             from eval.reports.wis_leaderboard import Leaderboard
             tid = rs.tournament_id(d)
             for _, path in (_databases() if tid else []):
-                cfg = Leaderboard(path).config(tid)
+                cfg = Leaderboard(path, read_only=True).config(tid)
                 if cfg:
                     total = cfg.get("games")
                     break
@@ -261,6 +313,10 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = ""):
         d = locate(rel)
         kind = rs.detect_kind(d) or ""
+        if kind == "wellplay-eval" and not (d / "events.jsonl").exists():
+            # an evaluation writes its events when a run of it ends: until then its progress is
+            # on the evaluation page, which follows it
+            return RedirectResponse("/eval/" + quote(rs.relpath(root, d), safe="/"), status_code=303)
         events = rp.load_events(d / "events.jsonl")
         if not events and not (d / "config.json").exists():
             raise FileNotFoundError(f"{rel}/events.jsonl")
@@ -357,11 +413,11 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         from mas_agents.web import calls as cl
         d = locate(rel)
         kind = rs.detect_kind(d)
-        if kind != "wellplay-eval" or not (d / "answers.jsonl").is_file():
+        if kind != "wellplay-eval":
             return page("error.html", 404, title="Not an evaluation",
-                        message=f"{rel or '.'} is not a WellPlay evaluation with an answers.jsonl; "
+                        message=f"{rel or '.'} is not a WellPlay evaluation; "
                                 "the evaluation view shows the questions of `mas wellplay eval` runs.")
-        records = rp.load_events(d / "answers.jsonl")
+        records = rp.load_events(d / "answers.jsonl") if (d / "answers.jsonl").is_file() else []
         cfg = rs._read(d / "config.json") or {}
         res = rs._read(d / "result.json")
         res = res if isinstance(res, dict) else {}
@@ -374,7 +430,9 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             qs_f = cl.filter_questions(qs, category=category, character=character, outcome=result, q=q)
         shown, page_no, pages = cl.paginate(qs_f, page_no, cl.QUESTIONS_PER_PAGE)
         f = {"category": category, "character": character, "result": result, "q": q}
-        return page("eval.html", rel=rs.relpath(root, d), run=rs.describe(root, d, kind), cfg=cfg, res=res,
+        run = rs.describe(root, d, kind)
+        return page("eval.html", rel=rs.relpath(root, d), run=run, cfg=cfg, res=res,
+                    progress=None if res else rs.eval_progress(d, data_root), evaluated=_run_link(cfg.get("run")),
                     qs=shown, n_hits=len(qs_f), n_all=len(qs), tot=cl.totals(qs, res), f=f,
                     categories=list(dict.fromkeys(str(x.record.get("category")) for x in qs)),
                     characters=list(dict.fromkeys(str(x.record.get("character")) for x in qs)),
@@ -414,7 +472,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         there, of another ``--db``."""
         from eval.reports.wis_leaderboard import default_db_path
         out: list[tuple[str, Path]] = []
-        given = Path(db) if db is not None else default_db_path()
+        given = Path(db) if db is not None else default_db_path(create=False)
         if given.is_file() and rs.is_leaderboard_db(given):
             real = given.resolve()
             out.append((rs.relpath(root, real) if root in real.parents else "--db", real))
@@ -430,7 +488,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             return None
         from eval.reports.wis_leaderboard import Leaderboard
         for key, path in _databases():
-            if Leaderboard(path).config(tid) is not None:
+            if Leaderboard(path, read_only=True).config(tid) is not None:
                 return f"/leaderboard?db={quote(key)}&tournament={quote(tid)}"
         return None
 
@@ -449,7 +507,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             path = match[0]
         else:
             db_key, path = dbs[0]
-        board = Leaderboard(path)
+        board = Leaderboard(path, read_only=True)
         if tournament and board.config(tournament) is None:
             raise FileNotFoundError(f"{db_key}: tournament {tournament}")
         return dbs, db_key, board, tournament or None
@@ -474,7 +532,7 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         dbs, key, board, tid = _pick(db, tournament)
         if board is None:
             from eval.reports.wis_leaderboard import default_db_path
-            return page("leaderboard.html", missing=True, looked=[str(create_db or default_db_path()) + (" (--db)" if create_db else " (the default)"),
+            return page("leaderboard.html", missing=True, looked=[str(create_db or default_db_path(create=False)) + (" (--db)" if create_db else " (the default)"),
                                                                   f"every *.sqlite, *.sqlite3 and *.db file under {root}"])
         games = board.games(tid)
         game_runs, tour_runs = _game_runs()
@@ -524,7 +582,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             # shown by this handler, with the form as it was filled (never through the address)
             return page("play_new.html", 400, error=str(exc), form=form, model=_model_name())
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = root / "play" / f"spy-human-{stamp}-{random.Random().randrange(16**4):04x}"
+        # directly under --runs: its seat is /play/spy-human-..., its run /run/spy-human-...
+        out = root / f"spy-human-{stamp}-{random.Random().randrange(16**4):04x}"
         out.mkdir(parents=True)
         key = rs.relpath(root, out)
         starter.start(out, key, **game)
@@ -684,7 +743,10 @@ def _check_game(form: dict[str, str], data_root: Path | None) -> dict[str, Any]:
     for a in agents:
         if a != HUMAN and not is_remote(a):
             try:
-                parse_spec(split_model(a)[0])
+                blocks, seat_model = split_model(a)
+                parse_spec(blocks)
+                if seat_model is not None:
+                    check_model_spec(seat_model)
             except ValueError as exc:
                 raise ValueError(f"The seat {_short(a, 60)!r} is not an agent this project knows ({exc}).") from None
     lang = form.get("lang", "en")
@@ -710,6 +772,35 @@ def _check_game(form: dict[str, str], data_root: Path | None) -> dict[str, Any]:
         except (FileNotFoundError, ValueError, IndexError) as exc:
             raise ValueError(f"Give a word pair (CIVILIAN/SPY): no pair could be drawn from the datasets ({exc}).") from None
     return {"agents": agents, "pair": pair, "lang": lang, "seed": seed, "speak_timeout": limit}
+
+
+def check_model_spec(spec: str) -> None:
+    """Check a model spec as :func:`mas_agents.llm.make_chat_model` would read it, without
+    building the model (a local one would load its weights): ``local``, ``local:PATH`` of an
+    existing file, ``openai:NAME`` with ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` set.
+
+    Raises:
+        ValueError: in a sentence naming the spec and what is accepted.
+    """
+    import os
+
+    from mas_agents.llm import CLI_SPEC_FORMS
+    s = spec.strip()
+    if s == "local":
+        return
+    if s.startswith("local:"):
+        path = Path(s[len("local:"):].strip()).expanduser()
+        if not path.is_file():
+            raise ValueError(f"model {_short(spec, 60)!r}: no GGUF file at {_short(str(path), 80)}")
+        return
+    if s.startswith("openai:"):
+        if not s[len("openai:"):].strip():
+            raise ValueError(f"model {_short(spec, 60)!r}: no model name after 'openai:'")
+        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+            raise ValueError(f"model {_short(spec, 60)!r}: this server has neither OPENAI_API_KEY nor "
+                             "OPENAI_BASE_URL set")
+        return
+    raise ValueError(f"unknown model {_short(spec, 60)!r}; accepted: {', '.join(CLI_SPEC_FORMS)}")
 
 
 def _hostname(host: str) -> str:
@@ -747,7 +838,10 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
                 used.add(src)
             except rs.OutsideRuns:
                 tok.attrSet("src", "")
-        return default_image(tokens, idx, options, env)
+        img = default_image(tokens, idx, options, env)
+        full = tok.attrGet("src")
+        # shown at the page's width; the image itself, at full size, one click away
+        return f'<a href="{full}" class="figure-link" title="full size">{img}</a>' if full else img
 
     tables = [0]
 

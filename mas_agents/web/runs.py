@@ -29,6 +29,7 @@ followed, and anything that is not ``--runs`` or inside it is refused.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -37,8 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from eval import games as game_registry
+from mas_agents.rundir import RUN_MARKER
 
 GAME_KINDS = ("mmg", "wis", "magic")
+#: The kind of a folder holding only a ``run.lock``: a run that failed (or is starting) before it
+#: wrote its ``config.json`` (a game started from ``/play`` whose model could not be built). It is
+#: listed, with the marker's error as its reason, so that a start that failed is not invisible.
+UNCONFIGURED = "incomplete"
 
 
 def all_kinds() -> tuple[str, ...]:
@@ -115,12 +121,30 @@ def _read(path: Path) -> Any:
         return None
 
 
+def _holds_runs(d: Path) -> bool:
+    """``d`` has a sub-folder (a composite run's parts may be inside: walk it instead)."""
+    try:
+        return any(p.is_dir() for p in d.iterdir())
+    except OSError:
+        return False
+
+
+def kind_of(d: Path) -> str | None:
+    """:func:`detect_kind`, or :data:`UNCONFIGURED` for a folder holding a ``run.lock`` and no
+    run of a known kind (nor sub-folders), or None."""
+    kind = detect_kind(d)
+    if kind is None and (Path(d) / RUN_MARKER).is_file() and not _holds_runs(Path(d)):
+        return UNCONFIGURED
+    return kind
+
+
 def detect_kind(d: Path) -> str | None:
     """The kind of run in ``d`` (see the module table), or None when ``d`` is not a run."""
     cfg = _read(d / "config.json") if (d / "config.json").is_file() else None
     if isinstance(cfg, dict):
         k = cfg.get("kind")
-        if k in ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "reproduce"):
+        if k in ("mmg", "wis", "magic", "wellplay-eval", "wellplay-compare", "reproduce",
+                 "magic-bench", "ablation", "wis-tournament", "wis-experiment"):   # kinds the runners write
             return k
         if game_registry.find(k) is not None:
             return k
@@ -146,9 +170,11 @@ class Run:
 
     Attributes:
         rel: path under ``--runs`` (URL form). kind: see :data:`KINDS`.
-        date: modification time of its ``config.json`` (else the folder), local time text.
+        date: when the run started, from its own record (:func:`run_date`), local time text.
         mtime: the same as Unix seconds (for sorting).
-        model: the model spec, or ``""``. agents: agent specs / methods it ran.
+        models: the model specs its seats used (``config.json`` ``models``, the run-record
+            contract; older runs: ``[model]``). model: the same as text (``", "``-joined), or ``""``.
+        agents: agent specs / methods it ran.
         headline: a few numbers in words (outcome, score with interval, progress...).
         finished: its ``result.json`` exists. parent: ``rel`` of the run it is part of, or None.
         depth: how many runs it is nested in.
@@ -162,6 +188,7 @@ class Run:
     mtime: float
     model: str = ""
     agents: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
     headline: str = ""
     finished: bool = False
     parent: str | None = None
@@ -190,7 +217,7 @@ def scan(root: Path) -> list[Run]:
         except OSError:
             return out
         for sub in subs:
-            kind = detect_kind(sub)
+            kind = kind_of(sub)
             if kind is not None:
                 run = describe(root, sub, kind, parent=parent, depth=depth)
                 out.append(run)
@@ -220,10 +247,93 @@ def scan(root: Path) -> list[Run]:
     return ordered
 
 
-def _date(path: Path) -> tuple[str, float]:
-    p = path / "config.json" if (path / "config.json").exists() else path
-    t = p.stat().st_mtime
+#: Keys of ``config.json`` that may hold when a run started (ISO 8601), in the order trusted.
+_START_KEYS = ("started_at", "started", "created_at", "created")
+
+
+def _iso(text: Any) -> float | None:
+    """Unix seconds of an ISO 8601 time (a naive one is taken as UTC, as the runners write
+    UTC), or None."""
+    from datetime import timezone
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _first_call_time(d: Path) -> float | None:
+    """``started_at`` of the first line of ``d/llm_calls.jsonl`` (its first model call), or None."""
+    try:
+        with (d / "llm_calls.jsonl").open(encoding="utf-8") as fh:
+            line = fh.readline()
+        return _iso(json.loads(line).get("started_at")) if line.strip() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def run_date(d: Path, kind: str | None = None) -> float | None:
+    """When the run in ``d`` started, in Unix seconds, read from the run's own record (never
+    from the folder's modification time, which anything written into the folder moves: a
+    leaderboard's ``-wal`` file, a zip extracted over it):
+
+    1. a start time its ``config.json`` records (:data:`_START_KEYS`);
+    2. the ``started_at`` of its first model call (``llm_calls.jsonl``; a resumed run keeps it);
+    3. the ``started`` of its ``run.lock`` (a run that is running, or stopped: a run that failed
+       before writing anything else has only this);
+    4. for a run with a ``games/`` folder (a tournament, which has no ``config.json`` of its
+       own, or a bench): its first game's date by these rules;
+    5. the modification time of ``config.json``, else ``result.json``, else ``events.jsonl``
+       (files the runner writes; reading never touches them).
+
+    Returns None when none of these exists."""
+    d = Path(d)
+    cfg = _read(d / "config.json")
+    for key in _START_KEYS if isinstance(cfg, dict) else ():
+        t = _iso(cfg.get(key))
+        if t is not None:
+            return t
+    t = _first_call_time(d)
+    if t is not None:
+        return t
+    marker = _read(d / RUN_MARKER)
+    t = _iso(marker.get("started")) if isinstance(marker, dict) else None
+    if t is not None:
+        return t
+    try:
+        first = min((g for g in (d / "games").iterdir() if g.is_dir()), default=None)
+    except OSError:
+        first = None
+    if first is not None:
+        t = run_date(first, "wis")
+        if t is not None:
+            return t
+    for name in ("config.json", "result.json", "events.jsonl"):
+        try:
+            return (d / name).stat().st_mtime
+        except OSError:
+            continue
+    return None
+
+
+def _date(path: Path, kind: str | None = None) -> tuple[str, float]:
+    """``(local time text, Unix seconds)`` of :func:`run_date` (``("-", 0.0)`` when unknown)."""
+    t = run_date(path, kind)
+    if t is None:
+        return "-", 0.0
     return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M"), t
+
+
+def run_models(cfg: dict) -> list[str]:
+    """The model specs a run's seats used: ``config.json`` ``models`` (the run-record contract:
+    sorted distinct specs), else ``[model]`` for a run written before it (nothing for none)."""
+    ms = cfg.get("models")
+    if isinstance(ms, list) and ms:
+        return [str(m) for m in ms if m]
+    m = cfg.get("model")
+    return [str(m)] if m else []
 
 
 def _pct(x: Any) -> str:
@@ -247,12 +357,12 @@ def _kn(r: dict, num: str, den: str, value: Any) -> str:
 
 
 def _score_iv(x: Any, iv: Any) -> str:
-    """MAgIC Deception (range [0, 1.25]): a score, not a percentage, with its interval and n."""
+    """MAgIC Deception (a rate plus 0.25 × a rate, range [0, 1.25]) on the scale of MAgIC's
+    tables (Table 1/4: percent, one decimal, so up to 125.0), with its interval and n: the
+    same scale as the reports'."""
     if not isinstance(x, (int, float)):
         return "-"
-    if not isinstance(iv, dict) or iv.get("low") is None:
-        return f"{x:.2f}"
-    return f"{x:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] (n={iv.get('n')})"
+    return f"{_pct(x)}{_iv(iv)}"
 
 
 def _uniq(xs) -> list[str]:
@@ -262,10 +372,12 @@ def _uniq(xs) -> list[str]:
 def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: int = 0) -> Run:
     """The :class:`Run` of directory ``d`` of kind ``kind`` (read from its files; missing or
     malformed files give empty fields, never an error)."""
-    cfg = _read(d / "config.json") or {}
+    cfg = _read(d / "config.json")
+    cfg = cfg if isinstance(cfg, dict) else {}
     res = _read(d / "result.json")
-    date, mtime = _date(d)
-    run = Run(rel=relpath(root, d), kind=kind, date=date, mtime=mtime, model=str(cfg.get("model") or ""),
+    date, mtime = _date(d, kind)
+    models = run_models(cfg)
+    run = Run(rel=relpath(root, d), kind=kind, date=date, mtime=mtime, model=", ".join(models), models=models,
               finished=isinstance(res, dict), parent=parent, depth=depth)
     res = res if isinstance(res, dict) else {}
     try:
@@ -275,6 +387,8 @@ def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: i
     run.state, run.reason = run_state(d, kind)
     if run.state == "stopped" and run.headline in ("playing", ""):
         run.headline = "stopped before the end"
+    if not run.model and run.models:
+        run.model = ", ".join(run.models)
     return run
 
 
@@ -340,7 +454,25 @@ def run_state(d: Path, kind: str) -> tuple[str, str]:
     return "stopped", "no process marker, and nothing written for " + (f"{age / 60:.0f} min" if age else "a while")
 
 
+#: MAgIC's scenario keys and the challenger's sides in words (MAgIC §3.2, A.1), for headlines.
+MAGIC_SCENARIOS = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost sharing",
+                   "prisoners_dilemma": "Prisoner's Dilemma", "public_good": "Public good"}
+MAGIC_SIDES = {"chameleon": "the chameleon", "non_chameleon": "a non-chameleon", "undercover": "the undercover",
+               "civilian": "a civilian", "test_seat": "the seat under test"}
+
+
+def magic_words(key: Any, table: dict[str, str]) -> str:
+    """A MAgIC key (scenario or side) in words (an unknown one with its underscores as spaces)."""
+    k = str(key or "")
+    return table.get(k, k.replace("_", " "))
+
+
 def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
+    if kind == UNCONFIGURED:
+        marker = _read(d / RUN_MARKER)
+        err = marker.get("error") if isinstance(marker, dict) else None
+        run.headline = f"failed before writing its configuration: {err}" if err else "starting"
+        return
     if kind == "mmg":
         run.agents = _uniq([cfg.get("agent"), cfg.get("murderer_agent")])
         oc = res.get("outcome") or {}
@@ -361,7 +493,8 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.agents = _uniq([cfg.get("challenger"), cfg.get("defender")])
         oc = res.get("outcome")
         from mas_agents.web.replay import magic_outcome
-        run.headline = (f"{cfg.get('scenario')} setting {cfg.get('setting_id')}, challenger as {cfg.get('side')}; "
+        run.headline = (f"{magic_words(cfg.get('scenario'), MAGIC_SCENARIOS)}, setting {cfg.get('setting_id')}, "
+                        f"the challenger plays {magic_words(cfg.get('side'), MAGIC_SIDES)}; "
                         + (magic_outcome(oc, str(cfg.get("scenario") or "")) if isinstance(oc, dict)
                            else "playing" if oc is None else str(oc)))
     elif kind == "wellplay-eval":
@@ -385,7 +518,8 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         m = res.get("metrics") or {}
         ivs = res.get("intervals") or {}
         run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
-            f"{k.replace('_', ' ')} " + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
+            f"{k.replace('self_', 'self-').replace('_', ' ')} "
+            + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
             for k, v in m.items() if k != "win_rate")) if m else ""
         run.headline += f" ({progress(d, kind)['text']})"
     elif kind == "ablation":
@@ -396,13 +530,16 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
     elif kind == "wis-tournament":
         cfgs = [_read(g / "config.json") or {} for g in sorted((d / "games").iterdir()) if g.is_dir()]
         run.agents = _uniq(a for c in cfgs for a in c.get("agents") or [])
-        run.model = _uniq(c.get("model") for c in cfgs)[0] if cfgs else ""
+        run.models = run.models or sorted(set(m for c in cfgs for m in run_models(c)))
+        run.model = ", ".join(run.models)
         run.finished = not progress(d, kind).get("running") and not progress(d, kind).get("stopped")
         run.headline = progress(d, kind)["text"]
     elif kind == "reproduce":
         pool = cfg.get("pool") if isinstance(cfg.get("pool"), list) else []
         run.agents = _uniq([cfg.get("model"), *pool, cfg.get("others")])
-        run.model = run.model or ",".join(map(str, pool))
+        if not run.models:
+            run.models = _uniq(pool)
+            run.model = ", ".join(run.models)
         run.headline = (str(res.get("headline") or f"{cfg.get('paper')}: finished"
                             + (" (partial)" if res.get("partial") else "")) if res else "playing")
     elif kind == "wis-experiment":
@@ -436,7 +573,7 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
     if kind == "ablation":
         benches = cfg.get("benches") or []
         done = [b for b in benches if _bench_done(d / b)]
-        open_ = [p.parent for p in sorted(d.rglob("config.json")) if p.parent != d and not (p.parent / "result.json").exists()]
+        open_ = [p.parent for p in sorted(d.rglob("config.json")) if p.parent != d and not _is_finished(p.parent)]
         running, stopped = _split_open(d, open_)
         text = f"{len(done)} of {len(benches)} benches finished" + (f"; running {running[-1]}" if running else "")
         if stopped and not running:
@@ -463,6 +600,94 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
     return {"done": done, "total": total, "running": running, "stopped": stopped, "text": text}
 
 
+@functools.lru_cache(maxsize=16)
+def _question_counts(data_root: Path, scripts: tuple[str, ...], lang: str) -> tuple[tuple[str, str, int], ...] | None:
+    """``((script, character, questions), ...)`` in script, character order, from the WellPlay
+    dataset under ``data_root`` (None when a script cannot be read there)."""
+    from eval.datasets.wellplay import load_script
+    out = []
+    for name in scripts:
+        try:
+            sc = load_script(data_root, name, lang)
+        except Exception:   # DataError, OSError: no such script here; the totals stay unknown
+            return None
+        out += [(sc.name, c.name, len(sc.questions.get(c.name, []))) for c in sc.characters
+                if sc.questions.get(c.name)]
+    return tuple(out)
+
+
+def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
+    """How far a WellPlay evaluation (``mas wellplay eval``) is, read from what its runner has
+    written so far (``eval/runs/wellplay_run.py``): ``answers.jsonl`` holds the records of every
+    finished run (of ``--runs``), rewritten as each run ends, and ``llm_calls.jsonl`` one line per
+    model call as it returns; a question's first call is ``purpose`` ``mcq#1`` by the character
+    (``actor``) answering it (:meth:`mas_agents.agent.Agent.act`; ``mcq#2`` is its re-prompt). A
+    character's answered questions are the larger of its records and its first calls (the calls
+    of earlier runs are in both). Totals (``runs`` × the questions of each character) come from
+    the dataset's question files when ``data_root`` holds the run's scripts, else are None.
+    Model-free methods (``always_a``, ``random``) make no calls: they show their answers when
+    written.
+
+    Returns:
+        ``{"done", "total" (None: unknown), "text" ("k of N answered" / "k answered"),
+        "characters": [{"script", "character", "done", "total"}], "running": [] (no sub-runs),
+        "live": the run is running (the page polls), "finished": result.json is written}``.
+    """
+    d = Path(d)
+    cfg = _read(d / "config.json")
+    cfg = cfg if isinstance(cfg, dict) else {}
+    runs = int(cfg.get("runs") or 1) if str(cfg.get("runs") or "1").isdigit() else 1
+    scripts = tuple(str(x) for x in cfg.get("scripts") or [])
+    counts = (_question_counts(Path(data_root).resolve(), scripts, str(cfg.get("lang") or "en"))
+              if data_root is not None and scripts else None)
+    recs: dict[tuple[str, str], int] = {}
+    for r in _jsonl(d / "answers.jsonl"):
+        key = (str(r.get("script") or ""), str(r.get("character") or ""))
+        recs[key] = recs.get(key, 0) + 1
+    firsts: dict[str, int] = {}
+    for c in _jsonl(d / "llm_calls.jsonl"):
+        if str(c.get("purpose") or "").startswith("mcq#1") and c.get("phase", "evaluation") == "evaluation":
+            firsts[str(c.get("actor"))] = firsts.get(str(c.get("actor")), 0) + 1
+    by_char = {ch: sum(n for (_, c), n in recs.items() if c == ch) for _, ch in recs}
+    rows = []
+    if counts is not None:
+        for sc, ch, n in counts:
+            done = max(recs.get((sc, ch), 0), firsts.get(ch, 0))
+            rows.append({"script": sc, "character": ch, "done": min(done, runs * n), "total": runs * n})
+        total: int | None = sum(r["total"] for r in rows)
+    else:
+        for ch in dict.fromkeys([c for _, c in recs] + list(firsts)):
+            rows.append({"script": next((s for s, c in recs if c == ch), ""), "character": ch,
+                         "done": max(by_char.get(ch, 0), firsts.get(ch, 0)), "total": None})
+        total = None
+    done = sum(r["done"] for r in rows)
+    finished = isinstance(_read(d / "result.json"), dict)
+    state = "finished" if finished else run_state(d, "wellplay-eval")[0]
+    text = f"{done} of {total} answered" if total else f"{done} answered"
+    if runs > 1 and total:
+        text += f" ({runs} runs of {total // runs} questions)"
+    return {"done": done, "total": total, "text": text, "characters": rows, "running": [],
+            "live": state == "running", "finished": finished}
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file ([] when missing; a line being written, not yet
+    whole, or any other unreadable line is skipped)."""
+    out = []
+    try:
+        with Path(path).open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    x = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(x, dict):
+                    out.append(x)
+    except OSError:
+        pass
+    return out
+
+
 def _split_open(d: Path, subs: list[Path]) -> tuple[list[str], list[str]]:
     """Unfinished sub-runs of ``d`` as ``(running, stopped)`` rel names (:func:`run_state`)."""
     running, stopped = [], []
@@ -473,11 +698,22 @@ def _split_open(d: Path, subs: list[Path]) -> tuple[list[str], list[str]]:
 
 
 def _bench_done(d: Path) -> bool:
-    """An ablation bench is done when it has sub-runs and every one of them has its result."""
+    """An ablation bench is done when it has sub-runs and every one of them is finished
+    (:func:`_is_finished`)."""
     if not d.is_dir():
         return False
     subs = [p.parent for p in d.rglob("config.json")]
-    return bool(subs) and all((p / "result.json").exists() for p in subs)
+    return bool(subs) and all(_is_finished(p) for p in subs)
+
+
+def _is_finished(d: Path) -> bool:
+    """The run in ``d`` has its result: a tournament (which writes no ``result.json`` of its own)
+    when it has games and every one has its ``result.json``; any other run when its
+    ``result.json`` exists."""
+    if detect_kind(d) == "wis-tournament" and not (d / "result.json").exists():
+        games = [g for g in (d / "games").iterdir() if g.is_dir()] if (d / "games").is_dir() else []
+        return bool(games) and all((g / "result.json").exists() for g in games)
+    return (d / "result.json").exists()
 
 
 def tournament_id(d: Path) -> str | None:
@@ -492,10 +728,11 @@ def tournament_id(d: Path) -> str | None:
 
 def filter_runs(runs: list[Run], kind: str = "", model: str = "", agent: str = "", nested: bool = False) -> list[Run]:
     """The runs matching every given filter (``agent``: a substring of one of its agents,
-    ``model``: a substring of its model, case-insensitive). Without any filter only top-level
-    runs are listed unless ``nested``; with one, nested runs (games of a tournament...) match too."""
+    case-insensitive; ``model``: one of the models its seats used, :attr:`Run.models`, exactly).
+    Without any filter only top-level runs are listed unless ``nested``; with one, nested runs
+    (games of a tournament...) match too."""
     def ok(r: Run) -> bool:
-        return ((not kind or r.kind == kind) and (not model or model.lower() in r.model.lower())
+        return ((not kind or r.kind == kind) and (not model or model.strip() in r.models)
                 and (not agent or any(agent.lower() in a.lower() for a in r.agents)))
     hits = [r for r in runs if ok(r)]
     if nested or kind or model or agent:
@@ -508,12 +745,15 @@ DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
 def is_leaderboard_db(path: Path) -> bool:
-    """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created:
+    """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created,
+    no ``-wal``/``-shm`` left beside it: :func:`eval.reports.wis_leaderboard.connect_read_only`;
     a murder mystery's ``checkpoints.sqlite`` is not one)."""
     import sqlite3
     from contextlib import closing
+
+    from eval.reports.wis_leaderboard import connect_read_only
     try:
-        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+        with closing(connect_read_only(path)) as conn:
             names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except (sqlite3.Error, OSError, ValueError):
         return False

@@ -130,7 +130,7 @@ def test_a_human_seat_over_http(client, runs):
     r = client.post("/play", data={"agents": "plain,human,plain", "pair": "Kettle/Teapot", "seed": "3",
                                    "speak_timeout": "30", "lang": "en"}, follow_redirects=False)
     loc = r.headers["location"]
-    assert r.status_code == 303 and loc.startswith("/play/play/spy-human-")
+    assert r.status_code == 303 and loc.startswith("/play/spy-human-")
     t0, answered = time.monotonic(), 0
     while time.monotonic() - t0 < 30:
         page = client.get(loc).text

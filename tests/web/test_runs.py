@@ -30,7 +30,7 @@ def test_every_kind_is_found_with_its_headline(runs):
     assert found["spy-live"].finished is False and found["spy-live"].headline == "playing"
     assert found["magic-game"].kind == "magic" and found["magic-game"].agents == ["plain+pgm", "plain"]
     # the outcome as a sentence, not a Python dict cut at 80 characters
-    assert found["magic-game"].headline == ("undercover setting 0, challenger as civilian; "
+    assert found["magic-game"].headline == ("Undercover, setting 0, the challenger plays a civilian; "
                                             "The vote accused Player 2, a civilian: the undercover wins.")
     assert found["tour"].kind == "wis-tournament" and found["tour"].headline == "2 games finished"
     assert found["tour/games/g0000"].parent == "tour" and found["tour/games/g0000"].depth == 1
@@ -68,7 +68,8 @@ def test_progress_of_a_tournament_and_an_ablation(runs):
 
 def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
     """The runs list said "win 100.0 %" at n=2 games: a rate there now has its n and Wilson interval;
-    MAgIC Deception (range [0, 1.25]) is a score, not a percentage."""
+    MAgIC Deception (range [0, 1.25]) is on the scale of MAgIC's tables and the reports: percent,
+    one decimal (up to 125.0)."""
     import json
 
     from eval.stats import Estimate
@@ -87,9 +88,9 @@ def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
                       "deception": Estimate(1.0, 0.75, 1.25, 2).to_dict(),
                       "judgement": Estimate(1.0, 0.342, 1.0, 2).to_dict()}}))
     head = rs.describe(tmp_path, mg, "magic-bench").headline
-    assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2); deception 1.00 [0.75, 1.25] (n=2), "
+    assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2); deception 100.0 % [75.0, 125.0] (n=2), "
                            "judgement 100.0 % [34.2, 100.0] (n=2)")
-    assert "125.0" not in head
+    assert "1.00" not in head
 
 
 def test_wellplay_eval_headline_gives_each_category_its_n_interval_and_the_always_a_line(tmp_path):
@@ -122,4 +123,4 @@ def test_a_reproduce_run_is_its_own_kind_with_its_headline(tmp_path):
     (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "pool": ["openai:a", "openai:b"]}))
     (d / "result.json").write_text(json.dumps({"kind": "reproduce", "partial": True}))   # written before headlines
     r = rs.describe(tmp_path, d, "reproduce")
-    assert r.model == "openai:a,openai:b" and r.headline == "wis: finished (partial)"
+    assert r.model == "openai:a, openai:b" and r.headline == "wis: finished (partial)"

@@ -78,12 +78,17 @@ function pollEvents(box) {
 }
 
 function pollProgress(el) {
+  // a composite run's parts (p.running) or a running evaluation (p.live); data-reload: the page
+  // shows more than the line (an evaluation's characters), so a change reloads it
   fetch(el.dataset.src, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (p) {
+    const before = el.firstChild.textContent.trim();
+    const going = (p.running && p.running.length) || p.live;
+    if (el.dataset.reload && (p.text !== before || !going)) { window.location.reload(); return; }
     el.firstChild.textContent = p.text + " ";
     const bar = el.querySelector("progress");
     if (bar && p.total) { bar.max = p.total; bar.value = p.done; }
-    if (p.running && p.running.length) setTimeout(function () { pollProgress(el); }, 2000);
-  }).catch(function () {});
+    if (going) setTimeout(function () { pollProgress(el); }, 2000);
+  }).catch(function () { setTimeout(function () { pollProgress(el); }, 5000); });
 }
 
 function pollSeat(page) {
