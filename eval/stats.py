@@ -519,7 +519,7 @@ def numeric_columns(rows: Sequence[Sequence[str]]) -> list[list[str]]:
             for o, r in zip(out_body, body):
                 o.append(r[j])
             continue
-        units = {p["unit"] for p in parsed if p is not None}
+        units = {p["unit"] for p in parsed if p is not None and p["value"] is not None}
         unit = units.pop() if len(units) == 1 else ""
         out_header += [f"{name} ({unit})" if unit else name, f"{name} low", f"{name} high", f"{name} n"]
         for o, r, p in zip(out_body, body, parsed):

@@ -363,8 +363,8 @@ def _e(d: dict) -> Estimate:
 
 # MAgIC Deception is not a rate: (won as chameleon/undercover ÷ those games) + 0.25 × (wrong word
 # guesses ÷ word guesses) (eval.metrics.magic, the paper's definition), so it lies in [0, 1.25].
-# Printed as a percentage it read "100.0 % [75.0, 125.0]": a right bootstrap on a score whose
-# range is not [0, 100] %. It is printed as a score on its own range instead.
+# It is printed in percent like every other metric (one scale in every report and page, as MAgIC's
+# Tables 1 and 4 print it), its interval clipped to [0, 125] % and its header saying so.
 METRIC_MAX = {"deception": 1.25}
 
 
@@ -374,14 +374,14 @@ def _rate(d: dict) -> str:
 
 
 def _metric(d: dict, key: str) -> str:
-    """A MAgIC metric with its interval and n: a rate in percent, Deception as a score in [0, 1.25]."""
+    """A MAgIC metric in percent with its interval and n: a rate in [0, 100] %, Deception in [0, 125] %."""
     if key in METRIC_MAX:
-        return clip(_e(d), 0.0, METRIC_MAX[key]).fmt(scale=1, digits=2, unit="")
+        return clip(_e(d), 0.0, METRIC_MAX[key]).fmt()
     return _rate(d)
 
 
 def _header(key: str) -> str:
-    return f"{key} (0–{METRIC_MAX[key]:g})" if key in METRIC_MAX else key
+    return f"{key} (0–{100 * METRIC_MAX[key]:g} %)" if key in METRIC_MAX else key
 
 
 def summary(result: dict) -> str:
@@ -454,8 +454,7 @@ def report_md(result: dict) -> str:
                "|---|" + "---|" * len(keys)]
         for r in rows:
             if r["variant"] in grid[1:]:
-                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k in ("avg_score", *METRIC_MAX) else (scale, unit)),
-                                                                   digits=2 if k in METRIC_MAX else 1)
+                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k == "avg_score" else (scale, unit)))
                                                              for k, _ in keys) + " |")
         return out + [""]
 
@@ -492,9 +491,9 @@ def report_md(result: dict) -> str:
         lines += ["## MAgIC (unit: setting id; challenger vs the base as defender)", "",
                   "A unit pools the games of every scenario with that setting id; a bootstrap draw resamples ids and "
                   f"recomputes each metric from the drawn games' events. Cost: {mg.get('cost_of', 'whole games')}.", "",
-                  "Rates are percentages; Deception is the paper's score, (won as chameleon/undercover ÷ those games) "
-                  "+ 0.25 × (wrong word guesses ÷ word guesses), so it lies in [0, 1.25] and is printed on that scale; "
-                  "its differences are in the same units.", "",
+                  "Every metric is in percent (as MAgIC's Tables 1 and 4 print them); Deception is the paper's score, "
+                  "(won as chameleon/undercover ÷ those games) + 0.25 × (wrong word guesses ÷ word guesses), so it "
+                  "lies in [0, 125] %; differences are in percentage points.", "",
                   "| variant | " + " | ".join(_header(k) for k in MAGIC_KEYS) + " | LLM calls | tokens in/out | s | cache hit |",
                   "|---|" + "---|" * (len(MAGIC_KEYS) + 4)]
         for r in mg["rows"]:
@@ -554,8 +553,8 @@ def figures(result: dict, out: Path) -> None:
              "%", 100)
     if "magic" in b:
         rows = b["magic"]["rows"]
-        # Deception is a rate plus 0.25 x a rate (the paper's definition, eval/metrics/magic.py), a score in [0, 1.25], not a percentage:
-        # its tick says so, and the axis is "percent, or score x 100" rather than a bare "%".
-        labels = [("deception\n(score×100, ≤125)" if k == "deception" else k.replace("_", " ")) for k in MAGIC_KEYS]
+        # Deception is a rate plus 0.25 x a rate (the paper's definition, eval/metrics/magic.py): in percent like
+        # the others, up to 125 %, which its tick says
+        labels = [("deception\n(0–125 %)" if k == "deception" else k.replace("_", " ")) for k in MAGIC_KEYS]
         bars(out / "magic.png", labels, {r["variant"]: [r["metrics"][k]["estimate"] for k in MAGIC_KEYS] for r in rows},
-             "% (deception: score × 100)", 100)
+             "%", 100)

@@ -188,7 +188,8 @@ def experiment(
     seed: int = Seed,
     speak_timeout: float = SpeakTimeout,
     concurrency: Optional[int] = Concurrency,
-    db: Optional[Path] = Db,
+    db: Optional[Path] = typer.Option(None, "--db", help="Leaderboard database of the two arms (default: <out>/wis.sqlite, "
+                                                     "the experiment's own, so its arms stay out of your leaderboard)."),
     out: Optional[Path] = typer.Option(None, help="Directory for report.md and the games (default runs/spy-exp-<kind>)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
@@ -201,6 +202,9 @@ def experiment(
     _specs(f"{subject},{others}")
     root = cli.data_root(data_dir)
     out = out or stable_run_dir("spy-exp", kind, subject, others, games, seed)
+    # the arms are tournaments of an experiment, not a ranking of agents: by default they go to the run's
+    # own database, never into the global leaderboard that /leaderboard and mas spy leaderboard show
+    db = db or out / "wis.sqlite"
     with cli.progress() as prog:
         task = prog.add_task(f"{kind} experiment", total=2 * games)
         try:
