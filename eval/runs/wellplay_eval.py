@@ -326,7 +326,9 @@ def report_md(result: dict[str, Any]) -> str:
              f"scoring: {result['scoring']}; options shuffled: {result['shuffle']}; runs: {len(result['runs'])}", "",
              f"**Weighted score: {score_with_interval(result['weighted_score'], result.get('interval'))}** "
              f"({'95 % interval over questions; ' if result.get('interval') else ''}"
-             f"std {100 * result['weighted_score_std']:.1f} over runs; weights objective 10 / reasoning 5 / relation 2)"
+             # a std over one run is no spread, not a 0.0 (issue 46)
+             + (f"std {100 * result['weighted_score_std']:.1f} over runs" if len(result["runs"]) > 1 else "one run, so no std over runs")
+             + "; weights objective 10 / reasoning 5 / relation 2)"
              + (". Same questions and option shuffle: " + ", ".join(
                  f"{m} {score_with_interval(c['weighted_score'], c.get('interval'))}" for m, c in result["chance"].items())
                 + "." if result.get("chance") else ""), ""]

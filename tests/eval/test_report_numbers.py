@@ -173,3 +173,20 @@ def test_spy_experiment_without_db_keeps_its_arms_in_its_own_database(tmp_path, 
     ids = {t["id"] for t in board.tournaments()}
     res = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert ids == {row["tournament"] for row in res["rows"]} and len(ids) == 2   # both arms, nothing else
+
+
+# ------------------------------------------------------------------ a std over one run
+
+def _wellplay_result(runs: int) -> dict:
+    return {"method": "pp", "scripts": ["Sin"], "lang": "en", "model": "local", "scoring": "strict", "shuffle": True,
+            "runs": [{"seed": s, "weighted_score": 0.5, "abstained": 0, "n": 44} for s in range(runs)],
+            "weighted_score": 0.5, "weighted_score_std": 0.0 if runs == 1 else 0.021,
+            "accuracy": {"objective": 0.5, "reasoning": 0.5, "relation": 0.5},
+            "counts": {c: {"n": 10} for c in ("objective", "reasoning", "relation")}}
+
+
+def test_wellplay_evaluation_report_gives_no_std_for_one_run():
+    from eval.runs.wellplay_eval import report_md
+    one = report_md(_wellplay_result(1))
+    assert "std 0.0" not in one and "one run, so no std over runs" in one
+    assert "std 2.1 over runs" in report_md(_wellplay_result(3))
