@@ -168,7 +168,7 @@ class Script:
 def _lang_dir(data_root: str | Path, lang: str) -> Path:
     """``<data_root>/wellplay/<lang>`` (``data_root`` may also be the wellplay folder itself)."""
     if lang not in LANGS:
-        raise ValueError(f"lang must be one of {LANGS}, not {lang!r}")
+        raise ValueError(f"--lang {lang!r}: WellPlay scripts are in {' or '.join(LANGS)}")
     root = Path(data_root)
     path = root / "wellplay" / lang
     if not path.is_dir() and root.name == "wellplay" and (root / lang).is_dir():
@@ -243,8 +243,8 @@ def find_script(data_root: str | Path, name_or_id: str, lang: str = "en") -> Pat
     for sid, name, d in scripts:
         if want in {sid, name.casefold(), d.name.casefold(), *(n.casefold() for n in SCRIPT_IDS[sid])}:
             return d
-    avail = "; ".join(f"{sid} {name} ({d.name})" for sid, name, d in scripts)
-    raise DataError(f"unknown WellPlay script {name_or_id!r} ({lang}). Available: {avail}")
+    avail = ", ".join(f"{name} ({sid})" for sid, name, _ in scripts)   # each script once: its name and id
+    raise DataError(f"unknown WellPlay script {name_or_id!r} ({lang}); give a name or an id: {avail}")
 
 
 # ---------------------------------------------------------------------------- CSV parsing

@@ -6,6 +6,10 @@ The page has inline CSS, no external assets and no JavaScript: the words, the ro
 private reasoning (which usually names the player's word) sit after the last round, folded in
 ``<details>`` elements, so a viewer can follow the game before the reveal.
 
+A game that stopped before its end (no ``result.json``) is replayed from ``events.jsonl`` and
+``config.json`` (:func:`record_from_events`): the rounds played so far, marked as stopped.
+:func:`game_summary` is the one-line account of a game the CLI prints after it (fouls named).
+
 Usage::
 
     python -m eval.reports.wis_replay runs/wis/<game_dir>   # writes <game_dir>/replay.html
@@ -19,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from graphs.wis.rules import FOUL_TEXT
+from graphs.wis.rules import FOUL_TEXT, FOULS
 from mas_agents.events import read_events
 
 #: Fields a record must have to be replayed. ``outcome`` and ``scores`` may be missing
@@ -31,6 +35,62 @@ END_TEXT = {
     "max_rounds": "the maximum number of rounds was played",
     "few_players": "fewer than 3 players were left",
 }
+
+
+def _fouls_by_kind(record: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{foul code: [players, in the order they fouled]}`` over every round of ``record``, in
+    the order of :data:`graphs.wis.rules.FOULS` (a code the rules do not know comes last)."""
+    found: dict[str, list[str]] = {}
+    for rnd in record.get("rounds") or []:
+        for d in rnd.get("descriptions") or []:
+            f = d.get("foul")
+            if f:
+                found.setdefault(f, []).append(str(d.get("player", "?")))
+    order = list(FOULS) + [f for f in found if f not in FOULS]
+    return {f: found[f] for f in order if f in found}
+
+
+def game_summary(record: Mapping[str, Any]) -> str:
+    """One line on how a game ended, in words: who won after how many rounds and why, whether a
+    vote was held, and every foul by its kind with the players who committed it.
+
+    E.g. ``"the spy wins after round 1: fewer than 3 players were left, no vote was held; 4 of 6
+    seats fouled (did not answer in time: Player 2, Player 4, Player 5; said their own word:
+    Player 1); spy Player 3"``. A late vote (an abstention, :class:`graphs.wis.graph.WisRuntime`) is
+    counted. A record without an outcome (a stopped game) says so.
+
+    Args:
+        record: a game record (``result.json``, shape in :mod:`graphs.wis.rules`).
+    """
+    players = record.get("players") or []
+    rounds = record.get("rounds") or []
+    oc = record.get("outcome") or {}
+    if oc:
+        who = {"spy": "the spy wins", "civilians": "the civilians win"}.get(oc.get("winner"), f"{oc.get('winner')} win")
+        n = oc.get("rounds_played", len(rounds))
+        reason = oc.get("end_reason")
+        head = f"{who} after round {n}: {END_TEXT.get(reason, reason)}"
+    else:
+        head = f"the game stopped in round {len(rounds)} before it ended" if rounds else "the game stopped before round 1"
+    voted = [r for r in rounds if r.get("votes")]
+    if not voted:
+        head += ", no vote was held"
+    else:
+        outs = [f"{r['voted_out']} (round {r.get('round', '?')})" for r in voted if r.get("voted_out")]
+        head += ", voted out: " + (", ".join(outs) if outs else "no one")
+    fouls = _fouls_by_kind(record)
+    fouled = {p for names in fouls.values() for p in names}
+    if fouls:
+        parts = "; ".join(f"{FOUL_TEXT.get(f, f)}: {', '.join(names)}" for f, names in fouls.items())
+        head += f"; {len(fouled)} of {len(players)} seats fouled ({parts})"
+    else:
+        head += "; no fouls"
+    late = int(record.get("vote_timeouts") or 0)
+    if late:
+        head += f"; {late} late vote{'s' if late != 1 else ''} counted as abstention{'s' if late != 1 else ''}"
+    if oc.get("spy"):
+        head += f"; spy {oc['spy']}"
+    return head
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;
@@ -180,7 +240,10 @@ def _round(rnd: Mapping[str, Any], lang: str) -> str:
 def _outcome(record: Mapping[str, Any]) -> str:
     out = ['<section class="outcome" id="outcome"><h2>Outcome</h2>\n']
     oc = record.get("outcome")
-    if not oc:
+    if record.get("stopped"):
+        out.append('<p class="verdict">The game stopped before it ended: the rounds above are those played '
+                   'so far (from events.jsonl).</p>\n')
+    elif not oc:
         out.append('<p class="muted">Outcome not recorded.</p>\n')
     else:
         winner = oc.get("winner")
@@ -283,25 +346,127 @@ def replay_html(record: dict, events: list[dict] | None = None) -> str:
             f"<style>{CSS}</style>\n</head>\n<body>\n{''.join(body)}</body>\n</html>\n")
 
 
-def write_replay(game_dir: Path, out: Path | None = None) -> Path:
-    """Write the replay of the game in ``game_dir`` (default ``game_dir/replay.html``).
+def record_from_events(events: list[dict], config: Mapping[str, Any] | None = None,
+                       game_id: str = "") -> dict:
+    """The game record of a game that stopped before its end, rebuilt from its ``events.jsonl``
+    (the events of :mod:`graphs.wis.graph`: ``start``, ``word``, ``round_start``, ``describe``,
+    ``foul``, ``vote_result``) and its ``config.json`` (``agents``, ``pair``, ``spy_seat``,
+    ``game_id``; each optional).
+
+    Returns:
+        A record with the fields :func:`validate` needs and the rounds played so far (a round
+        cut short has the descriptions given so far and ``alive_after`` None); no ``outcome``
+        and no ``scores``, and ``"stopped": True``.
 
     Raises:
-        FileNotFoundError: ``game_dir/result.json`` does not exist.
-        ValueError: ``result.json`` is not valid JSON or lacks required fields, or a line of
-            ``events.jsonl`` is not JSON (messages name the file).
+        ValueError: there is no ``start`` event (the game never began).
     """
-    game_dir = Path(game_dir)
-    path = game_dir / "result.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no game record (result.json) found")
+    config = config or {}
+    start = next((e for e in events if e.get("kind") == "start"), None)
+    if start is None:
+        raise ValueError("no 'start' event: the game never began")
+    data = start.get("data") or {}
+    seats = [str(p) for p in data.get("seats") or []]
+    agents = list(config.get("agents") or [])
+    pair = dict(config.get("pair") or {})
+    words = {e["data"].get("player"): e["data"].get("word") for e in events
+             if e.get("kind") == "word" and isinstance(e.get("data"), dict)}
+    spy_seat = config.get("spy_seat")
+
+    def role(i: int, name: str) -> str:
+        if isinstance(spy_seat, int):
+            return "spy" if i == spy_seat else "civilian"
+        if pair.get("spy") is not None and words.get(name) is not None:
+            return "spy" if words[name] == pair["spy"] and pair["spy"] != pair.get("civilian") else "civilian"
+        return "?"
+
+    players = [{"name": p, "seat": i, "agent": agents[i] if i < len(agents) else "", "role": role(i, p),
+                "word": words.get(p, "")} for i, p in enumerate(seats)]
+    alive = list(seats)
+    eliminated: dict[str, dict] = {}
+    rounds: list[dict] = []
+    for e in events:
+        kind, d = e.get("kind"), e.get("data") or {}
+        if kind == "round_start":
+            rounds.append({"round": e.get("round"), "order": list(d.get("order") or []), "descriptions": [],
+                           "fouled": [], "votes": {}, "vote_counts": {}, "voted_out": None, "alive_after": None})
+        elif not rounds:
+            continue
+        elif kind == "describe":
+            rounds[-1]["descriptions"].append({"player": e.get("actor"), "text": e.get("content") or "",
+                                               "foul": d.get("foul"), "seconds": d.get("seconds")})
+        elif kind == "foul":
+            p = d.get("player")
+            rounds[-1]["fouled"].append(p)
+            eliminated[p] = {"round": e.get("round"), "by": "foul"}
+            alive = [a for a in alive if a != p]
+            rounds[-1]["alive_after"] = list(alive)
+        elif kind == "vote_result":
+            out = d.get("out")
+            rounds[-1].update(votes=dict(d.get("votes") or {}), vote_counts=dict(d.get("counts") or {}), voted_out=out)
+            if out:
+                eliminated[out] = {"round": e.get("round"), "by": "vote"}
+                alive = [a for a in alive if a != out]
+            rounds[-1]["alive_after"] = list(alive)
+    record = {"game_id": str(config.get("game_id") or game_id), "lang": data.get("lang") or config.get("lang", "en"),
+              "pair": pair, "players": players, "first_speaker": data.get("first_speaker"),
+              "rounds": rounds, "eliminated": eliminated, "stopped": True}
+    if config.get("seed") is not None:
+        record["seed"] = config["seed"]
+    return record
+
+
+def _read_json(path: Path) -> Any:
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    validate(record, str(path))
+
+
+def game_kind(game_dir: Path) -> str | None:
+    """The ``kind`` its ``config.json`` gives the run in ``game_dir`` (``"wis"``, ``"mmg"``,
+    ``"magic"``...), or None without one (a record from before ``config.json`` said it).
+
+    Raises:
+        ValueError: ``config.json`` is not valid JSON.
+    """
+    path = Path(game_dir) / "config.json"
+    if not path.is_file():
+        return None
+    cfg = _read_json(path)
+    return cfg.get("kind") if isinstance(cfg, dict) and isinstance(cfg.get("kind"), str) else None
+
+
+def write_replay(game_dir: Path, out: Path | None = None) -> Path:
+    """Write the replay of the Who-is-Spy game in ``game_dir`` (default ``game_dir/replay.html``):
+    from ``result.json``, or, for a game that stopped before its end, from ``events.jsonl`` and
+    ``config.json`` (:func:`record_from_events`).
+
+    Raises:
+        FileNotFoundError: ``game_dir`` holds neither ``result.json`` nor ``events.jsonl``.
+        ValueError: the run is not a Who-is-Spy game (``config.json``'s ``kind``; the message names
+            the kind), ``result.json`` or ``config.json`` is not valid JSON or the record lacks
+            required fields, or a line of ``events.jsonl`` is not JSON (messages name the file).
+    """
+    game_dir = Path(game_dir)
+    kind = game_kind(game_dir)
+    if kind is not None and kind != "wis":
+        raise ValueError(f"{game_dir}: a {kind!r} run, not a Who-is-Spy game")
+    path = game_dir / "result.json"
     ev_path = game_dir / "events.jsonl"
     events = read_events(ev_path) if ev_path.is_file() else None
+    if path.is_file():
+        record = _read_json(path)
+        validate(record, str(path))
+    elif events is not None:
+        cfg = _read_json(game_dir / "config.json") if (game_dir / "config.json").is_file() else {}
+        try:
+            record = record_from_events(events, cfg if isinstance(cfg, dict) else {}, game_id=game_dir.name)
+        except ValueError as exc:
+            raise ValueError(f"{ev_path}: {exc}") from None
+    else:
+        raise FileNotFoundError(f"{path}: no game record (result.json) found, nor the events.jsonl of a "
+                                "game that stopped")
     out = Path(out) if out is not None else game_dir / "replay.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(replay_html(record, events), encoding="utf-8")

@@ -161,20 +161,23 @@ class Progress:
     """One line per finished cell with an estimate of the model calls still to make.
 
     ``Progress(total, say)``; call ``done(label, calls)`` after each cell with the calls that
-    cell made; the estimate is the mean calls per finished cell × the cells left (``?`` until a
-    cell that made calls has finished). ``say`` gets the line (the CLI prints it on stderr).
+    cell made; the estimate is the mean calls of the cells played here (those that made calls)
+    × the cells left (``?`` until such a cell has finished). A reused cell (0 calls: finished by
+    an earlier run) is not in the mean: counted there, it pulled the mean down, and the estimate
+    rose as played cells finished. ``say`` gets the line (the CLI prints it on stderr).
     """
 
     def __init__(self, total: int, say: Callable[[str], None] | None, paper: str = "") -> None:
         self.total, self.say, self.paper = total, say, paper
-        self.finished, self.calls, self.start = 0, 0, time.monotonic()
+        self.finished, self.played, self.calls, self.start = 0, 0, 0, time.monotonic()
 
     def done(self, label: str, calls: int = 0) -> None:
         """Count one finished cell that made ``calls`` model calls (0 for a reused cell)."""
         self.finished += 1
+        self.played += calls > 0
         self.calls += calls
         left = self.total - self.finished
-        est = "?" if self.calls == 0 else f"~{round(self.calls / self.finished * left)}"
+        est = "?" if self.calls == 0 else f"~{round(self.calls / self.played * left)}"
         if self.say:
             self.say(f"{self.paper + ': ' if self.paper else ''}cell {self.finished}/{self.total} done ({label}); "
                      f"{est} model calls left, {(time.monotonic() - self.start) / 60:.1f} min")

@@ -247,7 +247,9 @@ def wellplay_eval(
     acc = res["accuracy"]
     iv = res["interval"]
     console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {score_with_interval(res['weighted_score'], iv)} "
-                  f"(95 % interval over questions; std {100 * res['weighted_score_std']:.1f} over runs); "
+                  f"(95 % interval over questions; "
+                  + (f"std {100 * res['weighted_score_std']:.1f} over {len(res['runs'])} runs); "
+                     if len(res.get("runs") or []) > 1 else "one run, so no std over runs); ")
                   + ", ".join(f"{c} {100 * a:.1f} %" for c, a in acc.items()))
     console.print(f"same {iv['n']} questions and option shuffle: "
                   + ", ".join(f"{m} {score_with_interval(c['weighted_score'], c['interval'])}" for m, c in res["chance"].items()))

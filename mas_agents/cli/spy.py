@@ -3,15 +3,20 @@
 Commands (WiS §3, the platform's game and agent protocol)::
 
     mas spy play [--players 6] [--agents SPEC,...] [--pair tea/coffee] [--lang en|zh] [--model local]
-                 [--seed S] [--speak-timeout 10] [--out DIR]     (a seat ``human``: a person, in mas serve)
+                 [--seed S] [--speak-timeout S] [--out DIR]     (a seat ``human``: a person, in mas serve)
     mas spy tournament --agents SPEC,SPEC,... --games N [--players 6] [--concurrency K] [--db FILE]
     mas spy leaderboard [--db FILE] [--tournament ID] [--markdown]
     mas spy experiment --kind attack|defense|reasoning --subject SPEC --others SPEC --games N
-    mas spy replay DIR
+    mas spy replay DIR                (a finished or a stopped game)
     mas spy serve-agent --agent SPEC [--port 7860]
 
 An agent spec is ``BLOCKS[@MODEL]`` (``plain``, ``plain+reasoning``, ``plain@openai:gpt-4o-mini``)
 or the URL of a WiS-protocol agent (``http://127.0.0.1:7860``).
+
+The speaking limit of every command that plays (``--speak-timeout``) follows one rule,
+:func:`eval.runs.wis_session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
+embedded model (on a small machine its descriptions take longer, and would foul on the clock), 120 s
+with a human seat; a number given overrides it (0: no limit).
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, 
 
 DataDir = typer.Option(None, "--data-dir", help="Datasets root (holds whoisspy/); else $MAS_DATA_DIR, else ../shared/datasets.")
 Players = typer.Option(6, help="Seats (3-9).")
-SpeakTimeout = typer.Option(10.0, help="Seconds to describe before it counts as a foul.")
+SpeakTimeout = typer.Option(
+    None, "--speak-timeout", min=0,
+    help="Seconds to describe before it counts as a foul; 0: no limit. Default: 10 (WiS Appendix A), none when "
+         "a seat plays on the embedded model (local), 120 with a human seat.")
 Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_HOME or ~/.local/share/mas-agents/wis.sqlite).")
 
 
@@ -61,8 +69,7 @@ def play(
     lang: str = Lang,
     model: str = Model,
     seed: int = Seed,
-    speak_timeout: Optional[float] = typer.Option(
-        None, help="Seconds to describe before it counts as a foul (default 10; 120 when a seat is human)."),
+    speak_timeout: Optional[float] = SpeakTimeout,
     vote_timeout: Optional[float] = typer.Option(
         None, help="Seconds a remote (URL) agent has to vote before the vote counts as an abstention (default: the same as --speak-timeout)."),
     out: Optional[Path] = typer.Option(None, help="Game directory (default runs/spy-<time>)."),
@@ -71,18 +78,17 @@ def play(
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
     cli.setup_logging(verbose)
-    from eval.reports.wis_replay import write_replay
+    from eval.reports.wis_replay import game_summary, write_replay
     from eval.datasets.wis import load_pairs
-    from eval.runs.wis_session import parse_pair, play_game
+    from eval.runs.wis_session import AUTO, parse_pair, play_game, speak_limit
     from graphs.wis import rules as rules
     from mas_agents.rundir import default_run_dir
 
-    from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+    from eval.runs.human import HUMAN
     specs = _specs(agents, allow_human=True)
-    if speak_timeout is None:
-        speak_timeout = HUMAN_SPEAK_TIMEOUT if HUMAN in specs else 10.0
     try:
         rules.check_players(players)
+        rules.check_lang(lang)
         if pair:
             words = parse_pair(pair)
         else:
@@ -98,22 +104,28 @@ def play(
         seat_specs = fill[:at] + [HUMAN] + fill[at:]
     else:
         seat_specs = [specs[i % len(specs)] for i in range(players)]
+    try:
+        limit = speak_limit(seat_specs, model, AUTO if speak_timeout is None else speak_timeout)
+    except ValueError as exc:
+        cli.fail(str(exc))
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     if HUMAN in seat_specs:
         cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs {out.parent}[/bold] "
-                          f"and open the game {out.name} (answers within {speak_timeout:g} s).")
+                          f"and open the game {out.name} "
+                          + (f"(answers within {limit:g} s)." if limit else "(no time limit)."))
     try:
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
-                        speak_timeout=speak_timeout,
+                        speak_timeout=limit,
                         vote_timeout="speak" if vote_timeout is None else vote_timeout)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     html = write_replay(out)
-    o = rec["outcome"]
-    cli.console.print(f"{o['winner']} win after {o['rounds_played']} round(s) ({o['end_reason']}); spy {o['spy']}; "
-                      f"scores " + ", ".join(f"{k} {v:g}" for k, v in rec["scores"].items())
-                      + f"; {rec['llm']['calls']} LLM calls, {rec['wall_time_s']:.1f} s; replay {html}")
+    clock = (f"speaking limit {limit:g} s" if limit else
+             "no speaking limit" + (" (a seat plays on the embedded model)" if speak_timeout is None else ""))
+    cli.console.print(f"{game_summary(rec)}; scores " + ", ".join(f"{k} {v:g}" for k, v in rec["scores"].items())
+                      + f"; {rec['llm']['calls']} LLM calls, {rec['wall_time_s']:.1f} s, {clock}; replay {html}",
+                      markup=False, highlight=False, soft_wrap=True)
     print(out)
 
 
@@ -127,7 +139,7 @@ def tournament(
     lang: str = Lang,
     model: str = Model,
     seed: int = Seed,
-    speak_timeout: float = SpeakTimeout,
+    speak_timeout: Optional[float] = SpeakTimeout,
     concurrency: Optional[int] = Concurrency,
     db: Optional[Path] = Db,
     out: Optional[Path] = typer.Option(None, help="Where game directories go (default runs/spy-<tournament id>)."),
@@ -143,10 +155,12 @@ def tournament(
     root = cli.data_root(data_dir)
     with cli.progress() as prog:
         task = prog.add_task("tournament", total=games)
+        t = cli.ticker(prog, task)
         try:
             res = run_tournament(agents=specs, games=games, data_root=root, players=players, lang=lang, model=model,
-                                 seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db, out=out,
-                                 tick=cli.ticker(prog, task))
+                                 seed=seed, speak_timeout="auto" if speak_timeout is None else speak_timeout,
+                                 concurrency=concurrency, db=db, out=out,
+                                 tick=lambda i: t(f"game {i + 1}, games/g{i:04d}"))
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
@@ -167,6 +181,12 @@ def leaderboard(
         format_leaderboard,
         leaderboard_markdown,
     )
+    from eval.reports.wis_leaderboard import default_db_path
+    if db is not None and not db.is_file():   # a typo must not leave an empty database behind
+        cli.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
+    if db is None and not default_db_path().is_file():
+        cli.fail(f"no leaderboard yet at {default_db_path()}: play games with mas spy tournament, or give --db",
+                 code=1)
     board = Leaderboard(db)
     metrics = board.metrics(tournament)
     if not metrics:
@@ -186,7 +206,7 @@ def experiment(
     lang: str = Lang,
     model: str = Model,
     seed: int = Seed,
-    speak_timeout: float = SpeakTimeout,
+    speak_timeout: Optional[float] = SpeakTimeout,
     concurrency: Optional[int] = Concurrency,
     db: Optional[Path] = typer.Option(None, "--db", help="Leaderboard database of the two arms (default: <out>/wis.sqlite, "
                                                      "the experiment's own, so its arms stay out of your leaderboard)."),
@@ -207,10 +227,18 @@ def experiment(
     db = db or out / "wis.sqlite"
     with cli.progress() as prog:
         task = prog.add_task(f"{kind} experiment", total=2 * games)
+        t, ticks = cli.ticker(prog, task), [0]
+
+        def tick(i: int) -> None:   # the baseline arm's games are played (or found) first
+            arm = "baseline" if ticks[0] < games else kind
+            ticks[0] += 1
+            t(f"{arm} game {i + 1}")
+
         try:
             res = run_experiment(kind=kind, subject=subject, others=others, games=games, data_root=root, players=players,
-                                 lang=lang, model=model, seed=seed, speak_timeout=speak_timeout,
-                                 concurrency=concurrency, db=db, out=out, tick=cli.ticker(prog, task))
+                                 lang=lang, model=model, seed=seed,
+                                 speak_timeout="auto" if speak_timeout is None else speak_timeout,
+                                 concurrency=concurrency, db=db, out=out, tick=tick)
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
@@ -223,13 +251,30 @@ def experiment(
 
 
 @spy_app.command("replay")
-def replay(game_dir: Path = typer.Argument(..., help="A game directory (holds result.json).")) -> None:
-    """Write DIR/replay.html: the game round by round, words revealed at the end."""
-    from eval.reports.wis_replay import write_replay
+def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game directory (result.json, or the "
+                                                     "events.jsonl of a game that stopped).")) -> None:
+    """Write DIR/replay.html: the game round by round, words revealed at the end; a game that stopped
+    before its end shows its rounds so far. Other games (murder mystery, MAgIC) replay in mas serve."""
+    from eval.reports.wis_replay import game_kind, write_replay
     try:
+        kind = game_kind(game_dir)
+        if kind is not None and kind != "wis":
+            _other_replay(game_dir, kind)
         print(write_replay(game_dir))
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
+
+
+def _other_replay(game_dir: Path, kind: str) -> None:
+    """Exit with one line saying where a run that is not a Who-is-Spy game can be seen."""
+    from eval import games
+    g = games.find(kind)
+    title = g.title if g is None or g.title[:2].isupper() else g.title[0].lower() + g.title[1:]   # MAgIC stays
+    what = f"a {title} game" if g is not None else f"a {kind!r} run, not a single game"
+    where = (f"replay it in the browser: mas serve --runs {game_dir.resolve().parent}, then open "
+             f"/replay/{game_dir.resolve().name}" if g is not None else
+             f"open it in the browser: mas serve --runs {game_dir.resolve().parent}")
+    cli.fail(f"{game_dir} holds {what}; mas spy replay draws Who-is-Spy games only: {where}")
 
 
 @spy_app.command("serve-agent")
@@ -242,7 +287,7 @@ def serve_agent(
     lang: str = typer.Option("auto", help="en, zh, or auto: Chinese when the game's word is Chinese."),
     deadline: float = typer.Option(
         9.0, min=0, help="Seconds within which every interact answers (below the judge's 10 s speaking limit, "
-                         "WiS §3.1); a player still thinking then answers 'no reply' at once. 0: none."),
+                         "WiS Appendix A); a player still thinking then answers 'no reply' at once. 0: none."),
     calls: Optional[Path] = typer.Option(None, help="Where to record LLM calls (default: not kept)."),
     verbose: bool = Verbose,
 ) -> None:

@@ -45,7 +45,8 @@ def test_progress_estimates_the_calls_left_from_finished_cells():
     p.done("reused", 0)
     assert "cell 1/4 done (reused); ? model calls left" in lines[-1]
     p.done("chameleon s00", 30)
-    assert "cell 2/4 done (chameleon s00); ~30 model calls left" in lines[-1]   # 30 calls / 2 cells x 2 left
+    # 30 calls / 1 played cell x 2 left: the reused cell made no calls and is not in the mean
+    assert "cell 2/4 done (chameleon s00); ~60 model calls left" in lines[-1]
 
 
 def test_report_helpers():

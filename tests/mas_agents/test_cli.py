@@ -63,7 +63,7 @@ def test_unknown_script_lists_the_only_one(real_data_root, tmp_path):
     r = runner.invoke(app, ["mmg", "run", "--script", "Nope", "--out", str(tmp_path / "x"),
                             "--data-dir", str(root)])
     assert r.exit_code == 2
-    assert (f"unknown WellPlay script 'Nope' (en). Available: {SIN_ID} Sin (Sin (4 people closed))"
+    assert (f"unknown WellPlay script 'Nope' (en); give a name or an id: Sin ({SIN_ID})"
             in " ".join(r.output.split()))
 
 
