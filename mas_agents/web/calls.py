@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ class CallLog:
         recorded: the run has a prompt log. problem: why the prompt log could not be read, or "".
         cited: ``{call_id: [event, ...]}`` of the events that name the call in ``llm_call_ids``.
         followed_by: ``{call_id: [call_id of a re-prompt of it, ...]}`` (``reprompt_of`` reversed).
+        short: ``{call_id: the part that tells it apart}`` (:func:`short_ids`), what the pages show.
     """
 
     calls: list[dict[str, Any]]
@@ -62,6 +64,12 @@ class CallLog:
     problem: str = ""
     cited: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     followed_by: dict[str, list[str]] = field(default_factory=dict)
+    short: dict[str, str] = field(default_factory=dict)
+
+    def label(self, call_id: Any) -> str:
+        """The short form of ``call_id`` (:attr:`short`; the id itself when the log lacks it, "?"
+        for none)."""
+        return self.short.get(str(call_id), str(call_id)) if call_id else "?"
 
     def status(self, c: dict[str, Any]) -> tuple[bool, str]:
         """``(failed, text)``: ``(False, "✓")``, or ``(True, "failed: <error>")`` for a call that
@@ -103,7 +111,8 @@ def load_log(d: Path) -> CallLog:
     for cid, r in prompts.items():
         if r.get("reprompt_of"):
             followed.setdefault(str(r["reprompt_of"]), []).append(cid)
-    return CallLog(calls, tot, prompts, recorded, problem, cited, followed)
+    short = short_ids([str(c.get("call_id")) for c in calls if c.get("call_id")])
+    return CallLog(calls, tot, prompts, recorded, problem, cited, followed, short)
 
 
 def _stamp(paths) -> tuple:
@@ -124,6 +133,47 @@ def _prompts_cached(d: Path, stamp: tuple) -> dict[str, dict[str, Any]]:
     evaluation's log is megabytes of gzip, and paging or filtering re-reads it."""
     from mas_agents.accounting import read_prompts
     return read_prompts(d)
+
+
+#: The fewest characters a shortened call id shows of each part it keeps.
+SHORT_MIN = 4
+
+
+def short_ids(ids: list[str]) -> dict[str, str]:
+    """``{call_id: the part of it that tells it apart from the run's other calls}``.
+
+    A call id of :func:`mas_agents.accounting.new_call_id` is 16 hex digits drawn once per process
+    and a 16-digit hex counter, so every call of one game shares its first 16 digits: the first 8
+    alone are the same on every row (issue 46 item 8). Such ids (32 hex digits) are shown as
+    ``…`` and the counter's last digits, as many as the run's highest counter needs (at least
+    :data:`SHORT_MIN`: ``…001f``); when the run's calls came from several processes (a resumed game),
+    the fewest leading digits (at least :data:`SHORT_MIN`) that tell the processes apart come first
+    (``3fa2…001f``). Any other id (e.g. a uuid4 of an older run) is shown by its shortest prefix of
+    8 characters or more that no other id of the run shares. Every value is unique when the ids are.
+
+    Args:
+        ids: the run's call ids (duplicates are fine).
+    Returns:
+        a dict with one entry per distinct id; an id that cannot be shortened maps to itself.
+    """
+    distinct = list(dict.fromkeys(str(i) for i in ids))
+    hexid = re.compile(r"[0-9a-f]{32}")
+    if distinct and all(hexid.fullmatch(i) for i in distinct):
+        heads = sorted({i[:16] for i in distinct})
+        width = max(SHORT_MIN, max(len(f"{int(i[16:], 16):x}") for i in distinct))
+        k = 0
+        if len(heads) > 1:
+            k = next(n for n in range(SHORT_MIN, 17) if len({h[:n] for h in heads}) == len(heads))
+        return {i: f"{i[:k]}…{i[32 - width:]}" for i in distinct}
+    # the shortest unique prefix: one more character than the longest prefix shared with a
+    # neighbour in sorted order
+    order = sorted(distinct)
+    out: dict[str, str] = {}
+    for n, i in enumerate(order):
+        shared = max((len(os.path.commonprefix([i, order[m]])) for m in (n - 1, n + 1) if 0 <= m < len(order)),
+                     default=0)
+        out[i] = i[:max(8, shared + 1)]
+    return out
 
 
 def columns(calls: list[dict[str, Any]]) -> list[str]:
