@@ -314,6 +314,8 @@ def table(passes: list[Pass], weighted: bool = True) -> list[dict]:
     for (lang, method), scripts in by_lm.items():
         for cat in CATEGORIES:
             have = [g for g in scripts if g[0].total[cat]]
+            if not have:   # no script has a question of this category
+                continue
             per_pass, strict = [], []
             for i in range(PASSES):
                 ps = [g[i] for g in have]
