@@ -326,7 +326,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         finished = (d / "result.json").exists()
         state, reason = rs.run_state(d, kind or "wis")
         ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
-        panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang)
+        panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang,
+                                 stopped=state == "stopped" and not ended)
         players = [s.name for s in panel] or rp.players_of(events)
         if seen_by and seen_by not in players:
             return problem(request, 400, "Bad address",
@@ -344,7 +345,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
                     hidden_note="The roles of a hidden-role game are shown when it has ended, or on the private "
                                 "view (show private)." if hidden else "",
                     truth=rp.truth(events, game, lang, scenario), finished=finished, state=state, reason=reason,
-                    show_private=bool(private), n_events=len(events), calls_total=tot, run=rs.describe(root, d, kind)
+                    show_private=bool(private), n_events=len(events), calls_total=tot, wall_s=res.get("wall_time_s"),
+                    run=rs.describe(root, d, kind)
                     if kind else None, seats=_seats(d))
 
     @app.get("/fragment/events/{rel:path}", response_class=HTMLResponse)

@@ -81,7 +81,7 @@ END_REASON = {"en": {"spy_eliminated": "the spy was voted out", "max_rounds": "t
               "zh": {"spy_eliminated": "卧底被投票出局", "max_rounds": "已进行到最后一轮", "few_players": "剩余玩家不足3人"}}
 ROLE_TEXT = {"en": {"spy": "spy", "civilian": "civilian", "murderer": "murderer", "chameleon": "the chameleon",
                     "non_chameleon": "not the chameleon", "undercover": "the undercover", "player": "player",
-                    "test_seat": "player"},
+                    "test_seat": "player", "evaluated": "answers the questions"},
              "zh": {"spy": "卧底", "civilian": "平民", "murderer": "凶手", "player": "玩家"}}
 #: Readable names of the planning kinds of the baselines (ThinkThrice, O-CoT, Werewolf).
 _PLAN_LABEL = {"thinkthrice_timeline": "timeline", "thinkthrice_check": "consistency check",
@@ -136,8 +136,17 @@ class Row:
 
 @dataclass
 class Seat:
-    """One line of the players panel: ``seat`` (1-based), ``name``, ``agent`` spec, ``model``,
-    ``role`` (readable, "" when unknown) and ``hidden`` (True: the role is not shown yet)."""
+    """One line of the players panel.
+
+    Attributes:
+        seat: 1-based. name: the seat's name as the events write it (``Player 1``, a character).
+        agent: its agent spec. model: the model spec it ran (:func:`seat_model`), "" when unknown.
+        role: readable role, "" when unknown or hidden. hidden: True while the role is not shown.
+        stopped: the role is shown because the game stopped before its end (it will not end).
+        folder: the seat's folder name under ``<run>/human/``
+            (:func:`eval.runs.human.seat_dirname`: ``Player 1`` -> ``Player_1``), to match the
+            human seats a run has to their names.
+    """
 
     seat: int
     name: str
@@ -145,6 +154,8 @@ class Seat:
     model: str
     role: str
     hidden: bool
+    stopped: bool = False
+    folder: str = ""
 
 
 def load_events(path: Path) -> list[dict[str, Any]]:
@@ -642,14 +653,31 @@ def rows(events: list[dict[str, Any]], game: str, start: int = 0, lang: str = "e
                        details="" if table else _details(e, private), calls=calls, group=g, group_title=gt, phase=ph,
                        phase_title=pt, visible_to=vis, steps=steps, table=table))
         i += len(run)
-    # a phase heading is shown only where a group has more than one phase
-    multi = {}
-    for g, _, ph, _ in places:
-        multi.setdefault(g, set()).add(ph)
+    shown = phase_headings(places)
     for r in out:
-        if len(multi.get(r.group, ())) < 2:
+        if r.phase not in shown:
             r.phase_title = ""
     return out
+
+
+def _is_round(group: str) -> bool:
+    base = group.split("-")[0]
+    return base.startswith("r") and base[1:].isdigit()
+
+
+def phase_headings(places: list[tuple[str, str, str, str]]) -> set[str]:
+    """The phase keys (``r1/speaking``...) whose heading is shown, of :func:`layout`'s ``places``.
+
+    A group shows its phases' headings where it has more than one phase, and every round shows
+    them once one round does (a last round without its "after the round" part keeps its "Moves"
+    like the others); a heading that repeats its group's title (a "Setup" phase under the "Setup"
+    group) is never shown."""
+    phases: dict[str, set[str]] = {}
+    for g, _, ph, _ in places:
+        phases.setdefault(g, set()).add(ph)
+    rounds_split = any(len(v) > 1 for g, v in phases.items() if _is_round(g))
+    return {ph for g, gt, ph, pt in places
+            if pt and pt != gt and (len(phases[g]) > 1 or (rounds_split and _is_round(g)))}
 
 
 def heading_before(events: list[dict[str, Any]], game: str, start: int, lang: str = "en") -> tuple[str, str]:
@@ -694,28 +722,66 @@ def scenario_of(events: list[dict[str, Any]], config: Mapping[str, Any] | None =
     return str(setup.get("scenario") or (config or {}).get("scenario") or "")
 
 
+def seat_model(name: str, agent: str, config: Mapping[str, Any] | None, result: Mapping[str, Any] | None) -> str:
+    """The model spec seat ``name`` ran: ``config["seat_models"][name]`` (the run-record contract:
+    what the runner resolved for the seat), else the ``@MODEL`` of its agent spec ``agent``
+    (``plain@openai:stub`` -> ``openai:stub``, :func:`mas_agents.specs.split_model`; runs written
+    before ``seat_models``), else the run's ``model`` (``config.json``, then ``result.json``); ""
+    when none is known. A remote agent (``http://...``) answers with its own model: "remote"."""
+    from mas_agents.specs import is_remote, split_model
+    seat_models = (config or {}).get("seat_models")
+    if isinstance(seat_models, Mapping) and seat_models.get(name):
+        return str(seat_models[name])
+    if agent and is_remote(agent):
+        return "remote"
+    try:
+        spec_model = split_model(agent)[1] if agent else None
+    except ValueError:
+        spec_model = None
+    return str(spec_model or (config or {}).get("model") or (result or {}).get("model") or "")
+
+
+#: MAgIC's game-theory scenarios: every seat's role is "player"; the panel shows its part instead.
+_OPEN_SCENARIOS = {"cost_sharing", "prisoners_dilemma", "public_good"}
+
+
 def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, Any] | None,
-                  result: Mapping[str, Any] | None, reveal: bool, lang: str = "en") -> list[Seat]:
+                  result: Mapping[str, Any] | None, reveal: bool, lang: str = "en", stopped: bool = False) -> list[Seat]:
     """The players panel: one :class:`Seat` per player, in seat order.
 
     Args:
-        events: the game's events. game: ``mmg``/``wis``/``magic``.
+        events: the game's events. game: ``mmg``/``wis``/``magic`` or a registered game.
         config, result: the run's ``config.json`` and ``result.json`` (None when missing).
         reveal: show hidden roles (the game has ended, or the private view was asked for).
         lang: the replay's language (role names).
+        stopped: the game stopped before its end (its process is gone: it will not end); its
+            roles are shown, each seat marked :attr:`Seat.stopped`.
 
     Sources: Who is Spy ``config.agents`` (seat order) and the roles of ``result.players`` or of
     the ``word`` events (the seat whose word differs is the spy); murder mystery ``result.agents``
     and ``result.roles``, else the ``script`` events and ``config.agent``/``murderer_agent``; MAgIC
-    ``config.seats`` and the ``setup`` event's roles.
+    ``config.seats`` and the ``setup`` event's roles, and in the game-theory scenarios (every role
+    "player") the seat's part: the challenger or a defender (MAgIC §3: challenger LLMs play against
+    the same defender agents), from the setup's ``challenger_seats``; a WellPlay evaluation
+    (``config.kind == "wellplay-eval"``): the characters that answered (the ``mcq`` events' actors),
+    each with the evaluated method or agent. Models: :func:`seat_model`. While a murder mystery hides
+    its roles, seats whose agents or models differ show the same joined text (else the odd one out
+    would name the murderer).
     """
     cfg, res = dict(config or {}), dict(result or {})
-    model = str(cfg.get("model") or res.get("model") or "")
+    reveal = reveal or stopped
     hide = hidden_roles(game, events, cfg) and not reveal
     names = players_of(events)
     agents: dict[str, str] = {}
     roles: dict[str, str] = {}
-    if game == "wis":
+    shown_roles: dict[str, str] = {}
+    if cfg.get("kind") == "wellplay-eval":
+        names = list(dict.fromkeys(str(e.get("actor")) for e in events if e.get("kind") == "mcq" and e.get("actor")))
+        who = str(cfg.get("agent") or cfg.get("method") or "")
+        agents = {n: who for n in names}
+        roles = {n: "evaluated" for n in names}
+        hide = False
+    elif game == "wis":
         start = next((e.get("data") or {} for e in events if e.get("kind") == "start"), {})
         names = [str(x) for x in start.get("seats") or []] or names
         for i, a in enumerate(cfg.get("agents") or []):
@@ -742,10 +808,6 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
                 agents[who], roles[who] = str(d.get("agent") or ""), str(d.get("role") or "")
         agents.update({str(k): str(v) for k, v in (res.get("agents") or {}).items()})
         roles.update({str(k): str(v) for k, v in (res.get("roles") or {}).items()})
-        differ = cfg.get("murderer_agent") and cfg.get("murderer_agent") != cfg.get("agent")
-        if hide and differ:
-            shown = f"{cfg.get('agent')} (the murderer: {cfg.get('murderer_agent')})"
-            agents = {n: shown for n in names}
         for n in names:
             agents.setdefault(n, str(cfg.get("agent") or ""))
     elif game == "magic":
@@ -753,16 +815,34 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
         names = [str(x) for x in setup.get("players") or []] or names
         agents = {str(k): str(v) for k, v in (cfg.get("seats") or {}).items()}
         roles = {str(k): str(v) for k, v in (setup.get("roles") or {}).items()}
+        challengers = {str(x) for x in setup.get("challenger_seats") or []}
+        if challengers and scenario_of(events, cfg) in _OPEN_SCENARIOS:
+            shown_roles = {n: f"player ({'challenger' if n in challengers else 'defender'})" for n in names}
     else:   # a registered game: its seats in order, their specs from its GameDef.seat_specs
         registered = game_registry.find(game)
         specs = registered.seat_specs(cfg) if registered is not None and registered.seat_specs else []
         names = [n for n in names if n != "game"]
         agents = {n: str(a) for n, a in zip(names, specs)}
+    models = {n: seat_model(n, agents.get(n, ""), cfg, res) for n in names}
+    if game == "mmg" and hide:
+        # the murderer may play another agent or model: every seat shows them all until the end
+        for per in (agents, models):
+            differ = sorted({per.get(n, "") for n in names} - {""})
+            if len(differ) > 1:
+                joined = (f"{cfg.get('agent')} (the murderer: {cfg.get('murderer_agent')})"
+                          if per is agents and cfg.get("murderer_agent") and cfg.get("agent") else " / ".join(differ))
+                per.update({n: joined for n in names})
+    from eval.runs.human import seat_dirname
     out = []
     for i, n in enumerate(names):
         r = roles.get(n, "")
-        out.append(Seat(seat=i + 1, name=n, agent=agents.get(n, ""), model=model,
-                        role="" if hide else ROLE_TEXT[lang].get(r, ROLE_TEXT["en"].get(r, r)), hidden=hide and bool(r)))
+        text = shown_roles.get(n) or ROLE_TEXT[lang].get(r, ROLE_TEXT["en"].get(r, r))
+        try:
+            folder = seat_dirname(n)
+        except ValueError:
+            folder = ""
+        out.append(Seat(seat=i + 1, name=n, agent=agents.get(n, ""), model=models.get(n, ""),
+                        role="" if hide else text, hidden=hide and bool(r), stopped=stopped and bool(r), folder=folder))
     return out
 
 
