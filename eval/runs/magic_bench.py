@@ -290,13 +290,16 @@ def report_md(result: dict, paper: list[dict]) -> str:
 
 
 def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
-    """A radar chart of the seven capabilities (0–1; a missing metric is drawn at 0 and marked '(n/a)')."""
+    """A radar chart of the seven capabilities in percent, the scale of every report (a missing metric
+    is drawn at 0 and marked '(n/a)'). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
+    axis then goes to 125 instead of cutting it at 100."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     labels = [c if metrics.get(c) is not None else f"{c} (n/a)" for c in CAPABILITIES]
-    vals = [min(1.0, metrics.get(c) or 0.0) for c in CAPABILITIES]
+    labels = [f"{x} (0–125 %)" if x.startswith("deception") else x for x in labels]
+    vals = [100 * (metrics.get(c) or 0.0) for c in CAPABILITIES]
     ang = [2 * math.pi * i / len(vals) for i in range(len(vals))]
     fig = plt.figure(figsize=(5, 5))
     ax = fig.add_subplot(111, polar=True)
@@ -304,7 +307,7 @@ def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
     ax.fill(ang + ang[:1], vals + vals[:1], color="#4C72B0", alpha=0.25)
     ax.set_xticks(ang)
     ax.set_xticklabels([x.replace("_", " ") for x in labels], fontsize=8)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 125 if max(vals) > 100 else 100)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
