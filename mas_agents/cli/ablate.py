@@ -56,5 +56,6 @@ def ablate(
                              tick=cli.ticker(prog, task))
         except (ValueError, FileNotFoundError, DataError) as exc:
             cli.fail(str(exc))
-    cli.console.print(res["summary"])
+    # the summary is report text: "[no interval, n=1]" is not a rich markup tag (it printed "0.0 points ;")
+    cli.console.print(res["summary"], markup=False, highlight=False, soft_wrap=True)
     print(out)

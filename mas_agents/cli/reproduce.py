@@ -62,5 +62,5 @@ def reproduce(
             mod.reproduce(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
-    cli.console.print(f"report: {out / 'report.md'}")
+    cli.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)
     print(out)

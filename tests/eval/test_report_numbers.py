@@ -190,3 +190,33 @@ def test_wellplay_evaluation_report_gives_no_std_for_one_run():
     one = report_md(_wellplay_result(1))
     assert "std 0.0" not in one and "one run, so no std over runs" in one
     assert "std 2.1 over runs" in report_md(_wellplay_result(3))
+
+
+# ------------------------------------------------------------------ report text on the terminal
+
+@pytest.mark.parametrize("argv, target", [
+    (["ablate", "--bench", "wellplay"], "eval.runs.ablate.run_ablate"),
+    (["reproduce", "wis"], None),
+])
+def test_cli_prints_report_text_as_written_not_as_rich_markup(argv, target, tmp_path, monkeypatch):
+    """"0.0 points [no interval, n=1]; ..." printed as "0.0 points ; ...": rich took the bracketed
+    words for a markup tag and dropped them. What a report says is printed as it is."""
+    import importlib
+
+    from typer.testing import CliRunner
+
+    from mas_agents.cli import app
+    text = "WellPlay, weighted score vs plain (unit: seed): plain+pgm 0.0 points [no interval, n=1]; done [bold]."
+    out = tmp_path / "run [x]"
+    if target:
+        mod, name = target.rsplit(".", 1)
+        monkeypatch.setattr(importlib.import_module(mod), name, lambda **kw: {"summary": text})
+    else:
+        import eval.reproduce.wis as wis
+        monkeypatch.setattr(wis, "reproduce", lambda **kw: {"headline": text})
+    r = CliRunner().invoke(app, [*argv, "--out", str(out), "--data-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    if target:
+        assert text in r.output
+    else:
+        assert f"report: {out / 'report.md'}" in r.output
