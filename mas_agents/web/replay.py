@@ -884,13 +884,17 @@ def truth(events: list[dict[str, Any]], game: str, lang: str = "en", scenario: s
                 lines.append(f"The spy was {oc.get('spy')}; "
                              f"{'the civilians win' if oc.get('winner') == 'civilians' else 'the spy wins'} ({why}).")
             lines.append(("得分：" if zh else "Scores: ") + ", ".join(
-                f"{p} {s:g}" if isinstance(s, (int, float)) else f"{p} {s}" for p, s in (oc.get("scores") or {}).items()))
+                f"{p} {round(s, 2):g}" if isinstance(s, (int, float)) else f"{p} {s}" for p, s in (oc.get("scores") or {}).items()))
         if words:
             lines.append(("词语：" if zh else "Words: ") + "; ".join(words))
     else:
         setup = next((e.get("data") or {} for e in events if e.get("kind") == "setup"), {})
         if setup.get("roles"):
-            lines.append("Roles: " + "; ".join(f"{p}: {ROLE_TEXT['en'].get(r, r)}" for p, r in setup["roles"].items()))
+            challengers = set(setup.get("challenger_seats") or [])
+            open_game = challengers and str(setup.get("scenario")) in _OPEN_SCENARIOS
+            lines.append("Roles: " + "; ".join(
+                f"{p}: player ({'challenger' if p in challengers else 'defender'})" if open_game
+                else f"{p}: {ROLE_TEXT['en'].get(r, r)}" for p, r in setup["roles"].items()))
         secret = [f"{label} {setup[k]}" for k, label in (("topic", "topic"), ("code", "secret word"),
                                                           ("civilian_word", "the civilians' word"),
                                                           ("undercover_word", "the undercover's word")) if k in setup]

@@ -134,8 +134,9 @@ def test_a_stopped_game_shows_its_roles_marked_stopped(client):
     panel = _panel(html)
     assert "hidden until the game ends" not in html
     assert {p: row[4] for p, row in panel.items()} == {
-        "Player 1": "civilian game stopped", "Player 2": "civilian game stopped",
-        "Player 3": "spy game stopped", "Player 4": "civilian game stopped"}     # spy_seat=2 (0-based)
+        "Player 1": "civilian", "Player 2": "civilian", "Player 3": "spy", "Player 4": "civilian"}   # spy_seat=2
+    # marked: the Role column's heading and a line under the table say the game stopped
+    assert re.search(r'<th>Role <span class="badge stopped" id="roles-stopped"[^>]*>game stopped</span></th>', html)
     assert 'id="stopped-roles"' in html
     # a game still being played keeps them hidden
     live = client.get("/replay/spy-live").text
@@ -155,6 +156,10 @@ def test_an_evaluation_replay_lists_the_evaluated_characters(client, runs):
     assert sorted(re.findall(r'<option value="([^"]+)"', seen)) == sorted(SIN_CHARACTERS)
     one = client.get("/replay/pp-sin", params={"seen_by": SIN_CHARACTERS[0]})
     assert one.status_code == 200
+    # every answer is a private event: an evaluation shows them without ?private=1
+    assert re.search(r'<body class="show-private', html) and 'id="toggle-private" checked' in html
+    mcq = [e for e in rp.load_events(runs["eval"] / "events.jsonl") if e["kind"] == "mcq"]
+    assert len(mcq) > 4 and html.count('class="ev k-mcq private') == len(mcq)
 
 
 # -- MAgIC: parts, headings ------------------------------------------------------------------------
@@ -182,6 +187,8 @@ def test_game_theory_seats_show_their_part_and_every_round_its_moves(pd_game):
     panel = rp.players_panel(events, "magic", cfg, None, reveal=False)
     assert {s.name: s.role for s in panel} == {
         n: "player (challenger)" if n in setup["challenger_seats"] else "player (defender)" for n in setup["players"]}
+    assert rp.truth(events, "magic", scenario="prisoners_dilemma")[0] == "Roles: " + "; ".join(
+        f"{n}: player ({'challenger' if n in setup['challenger_seats'] else 'defender'})" for n in setup["players"])
     rows = rp.rows(events, "magic", scenario="prisoners_dilemma")
     rounds = [g for g in dict.fromkeys(r.group for r in rows) if g.startswith("r")]
     assert rounds == ["r1", "r2", "r3", "r4", "r5"]
