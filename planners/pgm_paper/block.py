@@ -15,9 +15,12 @@ new analysis, one made with nothing new since the last analysis reuses it (no ca
 deduction games every seat so writes one analysis after each clue (the paper's PGM per clue,
 §5 RQ1 / Figure 5), and the self-awareness question, the clue and the vote that follow use it; in
 the game-theory scenarios every move and every cost-sharing vote follows a reveal, so each has
-its own analysis. Per game: Chameleon 9 analysis calls (3 seats × 3 clues) with every seat on
-this block, Undercover 18 (3 × 6), Cost Sharing 6 per round (3 proposals + 3 votes), Prisoner's
-Dilemma and Public Good 15 (3 × 5 rounds); one seat on the block: a third of each.
+its own analysis. Analysis calls per seat on this block and game (counted on fakes,
+``tests/planners/test_pgm_paper.py``): Chameleon 4 (one before the first clue, one after each of
+the 3 clues; 5 for a caught chameleon, whose guess follows the public vote), Undercover 7 (1 + 6
+clues), Cost Sharing 2 per round played (its proposal and its vote), Prisoner's Dilemma and Public
+Good 5 (one per round). Own private acts (a hidden move, the questionnaires' answers) are no news
+to the seat and do not count as something new (:meth:`PaperPGMBlock.on_event`).
 
 What the analysis call holds: the seat's system message (the game's rules), the events the seat
 has seen, one line each (its private information included, planning events left out), and the
