@@ -231,7 +231,10 @@ def test_a_human_seat_is_named_as_the_game_names_it(runs, tmp_path):
     shutil.copytree(runs["wis"], d)
     (d / "human" / "Player_2").mkdir(parents=True)
     (d / "human" / "Player_2" / "view.json").write_text(json.dumps({"seat": "Player 2"}))
-    html = _client(root).get("/replay/spy-human").text
+    client = _client(root)
+    html = client.get("/replay/spy-human").text
     links = re.findall(r'<a href="/play/spy-human\?seat=([^"]+)" class="human-seat">([^<]+)</a>', html)
     assert links == [("Player_2", "human seat Player 2")]
     assert "Player_2<" not in html
+    run = client.get("/run/spy-human").text
+    assert "Human seat Player 2</a>" in run and "Player_2<" not in run
