@@ -182,11 +182,13 @@ class PaperPGMBlock:
     def on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
         """Keep one line per event the seat sees (``Agent.observe`` passes only visible ones);
         left out: planning events (this and other blocks' private notes, not game events) and the
-        seat's own private acts (its hidden move, its answers to the metrics' questionnaires),
-        which tell it nothing new; a reveal or a public event carries what the others learn."""
+        seat's own private acts after the set-up (its hidden move, its answers to the metrics'
+        questionnaires), which tell it nothing new; a reveal or a public event carries what the
+        others learn. What the set-up tells the seat alone (its word, its role) is kept."""
         if event.get("phase") == "planning":
             return
-        if event.get("actor") == agent.name and list(event.get("visible_to") or []) == [agent.name]:
+        if (event.get("actor") == agent.name and list(event.get("visible_to") or []) == [agent.name]
+                and event.get("phase") != "setup"):
             return
         with self._lock:
             self.history.append(event_line(event))

@@ -198,6 +198,30 @@ def test_one_analysis_per_information_state_and_only_what_the_seat_sees():
 
 
 # ---------------------------------------------------------------------------- whole games
+def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_path):
+    from eval.runs.wis_session import play_game
+    from tests.fakes import wis_player
+    base, analyses = wis_player(), []
+
+    def rule(messages):
+        last = str(messages[-1].content)
+        if last.startswith(ANALYSIS_HEAD):
+            analyses.append(last)
+            return fill_form(last)
+        return base(messages)
+
+    play_game(tmp_path, agents=["plain+pgm_paper"] + ["plain"] * 5, pair={"civilian": "tea", "spy": "coffee"},
+              model=RuleChat(rule=rule, seen=[]), seed=0, spy_seat=2, first_speaker=4)
+    calls = [(c["actor"], c["purpose"]) for c in calls_of(tmp_path) if c["actor"] == "Player 1"]
+    # speaking third, it analyses before its description and again before its vote (4 more descriptions seen)
+    assert calls == [("Player 1", "pgm_analysis"), ("Player 1", "describe#1"), ("Player 1", "pgm_analysis"),
+                     ("Player 1", "vote#1")]
+    form = analyses[-1].rsplit("\n\n", 1)[1].splitlines()
+    assert form[0] == "Am I the spy: <yes, no or not sure>, because ..."
+    assert [x.split(" thinks")[0] for x in form[2:7]] == [f"I think Player {i}" for i in range(2, 7)]
+    assert 'your word is "tea"' in analyses[0] and "coffee" not in "".join(analyses)
+
+
 @pytest.mark.realdata
 def test_chameleon_non_chameleons_write_their_analyses_and_decide_with_them(tmp_path, real_data_root):
     run = play(tmp_path, real_data_root, "chameleon", "non_chameleon")
