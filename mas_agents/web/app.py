@@ -225,6 +225,9 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0):
         every = rs.scan(root)
         shown = rs.filter_runs(every, kind=kind, model=model, agent=agent, nested=bool(nested))
+        for r in shown:
+            if r.kind == "wellplay-eval" and not r.finished and not r.headline:
+                r.headline = rs.eval_progress(root / r.rel, data_root)["text"]   # "k of N answered"
         models = sorted({m for r in every for m in r.models})
         return page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
                     f={"kind": kind, "model": model, "agent": agent, "nested": nested})

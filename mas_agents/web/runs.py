@@ -471,7 +471,8 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
     if kind == UNCONFIGURED:
         marker = _read(d / RUN_MARKER)
         err = marker.get("error") if isinstance(marker, dict) else None
-        run.headline = f"failed before writing its configuration: {err}" if err else "starting"
+        # the error itself is the stopped run's reason, shown beside it
+        run.headline = "failed before writing its configuration" if err else "starting"
         return
     if kind == "mmg":
         run.agents = _uniq([cfg.get("agent"), cfg.get("murderer_agent")])
@@ -494,9 +495,9 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         oc = res.get("outcome")
         from mas_agents.web.replay import magic_outcome
         run.headline = (f"{magic_words(cfg.get('scenario'), MAGIC_SCENARIOS)}, setting {cfg.get('setting_id')}, "
-                        f"the challenger plays {magic_words(cfg.get('side'), MAGIC_SIDES)}; "
-                        + (magic_outcome(oc, str(cfg.get("scenario") or "")) if isinstance(oc, dict)
-                           else "playing" if oc is None else str(oc)))
+                        f"the challenger plays {magic_words(cfg.get('side'), MAGIC_SIDES)}"
+                        + (". " + magic_outcome(oc, str(cfg.get("scenario") or "")) if isinstance(oc, dict)
+                           else "; playing" if oc is None else f"; {oc}"))
     elif kind == "wellplay-eval":
         run.agents = _uniq([cfg.get("method"), cfg.get("agent")])
         if res:
@@ -532,8 +533,10 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
         run.agents = _uniq(a for c in cfgs for a in c.get("agents") or [])
         run.models = run.models or sorted(set(m for c in cfgs for m in run_models(c)))
         run.model = ", ".join(run.models)
-        run.finished = not progress(d, kind).get("running") and not progress(d, kind).get("stopped")
-        run.headline = progress(d, kind)["text"]
+        planned = cfg.get("games")   # the tournament's own config.json (newer runs) plans its games
+        prog = progress(d, kind, db_total=planned if isinstance(planned, int) and not isinstance(planned, bool) else None)
+        run.finished = not prog.get("running") and not prog.get("stopped")
+        run.headline = prog["text"]
     elif kind == "reproduce":
         pool = cfg.get("pool") if isinstance(cfg.get("pool"), list) else []
         run.agents = _uniq([cfg.get("model"), *pool, cfg.get("others")])

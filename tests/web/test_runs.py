@@ -30,9 +30,9 @@ def test_every_kind_is_found_with_its_headline(runs):
     assert found["spy-live"].finished is False and found["spy-live"].headline == "playing"
     assert found["magic-game"].kind == "magic" and found["magic-game"].agents == ["plain+pgm", "plain"]
     # the outcome as a sentence, not a Python dict cut at 80 characters
-    assert found["magic-game"].headline == ("Undercover, setting 0, the challenger plays a civilian; "
+    assert found["magic-game"].headline == ("Undercover, setting 0, the challenger plays a civilian. "
                                             "The vote accused Player 2, a civilian: the undercover wins.")
-    assert found["tour"].kind == "wis-tournament" and found["tour"].headline == "2 games finished"
+    assert found["tour"].kind == "wis-tournament" and found["tour"].headline in ("2 games finished", "2 of 2 games finished")   # total: its config.json, if written
     assert found["tour/games/g0000"].parent == "tour" and found["tour/games/g0000"].depth == 1
     assert found["ablate"].kind == "ablation" and "plain+reasoning" in found["ablate"].agents
     assert found["ablate/spy/plain_reasoning"].kind == "wis-tournament"
