@@ -262,7 +262,7 @@ class PaperPGMBlock:
                 target = None
         out = {"text": text, "call_id": call_id, "seen": len(self.history), "stance": stance, "target": target,
                "verdict": verdict}
-        agent.emit("pgm_analysis", text or "(no analysis: the call failed)",
+        agent.emit("pgm_analysis", text or "(no analysis: the call failed or the reply was empty)",
                    data={"template": templates.key, "row": templates.row, "source": analysis.source,
                          "stance": stance, "target": target, "verdict": verdict, "events_seen": len(self.history),
                          "request": request.kind},
