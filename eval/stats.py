@@ -45,15 +45,17 @@ narrower than nominal, because the bootstrap distribution of the mean has varian
 
 Bounded metrics
 ---------------
-A percentile-bootstrap interval is *range-preserving* (Efron & Tibshirani 1993, §13.3 and
-Table 14.2): every resampled mean is a mean of observed values, so ``min(values) <= low <= high
-<= max(values)``. A metric that cannot leave ``[a, b]`` (a WiS game score of a civilian is
-``>= 0``; a rate is in ``[0, 1]``) therefore gets an interval inside ``[a, b]`` with no clipping,
-unlike a normal or Student-t interval ``mean ± t·s/√n``, which leaves the range when the values
-pile up at a bound (scores 0, 0, 0, 12: ``3.00 [-6.55, 12.55]``). A pooled ratio of sums with
-positive denominators (:func:`bootstrap_ratio`) is a weighted mean of the units' ratios and is
-range-preserving the same way. :func:`clip` is for the cases that are not (a cluster bootstrap
-of a composite metric whose draws are computed on a wider scale), and says so in its docstring.
+A percentile-bootstrap interval is *range-preserving* (Efron & Tibshirani 1993, ch. 13-14, where
+the percentile method is compared with the standard normal one): every resampled mean is a mean of
+observed values, so ``min(values) <= low <= high <= max(values)``. A metric that cannot leave
+``[a, b]`` (a rate is in ``[0, 1]``; a WiS civilian's game score is ``>= 0``) therefore gets an
+interval inside ``[a, b]`` with no clipping, unlike a normal or Student-t interval
+``mean ± t·s/√n``, which leaves the range when the values pile up at a bound (scores 0, 0, 0, 12:
+``3.00 [-6.55, 12.55]``). (A WiS spy's game score can be below 0: each civilian vote for the spy
+costs it a point, WiS App. A rule e; the interval then reaches down to the lowest score seen, no
+further.) A pooled ratio of sums with positive denominators (:func:`bootstrap_ratio`) is a
+weighted mean of the units' ratios and is range-preserving the same way. :func:`clip` guards a
+metric's range where an interval is not built this way.
 
 Report tables
 -------------
