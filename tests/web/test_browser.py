@@ -95,7 +95,9 @@ def test_who_is_spy_replay_and_its_call_log(page, tmp_path):
     link = pg.locator(".ev.k-describe a.call").first
     call_id = link.get_attribute("href").rsplit("/", 1)[1]
     link.click()
-    assert pg.url.endswith(f"/calls/spy-kettle/{call_id}") and call_id in pg.locator("h1").inner_text()
+    assert pg.url.endswith(f"/calls/spy-kettle/{call_id}") and pg.locator("#call-id").inner_text() == call_id
+    shown = pg.locator("h1 small").inner_text()     # the id's distinguishing part: "call …001b"
+    assert shown.startswith("call …") and call_id.endswith(shown.removeprefix("call …"))
     # the old round-by-round page is this replay now
     pg.goto(base + "/wis-replay/spy-kettle")
     assert pg.url == base + "/replay/spy-kettle" and pg.locator("#players-table tbody tr").count() == 4
