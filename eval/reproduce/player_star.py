@@ -449,7 +449,8 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     from eval.runs.wellplay_run import run_wellplay_eval
     from graphs.mmg.rules import MURDERER_SPEC
     from mas_agents.llm import spec_text
-    from mas_agents.rundir import check_resume, write_json
+    from eval.runs.record import NOT_CONFIGURATION, check_same_run
+    from mas_agents.rundir import write_json
 
     if isinstance(model, (list, tuple)):
         if len(model) != 1:
@@ -464,9 +465,9 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     out = Path(out)
     label = spec_text(model)
     settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": EVAL_RUNS,
-                "methods": [*METHODS, *CHANCE]}
+                "methods": [*METHODS, *CHANCE], "models": [label]}   # one model seats every character
     out.mkdir(parents=True, exist_ok=True)
-    check_resume(out, RESUME_KEYS, **settings)
+    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings}, ignore=NOT_CONFIGURATION - {"model"})
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
               "released_logs": load_table("player_star_released_logs")}
     from eval.datasets import DataError

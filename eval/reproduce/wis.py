@@ -395,7 +395,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     from eval.reports.wis_leaderboard import Leaderboard
     from eval.runs.wis_session import speak_limit
     from eval.runs.wis_tournament import run_experiment, run_tournament, schedule
-    from mas_agents.rundir import check_resume
+    from eval.runs.record import check_same_run
 
     pool = parse_pool(model)
     if others is not None:
@@ -406,8 +406,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     if limit is not None and limit < 1:
         raise ValueError(f"--limit {limit}: must be >= 1")
     out = Path(out)
-    settings = {"pool": pool, "others": others, "limit": limit, "seed": seed, "lang": LANG}
-    check_resume(out, RESUME_KEYS, **settings)
+    settings = {"pool": pool, "others": others, "limit": limit, "seed": seed, "lang": LANG,
+                "models": sorted(set(pool) | ({others} if others else set()))}   # every seat's (eval.runs.record)
+    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings})
     out.mkdir(parents=True, exist_ok=True)
     if not (out / "config.json").exists():
         _write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings})

@@ -42,9 +42,12 @@ from eval.metrics.cost import actor_cost, method_seats
 from eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, paired_difference
 from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, marks_run, versions, write_json
+from eval.runs.record import check_same_run, model_fields
+from mas_agents.rundir import marks_run, versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
+#: ``config.json``'s ``kind`` of a ``mas ablate`` run directory.
+KIND = "ablation"
 BASELINES = ("pp", "op", "always_a", "random")
 
 
@@ -297,9 +300,10 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
     ``speak_timeout``: the Who-is-Spy speaking limit in seconds (None: no limit; see :func:`run_spy`).
 
     Raises:
-        ValueError: unknown bench, block, script or settings range, or ``out`` holds an ablation
-            with other settings (``<out>/config.json`` names the field). Benches may differ: a
-            run can be extended bench by bench, and the report keeps the benches run before.
+        ValueError: unknown bench, block, script or settings range.
+        RunConflict: ``out`` holds a run of another configuration (:func:`eval.runs.record.check_same_run`;
+            ``<out>/config.json`` names the field). Benches may differ: a run can be extended
+            bench by bench, and the report keeps the benches run before.
         FileNotFoundError / DataError: a data file is missing or malformed.
     """
     bad = [b for b in benches if b not in BENCHES]
@@ -308,14 +312,16 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
     grid = variants(base, blocks)
     _check_inputs(data_root, benches, script=script, lang=lang, settings=settings)
     out.mkdir(parents=True, exist_ok=True)
-    cfg = {"base": base, "blocks": list(blocks), "seeds": seeds, "script": script, "games": games, "players": players,
-           "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
-           "model": spec_text(model)}
-    check_resume(out, tuple(cfg), **cfg)   # a resumed grid must not mix settings
+    used = model_fields([spec_text(model)], model)   # the agent specs name no model: every seat runs it
+    cfg = {"kind": KIND, "base": base, "blocks": list(blocks), "seeds": seeds, "script": script, "games": games,
+           "players": players, "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
+           "model": used.pop("model"), **used}
+    # a resumed grid must not mix settings; more benches extend it
+    check_same_run(out, {**cfg, "benches": benches}, may_differ=("benches",))
     write_json(out / "config.json", {**cfg, "benches": benches, "command": command,
                                      "record_prompts": record_prompts(), "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": base, "blocks": blocks, "variants": grid,
-                              "model": spec_text(model),
+                              "model": cfg["model"], "models": cfg["models"],
                               "seeds": seeds, "script": script, "games": games, "settings": settings,
                               "rounds": rounds, "lang": lang, "players": players, "speak_timeout": speak_timeout,
                               "versions": versions(), "benches": {}}

@@ -35,7 +35,8 @@ from eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
+from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields
+from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 #: The game-playing baselines of PLAYER* §4 (Table A5), in the order a tie for cheapest is broken.
@@ -420,7 +421,9 @@ def bar_chart(table: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-RESUME_KEYS = ("model", "lang", "rounds", "questions")
+#: Fields of ``config.json`` a rerun into the same directory may change: it extends the run
+#: (the models then follow the methods); see :mod:`eval.runs.record`.
+EXTENDS = ("methods", "scripts", "seeds", "models")
 
 
 @marks_run
@@ -440,15 +443,20 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
 
     Raises:
         ValueError: an unknown method.
+        RunConflict: ``out`` holds a comparison with another model, lang, rounds or questions
+            (:func:`eval.runs.record.check_same_run`; other methods, scripts or seeds extend it).
     """
     check_methods(methods)
     out.mkdir(parents=True, exist_ok=True)
-    check_resume(out, RESUME_KEYS, model=spec_text(model), lang=lang, rounds=rounds,
-                 questions=questions)
-    write_json(out / "config.json", {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
-                                     "seeds": seeds, "model": spec_text(model),
-                                     "lang": lang, "rounds": rounds, "questions": questions,
-                                     "record_prompts": record_prompts(), "versions": versions()})
+    # every seat of every game and every evaluation runs ``model``; model-free methods none
+    used = model_fields([spec_text(model)] if any(m not in MODEL_FREE for m in methods) else [], model)
+    config = {"kind": "wellplay-compare", "methods": methods, "scripts": [s.name for s in scripts],
+              "seeds": seeds, "model": used.pop("model"), "lang": lang, "rounds": rounds, "questions": questions,
+              **used}
+    # a rerun may add methods, scripts or seeds (finished cells are reused); the model given
+    # (default_model, which every seat runs), lang, rounds and questions must be the same
+    check_same_run(out, config, may_differ=EXTENDS, ignore=NOT_CONFIGURATION - {"default_model"})
+    write_json(out / "config.json", {**config, "record_prompts": record_prompts(), "versions": versions()})
     cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
 
     def one(cell, root: Path):
@@ -467,7 +475,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
                      done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
-              "model": spec_text(model), "rounds": rounds,
+              "model": config["model"], "models": config["models"], "rounds": rounds,
               "questions": questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table),
               "gameplay_cost": cost_comparison(table),
               "reused_cells": sum(1 for r in rows if r.get("reused"))}

@@ -20,10 +20,12 @@ from graphs.magic.events import SCENARIOS
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.events import read_events
-from mas_agents.llm import spec_text
-from mas_agents.rundir import check_resume, marks_run, read_json, versions, write_json
+from eval.runs.record import check_same_run, model_fields, seat_model
+from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
+#: ``config.json``'s ``kind`` of a ``mas magic run`` run directory.
+KIND = "magic-bench"
 
 
 def parse_scenarios(text: str) -> list[str]:
@@ -71,17 +73,25 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     threads, or Ray tasks in flight); None = ``--max-connections`` when every seat's model is remote,
     else 1.
 
+    ``config.json`` records the models the seats used (``models``: the challenger's and the
+    defender's, :mod:`eval.runs.record`) beside the ``--model`` default (``default_model``).
+
     Raises:
-        ValueError: bad scenario/settings, or ``out`` holds a run with another challenger,
-            defender, model, replay setting or temperature.
+        ValueError: bad scenario/settings.
+        RunConflict: ``out`` holds a run of another configuration (another challenger, defender,
+            models, replay setting, seed or temperature; more scenarios or settings extend it),
+            before anything is written (:func:`eval.runs.record.check_same_run`).
     """
     from eval.runs.magic_session import play_magic_game
     play = play or play_magic_game
     out.mkdir(parents=True, exist_ok=True)
-    cfg = {"challenger": challenger, "defender": defender, "model": spec_text(model),
-           "replay_openings": replay_openings, "seed": seed, "temperature": temperature}
-    check_resume(out, tuple(cfg), **cfg)
-    write_json(out / "config.json", {**cfg, "scenarios": scenarios, "settings": settings,
+    used = model_fields([seat_model(a, model) for a in (challenger, defender)], model)
+    cfg = {"challenger": challenger, "defender": defender, "model": used.pop("model"),
+           "replay_openings": replay_openings, "seed": seed, "temperature": temperature, **used}
+    # more scenarios or settings extend the run (finished games are reused); nothing else may differ
+    check_same_run(out, {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings},
+                   may_differ=("scenarios", "settings"))
+    write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings,
                                      "record_prompts": record_prompts(), "versions": versions()})
     games = plan(data_root, scenarios, settings)
 

@@ -10,7 +10,6 @@ from eval.games import GameDef, Table, register
 from eval.runs.seats import Seats
 from graphs.magic.graph import MagicRuntime, build_graph
 from graphs.magic.rules import GAMES
-from mas_agents.llm import spec_text
 
 #: The challenger's sides per scenario (MAgIC §3.2, A.1): in the deduction games it plays each
 #: side in turn; in the others it plays the setting's test seat.
@@ -71,7 +70,7 @@ def setup(seats: Seats, *, out: Path, scenario: str, setting: Any, side: str, ch
         persona = Persona(name=p, title=f"MAgIC {scenario}", role=rt.roles()[p], players=players, system=system)
         rt.agents[p] = seats.agent(persona, spec, GAMES[scenario])
     config = {"scenario": scenario, "setting_id": setting.id, "side": side, "challenger": challenger,
-              "defender": defender, "seats": specs, "model": spec_text(seats.default_model), "seed": seats.seed,
+              "defender": defender, "seats": specs, "seed": seats.seed,
               "temperature": seats.temperature, "replay_openings": replay_openings}
 
     def result(state: dict, *, llm: dict, wall_time_s: float) -> dict:

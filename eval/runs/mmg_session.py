@@ -63,13 +63,12 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     Raises:
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
     """
-    from mas_agents.llm import model_label
     from graphs.mmg.players import build_mmg_agents
     from graphs.mmg.rules import MURDERER_SPEC
     from mas_agents.specs import parse_spec
     from memory import MemorySettings, default_embedder
 
-    sc, model = script, seats.default_model
+    sc = script
     parse_spec(agent)
     check_human(sc, human)
     settings = settings or MemorySettings()
@@ -77,18 +76,27 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     if human is not None:   # a person plays this character (eval/runs/human.py)
         from eval.runs.human import HumanCharacter
         agents[human] = HumanCharacter(agents[human].persona, seats.human_dir)
+    record_seats(seats, agents)
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)
     config = {"script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
-              "murderer_agent": MURDERER_SPEC, "model": model if isinstance(model, str) else model_label(model),
-              "seed": seats.seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
+              "murderer_agent": MURDERER_SPEC, "seed": seats.seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
               "data_dir": str(data_root) if data_root else None, **({"human": human} if human else {})}
     table = runtime_table(rt, config)
     if human is not None:   # the person sees the accusation and the truth too
         from mas_agents.events import read_events
         table.finished = lambda events: agents[human].observe(read_events(Path(out) / "events.jsonl"))
     return table
+
+
+def record_seats(seats: Seats, agents: dict[str, Any]) -> None:
+    """Record every character's model in ``seats`` (``config.json``'s ``seat_models``): the run's
+    one model (the agent specs of a murder mystery name no model, :func:`setup`), or ``human``
+    for a character a person plays."""
+    from eval.runs.human import HUMAN, HumanCharacter
+    for name, a in agents.items():
+        seats.seat(name, HUMAN if isinstance(a, HumanCharacter) else "plain")
 
 
 def runtime_table(rt: MMGRuntime, config: dict[str, Any]) -> Table:
@@ -130,8 +138,13 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
     """
     from dataclasses import replace
     from eval.runs.session import run
-    fields = {k: v for k, v in config.items() if k not in ("kind", "endpoints", "record_prompts", "versions")}
-    game = replace(GAME_DEF, setup=lambda seats, out: runtime_table(rt, fields))
+    fields = {k: v for k, v in config.items()
+              if k not in ("kind", "endpoints", "record_prompts", "versions", "models", "seat_models", "default_model")}
+    def prebuilt(seats: Seats, out: Path) -> Table:
+        record_seats(seats, rt.agents)   # the given model (config's "model") plays every agent
+        return runtime_table(rt, fields)
+
+    game = replace(GAME_DEF, setup=prebuilt)
     return run(game, out, resume=resume, progress=progress, recorder=recorder,
                model=config.get("model", "local"), seed=config.get("seed", 0))
 

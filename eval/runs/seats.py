@@ -34,6 +34,8 @@ class Seats:
         self.temperature = temperature
         self.out = Path(out) if out is not None else None
         self._pool = ModelPool(recorder, seed, temperature=temperature)
+        #: seat name -> the model spec it plays with (:meth:`seat`), in seating order
+        self.seat_models: dict[str, str] = {}
 
     def model(self, spec: Any = None):
         """The accounted chat model for ``spec`` (None: the default model); one per distinct spec."""
@@ -42,6 +44,27 @@ class Seats:
     def models(self) -> list:
         """The accounted models built so far (``config.json``'s ``endpoints``)."""
         return self._pool.models()
+
+    def seat(self, name: str, spec: str) -> str:
+        """Record that seat ``name`` (as the events name it) plays the agent spec ``spec`` and
+        return the model spec it runs (:func:`eval.runs.record.seat_model`: ``@MODEL``, else the
+        default; a URL or ``human`` as it is). :meth:`agent` records its persona's seat itself; a
+        game that seats players another way calls this for each seat, so ``config.json`` says
+        which model every seat used (``seat_models``, ``models``).
+
+        Raises:
+            ValueError: an empty model after ``@``.
+        """
+        from eval.runs.record import seat_model
+        self.seat_models[name] = seat_model(spec, self.default_model)
+        return self.seat_models[name]
+
+    def used_models(self) -> list[str]:
+        """The sorted distinct model specs the run's seats use: those of :attr:`seat_models`,
+        else (a game that records no seat) those of the models built so far."""
+        if self.seat_models:
+            return sorted(set(self.seat_models.values()))
+        return self._pool.specs()
 
     @property
     def human_dir(self) -> Path | None:
@@ -65,6 +88,7 @@ class Seats:
         from mas_agents.specs import build_agent, build_blocks, split_model
         blocks, model_spec = split_model(spec)
         model = self.model(model_spec)
+        self.seat(persona.name, spec)
         if embedder is not None:
             return build_agent(persona, blocks, model, embedder, settings, game=game)
         return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(blocks), spec=blocks, game=game)

@@ -3,8 +3,9 @@
 It owns the run directory for every game (README, "What a run writes"):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
-  "versions"}`` (``model`` and ``seed`` after the game's fields when it wrote none), written
-  before the first move;
+  "versions"}`` (``model`` and ``seed`` after the game's fields when it wrote none, then
+  ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
+  contract of :mod:`eval.runs.record`), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
 * ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
@@ -14,23 +15,30 @@ It owns the run directory for every game (README, "What a run writes"):
 * ``result.json`` and ``transcript.md`` at the end, ``run.lock`` while it runs
   (:func:`mas_agents.rundir.marks_run`).
 
-A game without a checkpoint is replayed from the start when it is run again into the same
-directory (its call and prompt logs are cleared first); runners of many games skip those whose
-``result.json`` exists.
+Run again into a directory that holds a game (issue 46, :func:`eval.runs.record.check_same_run`):
+a game of another configuration is refused (:class:`eval.runs.record.RunConflict`, naming the
+field) and nothing is written; a finished game of the same configuration is reused (its
+``result.json`` is returned, nothing is replayed or rewritten); an unfinished one is resumed
+(a game that checkpoints, with ``resume``) or replayed from the start (its call and prompt logs
+cleared first). Runners of many games skip those whose ``result.json`` exists.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
 from eval.games import GameDef, Table, get
+from eval.runs.record import check_same_run, holds_record, model_fields
 from eval.runs.seats import Seats
 from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import follow_events, write_events
 from mas_agents.gc_tuning import fewer_collections
-from mas_agents.rundir import Stopwatch, marks_run, write_json
+from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
+
+log = logging.getLogger(__name__)
 
 
 @marks_run
@@ -55,17 +63,18 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             keyword-only arguments).
 
     Returns:
-        The game's ``result.json`` content.
+        The game's ``result.json`` content (the stored one when ``out`` holds this game finished).
 
     Raises:
         ValueError: an unknown game, a missing or unknown parameter (:func:`check_params`, before
             anything is written), ``resume`` for a game that does not checkpoint, or what the
             game's setup raises for a bad parameter value (nothing is left in ``out`` then).
-        FileExistsError: a checkpointed game already in ``out`` and ``resume`` False.
+        RunConflict: ``out`` holds a game of another configuration (a ``ValueError`` and a
+            ``FileExistsError``; the message names the field); nothing is written.
+        FileExistsError: an unfinished checkpointed game already in ``out`` and ``resume`` False.
         FileNotFoundError: ``resume`` but ``out`` holds no checkpoint, or a seat's local model file
             is missing (:func:`load_local_models`, after ``config.json``, before the first move).
     """
-    from mas_agents.llm import spec_text
     from mas_agents.remote import endpoint_report
     from mas_agents.rundir import versions
 
@@ -75,17 +84,18 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "checkpoints.sqlite"
     calls = out / "llm_calls.jsonl"
+    finished = (out / "result.json").exists()
+    played = holds_record(out)
     if g.checkpoint:
-        if resume and not ckpt.exists():
+        if resume and not ckpt.exists() and not finished:
             raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")
-        if not resume and (ckpt.exists() or (out / "events.jsonl").exists()):
+        if not resume and not finished and (ckpt.exists() or (out / "events.jsonl").exists()):
             raise FileExistsError(f"{out} already holds a game; pass --resume to continue it or choose another --out")
     elif resume:
         raise ValueError(f"{g.title} games do not resume mid-game: run it again into a new directory")
-    elif recorder is None:
-        clear_call_log(calls)   # a replayed game starts its call and prompt logs afresh
     new_log = not calls.exists()
-    recorder = recorder if recorder is not None else CallRecorder(calls, load_existing=resume)
+    fresh_log = recorder is None
+    recorder = recorder if recorder is not None else CallRecorder(calls, load_existing=resume and calls.exists())
     seats = Seats(recorder, model, seed, temperature=temperature, out=out)
     table: Table | None = None
     try:
@@ -95,9 +105,21 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             if new_log and calls.exists() and calls.stat().st_size == 0:
                 calls.unlink()   # a refused set-up leaves nothing behind
             raise
+        # the models the seats used (eval.runs.record), in the game's own dict: its result sees them
+        fields = record_fields(seats, model)
+        table.config["model"] = fields.pop("model")
+        table.config.setdefault("seed", seed)
+        table.config.update(fields)
         config = {"kind": g.kind, **table.config}
-        config.setdefault("model", spec_text(model))   # every run says its model and seed
-        config.setdefault("seed", seed)
+        if played:   # never over a played run of another configuration; a finished one is reused
+            check_same_run(out, config)
+            if finished:
+                log.warning("%s already holds this finished %s game (same configuration): reused, not replayed; "
+                            "choose another --out to play it again", out, g.title)
+                return read_json(out / "result.json")
+        if not g.checkpoint and not resume and fresh_log:
+            clear_call_log(calls)   # a replayed game starts its call and prompt logs afresh
+            calls.touch()
         write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts, "versions": versions()})
         load_local_models(seats.models())
@@ -119,6 +141,13 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     finally:
         if table is not None and table.close:
             table.close()
+
+
+def record_fields(seats: Seats, model: Any) -> dict:
+    """The model fields of a game's ``config.json`` (:func:`eval.runs.record.model_fields`): the
+    models its seats used (``models``, ``seat_models``, ``model``) and the default given
+    (``default_model``), from the seats the game's set-up recorded (:meth:`Seats.seat`)."""
+    return model_fields(seats.used_models(), model, seats.seat_models or None)
 
 
 def load_local_models(models: list) -> int:

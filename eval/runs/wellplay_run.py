@@ -5,12 +5,14 @@ See :mod:`eval.runs.wellplay_eval` for the methods, shuffling and files written.
 
 from __future__ import annotations
 
+import logging
 import random
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
 from eval.datasets.wellplay import Script, load_all, load_script
+from eval.runs.record import check_same_run, holds_record, model_fields
 from eval.runs.wellplay_eval import (
     METHODS,
     MODEL_FREE,
@@ -30,6 +32,8 @@ from mas_agents.events import write_events
 from mas_agents.llm import spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
+
+log = logging.getLogger(__name__)
 
 
 def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run: Path | None) -> tuple[list[Script], list[dict]]:
@@ -183,8 +187,15 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
             of ``model`` (1 for a local model, ``--max-connections`` for a remote one). The files
             written do not depend on it.
 
+    Into a directory that holds an evaluation (issue 46, :func:`eval.runs.record.check_same_run`):
+    one of another configuration is refused, nothing written; a finished one of the same
+    configuration is reused (its ``result.json`` returned, nothing run); an unfinished one is
+    run again from the start. ``config.json`` records ``models`` (the answering model; none for
+    a model-free method) and ``default_model`` (:mod:`eval.runs.record`).
+
     Raises:
         ValueError: unknown method or scoring, or session without run.
+        RunConflict: ``out`` holds an evaluation of another configuration (names the field).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
@@ -194,12 +205,18 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     scripts, game_events = scripts_for(data_root, method, script, lang, run)
     # session: every character answers with the agent spec it played with (game result.json)
     specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
-    model_label = spec_text(model)
+    used = model_fields([] if method in MODEL_FREE else [spec_text(model)], model)   # one model answers for all
     config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
-              "model": None if method in MODEL_FREE else model_label, "seed": seed, "runs": runs,
+              "model": used.pop("model") or None, "seed": seed, "runs": runs,
               "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
-              "settings": vars(settings) if settings is not None else None,
+              "settings": vars(settings) if settings is not None else None, **used,
               "record_prompts": record_prompts() and method not in MODEL_FREE, "versions": versions()}
+    if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
+        check_same_run(out, config)
+        if (out / "result.json").exists():
+            log.warning("%s already holds this finished evaluation (same configuration): reused, not run again; "
+                        "choose another --out to evaluate again", out)
+            return read_json(out / "result.json")
     write_json(out / "config.json", config)
     if total:
         total(runs * sum(len(s.all_questions()) for s in scripts))

@@ -17,7 +17,6 @@ from eval.games import GameDef, Table, register
 from eval.runs.seats import Seats
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
-from mas_agents.llm import spec_text
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -219,6 +218,8 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
             if closer:
                 closer()
 
+    for p, spec in zip(names, agents):
+        seats.seat(p, spec)   # the model each seat runs (config.json's seat_models)
     try:
         for p, spec in zip(names, agents):
             if p not in table:
@@ -227,8 +228,7 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
         close()
         raise
     game_id = game_id or Path(out).name
-    config = {"game_id": game_id, "agents": agents, "pair": pair, "lang": lang,
-              "model": spec_text(seats.default_model), "seed": seed,
+    config = {"game_id": game_id, "agents": agents, "pair": pair, "lang": lang, "seed": seed,
               "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
               "vote_timeout": vote_timeout}
     rt = WisRuntime(seats=names, roles=roles, words=words, players=table, first=names[first_speaker], lang=lang,

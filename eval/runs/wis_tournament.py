@@ -29,12 +29,17 @@ from eval.metrics.wis import agent_metrics, player_rows
 from eval.reports.wis_leaderboard import Leaderboard
 from graphs.wis import rules as rules
 from mas_agents.cells import default_concurrency, run_cells
+from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
+from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
-from mas_agents.rundir import marks_run
+from mas_agents.rundir import marks_run, versions, write_json
 
 log = logging.getLogger(__name__)
 
 EXPERIMENT_KINDS = ("attack", "defense", "reasoning")
+#: ``config.json``'s ``kind`` of a tournament's directory and of an experiment's.
+TOURNAMENT_KIND = "wis-tournament"
+EXPERIMENT_KIND = "wis-experiment"
 
 
 def schedule(agents: list[str], games: int, players: int = rules.DEFAULT_PLAYERS, *, pairs: list[dict],
@@ -104,6 +109,19 @@ def _is_local_seat(spec: str, default_model: Any) -> bool:
     return not isinstance(m, str) or m.startswith("local")
 
 
+def tournament_record(tid: str, config: dict, model: Any) -> dict:
+    """The tournament's own ``config.json`` (``kind: "wis-tournament"``) from its leaderboard
+    ``config`` (:func:`run_tournament`): the options, the models its seats used (``models``: every
+    game's seats, :mod:`eval.runs.record`; a WiS-protocol agent by its URL), the ``--model``
+    default (``default_model``, which the id depends on) and the tournament ``id`` (a hash of the
+    whole seating plan, :func:`tournament_id`), without the plan itself (the leaderboard keeps it)."""
+    seats = {seat_model(a, model) for g in config["plan"] for a in g["agents"]}
+    used = model_fields(seats, model)
+    return {"kind": TOURNAMENT_KIND, "agents": list(config["agents"]), "games": config["games"],
+            "players": config["players"], "lang": config["lang"], "seed": config["seed"],
+            "speak_timeout": config["speak_timeout"], "model": used.pop("model"), **used, "id": tid}
+
+
 def tournament_id(config: dict) -> str:
     """A stable id for a tournament config: rerunning the same command finds the same id."""
     blob = json.dumps(config, sort_keys=True, ensure_ascii=False)
@@ -137,8 +155,12 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         tick: called with each game's index as it finishes, and at once for each game already
             stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
 
+    Writes ``<out>/config.json`` (:func:`tournament_record`) before the first game.
+
     Raises:
         ValueError: bad arguments, or an existing tournament id with another config.
+        RunConflict: ``out`` holds another tournament (other agents, games, options, models or
+            ``--model``), before anything is written (:func:`eval.runs.record.check_same_run`).
     """
     from eval.datasets.wis import load_pairs
     from eval.runs.wis_session import play_game
@@ -168,9 +190,13 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
               "model": spec_text(model), "speak_timeout": speak_timeout,
               "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
     tid = tid or tournament_id(config)
+    out = Path(out) if out else Path("runs") / f"spy-{tid}"
+    record = tournament_record(tid, config, model)
+    check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
     board = Leaderboard(db)
     board.start_tournament(tid, config)
-    out = Path(out) if out else Path("runs") / f"spy-{tid}"
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
     done = board.finished_indices(tid)
     todo = [g for g in plan if g["index"] not in done]
 
@@ -229,11 +255,18 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
                    play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
     """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.
 
+    Writes ``<out>/config.json`` (``kind: "wis-experiment"``, the options and the models the seats
+    used) before the first game; the arms are tournaments in ``<out>/baseline`` and ``<out>/<kind>``.
+
     Returns:
-        ``{"kind", "subject", "others", "games", "rows": [baseline metrics, strategy metrics], "table": markdown}``.
+        ``{"kind", "subject", "others", "games", "players", "model", "models", "rows": [baseline
+        metrics, strategy metrics], "table": markdown}`` (``models``: the subject's and the
+        others' models, :mod:`eval.runs.record`).
 
     Raises:
         ValueError: unknown kind, or a subject that already carries the strategy block.
+        RunConflict: ``out`` holds an experiment of another configuration, before anything is
+            written (:func:`eval.runs.record.check_same_run`).
     """
     from eval.datasets.wis import load_pairs
     if kind not in EXPERIMENT_KINDS:
@@ -244,6 +277,14 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
         raise ValueError(f"--subject {subject!r} already has the {kind} block; give the baseline spec")
     treated = f"{blocks}+{kind}" + (f"@{mdl}" if mdl else "")
     pairs = load_pairs(data_root, lang)
+    used = model_fields([seat_model(a, model) for a in (subject, others)], model)
+    record = {"kind": EXPERIMENT_KIND, "experiment": kind, "subject": subject, "others": others, "games": games,
+              "players": players, "lang": lang, "seed": seed, "speak_timeout": speak_timeout,
+              "model": used.pop("model"), **used}
+    if out is not None:
+        check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
+        Path(out).mkdir(parents=True, exist_ok=True)
+        write_json(Path(out) / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
     rows = []
     for arm, spec in (("baseline", subject), (kind, treated)):
         plan = schedule([spec, others], games, players, pairs=pairs, seed=seed,
@@ -255,7 +296,8 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
         board = Leaderboard(db)
         m = subject_metrics(board.games(res["id"]), plan)
         rows.append({"arm": arm, "spec": spec, "tournament": res["id"], **m})
-    return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players, "rows": rows,
+    return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players,
+            "model": record["model"], "models": record["models"], "rows": rows,
             "table": experiment_markdown(kind, rows, players=players)}
 
 

@@ -244,7 +244,7 @@ def experiment(
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "result.json", res)
     (out / "report.md").write_text(f"# WiS {kind} experiment\n\nSubject `{subject}` vs others `{others}`, "
-                                   f"{games} games per arm, {players} players, model {model}, seed {seed}.\n\n"
+                                   f"{games} games per arm, {players} players, models {', '.join(res['models'])}, seed {seed}.\n\n"
                                    + res["table"], encoding="utf-8")
     print(res["table"])
     print(out)
