@@ -22,7 +22,7 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   says it is partial.
 
 Resuming: rerunning with the same ``out`` reuses every finished game; another model, others or
-seed is refused (:func:`mas_agents.rundir.check_resume`, here and in each condition's run). Another
+seed is refused (:func:`eval.runs.record.check_same_run`, here and in each condition's run). Another
 ``limit`` is allowed: the games both plans share are the same games, so a ``--limit 1`` run grows
 into the full run in place.
 
@@ -61,7 +61,8 @@ from eval.reproduce.common import (
     source_line,
     write_report,
 )
-from mas_agents.rundir import check_resume, marks_run, read_json, write_json
+from eval.runs.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.rundir import marks_run, read_json, write_json
 
 PAPER = "magic"
 #: Condition name -> the challenger's agent spec (MAgIC §4: vanilla LLM vs the PGM-aware agent).
@@ -200,7 +201,10 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     settings = settings_for(limit)
     partial = settings is not None
     cfg = {"model": model, "others": others, "seed": seed, "temperature": TEMPERATURE}
-    check_resume(out, tuple(cfg), **cfg)
+    # the models every seat ran (eval.runs.record): the challenger's and the defenders'
+    cfg.update(models=sorted({model, others}), default_model=model)
+    # "model" here is the model under test, part of the configuration; another limit may differ
+    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **cfg}, ignore=NOT_CONFIGURATION - {"model"})
     config = {**cfg, "limit": limit, "settings": settings, "conditions": {c: {"challenger": ch, "defender": de}
                                                                           for c, (ch, de) in specs.items()}}
     out.mkdir(parents=True, exist_ok=True)
