@@ -369,12 +369,18 @@ def pgm_engagement(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]
 # ------------------------------------------------------------------------------ paper numbers
 
 
-def printed_average(table: PaperTable, metric: str) -> float | None:
-    """Table 4's printed "Average" row for ``metric`` (the row whose model starts with "Average"
-    and says "printed", else the first "Average" row; None when not printed)."""
+def printed_average_text(table: PaperTable, metric: str) -> str | None:
+    """Table 4's printed "Average" cell for ``metric`` as printed (``"13.0"``): the row whose model
+    starts with "Average" and says "printed", else the first "Average" row; None when not printed."""
     rows = [r for r in table.rows if r["model"].strip().lower().startswith("average")]
     rows = [r for r in rows if "printed" in r["model"].lower()] or rows
-    return PaperTable.number(rows[0].get(metric)) if rows else None
+    text = rows[0].get(metric) if rows else None
+    return None if PaperTable.number(text) is None else text.strip()
+
+
+def printed_average(table: PaperTable, metric: str) -> float | None:
+    """:func:`printed_average_text` as a number."""
+    return PaperTable.number(printed_average_text(table, metric))
 
 
 def pgm_pairs(table: PaperTable) -> list[tuple[str, str]]:
@@ -478,7 +484,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
         printed, mean = printed_average(t4, k), row_mean(t4, k)
         rows.append([LABELS[k], pct(o["vanilla"]), pct(o["pgm"]), fmt_estimate(o["paired"], unit="")]
                     + [miss4 if (d := improvement(t4, m, k)) is None else f"{d:+.1f}" for m in models]
-                    + ([miss4 if printed is None else f"{printed:g}"] if averages else [])
+                    + ([miss4 if printed is None else printed_average_text(t4, k)] if averages else [])
                     + [("no rows transcribed" if not models else "-") if mean is None else f"{mean:.2f}"])
     lines += md_table(["metric", "ours vanilla", "ours +PGM", "ours Δ paired over settings",
                        *(f"paper Δ {base}" for _, base in models), *(f"paper: {a}" for a in averages[:1]),

@@ -274,6 +274,7 @@ def test_the_report_prints_the_paper_numbers_as_transcribed(limit1):
     assert rows["metric"][4] == "paper Δ GPT-4-turbo" and rows["metric"][10] == "paper Δ Llama-2-70B"
     assert rows["Deception"][4] == "-2.5" and rows["Win rate"][5] == "+5.2"     # 62.5-65.0; 63.5-58.3
     assert rows["Deception"][11] == "6.07" and rows["Self-awareness"][11] == "0.66"
+    assert rows["Rationality"][11] == "13.0" and rows["Coordination"][11] == "12.2"   # as printed, not 13
     assert rows["Deception"][12] == "10.36" and rows["Self-awareness"][12] == "1.23"
     assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report
     assert "| GPT-4+P (paper) | 61.9 | 30.3 | 76.2 | 10.6 | 85.7 | 144.1 |" in report
