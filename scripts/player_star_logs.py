@@ -205,8 +205,8 @@ def files_from_git(git_dir: Path, commit: str = COMMIT) -> Iterator[tuple[str, b
     def git(*args: str) -> bytes:
         res = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True)
         if res.returncode:
-            raise LogError(f"--git-dir {git_dir}: git {' '.join(args[:2])} failed: "
-                           f"{res.stderr.decode(errors='replace').strip().splitlines()[-1:] or ['?']}")
+            last = (res.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+            raise LogError(f"--git-dir {git_dir}: git {' '.join(args[:2])} failed: {last}")
         return res.stdout
 
     listing = git("ls-tree", "-r", "-z", commit, "--", "log")

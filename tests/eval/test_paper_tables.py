@@ -225,6 +225,10 @@ def test_released_logs_script_bad_input_is_one_error_line(tmp_path, capsys, monk
     m = _script_module()
     assert m.main(["--git-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.csv")]) == 2
     assert capsys.readouterr().err == f"error: --git-dir {tmp_path / 'nowhere'}: not a directory\n"
+    (tmp_path / "empty").mkdir()
+    assert m.main(["--git-dir", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --git-dir {tmp_path / 'empty'}: git ls-tree -r failed: fatal: ") and err.count("\n") == 1
     assert m.main(["--log-root", str(tmp_path), "--out", str(tmp_path / "x.csv")]) == 2
     assert capsys.readouterr().err == f"error: --log-root {tmp_path}: no log/ folder in it\n"
     f = tmp_path / "log" / "log_cn" / "log_PLAYER" / "131-x" / "evaluate" / "evaluation_0.xlsx"
