@@ -13,7 +13,9 @@ anything outside is answered 403):
 ``/calls/{rel}/{call_id}``        one call: the messages as sent, structured-output field, raw
                                   completion, parsed action or parse error, re-prompt chain, events
 ``/eval/{rel}``                   a WellPlay evaluation: every question with its options as shown,
-                                  the model's letter, the key, right/wrong; totals with intervals
+                                  the model's letter, the key, right/wrong; totals with intervals;
+                                  while it runs, "k of N answered" per character, followed live
+                                  (``/replay/{rel}`` of it leads here until its events are written)
 ``/report/{rel}``                 ``report.md`` rendered (raw HTML off) with its figures
 ``/wis-replay/{rel}``             an old address: redirected (301) to ``/replay/{rel}``
 ``/raw/{rel}``                    a PNG/JSON/JSONL/Markdown/CSV/text file of a run, as data
@@ -24,7 +26,14 @@ anything outside is answered 403):
 ``/leaderboard.csv``              its rank table as CSV
 ``/play``                         start a Who-is-Spy game with a human seat
 ``/play/{rel}``                   the human seat: what that player sees, and the answer form
+``/favicon.ico``                  the icon (also ``/static/favicon.svg``, which pages name)
 ================================  ===============================================================
+
+Reading never writes: leaderboard databases are opened read-only without creating ``-wal`` or
+``-shm`` files (:func:`eval.reports.wis_leaderboard.connect_read_only`), and a run's date is read
+from its record (:func:`mas_agents.web.runs.run_date`), not from its folder's modification time.
+Responses are gzip-compressed for browsers that accept it (Starlette's ``GZipMiddleware``; zips and
+PNGs are left as they are).
 
 A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.runs.run_state`, from
 its ``result.json`` and the ``run.lock`` its runner keeps while it runs); only a running game is

@@ -1,7 +1,8 @@
 """The run directories under ``--runs``: what each is, and paths that never leave ``--runs``.
 
 A run directory is what a command writes (README, "What a run writes"). Its kind is read from
-its files, as each runner writes them:
+its files, as each runner writes them (newer runs name it in ``config.json`` ``kind``, every
+kind below; the other rules read runs written before):
 
 ==================  ===========================================================================
 kind                how it is recognised (writer)
@@ -18,6 +19,8 @@ kind                how it is recognised (writer)
 ``wis-tournament``  no ``config.json``, a ``games/`` folder of ``wis`` games
                     (``eval/runs/wis_tournament.py``)
 ``reproduce``       ``config.json`` ``kind: "reproduce"`` (``eval/reproduce/common.py``)
+``incomplete``      only a ``run.lock`` (:data:`UNCONFIGURED`): a run that failed, or is starting,
+                    before it wrote ``config.json`` (listed with the marker's error)
 any other game      ``config.json`` ``kind`` a game registered in :mod:`eval.games` (its runs
                     are written by :func:`eval.runs.session.run`; its ``GameDef.headline``
                     gives the runs list's line)
