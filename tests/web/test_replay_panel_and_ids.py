@@ -238,3 +238,17 @@ def test_a_human_seat_is_named_as_the_game_names_it(runs, tmp_path):
     assert "Player_2<" not in html
     run = client.get("/run/spy-human").text
     assert "Human seat Player 2</a>" in run and "Player_2<" not in run
+
+
+def test_a_game_without_events_yet_has_no_empty_panel_or_seat_filters(runs, tmp_path):
+    """A game that has written its ``config.json`` and no event yet (or an evaluation, whose events
+    are written at its end) names no seat yet: the replay leaves out the players panel and the seat
+    filters instead of showing them empty."""
+    root = tmp_path / "runs"
+    d = root / "spy-starting"
+    d.mkdir(parents=True)
+    shutil.copy(runs["wis"] / "config.json", d / "config.json")
+    html = _client(root).get("/replay/spy-starting")
+    assert html.status_code == 200
+    assert 'id="players-table"' not in html.text and 'id="seen-by"' not in html.text
+    assert 'id="owner-filter"' not in html.text and 'id="toggle-private"' in html.text
