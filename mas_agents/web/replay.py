@@ -26,9 +26,14 @@ planning: ``[actor]``; the harness's own records: ``["game"]``). :func:`rows` tu
   the events before a seat's action are what it had seen when it acted. An event the harness keeps
   for itself (``visible_to == ["game"]``: MAgIC's ground-truth setup and the self-awareness answers,
   which carry the true role) is seen by no seat, not even by its actor.
-* **Players** (:func:`players_panel`): seat, agent spec, model and role; in a hidden-role game (Who
-  is Spy, the murder mystery, Chameleon, Undercover) the roles, and a murder mystery's per-seat agent
-  when the murderer plays another agent, are shown only once the game has ended or on the private view.
+* **Players** (:func:`players_panel`): seat, agent spec, the model the seat ran (:func:`seat_model`:
+  ``config.json``'s ``seat_models``, else the spec's ``@MODEL``, else the run's ``model``) and role
+  (MAgIC's game-theory seats: challenger or defender); in a hidden-role game (Who is Spy, the murder
+  mystery, Chameleon, Undercover) the roles, and a murder mystery's per-seat agent and model when the
+  murderer plays another, are shown only once the game has ended, on the private view, or when the
+  game stopped before its end (its process is gone: it will not end).
+* **Phase headings** (:func:`phase_headings`): where a group has several phases, and in every round
+  once one round has them; never one repeating its group's title.
 
 Text is never marked safe here: the templates escape every field (agents write prompt
 injections on purpose).
