@@ -19,8 +19,9 @@ replayed from its start when interrupted, so nothing is lost there.
 from __future__ import annotations
 
 import contextvars
+import functools
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 #: Helper threads of the process-wide pool at most. Helpers only add parallelism: the calling
@@ -31,16 +32,61 @@ from typing import Any, Callable
 #: connection caps measured (256 in flight, ``benchmarks/results/throughput.md``).
 POOL_THREADS = 1024
 
-_POOL: ThreadPoolExecutor | None = None
+
+class _Helpers:
+    """The process-wide helper threads: daemon threads, started on demand up to ``limit``, that run
+    the functions :meth:`submit` queues, in queue order.
+
+    Daemon threads, unlike ``concurrent.futures.ThreadPoolExecutor``'s: an idle helper never
+    delays the end of the process. With the executor's threads, a Ctrl-C whose KeyboardInterrupt
+    reached the game's thread inside ``submit`` while it started the pool's first thread left that
+    thread unregistered, so nothing woke it at exit and the process waited for it until a second
+    Ctrl-C (issue 46, item 3: 1 stop in 19 hung for 11 minutes). Nothing a helper does outlives its
+    :func:`fan_out`, which waits for every helper it started (a helper that starts late finds no
+    call left and returns at once), so no work is lost by not waiting for helpers at exit.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._work: queue.SimpleQueue[Callable[[], Any]] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)    # one release per helper waiting for work
+        self._lock = threading.Lock()
+        self.started = 0
+
+    def submit(self, fn: Callable[[], Any]) -> None:
+        """Queue ``fn`` (its exceptions are the caller's to catch inside it); start a helper when
+        none is idle and fewer than ``limit`` exist."""
+        self._work.put(fn)
+        if self._idle.acquire(blocking=False):
+            return
+        with self._lock:
+            if self.started >= self.limit:
+                return
+            self.started += 1
+            name = f"mas-fanout_{self.started - 1}"
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            fn = self._work.get()
+            try:
+                fn()
+            except BaseException:  # noqa: BLE001 - fan_out's drain keeps its own errors; a helper lives on
+                pass
+            del fn
+            self._idle.release()
+
+
+_POOL: _Helpers | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _pool() -> ThreadPoolExecutor:
+def _pool() -> _Helpers:
     global _POOL
     if _POOL is None:
         with _POOL_LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="mas-fanout")
+                _POOL = _Helpers(POOL_THREADS)
     return _POOL
 
 
@@ -93,7 +139,7 @@ def fan_out(calls: list[Callable[[], Any]], width: int | None = None) -> list[An
 
     pool = _pool()
     for _ in range(width - 1):
-        pool.submit(contextvars.copy_context().run, drain, True)
+        pool.submit(functools.partial(contextvars.copy_context().run, drain, True))
     try:
         drain(False)
     finally:
