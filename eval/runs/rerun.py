@@ -1,0 +1,309 @@
+"""Re-execute a recorded run without its model and check it comes out the same (issue 50).
+
+:func:`rerun` plays a run again from its ``config.json`` (the game, its parameters, the agents,
+the seed and temperature) through the one runner (:func:`eval.runs.session.run`), with every
+model spec answering from the run's recording (:func:`mas_agents.replay.replaying`), and
+compares the new ``events.jsonl`` and ``result.json`` with the original's:
+
+* ``identical``: equal once what a re-execution cannot repeat is set aside (:data:`CLOCK_KEYS`:
+  wall and call times, a move's seconds; the transient retries a server caused; call ids, which
+  are compared by their pattern: the n-th distinct id of one file stands where the other's does);
+* ``prompt``: a call asked something the recording does not hold (a prompt sentence, a reply
+  format or a cap changed): the call, its actor and purpose, and the diff
+  (:class:`mas_agents.replay.ReplayMismatch`);
+* ``events`` / ``result``: every call was answered as recorded, yet the first event (or
+  ``result.json`` field) that differs does: a rule or a metric changed;
+* the package ``versions`` that differ from the recorded ones are listed either way (a change
+  of langgraph or of our own package is the likely cause of a difference).
+
+A run whose prompts were not recorded (``--no-record-prompts``) cannot be replayed
+(:class:`mas_agents.replay.NotReplayable`). A run of many cells (a tournament, ``mas magic
+run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is re-executed cell by cell:
+every directory below it whose ``config.json`` names a registered game (:func:`game_cells`);
+the experiment's own aggregates (leaderboard, report) are not re-executed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval.games import find
+from mas_agents.events import read_events
+from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
+from mas_agents.rundir import read_json
+
+__all__ = ["Outcome", "rerun", "rerun_cells", "game_cells", "params_of", "compare_runs", "CLOCK_KEYS"]
+
+#: JSON keys whose values are clock readings or depend on the server's transient faults, not on
+#: the game: left out of the comparison (WiS's per-move ``seconds``, call latency and start time,
+#: wall time, retries of transient errors).
+CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "retries"})
+
+
+@dataclass
+class Outcome:
+    """What :func:`rerun` found.
+
+    Attributes:
+        run: the original run directory; out: where the rerun was written.
+        status: ``"identical"``, ``"prompt"`` (a request not in the recording), ``"events"`` (an
+            event differs), ``"result"`` (``result.json`` differs), ``"calls"`` (the rerun made
+            fewer calls than the run recorded) or ``"error"`` (the rerun failed otherwise).
+        detail: one paragraph saying what differs (empty when identical).
+        versions: ``{package: (recorded, now)}`` of the package versions that differ.
+        calls: model calls answered from the recording.
+    """
+
+    run: Path
+    out: Path
+    status: str
+    detail: str = ""
+    versions: dict = field(default_factory=dict)
+    calls: int = 0
+
+    @property
+    def identical(self) -> bool:
+        return self.status == "identical"
+
+    def text(self) -> str:
+        """The outcome in a few lines, as ``mas rerun`` prints it."""
+        head = f"{self.run}: identical ({self.calls} calls replayed)" if self.identical else \
+            f"{self.run}: differs ({self.status}): {self.detail}\n  the rerun is kept in {self.out}"
+        if self.versions:
+            head += "\n  package versions differ from the recorded ones: " + ", ".join(
+                f"{k} {a} -> {b}" for k, a, b in ((k, *v) for k, v in self.versions.items()))
+        return head
+
+
+def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]]:
+    """``(kind, the game's parameters)`` to set a recorded game up again from its ``config.json``.
+
+    The parameters of the game's set-up (:attr:`eval.games.GameDef.params`) are taken from the
+    ``config.json`` fields of the same name; the built-in games' data objects are loaded again:
+    the murder mystery's WellPlay ``script`` (by ``script_id``, in ``lang``) and its memory
+    ``settings``; a MAgIC ``setting`` (``scenario`` and ``setting_id``). ``data_root`` is where
+    the datasets are (the run's own ``data_dir`` is used for the murder mystery when it exists).
+
+    Raises:
+        NotReplayable: not a game's run, or a seat no recording can play (a person's seat, a
+            WiS-protocol agent over HTTP).
+        ValueError: a parameter the game needs is not in ``config.json``; a data file is missing.
+    """
+    kind = config.get("kind")
+    game = find(kind)
+    if game is None:
+        raise NotReplayable(f"config.json kind {kind!r} is no registered game")
+    if config.get("human"):
+        raise NotReplayable(f"a person played {config['human']!r}: a person's answers are not replayed")
+    params: dict[str, Any] = {n: config[n] for n in game.params if n in config}
+    if kind == "mmg":
+        from eval.datasets.wellplay import load_script
+        from memory import MemorySettings
+        recorded = Path(config["data_dir"]) if config.get("data_dir") else None
+        root = recorded if recorded is not None and recorded.is_dir() else data_root
+        if root is None:
+            raise ValueError("the murder mystery needs the WellPlay data: give --data-dir")
+        params["script"] = load_script(root, str(config.get("script_id") or config["script"]), config.get("lang", "en"))
+        params["settings"] = MemorySettings(**config.get("settings") or {})
+        params["data_root"] = recorded
+        params.pop("human", None)
+    elif kind == "magic":
+        from eval.datasets.magic import load_setting
+        if data_root is None:
+            raise ValueError("MAgIC needs its settings: give --data-dir")
+        params["setting"] = load_setting(data_root, config["scenario"], int(config["setting_id"]))
+    elif kind == "wis":
+        from eval.runs.human import HUMAN
+        from mas_agents.specs import is_remote
+        others = [a for a in config.get("agents", []) if a == HUMAN or is_remote(a)]
+        if others:
+            raise NotReplayable(f"seat(s) {', '.join(others)} are no model of ours: their answers are not recorded")
+    missing = [n for n in game.params if n not in params and _required(game, n)]
+    if missing:
+        raise ValueError(f"config.json lacks the {kind} parameter(s) {', '.join(missing)}: cannot set the game up again")
+    return kind, params
+
+
+def _required(game: Any, name: str) -> bool:
+    import inspect
+    return inspect.signature(game.setup).parameters[name].default is inspect.Parameter.empty
+
+
+def _normal(obj: Any, ids: dict[str, str]) -> Any:
+    """``obj`` with :data:`CLOCK_KEYS` dropped and call ids replaced by their first-seen rank
+    (``ids`` is filled as they are met, so two files compare by the pattern of their ids)."""
+    if isinstance(obj, dict):
+        return {k: _normal(v, ids) for k, v in obj.items() if k not in CLOCK_KEYS}
+    if isinstance(obj, list):
+        return [_normal(v, ids) for v in obj]
+    if isinstance(obj, str) and len(obj) == 32 and obj.isalnum() and obj in ids:
+        return ids[obj]
+    return obj
+
+
+def _collect_ids(events: list[dict], ids: dict[str, str]) -> None:
+    for e in events:
+        for cid in e.get("llm_call_ids") or ():
+            ids.setdefault(cid, f"call#{len(ids)}")
+        data = e.get("data") or {}
+        for cid in data.get("call_ids") or () if isinstance(data, dict) else ():
+            if isinstance(cid, str):
+                ids.setdefault(cid, f"call#{len(ids)}")
+
+
+def _first_field(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first (dotted) path where ``a`` and ``b`` differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return f"{path}.{k}".lstrip("."), a.get(k, "(absent)"), b.get(k, "(absent)")
+            d = _first_field(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _first_field(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        if len(a) != len(b):
+            return f"{path} (length)".lstrip("."), len(a), len(b)
+        return None
+    return None if a == b else (path.lstrip(".") or "(value)", a, b)
+
+
+def _short(v: Any, n: int = 160) -> str:
+    s = json.dumps(v, ensure_ascii=False, default=str)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
+    """Compare ``events.jsonl`` then ``result.json`` of two run directories (see the module
+    text); returns ``("identical", "")`` or ``(status, what differs)``.
+
+    Raises:
+        FileNotFoundError, ValueError: a file is missing or not JSON.
+    """
+    old_ev, new_ev = read_events(original / "events.jsonl"), read_events(rerun_dir / "events.jsonl")
+    ids_a: dict[str, str] = {}
+    ids_b: dict[str, str] = {}
+    _collect_ids(old_ev, ids_a)
+    _collect_ids(new_ev, ids_b)
+    for i, (x, y) in enumerate(zip(old_ev, new_ev)):
+        nx, ny = _normal(x, ids_a), _normal(y, ids_b)
+        if nx != ny:
+            path, a, b = _first_field(nx, ny) or ("?", x, y)
+            return "events", (f"event {i} ({x.get('kind')} by {x.get('actor')}, round {x.get('round')}): "
+                              f"{path} was {_short(a)}, now {_short(b)}")
+    if len(old_ev) != len(new_ev):
+        longer, which = (old_ev, "the run") if len(old_ev) > len(new_ev) else (new_ev, "the rerun")
+        e = longer[min(len(old_ev), len(new_ev))]
+        return "events", (f"{len(old_ev)} events recorded, {len(new_ev)} now; {which}'s event {min(len(old_ev), len(new_ev))} "
+                          f"is {e.get('kind')} by {e.get('actor')}")
+    old_res, new_res = read_json(original / "result.json"), read_json(rerun_dir / "result.json")
+    d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
+    if d:
+        return "result", f"result.json {d[0]} was {_short(d[1])}, now {_short(d[2])}"
+    return "identical", ""
+
+
+def _versions_diff(config: dict) -> dict:
+    from mas_agents.rundir import versions
+    old = config.get("versions") or {}
+    now = versions()
+    return {k: (old[k], now.get(k)) for k in old if now.get(k) != old[k]}
+
+
+def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) -> Outcome:
+    """Re-execute the single game in ``run`` on its recording into ``out`` and compare.
+
+    Args:
+        run: a game's run directory (``config.json`` with a registered ``kind``, ``events.jsonl``,
+            ``result.json``, the call and prompt logs).
+        out: where to write the rerun (created; must not hold a run); None: a temporary
+            directory, removed when the rerun is identical.
+        data_root: the datasets root (WellPlay scripts, MAgIC settings).
+
+    Returns:
+        The :class:`Outcome` (a changed prompt, rule or metric is an outcome, not an exception).
+
+    Raises:
+        NotReplayable: the run's prompts were not recorded, it is not a finished game, or a seat
+            is no model (a person, an HTTP agent).
+        ValueError: ``config.json`` lacks a parameter, a data file is missing, ``out`` holds a run.
+        FileNotFoundError: ``run/config.json`` is missing.
+    """
+    from eval.runs.session import run as play
+
+    run = Path(run)
+    config = read_json(run / "config.json")
+    ok, why = replayable(run)
+    if not ok:
+        raise NotReplayable(f"{run} cannot be replayed: {why}")
+    if not (run / "result.json").is_file():
+        raise NotReplayable(f"{run} holds no finished game (no result.json): nothing to compare with")
+    kind, params = params_of(config, data_root)
+    temp = out is None
+    out = Path(tempfile.mkdtemp(prefix="mas-rerun-")) if out is None else Path(out)
+    if (out / "config.json").exists():
+        raise ValueError(f"--out {out} already holds a run; choose an empty directory")
+    model = config.get("default_model") or config.get("model") or "local"
+    outcome = Outcome(run=run, out=out, status="error", versions=_versions_diff(config))
+    with replaying(run) as rec:
+        try:
+            play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
+                 **params)
+        except ReplayMismatch as exc:
+            outcome.status, outcome.detail = "prompt", str(exc)
+        outcome.calls = sum(1 for r in rec.records if r.used)
+        if outcome.status == "error" and rec.mismatches:      # swallowed by the game, still a changed prompt
+            outcome.status, outcome.detail = "prompt", str(rec.mismatches[0])
+        if outcome.status == "error":
+            outcome.status, outcome.detail = compare_runs(run, out)
+            left = rec.unused()
+            if outcome.identical and left:
+                c = left[0]
+                outcome.status = "calls"
+                outcome.detail = (f"the rerun made {len(rec.records) - len(left)} of the {len(rec.records)} recorded calls; "
+                                  f"first not made: {c['call_id']} of {c.get('actor')} ({c.get('purpose')})")
+    if temp and outcome.identical:
+        shutil.rmtree(out, ignore_errors=True)
+    return outcome
+
+
+def game_cells(run: Path) -> list[Path]:
+    """The game directories of a run, sorted: ``run`` itself when its ``config.json`` names a
+    registered game, else every directory below it whose ``config.json`` does (the cells of a
+    tournament, a MAgIC bench, a comparison, an ablation, ``mas reproduce``)."""
+    run = Path(run)
+
+    def is_game(d: Path) -> bool:
+        try:
+            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(cfg, dict) and find(cfg.get("kind")) is not None
+
+    if is_game(run):
+        return [run]
+    return sorted(p.parent for p in run.rglob("config.json") if p.parent != run and is_game(p.parent))
+
+
+def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = None) -> list[Outcome]:
+    """:func:`rerun` of every game cell of ``run`` (:func:`game_cells`), each into
+    ``out / <its path below run>`` (or a temporary directory), one after another.
+
+    Raises:
+        NotReplayable: ``run`` holds no game (a WellPlay evaluation has no game to replay yet).
+        What :func:`rerun` raises, for the first cell that cannot be replayed.
+    """
+    run = Path(run)
+    cells = game_cells(run)
+    if not cells:
+        raise NotReplayable(f"{run} holds no game's run directory (a config.json whose kind is a registered game)")
+    return [rerun(c, None if out is None else Path(out) / c.relative_to(run), data_root=data_root) for c in cells]

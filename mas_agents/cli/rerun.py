@@ -1,0 +1,67 @@
+"""``mas rerun RUN_DIR``: re-execute a recorded run without its model and check it comes out the
+same (:mod:`eval.runs.rerun`, issue 50); ``--rescore`` recomputes its scores from its events
+(:mod:`eval.runs.rescore`).
+
+Exit codes: 0 identical (or re-scored equal), 1 a difference (the first one is printed), 2 bad
+input or a run that cannot be replayed (one ``error:`` line), 3 a fault that stopped the rerun.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mas_agents.cli import common as cli
+from mas_agents.cli.common import DataDir, Verbose
+from mas_agents.cli.game import Module, _import
+
+
+def rerun(
+    run_dir: Path = typer.Argument(..., help="A run directory: one game, or a run of many cells (each game is rerun)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where to write the rerun (default: a temporary "
+                                                           "directory, removed when identical)."),
+    rescore: bool = typer.Option(False, "--rescore", help="Recompute the scores from events.jsonl (no model, no "
+                                                          "replay) and compare them with result.json."),
+    module: Optional[list[str]] = Module,
+    data_dir: Optional[Path] = DataDir,
+    verbose: bool = Verbose,
+) -> None:
+    """Re-execute RUN_DIR from its config.json with every model answering from the run's recorded
+    prompts; print "identical" or the first event that differs and why."""
+    cli.setup_logging(verbose)
+    _import(module)
+    from mas_agents.replay import NotReplayable
+
+    if not (run_dir / "config.json").is_file():
+        cli.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
+    if rescore:
+        from eval.runs.rescore import EventsFormatError, rescore_run
+        try:
+            results = rescore_run(run_dir)
+        except (EventsFormatError, ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+        for r in results:
+            print(r.text())
+        raise typer.Exit(0 if all(r.same for r in results) else 1)
+    from eval.datasets import DataError, resolve_data_dir
+    from eval.runs.rerun import rerun_cells
+    try:
+        root = resolve_data_dir(data_dir)
+    except DataError as exc:
+        if data_dir is not None:
+            cli.fail(str(exc))
+        root = None            # a game that needs no dataset (the toy game, WiS with its pair in config.json)
+    try:
+        outcomes = rerun_cells(run_dir, out, data_root=root)
+    except NotReplayable as exc:
+        cli.fail(str(exc))
+    except (ValueError, FileNotFoundError, FileExistsError, DataError) as exc:
+        cli.fail(str(exc))
+    for o in outcomes:
+        print(o.text())
+    if len(outcomes) > 1:
+        same = sum(o.identical for o in outcomes)
+        print(f"{same} of {len(outcomes)} games identical")
+    raise typer.Exit(0 if all(o.identical for o in outcomes) else 1)
