@@ -167,9 +167,14 @@ def cell_fanout(models: list[Any]) -> int | None:
 
 def _local_cell(fn: Callable[[Any, Path], Any], root: Path, n: int, window: int) -> Callable[[tuple], tuple]:
     """``fn`` for the thread pool: item ``(ix, it)`` -> ``(ix, fn(it, root))``, with :data:`_CELL`
-    set for :func:`cell_fanout` (``n`` items, ``window`` at once; items start in order)."""
+    set for :func:`cell_fanout` (``n`` items, ``window`` at once; items start in order). After
+    Ctrl-C (:data:`mas_agents.accounting.STOP`) an item that has not started raises
+    :class:`mas_agents.accounting.StopRequested` instead of starting."""
     def one(ix_it: tuple) -> tuple:
+        from mas_agents.accounting import STOP, StopRequested
         ix, it = ix_it
+        if STOP.is_set():   # Ctrl-C: a queued cell does not start (it would make its directory, then stop)
+            raise StopRequested("stop requested (Ctrl-C); finished work is saved")
         before = getattr(_CELL, "run", (1, 0))
         _CELL.run = (window, n - ix)
         try:

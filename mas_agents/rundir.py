@@ -161,7 +161,9 @@ def run_each(items: list, fn, *, concurrency: int = 1, done=None) -> list:
     that size (useful for remote models; a local model serialises its calls anyway). ``done(item,
     result)`` is called on this thread as each item finishes (progress bars, records). The first
     exception, of an item or of ``done``, propagates; items that have not started by then are
-    cancelled.
+    cancelled. The exception gets a note (:pep:`678`, ``exc.__notes__``) saying how many items
+    finished, how many had started and not finished, and how many never started; the CLI's
+    one-line stop prints it.
 
     While it runs, the garbage collector collects in larger batches
     (:func:`mas_agents.gc_tuning.fewer_collections`).
@@ -176,26 +178,67 @@ def _run_each(items: list, fn, concurrency: int, done) -> list:
     results = []
     if concurrency <= 1:
         for it in items:
-            r = fn(it)
+            try:
+                r = fn(it)
+            except BaseException as exc:
+                _note_kept(exc, len(items), len(results), 1)
+                raise
             results.append(r)
             if done:
                 done(it, r)
         return results
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futs = {pool.submit(fn, it): it for it in items}
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    futs: dict = {}
+    seen: set = set()
+    in_done = False
+    try:
+        for it in items:
+            futs[pool.submit(fn, it)] = it
         for f in as_completed(futs):
-            try:
-                r = f.result()
-                results.append(r)
-                if done:
-                    done(futs[f], r)
-            except BaseException:
-                # items not started yet never start (a dead model server would fail each of them
-                # in turn, minutes before the one-line stop; a ``done`` that fails, e.g. a locked
-                # leaderboard, would leave them unrecorded); those running finish or fail
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+            r = f.result()
+            results.append(r)
+            seen.add(f)
+            if done:
+                in_done = True
+                done(futs[f], r)
+                in_done = False
+    except BaseException as exc:
+        # items not started yet never start (a dead model server would fail each of them in turn,
+        # minutes before the one-line stop; a ``done`` that fails, e.g. a locked leaderboard,
+        # would leave them unrecorded; after Ctrl-C, which reaches this thread anywhere in the
+        # loop, each would make its directory only to stop at its first call); those running
+        # finish or fail (after Ctrl-C at their next model call), and the ones that finish are
+        # still reported to ``done`` (unless ``done`` failed), so a game that ends during a stop
+        # is recorded like the others
+        pool.shutdown(wait=True, cancel_futures=True)
+        for f, it in futs.items():
+            if f in seen or f.cancelled() or f.exception() is not None:
+                continue
+            results.append(f.result())
+            seen.add(f)
+            if done and not in_done:
+                try:
+                    done(it, f.result())
+                except Exception as late:  # noqa: BLE001 - the stop's own error is the one raised
+                    exc.add_note(f"recording a cell that finished during the stop failed: {late}")
+                    in_done = True
+        started = sum(1 for f in futs if not f.cancelled())
+        _note_kept(exc, len(items), len(results), started - len(results))
+        raise
+    finally:
+        pool.shutdown(wait=True)
     return results
+
+
+def _note_kept(exc: BaseException, total: int, finished: int, open_: int) -> None:
+    """Add to ``exc`` (a note, :pep:`678`) what :func:`run_each` kept of its ``total`` items:
+    ``finished`` returned, ``open_`` had started and not returned (stopped mid-way or still ending),
+    the rest never started. The CLI's stop line shows it (:mod:`mas_agents.cli.common`)."""
+    if total <= 1:
+        return
+    later = max(0, total - finished - open_)
+    exc.add_note(f"{finished} of {total} cells finished and kept, {open_} stopped before the end "
+                 f"(rerunning continues or replays them), {later} not started")
 
 
 def check_resume(out: Path, keys: tuple[str, ...], **settings: Any) -> None:
@@ -241,12 +284,12 @@ def _boot_id() -> str | None:
 
 def write_run_marker(out: Path) -> dict[str, Any]:
     """Write ``out/run.lock``: this process (pid, host, start time in clock ticks since boot and
-    the boot id, so a reused pid or a restarted machine is not taken for it) and when the run
-    started. Returns what it wrote."""
+    the boot id, so a reused pid or a restarted machine is not taken for it), its whole command
+    line (``argv``) and when the run started. Returns what it wrote."""
     stat = _proc_stat(os.getpid())
     marker = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": stat[19] if stat else None,
               "boot_id": _boot_id(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "argv": [str(a) for a in sys.argv[:12]]}
+              "argv": [str(a) for a in sys.argv]}
     write_json(Path(out) / RUN_MARKER, marker)
     return marker
 
@@ -262,9 +305,13 @@ def read_run_marker(d: Path) -> dict[str, Any] | None:
 
 def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
     """Is the process of marker ``m`` alive? ``(True, "")``; ``(False, why not)``; ``(None, why)``
-    when it cannot be told from here (the marker names another host)."""
+    when it cannot be told from here (the marker names another host). A marker its runner left on
+    an exception says why: ``"it failed: Type: message"``, or ``"it was stopped (Ctrl-C, <ended>)"``
+    after the user's stop (:func:`marks_run`)."""
     if m.get("error"):
         return False, f"it failed: {m['error']}"
+    if m.get("stopped"):
+        return False, f"it was stopped ({m['stopped']}" + (f", {m['ended']}" if m.get("ended") else "") + ")"
     pid = m.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False, "its process marker names no process"
@@ -291,7 +338,10 @@ def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
 def marks_run(fn):
     """Decorator of a runner whose argument ``out`` is its run directory: ``out/run.lock`` says
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
-    runner returns, and keeps the error when the runner raises. A process that is killed leaves
+    runner returns. When the runner raises, it stays with ``error`` (``"Type: message"``) added, or
+    with ``stopped: "Ctrl-C"`` for a KeyboardInterrupt (the user's stop, and
+    :class:`mas_agents.accounting.StopRequested` raised by a model call after it), which
+    :func:`marker_process` reports as a stop, not a failure; both with ``ended``. A process that is killed leaves
     it behind with a pid that is gone: ``mas serve`` then shows the run as stopped, not running.
     A directory the call created and left empty is removed again."""
     import functools
@@ -316,9 +366,12 @@ def marks_run(fn):
                     (out / RUN_MARKER).unlink(missing_ok=True)
                     out.rmdir()
                 else:
-                    what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
-                    write_json(out / RUN_MARKER, {**mine, "error": what[:500],
-                                                  "ended": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                    ended = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                    if isinstance(exc, KeyboardInterrupt):   # the user's stop, not a failure
+                        write_json(out / RUN_MARKER, {**mine, "stopped": "Ctrl-C", "ended": ended})
+                    else:
+                        write_json(out / RUN_MARKER, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
+                                                      "ended": ended})
             raise
         if read_run_marker(out) == mine:
             (out / RUN_MARKER).unlink(missing_ok=True)
