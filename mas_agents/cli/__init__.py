@@ -28,8 +28,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+# rich_markup_mode=None: click's plain help, which wraps long option names instead of cutting
+# them at 80 columns ("--max-connecti…") and prints "[ray]" as typed (rich took it for markup);
+# typer hands the root's mode to every sub-command. No locals in a bug's traceback: they can hold
+# API keys and whole prompts.
 app = typer.Typer(help="mas-agents: LLM multi-agent games and their evaluation.", no_args_is_help=True,
-                  add_completion=False)
+                  add_completion=False, rich_markup_mode=None, pretty_exceptions_show_locals=False)
 data_app = typer.Typer(help="Datasets.", no_args_is_help=True)
 mmg_app = typer.Typer(help="Murder-mystery games on WellPlay scripts.", no_args_is_help=True)
 wellplay_app = typer.Typer(help="WellPlay multiple-choice evaluation.", no_args_is_help=True)
@@ -53,6 +57,7 @@ def _add_spy() -> None:
     app.command("reproduce")(remote_options(executor_options(reproduce)))
     from mas_agents.cli.game import game_app
     app.add_typer(game_app, name="game")
+    common.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, executor_options, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402
@@ -61,31 +66,8 @@ from mas_agents.cli import common  # noqa: E402
 @app.callback()
 def _root() -> None:
     """mas-agents: LLM multi-agent games and their evaluation."""
-    _install_interrupt()
+    common.install_stop_handler()
 
-
-def _install_interrupt() -> None:
-    """First Ctrl-C: stop at the next model call in every thread (LangGraph runs nodes in worker
-    threads, which a KeyboardInterrupt in the main thread never reaches), keeping finished work;
-    second Ctrl-C: quit at once."""
-    import os
-    import signal
-    import threading
-
-    from mas_agents.accounting import STOP
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def handler(signum, frame):
-        if STOP.is_set():
-            os._exit(130)
-        STOP.set()
-        console.print("[yellow]Stopping after the current model call (finished work is kept; "
-                      "rerun the same command to continue). Ctrl-C again quits at once.[/yellow]")
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, handler)
 
 @data_app.command("check")
 def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
@@ -213,8 +195,11 @@ def wellplay_eval(
     runs: int = typer.Option(1, min=1, help="Evaluation passes (mean and std reported)."),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep upstream option order (position-biased keys)."),
     scoring: str = typer.Option("strict", help="strict | upstream"),
-    out: Optional[Path] = typer.Option(None),
-    script_budget: int = typer.Option(None), dialogue_budget: int = typer.Option(None),
+    out: Optional[Path] = typer.Option(None, help="Run directory for result.json and report.md "
+                                                  "(default runs/eval-<method>-<script or game>-<time>)."),
+    script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
+    dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt (default from "
+                                                   "MemorySettings)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:

@@ -32,7 +32,9 @@ def ablate(
         help="Who-is-Spy speaking limit in seconds, a block's readings included (default: none, so that "
              "extra model calls on a slow machine are not fouls)."),
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/ablate-<args>; rerun to resume)."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (holds wellplay/, whoisspy/ and "
+                                                                     "magic/, as --bench needs); else $MAS_DATA_DIR, "
+                                                                     "else ../shared/datasets."),
     verbose: bool = Verbose,
 ) -> None:
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
