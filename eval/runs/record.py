@@ -163,7 +163,7 @@ def check_same_run(out: Path, config: Mapping[str, Any], *, may_differ: Iterable
         field, old, new = d
         _drop_own_marker(Path(out))
         raise RunConflict(f"{path}: field {field!r} is {old!r} but this run asks for {new!r}; use another --out "
-                          f"or the same settings to resume (a finished run is never overwritten)")
+                          f"or the same settings to reuse or resume the run there (a run is never overwritten)")
     return stored
 
 
@@ -180,10 +180,13 @@ def _drop_own_marker(out: Path) -> None:
 
 
 def holds_record(out: Path) -> bool:
-    """Whether ``out`` holds a played (or playing) run: a ``result.json``, ``events.jsonl``,
-    ``answers.jsonl`` or ``checkpoints.sqlite`` beside its ``config.json``. A directory with only
-    a ``config.json`` (a run refused before its first move, e.g. a missing model file) holds
-    nothing to keep, so a corrected rerun may write over it."""
+    """Whether ``out`` holds a played (or playing) run: one of :data:`RECORD_FILES` beside its
+    ``config.json``. A directory with only a ``config.json`` (a run refused before its first move,
+    e.g. a missing model file) holds nothing to keep, so a corrected rerun may write over it."""
     out = Path(out)
-    return (out / "config.json").is_file() and any(
-        (out / n).exists() for n in ("result.json", "events.jsonl", "answers.jsonl", "checkpoints.sqlite"))
+    return (out / "config.json").is_file() and any((out / n).exists() for n in RECORD_FILES)
+
+
+#: The files that make a directory hold a run (:func:`holds_record`): a result, a game's events or
+#: checkpoint, an evaluation's answers (``answered.jsonl``: those saved as they come, issue 47).
+RECORD_FILES = ("result.json", "events.jsonl", "checkpoints.sqlite", "answers.jsonl", "answered.jsonl")
