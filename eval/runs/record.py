@@ -28,6 +28,11 @@ fall back to ``[config["model"]]`` (:func:`recorded_models`).
   more benches of ``mas ablate``); their finished cells are reused either way;
 * a field only one side has (a ``config.json`` written before the field existed).
 
+A runner may compare one of :data:`NOT_CONFIGURATION` after all (its ``ignore``): a tournament
+and a spy experiment compare ``default_model`` (the tournament id hashes it), ``mas wellplay
+compare`` too (every seat and evaluation runs it, and its ``models`` follow the methods, which
+may differ), and ``mas reproduce`` compares ``model``, there the model under test.
+
 A stored ``config.json`` without ``models`` (written before the contract) is compared through
 its ``model``, which then was the default: against ``default_model``.
 
@@ -46,6 +51,7 @@ from typing import Any, Iterable, Mapping
 #: Fields of ``config.json`` that are not part of a run's configuration (see the module text).
 NOT_CONFIGURATION = frozenset({"versions", "endpoints", "record_prompts", "executor", "command", "data_dir",
                                "model", "default_model"})
+
 
 class RunConflict(FileExistsError, ValueError):
     """``out`` holds a run whose configuration differs from the one asked for.

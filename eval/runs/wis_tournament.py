@@ -7,7 +7,9 @@
   spy seat and first speaker at random, all from ``random.Random(seed)``.
 * :func:`run_tournament` plays the scheduled games into ``<out>/games/g<i>`` and stores each
   finished game in the leaderboard in one transaction; rerunning the same command skips stored
-  games, so an interrupted tournament loses no finished game.
+  games, so an interrupted tournament loses no finished game. ``<out>/config.json`` (``kind:
+  "wis-tournament"``, :func:`tournament_record`) records its options, the models its seats ran
+  and its id; another tournament into the same ``out`` is refused (:mod:`eval.runs.record`).
 * :func:`run_experiment` (WiS §5.3–5.4, Tables 3–4) plays the same schedule twice, once with the
   subject as given (baseline) and once with the strategy block added, and tabulates the
   subject's vote accuracy, foul rate, average score and win rate (and the other seats' foul
