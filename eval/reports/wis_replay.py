@@ -202,6 +202,9 @@ def _round(rnd: Mapping[str, Any], lang: str) -> str:
         out.append(f'<div class="{cls}"><span class="who">{_e(d.get("player", "?"))}</span>'
                    f"{secs_html}{badge}{text_html}</div>\n")
 
+    if rnd.get("stopped") == "speaking":   # a stopped game's last round (record_from_events)
+        out.append('<p class="verdict">The game stopped here, before every player had described.</p>\n</section>\n')
+        return "".join(out)
     fouled = rnd.get("fouled") or []
     out.append("<p><b>Eliminated by the judge:</b> "
                + (", ".join(_e(p) for p in fouled) if fouled else '<span class="muted">no one</span>')
@@ -209,6 +212,9 @@ def _round(rnd: Mapping[str, Any], lang: str) -> str:
 
     votes = rnd.get("votes") or {}
     out.append("<h3>Vote</h3>\n")
+    if rnd.get("stopped") == "voting":
+        out.append('<p class="verdict">The game stopped before this round\'s vote was counted.</p>\n</section>\n')
+        return "".join(out)
     if not votes:
         out.append('<p class="muted">No vote was held this round.</p>\n')
     else:
@@ -354,9 +360,10 @@ def record_from_events(events: list[dict], config: Mapping[str, Any] | None = No
     ``game_id``; each optional).
 
     Returns:
-        A record with the fields :func:`validate` needs and the rounds played so far (a round
-        cut short has the descriptions given so far and ``alive_after`` None); no ``outcome``
-        and no ``scores``, and ``"stopped": True``.
+        A record with the fields :func:`validate` needs and the rounds played so far; the last
+        round, when its vote was not counted, carries ``"stopped": "speaking"`` (the descriptions
+        given so far) or ``"voting"`` (all given and judged); no ``outcome`` and no ``scores``,
+        and ``"stopped": True``.
 
     Raises:
         ValueError: there is no ``start`` event (the game never began).
@@ -408,6 +415,10 @@ def record_from_events(events: list[dict], config: Mapping[str, Any] | None = No
                 eliminated[out] = {"round": e.get("round"), "by": "vote"}
                 alive = [a for a in alive if a != out]
             rounds[-1]["alive_after"] = list(alive)
+    if rounds and not any(e.get("kind") == "vote_result" and e.get("round") == rounds[-1]["round"] for e in events):
+        # the judge rules in the step that ends the descriptions: all given = judged, vote not counted
+        last = rounds[-1]
+        last["stopped"] = "speaking" if len(last["descriptions"]) < len(last["order"]) else "voting"
     record = {"game_id": str(config.get("game_id") or game_id), "lang": data.get("lang") or config.get("lang", "en"),
               "pair": pair, "players": players, "first_speaker": data.get("first_speaker"),
               "rounds": rounds, "eliminated": eliminated, "stopped": True}

@@ -269,7 +269,7 @@ def _other_replay(game_dir: Path, kind: str) -> None:
     """Exit with one line saying where a run that is not a Who-is-Spy game can be seen."""
     from eval import games
     g = games.find(kind)
-    title = g.title if g is None or g.title[:2].isupper() else g.title[0].lower() + g.title[1:]   # MAgIC stays
+    title = "" if g is None else g.title if g.title[:2].isupper() else g.title[0].lower() + g.title[1:]   # MAgIC stays
     what = f"a {title} game" if g is not None else f"a {kind!r} run, not a single game"
     where = (f"replay it in the browser: mas serve --runs {game_dir.resolve().parent}, then open "
              f"/replay/{game_dir.resolve().name}" if g is not None else

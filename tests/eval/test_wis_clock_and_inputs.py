@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eval.reports.wis_replay import write_replay
+from eval.reports.wis_replay import replay_html, write_replay
 from eval.runs.wis_session import PlayerFactory, parse_pair, play_game
 from graphs.wis import rules
 from mas_agents.cli import app
@@ -261,12 +261,17 @@ def test_replay_of_a_stopped_game_shows_its_rounds_so_far(tmp_path):
     assert r.exit_code == 0, r.output
     page = (d / "replay.html").read_text(encoding="utf-8")
     assert "The game stopped before it ended" in page and "Round 1" in page and "Round 2" not in page
+    assert "stopped before this round's vote was counted" in page and "No vote was held" not in page
     said = [e["content"] for e in cut if e["kind"] == "describe"]
+    said_by = [e["actor"] for e in cut if e["kind"] == "describe"]
     assert len(said) == 4 and all(s in page for s in said)
     assert "Player 2" in page and "coffee" in page   # the seats, and the words under the reveal
     record = record_from_events(cut, json.loads((d / "config.json").read_text(encoding="utf-8")))
     assert [p["role"] for p in record["players"]] == ["civilian", "spy", "civilian", "civilian"]
     assert game_summary(record).startswith("the game stopped in round 1 before it ended, no vote was held")
+    mid = [e for e in cut if not (e["kind"] == "describe" and e["actor"] == said_by[-1])]   # the last speaker never spoke
+    assert record_from_events(mid)["rounds"][0]["stopped"] == "speaking"
+    assert "before every player had described" in replay_html(record_from_events(mid))
 
 
 def test_replay_of_another_game_says_where_it_replays(tmp_path):
@@ -282,6 +287,14 @@ def test_replay_of_another_game_says_where_it_replays(tmp_path):
     assert f"mas serve --runs {d.parent.resolve()}" in text and "/replay/mmg-sin" in text
     with pytest.raises(ValueError, match="not a Who-is-Spy game"):
         write_replay(d)
+    bench = tmp_path / "runs" / "magic-bench"   # a run of many games: no replay of its own
+    bench.mkdir()
+    (bench / "config.json").write_text(json.dumps({"kind": "magic-bench", "challenger": "plain"}), encoding="utf-8")
+    r = runner.invoke(app, ["spy", "replay", str(bench)])
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    assert text.startswith(f"error: {bench} holds a 'magic-bench' run, not a single game; mas spy replay draws "
+                           f"Who-is-Spy games only: open it in the browser: mas serve --runs {bench.parent.resolve()}")
 
 
 # ------------------------------------------------------------------------------ progress lines
