@@ -187,7 +187,7 @@ def _run_each(items: list, fn, concurrency: int, done) -> list:
             if done:
                 done(it, r)
         return results
-    pool = ThreadPoolExecutor(max_workers=concurrency)
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mas-cells")
     futs: dict = {}
     seen: set = set()
     in_done = False

@@ -41,4 +41,7 @@ def serve(
     app = create_app(runs, db, model=model, data_root=root,
                      allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else None)
     cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{host}:{port}/")
+    # Ctrl-C is uvicorn's (a graceful shutdown), not the games' stop of the other commands
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     uvicorn.run(app, host=host, port=port, log_level="info" if verbose else "warning")
