@@ -197,6 +197,27 @@ def test_one_analysis_per_information_state_and_only_what_the_seat_sees():
     assert [r.purpose for r in rec.calls()].count("pgm_analysis") == 2
 
 
+def test_an_empty_analysis_adds_nothing_and_the_decision_still_happens():
+    prompts = []
+
+    def rule(messages):
+        last = str(messages[-1].content)
+        if last.startswith(ANALYSIS_HEAD):
+            return ""
+        if '"Description: ..."' in last:
+            prompts.append(last)
+            return "Description: worn on the head"
+        raise unrecognised("empty analysis test", messages)
+
+    agent, rec = undercover_agent(rule)
+    agent.observe([make_event(phase="setup", actor="game", kind="private_info", content="You are Player 1.",
+                              visible_to=["Player 1"])])
+    assert describe(agent).value == "worn on the head"
+    assert HEADER not in prompts[0] and [r.purpose for r in rec.calls()] == ["pgm_analysis", "describe#1"]
+    [ev] = agent.drain_events()
+    assert ev["content"].startswith("(no analysis") and ev["data"]["stance"] == "unsure"
+
+
 # ---------------------------------------------------------------------------- whole games
 def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_path):
     from eval.runs.wis_session import play_game
