@@ -143,7 +143,8 @@ def mmg_run(
             old = read_json(out / "config.json")
         except (FileNotFoundError, ValueError) as exc:
             common.fail(str(exc))
-        script, agent, model, lang = old["script"], old["agent"], old["model"], old["lang"]
+        script, agent, lang = old["script"], old["agent"], old["lang"]
+        model = old.get("default_model", old["model"])   # "model" lists the seats' models (a human's too)
         rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
         script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
         human = old.get("human")
