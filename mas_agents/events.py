@@ -31,6 +31,12 @@ from mas_agents.rundir import read_jsonl, write_jsonl, write_lines
 
 EVERYONE = "*"
 
+#: The version of the events format above, written to every game's ``config.json`` as
+#: ``events_format`` (:func:`eval.runs.session.run`); a run without the field has format 1.
+#: Raise it when an event's keys or a shared payload change meaning, so that re-scoring an older
+#: run (``mas rerun --rescore``) reads it or refuses it with the version it needs.
+EVENTS_FORMAT = 1
+
 
 class VoteResult(TypedDict):
     """The one payload of a ``vote_result`` event, in every game.

@@ -43,6 +43,9 @@ __all__ = ["Outcome", "rerun", "rerun_cells", "game_cells", "params_of", "compar
 #: the game: left out of the comparison (WiS's per-move ``seconds``, call latency and start time,
 #: wall time, retries of transient errors).
 CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "retries"})
+#: The run kind of a WellPlay evaluation (``mas wellplay eval``), re-executed by
+#: :func:`eval.runs.wellplay_run.run_wellplay_eval`.
+WELLPLAY = "wellplay-eval"
 
 
 @dataclass
@@ -129,6 +132,35 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
     return kind, params
 
 
+def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
+    """The arguments of :func:`eval.runs.wellplay_run.run_wellplay_eval` (but ``out`` and
+    ``model``) that evaluate again what a WellPlay evaluation's ``config.json`` records: its
+    method, scripts (one by name, else all), language, seed, runs, shuffle, scoring, memory
+    settings, agent spec and, for the ``session`` method, the game directory it read.
+
+    Raises:
+        NotReplayable: a model-free method (nothing was asked of a model).
+        ValueError: no ``data_root``; a field is missing.
+    """
+    from eval.runs.wellplay_eval import MODEL_FREE
+    from memory import MemorySettings
+    if config.get("method") in MODEL_FREE:
+        raise NotReplayable(f"method {config['method']!r} asks no model: nothing to replay")
+    if data_root is None:
+        raise ValueError("the WellPlay evaluation needs the WellPlay data: give --data-dir")
+    try:
+        scripts = list(config["scripts"])
+        return {"data_root": data_root, "method": config["method"],
+                "script": scripts[0] if len(scripts) == 1 else "all", "lang": config.get("lang", "en"),
+                "seed": int(config.get("seed", 0)), "runs": int(config.get("runs", 1)),
+                "shuffle": bool(config.get("shuffle", True)), "scoring": config.get("scoring", "strict"),
+                "run": Path(config["run"]) if config.get("run") else None,
+                "settings": MemorySettings(**config["settings"]) if config.get("settings") else None,
+                "agent_spec": config.get("agent") or "plain"}
+    except KeyError as exc:
+        raise ValueError(f"config.json lacks {exc.args[0]!r}: cannot evaluate again") from None
+
+
 def _required(game: Any, name: str) -> bool:
     import inspect
     return inspect.signature(game.setup).parameters[name].default is inspect.Parameter.empty
@@ -177,9 +209,18 @@ def _first_field(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
     return None if a == b else (path.lstrip(".") or "(value)", a, b)
 
 
-def _short(v: Any, n: int = 160) -> str:
-    s = json.dumps(v, ensure_ascii=False, default=str)
-    return s if len(s) <= n else s[:n] + "..."
+def _was_now(a: Any, b: Any, n: int = 160) -> str:
+    """``was A, now B`` for two values, each cut to ``n`` characters around the first character
+    where their JSON texts part (so a long line shows where it changed)."""
+    x, y = json.dumps(a, ensure_ascii=False, default=str), json.dumps(b, ensure_ascii=False, default=str)
+    at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+
+    def cut(t: str) -> str:
+        if len(t) <= n:
+            return t
+        start = max(0, min(at - n // 3, len(t) - n))
+        return ("..." if start else "") + t[start:start + n] + ("..." if start + n < len(t) else "")
+    return f"was {cut(x)}, now {cut(y)}"
 
 
 def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
@@ -199,7 +240,7 @@ def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
         if nx != ny:
             path, a, b = _first_field(nx, ny) or ("?", x, y)
             return "events", (f"event {i} ({x.get('kind')} by {x.get('actor')}, round {x.get('round')}): "
-                              f"{path} was {_short(a)}, now {_short(b)}")
+                              f"{path} {_was_now(a, b)}")
     if len(old_ev) != len(new_ev):
         longer, which = (old_ev, "the run") if len(old_ev) > len(new_ev) else (new_ev, "the rerun")
         e = longer[min(len(old_ev), len(new_ev))]
@@ -208,7 +249,7 @@ def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
     old_res, new_res = read_json(original / "result.json"), read_json(rerun_dir / "result.json")
     d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
     if d:
-        return "result", f"result.json {d[0]} was {_short(d[1])}, now {_short(d[2])}"
+        return "result", f"result.json {d[0]} {_was_now(d[1], d[2])}"
     return "identical", ""
 
 
@@ -247,7 +288,10 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         raise NotReplayable(f"{run} cannot be replayed: {why}")
     if not (run / "result.json").is_file():
         raise NotReplayable(f"{run} holds no finished game (no result.json): nothing to compare with")
-    kind, params = params_of(config, data_root)
+    if config.get("kind") == WELLPLAY:
+        kind, params = WELLPLAY, wellplay_params(config, data_root)
+    else:
+        kind, params = params_of(config, data_root)
     temp = out is None
     out = Path(tempfile.mkdtemp(prefix="mas-rerun-")) if out is None else Path(out)
     if (out / "config.json").exists():
@@ -256,8 +300,12 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
     outcome = Outcome(run=run, out=out, status="error", versions=_versions_diff(config))
     with replaying(run) as rec:
         try:
-            play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
-                 **params)
+            if kind == WELLPLAY:
+                from eval.runs.wellplay_run import run_wellplay_eval
+                run_wellplay_eval(out=out, model=model, **params)
+            else:
+                play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
+                     **params)
         except ReplayMismatch as exc:
             outcome.status, outcome.detail = "prompt", str(exc)
         outcome.calls = sum(1 for r in rec.records if r.used)
@@ -287,7 +335,7 @@ def game_cells(run: Path) -> list[Path]:
             cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
-        return isinstance(cfg, dict) and find(cfg.get("kind")) is not None
+        return isinstance(cfg, dict) and (find(cfg.get("kind")) is not None or cfg.get("kind") == WELLPLAY)
 
     if is_game(run):
         return [run]

@@ -3,7 +3,7 @@
 It owns the run directory for every game (README, "What a run writes"):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
-  "versions"}`` (``model`` and ``seed`` after the game's fields when it wrote none, then
+  "events_format", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`; ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
   contract of :mod:`eval.runs.record`), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
@@ -34,7 +34,7 @@ from eval.games import GameDef, Table, get
 from eval.runs.record import check_same_run, holds_record, model_fields
 from eval.runs.seats import Seats
 from mas_agents.accounting import CallRecorder, clear_call_log
-from mas_agents.events import follow_events, write_events
+from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
 from mas_agents.gc_tuning import fewer_collections
 from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
 
@@ -121,7 +121,8 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             clear_call_log(calls)   # a replayed game starts its call and prompt logs afresh
             calls.touch()
         write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
-                                         "record_prompts": recorder.records_prompts, "versions": versions()})
+                                         "record_prompts": recorder.records_prompts,
+                                         "events_format": EVENTS_FORMAT, "versions": versions()})
         load_local_models(seats.models())
         clock = Stopwatch()
         with fewer_collections():

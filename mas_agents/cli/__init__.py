@@ -57,6 +57,8 @@ def _add_spy() -> None:
     app.command("reproduce")(remote_options(executor_options(reproduce)))
     from mas_agents.cli.game import game_app
     app.add_typer(game_app, name="game")
+    from mas_agents.cli.rerun import rerun
+    app.command("rerun")(rerun)
     common.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, executor_options, remote_options, set_resume_hint  # noqa: E402
