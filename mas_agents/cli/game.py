@@ -104,4 +104,4 @@ def play(
     except (ValueError, FileExistsError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     cli.console.print_json(json.dumps(res, ensure_ascii=False, default=str))
-    cli.console.print(f"wrote {out}")
+    cli.console.print(f"wrote {out}", markup=False, highlight=False)   # a path may hold [brackets]

@@ -111,8 +111,9 @@ def play(
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     if HUMAN in seat_specs:
-        cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs {out.parent}[/bold] "
-                          f"and open the game {out.name} "
+        from rich.markup import escape   # a path may hold [brackets]
+        cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs "
+                          f"{escape(str(out.parent))}[/bold] and open the game {escape(out.name)} "
                           + (f"(answers within {limit:g} s)." if limit else "(no time limit)."))
     try:
         rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,

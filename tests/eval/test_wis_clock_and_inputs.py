@@ -329,3 +329,11 @@ def test_wellplay_eval_of_one_run_reports_no_std(real_data_root, tmp_path):
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     assert "one run, so no std over runs" in text and "std 0.0" not in text
+
+
+def test_game_play_prints_a_bracketed_out_path_whole(fake_seats, tmp_path):
+    out = tmp_path / "g[x]"   # rich would take [x] for a markup tag and drop it
+    r = runner.invoke(app, ["game", "play", "wis", "--agents", "plain,plain,plain", "--set",
+                            'pair={"civilian": "tea", "spy": "coffee"}', "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {out}" in " ".join(r.output.split())
