@@ -156,21 +156,29 @@ def _one(d: Path) -> Rescored:
 
 
 def rescore_run(run: Path) -> list[Rescored]:
-    """Re-score ``run``: a game, a MAgIC bench, or every game below an experiment run.
+    """Re-score ``run``: a game, a MAgIC bench, or every game and MAgIC bench below an experiment
+    run (a MAgIC game inside a bench is re-scored with its bench).
 
     Raises:
         EventsFormatError: a game's events are in a format this version does not read.
         FileNotFoundError, ValueError: ``config.json`` or ``events.jsonl`` missing or corrupt;
-            no game below ``run``.
+            nothing below ``run`` to re-score.
     """
-    from eval.runs.rerun import game_cells
+    from eval.games import find
     run = Path(run)
-    config = read_json(run / "config.json")
-    if config.get("kind") == "magic-bench":
-        for g in sorted((run / "games").glob("*/config.json")):
+    benches, games = [], []
+    for cfg_path in sorted([run / "config.json", *run.rglob("*/config.json")]):
+        if not cfg_path.is_file():
+            continue
+        d, kind = cfg_path.parent, read_json(cfg_path).get("kind")
+        if kind == "magic-bench":
+            benches.append(d)
+        elif find(kind) is not None:
+            games.append(d)
+    for b in benches:
+        for g in sorted((b / "games").glob("*/config.json")):
             events_format(read_json(g), g.parent)
-        return [_one(run)]
-    cells = [c for c in game_cells(run) if read_json(c / "config.json").get("kind") != "wellplay-eval"]
-    if not cells:
-        raise ValueError(f"{run}: no game's run directory to re-score")
-    return [_one(c) for c in cells]
+    games = [g for g in games if not any(b in g.parents for b in benches)]
+    if not benches and not games:
+        raise ValueError(f"{run}: no game's run directory or MAgIC bench to re-score")
+    return [_one(d) for d in sorted(benches + games)]
