@@ -23,6 +23,7 @@ from eval.reproduce.magic import (
 )
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
+from tests.planners.test_pgm_paper import paper_rule
 
 #: MAgIC Table 1, EMNLP 2024 version (arXiv 2311.08562, ../shared/papers/magic-2311.08562.txt,
 #: the table after §4.1), read off the text: model -> win rate, judgement, reasoning, deception,
@@ -69,21 +70,22 @@ FULL = {("chameleon", "chameleon"): 20, ("chameleon", "non_chameleon"): 20, ("un
 
 def test_the_full_plan_is_143_games_per_condition_each_side_of_every_setting(real_data_root):
     games = plan_games(real_data_root)
-    assert len(games) == 2 * 143 == 2 * GAMES_PER_CONDITION
-    for cond in ("vanilla", "pgm"):
+    assert len(games) == 3 * 143 == 3 * GAMES_PER_CONDITION
+    for cond in ("vanilla", "pgm_paper", "pgm"):
         mine = [g for g in games if g[0] == cond]
         assert Counter((sc, side) for _, sc, side, _ in mine) == FULL
         # every setting id once per side: 0..19 in the deduction games, 0..20 elsewhere
         for (sc, side), n in FULL.items():
             assert sorted(i for _, s, d, i in mine if (s, d) == (sc, side)) == list(range(n))
-    # both conditions play the very same games
-    assert [g[1:] for g in games if g[0] == "vanilla"] == [g[1:] for g in games if g[0] == "pgm"]
+    # every condition plays the very same games
+    assert [g[1:] for g in games if g[0] == "vanilla"] == [g[1:] for g in games if g[0] == "pgm"] \
+        == [g[1:] for g in games if g[0] == "pgm_paper"]
 
 
 def test_limit_takes_the_first_settings_of_every_scenario_with_the_same_sides(real_data_root):
     one = plan_games(real_data_root, limit=1)
-    assert len(one) == 14
-    assert Counter((c, sc, side) for c, sc, side, _ in one) == {(c, sc, side): 1 for c in ("vanilla", "pgm")
+    assert len(one) == 21
+    assert Counter((c, sc, side) for c, sc, side, _ in one) == {(c, sc, side): 1 for c in ("vanilla", "pgm_paper", "pgm")
                                                                  for sc, side in FULL}
     assert {i for *_, i in one} == {0}
     twenty = plan_games(real_data_root, limit=20)
@@ -96,8 +98,10 @@ def test_limit_takes_the_first_settings_of_every_scenario_with_the_same_sides(re
 
 def test_seat_specs_put_the_model_on_the_challenger_and_others_everywhere_else():
     assert seat_specs("openai:a", "openai:gpt-4") == {"vanilla": ("plain@openai:a", "plain@openai:gpt-4"),
+                                                      "pgm_paper": ("plain+pgm_paper@openai:a", "plain@openai:gpt-4"),
                                                       "pgm": ("plain+pgm@openai:a", "plain@openai:gpt-4")}
     assert seat_specs("local", None) == {"vanilla": ("plain@local", "plain@local"),
+                                         "pgm_paper": ("plain+pgm_paper@local", "plain@local"),
                                          "pgm": ("plain+pgm@local", "plain@local")}
     with pytest.raises(ValueError, match="--others"):
         seat_specs("local", "plain@local")
@@ -138,7 +142,7 @@ def limit1(real_data_root, tmp_path_factory):
 
     def make(spec="local", **kw):
         built.append((spec, kw.get("temperature")))
-        return TempChat(rule=magic_player(), seen=[], spec=spec, **(
+        return TempChat(rule=paper_rule(), seen=[], spec=spec, **(
             {"temperature": kw["temperature"]} if "temperature" in kw else {}))
 
     def play(d, **kw):
@@ -159,28 +163,28 @@ def limit1(real_data_root, tmp_path_factory):
 
 def test_limit1_plays_7_games_per_condition_one_per_side(limit1):
     played = limit1["played"]
-    assert len(played) == 14
-    assert Counter((c, sc, side) for c, sc, side, _ in played) == {(c, sc, side): 1 for c in ("vanilla", "pgm")
+    assert len(played) == 21
+    assert Counter((c, sc, side) for c, sc, side, _ in played) == {(c, sc, side): 1 for c in ("vanilla", "pgm_paper", "pgm")
                                                                     for sc, side in FULL}
     assert {i for *_, i in played} == {0}
     r = limit1["first"]
-    assert r["games_per_condition"] == {"vanilla": 7, "pgm": 7} and r["partial"] is True
-    assert r["cost"]["games"] == 14
-    # one progress line per game, counting to 14
-    assert len(limit1["lines"][:14]) == 14 and limit1["lines"][13].startswith("magic: cell 14/14 done")
+    assert r["games_per_condition"] == {"vanilla": 7, "pgm_paper": 7, "pgm": 7} and r["partial"] is True
+    assert r["cost"]["games"] == 21
+    # one progress line per game, counting to 21
+    assert len(limit1["lines"][:21]) == 21 and limit1["lines"][20].startswith("magic: cell 21/21 done")
     report = (limit1["out"] / "report.md").read_text(encoding="utf-8")
     assert "**Partial run** (`--limit 1`): 7 of the protocol's 143 games per condition" in report
-    for f in ("report.md", "result.json", "config.json", "radar_vanilla.png", "radar_pgm.png"):
+    for f in ("report.md", "result.json", "config.json", "radar_vanilla.png", "radar_pgm_paper.png", "radar_pgm.png"):
         assert (limit1["out"] / f).stat().st_size > 0
     assert json.loads((limit1["out"] / "config.json").read_text())["kind"] == "reproduce"
-    assert r["headline"].startswith("win rate: vanilla ") and ", +PGM " in r["headline"]
+    assert r["headline"].startswith("win rate: vanilla ") and ", +PGM " in r["headline"] and ", +pgm " in r["headline"]
     assert r["headline"].endswith("; 7 of 143 games per condition (partial)")
 
 
 def test_challenger_seats_use_model_and_every_other_seat_others(limit1):
     out = limit1["out"]
     n_calls = {"openai:chal": 0, "openai:def": 0}
-    for cond, spec in (("vanilla", "plain"), ("pgm", "plain+pgm")):
+    for cond, spec in (("vanilla", "plain"), ("pgm_paper", "plain+pgm_paper"), ("pgm", "plain+pgm")):
         games = sorted((out / cond / "games").iterdir())
         assert len(games) == 7
         for d in games:
@@ -225,18 +229,20 @@ def test_pgm_engages_in_cost_sharing_and_vanilla_has_no_beliefs(limit1):
 def test_table4_is_a_paired_difference_over_settings(limit1):
     r = limit1["first"]
     t4 = r["table4"]
-    # the fake plays the same in both conditions: every paired difference is 0; n counts the settings
+    # the fake plays the same in every condition: every paired difference is 0; n counts the settings
     # where both conditions measured the metric (the 5 settings for win rate; one Cost Sharing setting)
-    assert t4["win_rate"]["paired"]["mean"] == 0.0 and t4["win_rate"]["paired"]["n"] == 5
-    assert t4["judgement"]["paired"]["n"] == 2 and t4["cooperation"]["paired"]["n"] == 1
+    assert set(t4["win_rate"]["paired"]) == {"pgm_paper-vanilla", "pgm-pgm_paper", "pgm-vanilla"}
+    for pair in t4["win_rate"]["paired"]:
+        assert t4["win_rate"]["paired"][pair]["mean"] == 0.0 and t4["win_rate"]["paired"][pair]["n"] == 5
+        assert t4["judgement"]["paired"][pair]["n"] == 2 and t4["cooperation"]["paired"][pair]["n"] == 1
+        assert t4["win_rate"]["paired"][pair]["method"] == "paired bootstrap"
     assert t4["deception"]["vanilla"] == r["conditions"]["vanilla"]["metrics"]["deception"]
-    assert t4["win_rate"]["paired"]["method"] == "paired bootstrap"
 
 
 def test_a_rerun_reuses_every_game_and_other_settings_are_refused(limit1):
     assert limit1["replayed"] == []
     a, b = limit1["first"], limit1["second"]
-    assert all(b["conditions"][c]["reused_games"] == 7 for c in ("vanilla", "pgm"))
+    assert all(b["conditions"][c]["reused_games"] == 7 for c in ("vanilla", "pgm_paper", "pgm"))
     assert b["table4"] == a["table4"] and b["table2"] == a["table2"]
     with pytest.raises(ValueError, match="field 'others'"):
         reproduce(**{**limit1["kw"], "others": "openai:gpt-4"})
@@ -269,13 +275,15 @@ def test_the_report_prints_the_paper_numbers_as_transcribed(limit1):
     for model, vals in PRE_EMNLP_TABLE1.items():
         assert f"| {model} (paper, pre-EMNLP) | " + " | ".join(vals) + " |" in report
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
-            for line in report.split("## Table 4")[1].split("## Table 2")[0].splitlines() if line.startswith("| ")}
-    # metric, ours x3, the 7 paper improvements (GPT-4-turbo first), the printed average, the rows' mean
-    assert rows["metric"][4] == "paper Δ GPT-4-turbo" and rows["metric"][10] == "paper Δ Llama-2-70B"
-    assert rows["Deception"][4] == "-2.5" and rows["Win rate"][5] == "+5.2"     # 62.5-65.0; 63.5-58.3
-    assert rows["Deception"][11] == "6.07" and rows["Self-awareness"][11] == "0.66"
-    assert rows["Rationality"][11] == "13.0" and rows["Coordination"][11] == "12.2"   # as printed, not 13
-    assert rows["Deception"][12] == "10.36" and rows["Self-awareness"][12] == "1.23"
+            for line in report.split("## Table 4")[1].split("What our pgmpy model adds")[0].splitlines()
+            if line.startswith("| ")}
+    # metric, ours x3 conditions, ours like for like, the 7 paper improvements (GPT-4-turbo first), the
+    # printed average, the rows' mean
+    assert rows["metric"][5] == "paper Δ GPT-4-turbo" and rows["metric"][11] == "paper Δ Llama-2-70B"
+    assert rows["Deception"][5] == "-2.5" and rows["Win rate"][6] == "+5.2"     # 62.5-65.0; 63.5-58.3
+    assert rows["Deception"][12] == "6.07" and rows["Self-awareness"][12] == "0.66"
+    assert rows["Rationality"][12] == "13.0" and rows["Coordination"][12] == "12.2"   # as printed, not 13
+    assert rows["Deception"][13] == "10.36" and rows["Self-awareness"][13] == "1.23"
     assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report
     assert "| GPT-4+P (paper) | 61.9 | 30.3 | 76.2 | 10.6 | 85.7 | 144.1 |" in report
 
