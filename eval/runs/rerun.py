@@ -13,6 +13,8 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
   (:class:`mas_agents.replay.ReplayMismatch`);
 * ``events`` / ``result``: every call was answered as recorded, yet the first event (or
   ``result.json`` field) that differs does: a rule or a metric changed;
+* ``calls``: the accounting differs: a recorded call was not made again, or the call records
+  (``llm_calls.jsonl`` but ids, clocks and retries) differ;
 * the package ``versions`` that differ from the recorded ones are listed either way (a change
   of langgraph or of our own package is the likely cause of a difference).
 
@@ -56,7 +58,8 @@ class Outcome:
         run: the original run directory; out: where the rerun was written.
         status: ``"identical"``, ``"prompt"`` (a request not in the recording), ``"events"`` (an
             event differs), ``"result"`` (``result.json`` differs), ``"calls"`` (the rerun made
-            fewer calls than the run recorded) or ``"error"`` (the rerun failed otherwise).
+            fewer calls than the run recorded, or its call records differ: tokens, caps, format,
+            finish reasons) or ``"error"`` (the rerun failed otherwise).
         detail: one paragraph saying what differs (empty when identical).
         versions: ``{package: (recorded, now)}`` of the package versions that differ.
         calls: model calls answered from the recording.
@@ -250,7 +253,40 @@ def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
     d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
     if d:
         return "result", f"result.json {d[0]} {_was_now(d[1], d[2])}"
-    return "identical", ""
+    return _compare_calls(original, rerun_dir)
+
+
+#: Fields of a call record that a re-execution cannot repeat (its id, its clock, the server's
+#: transient faults): left out when the call logs are compared.
+CALL_CLOCK_FIELDS = ("call_id", "latency_s", "started_at", "retries")
+
+
+def _call_rows(d: Path) -> list[str]:
+    from mas_agents.accounting import read_calls
+    rows = []
+    for c in read_calls(d / "llm_calls.jsonl"):
+        rec = {k: v for k, v in c.to_dict().items() if k not in CALL_CLOCK_FIELDS}
+        rows.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
+    return sorted(rows)
+
+
+def _compare_calls(original: Path, rerun_dir: Path) -> tuple[str, str]:
+    """The accounting: the two call logs hold the same records (every field but
+    :data:`CALL_CLOCK_FIELDS`, in any order)."""
+    from collections import Counter
+    a, b = Counter(_call_rows(original)), Counter(_call_rows(rerun_dir))
+    if a == b:
+        return "identical", ""
+    gone, extra = sorted((a - b).elements()), sorted((b - a).elements())
+    what = []
+    if gone:
+        g = json.loads(gone[0])
+        what.append(f"{len(gone)} recorded call record(s) not made again, e.g. {g.get('actor')} ({g.get('purpose')}): "
+                    f"{_was_now(g, json.loads(extra[0]) if extra else None)}")
+    elif extra:
+        x = json.loads(extra[0])
+        what.append(f"{len(extra)} call record(s) not in the recording, e.g. {x.get('actor')} ({x.get('purpose')})")
+    return "calls", "llm_calls.jsonl: " + "; ".join(what)
 
 
 def _versions_diff(config: dict) -> dict:
