@@ -124,3 +124,19 @@ def test_rescore_refuses_an_events_format_it_does_not_read(wis_run, tmp_path):
 def test_a_run_that_is_no_game_or_has_no_config_is_refused_in_one_line(tmp_path):
     r = CliRunner().invoke(app, ["rerun", str(tmp_path / "nothing")])
     assert r.exit_code == 2 and r.output.strip().startswith("error: RUN_DIR") and len(r.output.strip().splitlines()) == 1
+
+
+def test_the_web_zip_of_a_run_holds_what_a_rerun_needs(wis_run, tmp_path):
+    import io
+    import shutil
+    import zipfile
+
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import create_app
+    root = tmp_path / "runs"
+    shutil.copytree(wis_run, root / "g1")
+    data = TestClient(create_app(root, tmp_path / "none.sqlite")).get("/zip/g1").content
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path / "unzipped")
+    o = rerun(tmp_path / "unzipped" / "g1", tmp_path / "again")
+    assert o.status == "identical", o.text()
