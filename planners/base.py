@@ -14,7 +14,7 @@ the request, its :class:`GameInfo` capabilities and the agent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Iterable, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,72 @@ class Contribution:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+class PersonaView(Protocol):
+    """What a block may read of the character an agent plays (:class:`mas_agents.agent.Persona`
+    has these fields). ``role`` is the harness's truth (``murderer``, ``spy``...): a block may use
+    it for its own side (PLAYER*'s sensors skip reading a suspect as itself), and must not put it
+    in a prompt the game does not already show the seat."""
+
+    name: str
+    title: str
+    role: str
+    goals: str
+    victims: list[str]
+    players: list[str]
+
+
+@runtime_checkable
+class BlockAgent(Protocol):
+    """The agent a planner block is handed (``contribute(agent, request)``, ``on_event``,
+    ``on_round_end``): everything a block may call, and nothing else.
+
+    :class:`mas_agents.agent.Agent` implements it; a block never imports that class (this module
+    is the leaf every layer imports). Every model call a block makes goes through :meth:`act`,
+    :meth:`choose` or :meth:`think`, so it is accounted and recorded in the run's
+    ``llm_calls.jsonl`` like the agent's own actions; what a block decided goes to the event log
+    through :meth:`emit`.
+
+    Attributes:
+        name: the character or seat name (as the events name it).
+        persona: the character (:class:`PersonaView`).
+        game: the game's capabilities (:class:`GameInfo`), for events seen before any request.
+        blocks: the agent's planner blocks in consultation order (a block may find a sibling's
+            shared state there, e.g. PLAYER*'s suspect list).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    persona: PersonaView
+    game: GameInfo
+    blocks: list[Any]
+
+    def act(self, request: ActionRequest, *, phase: str | None = None) -> Action:
+        """Answer ``request`` (at most two model calls: one re-prompt on a malformed reply;
+        ``valid=False`` and ``value=None`` when still unreadable)."""
+        ...
+
+    def choose(self, prompt: str, choices: list[str], *, query: str | None = None, phase: str | None = "gameplay",
+               context: dict | None = None, purpose: str | None = None) -> Action:
+        """One private pick-one-option call (kind ``choose``) that no block contributes to."""
+        ...
+
+    def think(self, prompt: str, *, purpose: str, query: str | None = None, max_tokens: int = 200,
+              phase: str | None = "gameplay", with_memory: bool = True) -> tuple[str, str]:
+        """One private free-text call; returns ``(text, call_id)`` (``""`` when the call failed)."""
+        ...
+
+    def emit(self, kind: str, content: str, *, data: dict | None = None, round: int = 0,
+             llm_call_ids: Iterable[str] = ()) -> None:
+        """Queue a planning event visible only to this agent (the game appends it to its events)."""
+        ...
+
+    def recall(self, query: str) -> Any:
+        """What the agent's memory returns for ``query`` (``mas_agents.prompts.Recall``: per
+        source, the excerpts under the token budgets)."""
+        ...
+
+
 @runtime_checkable
 class PlannerBlock(Protocol):
     """A composable piece of an agent's planning.
@@ -179,7 +245,7 @@ class PlannerBlock(Protocol):
 
     name: str
 
-    def contribute(self, agent: Any, request: ActionRequest) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: ActionRequest) -> Contribution | None:
         """Return this block's contribution to ``request`` (or None to pass)."""
         ...
 

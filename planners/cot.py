@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 
 _INSTRUCTIONS = {
     "introduce": "First think in one or two short sentences about what to reveal and what to keep to yourself.",
@@ -32,7 +32,7 @@ class ChainOfThought:
     kinds: tuple[str, ...] = tuple(_INSTRUCTIONS)
     name: str = "cot"
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """Return the think-first instruction for ``request.kind``, or None."""
         if not request.game.investigation:
             return None  # its texts are investigation (murder-mystery) texts; other games have their own blocks

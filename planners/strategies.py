@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 
 #: WiS v1 Table 1, "Attacking" (English verbatim).
 ATTACK_TEXT = {
@@ -60,7 +60,7 @@ class _SpyAppend:
     def text(self, request) -> str:
         raise NotImplementedError
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """An ``append`` on ``describe`` requests when the agent holds the game's hidden role, else None."""
         if not _applies(self.name, request) or agent.persona.role != request.game.hidden_role:
             return None
@@ -100,7 +100,7 @@ class Reasoning:
 
     name: str = "reasoning"
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """Think-first instructions on ``vote`` requests of a game hosting ``reasoning``, else None."""
         if request.kind != "vote" or self.name not in request.game.strategies:
             return None

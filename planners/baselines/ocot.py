@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 from planners.cot import ChainOfThought
 
 _LITERAL_NEWLINE = re.compile(r"\\\s*[nN]")           # WellPlay goals hold literal "\n", "\ n", "\N"
@@ -91,14 +91,14 @@ class ObjectiveCoT:
         if self.max_objectives < 1:
             raise ValueError(f"max_objectives must be >= 1, got {self.max_objectives}")
 
-    def objectives(self, agent) -> list[str]:
+    def objectives(self, agent: BlockAgent) -> list[str]:
         """The (capped) objectives this block reflects on for ``agent``."""
         objs = split_objectives(agent.persona.goals)
         if not objs:
             objs = [f"Find out who killed {' and '.join(agent.persona.victims) or 'the victim'}."]
         return objs[: self.max_objectives]
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """``ask`` -> the objective reflections as context; every other kind -> None."""
         if request.kind != "ask":
             return None

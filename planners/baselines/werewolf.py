@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 from planners.cot import ChainOfThought
 
 #: The ten predefined investigation questions: ``(label, question)``. ``{victim}`` is replaced by
@@ -70,7 +70,7 @@ TEMPLATES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _victims(agent) -> str:
+def _victims(agent: BlockAgent) -> str:
     return " and ".join(agent.persona.victims) or "the victim"
 
 
@@ -98,7 +98,7 @@ class Werewolf:
     reflect_tokens: int = 160
     name: str = "werewolf"
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """``ask`` -> template context; ``answer`` -> reflection context; else None."""
         if request.kind == "ask":
             return self._ask(agent, request)
@@ -106,7 +106,7 @@ class Werewolf:
             return self._answer(agent, request)
         return None
 
-    def _ask(self, agent, request) -> Contribution | None:
+    def _ask(self, agent: BlockAgent, request) -> Contribution | None:
         victim = _victims(agent)
         choices = template_choices(victim)
         rnd = int(request.context.get("round", 0) or 0)
@@ -129,7 +129,7 @@ class Werewolf:
                      f"Make it concrete: fit it to the player you choose and to what you already know."),
             notes={"werewolf_template": label})
 
-    def _answer(self, agent, request) -> Contribution:
+    def _answer(self, agent: BlockAgent, request) -> Contribution:
         ctx = request.context
         asker = ctx.get("asker", "the other player")
         question = ctx.get("question", request.prompt)

@@ -55,7 +55,7 @@ import threading
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from planners.base import UNSPECIFIED, Action, ActionRequest, Contribution, GameInfo
+from planners.base import UNSPECIFIED, Action, ActionRequest, BlockAgent, Contribution, GameInfo
 from planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
 from planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
 from planners.pgm.shares import ShareBelief
@@ -183,10 +183,10 @@ class PGMBlock:
         self._lock = threading.RLock()
 
     # -- state -------------------------------------------------------------------------------
-    def _players(self, agent: Any) -> list[str]:
+    def _players(self, agent: BlockAgent) -> list[str]:
         return list(getattr(agent.persona, "players", None) or self.players)
 
-    def _role_flags(self, agent: Any) -> tuple[bool | None, bool]:
+    def _role_flags(self, agent: BlockAgent) -> tuple[bool | None, bool]:
         """``(me_hidden, others_know_theirs)``: in a game whose holder is told its role the block
         drops itself or fixes itself as the holder, and predicts each other player's belief as a
         non-holder's; otherwise ``(None, False)``."""
@@ -195,7 +195,7 @@ class PGMBlock:
             return None, False
         return getattr(agent.persona, "role", "") == g.hidden_role, True
 
-    def _belief(self, agent: Any) -> TwoHopBelief | None:
+    def _belief(self, agent: BlockAgent) -> TwoHopBelief | None:
         if self.belief is None:
             players = self._players(agent)
             if agent.name not in players or len(players) < 2:
@@ -204,7 +204,7 @@ class PGMBlock:
         self.belief.set_role_knowledge(*self._role_flags(agent))
         return self.belief
 
-    def _predictor(self, agent: Any, moves: tuple[str, ...]) -> MovePredictor | None:
+    def _predictor(self, agent: BlockAgent, moves: tuple[str, ...]) -> MovePredictor | None:
         if self.predictor is None or tuple(self.predictor.moves) != moves:
             players = self._players(agent)
             if agent.name not in players or len(players) < 2:
@@ -212,7 +212,7 @@ class PGMBlock:
             self.predictor = MovePredictor(agent.name, players, moves=moves)
         return self.predictor
 
-    def _shares(self, agent: Any) -> ShareBelief | None:
+    def _shares(self, agent: BlockAgent) -> ShareBelief | None:
         if self.shares is None:
             players = self._players(agent)
             if agent.name not in players or len(players) < 2:
@@ -226,12 +226,12 @@ class PGMBlock:
             self.game = game
 
     # -- events ------------------------------------------------------------------------------
-    def on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
+    def on_event(self, agent: BlockAgent, event: Mapping[str, Any]) -> None:
         """Update the beliefs from one visible event (clue readings are only queued)."""
         with self._lock:
             self._on_event(agent, event)
 
-    def _on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
+    def _on_event(self, agent: BlockAgent, event: Mapping[str, Any]) -> None:
         kind, data, actor = event.get("kind"), event.get("data") or {}, event.get("actor", "")
         rnd = int(event.get("round", 0) or 0)
         agent_game = getattr(agent, "game", None)
@@ -292,7 +292,7 @@ class PGMBlock:
             if out in players and out not in self.pending_out:
                 self.pending_out.append(out)
 
-    def _on_share_event(self, agent: Any, kind: str, actor: str, data: Mapping[str, Any], rnd: int) -> None:
+    def _on_share_event(self, agent: BlockAgent, kind: str, actor: str, data: Mapping[str, Any], rnd: int) -> None:
         """A public cost-sharing proposal (``data.split``, None when invalid) or vote
         (``data.for``: the proposer voted for): evidence for :class:`ShareBelief`. The ballot of a
         vote is the round's valid proposals, seen before its votes."""
@@ -308,7 +308,7 @@ class PGMBlock:
             shares.observe_vote(actor, data.get("for"), self.ballots.get(rnd, {}), rnd)
 
     # -- readings ----------------------------------------------------------------------------
-    def read_queue(self, agent: Any, request: Any) -> int:
+    def read_queue(self, agent: BlockAgent, request: Any) -> int:
         """Read every queued clue or statement in ONE ``form`` call (:func:`reading_request`; a
         re-prompt after a malformed reply, a line still unreadable after it counts as no
         reading); emits one private ``pgm_reading`` event per item; returns the readings made."""
@@ -357,7 +357,7 @@ class PGMBlock:
         self._apply(belief, item, value if value in FIT_CHOICES else None, call_ids)
 
     # -- contributing ------------------------------------------------------------------------
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """Belief context (and, on request, the PGM vote) for ``request``.
 
         Thread-safe: the murder mystery votes for each victim in parallel (LangGraph runs the
@@ -366,7 +366,7 @@ class PGMBlock:
         with self._lock:
             return self._contribute(agent, request)
 
-    def _contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def _contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         ctx = request.context
         self._set_game(getattr(request, "game", None))
         self.word = str(ctx.get("word") or self.word or "")
@@ -376,7 +376,7 @@ class PGMBlock:
             return self._contribute_moves(agent, request)
         return self._contribute_belief(agent, request)
 
-    def _contribute_belief(self, agent: Any, request: Any) -> Contribution | None:
+    def _contribute_belief(self, agent: BlockAgent, request: Any) -> Contribution | None:
         belief = self._belief(agent)
         if belief is None:
             return None
@@ -439,7 +439,7 @@ class PGMBlock:
             return pg_payoff_fn(float(ctx["multiplier"]), len(pred.players))
         return None
 
-    def _contribute_moves(self, agent: Any, request: Any) -> Contribution | None:
+    def _contribute_moves(self, agent: BlockAgent, request: Any) -> Contribution | None:
         ctx = request.context
         choices = set(request.choices or [])
         kind = self.game.moves
@@ -473,7 +473,7 @@ class PGMBlock:
         agent.emit("belief_table", text, data=table, round=int(ctx.get("round", 0) or 0))
         return Contribution(context=text, notes=notes)
 
-    def _contribute_shares(self, agent: Any, request: Any) -> Contribution | None:
+    def _contribute_shares(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """Cost sharing: the :class:`ShareBelief` summary and the split it implies; on a vote,
         also the ballot proposal most likely to gather every vote. No model call."""
         shares = self._shares(agent)

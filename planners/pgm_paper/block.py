@@ -49,7 +49,7 @@ import re
 import threading
 from typing import Any, Mapping
 
-from planners.base import UNSPECIFIED, Contribution, GameInfo
+from planners.base import UNSPECIFIED, BlockAgent, Contribution, GameInfo
 from planners.pgm_paper.templates import (ANALYSIS_HEAD, HEADER, NOTHING_YET, TEMPLATES, USE_ANALYSIS, Analysis,
                                           Decision, GameTemplates)
 
@@ -179,7 +179,7 @@ class PaperPGMBlock:
         self._lock = threading.RLock()
 
     # -- events ------------------------------------------------------------------------------
-    def on_event(self, agent: Any, event: Mapping[str, Any]) -> None:
+    def on_event(self, agent: BlockAgent, event: Mapping[str, Any]) -> None:
         """Keep one line per event the seat sees (``Agent.observe`` passes only visible ones);
         left out: planning events (this and other blocks' private notes, not game events) and the
         seat's own private acts after the set-up (its hidden move, its answers to the metrics'
@@ -194,20 +194,20 @@ class PaperPGMBlock:
             self.history.append(event_line(event))
 
     # -- contributing ------------------------------------------------------------------------
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """The analysis (written now if the seat has seen something new) and the decision prompt
         for ``request``, as context; None where no template fits. Thread-safe (one agent's
         parallel requests wait for one analysis)."""
         with self._lock:
             return self._contribute(agent, request)
 
-    def _game(self, agent: Any, request: Any) -> GameInfo:
+    def _game(self, agent: BlockAgent, request: Any) -> GameInfo:
         game = getattr(request, "game", UNSPECIFIED)
         if game is UNSPECIFIED:
             game = getattr(agent, "game", UNSPECIFIED)
         return game
 
-    def _contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def _contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         ctx = request.context
         if ctx.get("private") or ctx.get("lang", "en") != "en":
             return None
@@ -239,7 +239,7 @@ class PaperPGMBlock:
             return USE_ANALYSIS
         return decision.text.format(me=me, role=role, target=target or decision.target_fallback)
 
-    def _write(self, agent: Any, request: Any, templates: GameTemplates, analysis: Analysis, *, players: list[str],
+    def _write(self, agent: BlockAgent, request: Any, templates: GameTemplates, analysis: Analysis, *, players: list[str],
                role: str, word: str, told_stance: str) -> dict[str, Any]:
         """One analysis call (purpose ``pgm_analysis``), its stance and target, and its private
         ``pgm_analysis`` planning event."""

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import ActionRequest, Contribution
+from planners.base import ActionRequest, BlockAgent, Contribution
 
 #: The sensors of a word-clue game (:attr:`planners.base.GameInfo.word_clues`); PLAYER* §2.3: a
 #: game needs only its list of sensors (the murder-mystery four are in :mod:`.sensors`).
@@ -104,7 +104,7 @@ class DeductionSensors:
     out: set[str] = field(default_factory=set)   # voted out (``vote_result`` events): never suspects again
     _queue: list[dict[str, Any]] = field(default_factory=list)
 
-    def on_event(self, agent: Any, event: dict) -> None:
+    def on_event(self, agent: BlockAgent, event: dict) -> None:
         """Queue every other player's clue (WiS ``describe``, MAgIC ``clue``) for reading, and
         note who was voted out."""
         if event.get("kind") == "vote_result" and (event.get("data") or {}).get("out"):
@@ -114,7 +114,7 @@ class DeductionSensors:
             if text and text != "(no clue)":
                 self._queue.append({"player": event["actor"], "text": text, "round": event.get("round", 0)})
 
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """On a vote (the readings serve it, so they are read then: one call per round): read the
         queued clues (one ``form`` call for all of them), prune, show the readings and narrow the
         choices to the suspect list. Other requests: None, no call."""
@@ -146,7 +146,7 @@ class DeductionSensors:
             choices = [c for c in (request.choices or []) if c in self.suspects] or None
         return Contribution(context=ctx, choices=choices, notes={"scores": scores, "suspects": self.suspects})
 
-    def _read_queue(self, agent: Any, request: Any, sensors: tuple[str, ...]) -> None:
+    def _read_queue(self, agent: BlockAgent, request: Any, sensors: tuple[str, ...]) -> None:
         """Read every queued clue in ONE ``form`` call (a line per clue and sensor); a line still
         unreadable after the re-prompt reads ``unknown``."""
         queue, self._queue = self._queue, []

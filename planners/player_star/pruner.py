@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 from planners.player_star.questioning import suspicion_score
 from planners.player_star.sensors import read_batch
 from planners.player_star.state import UNKNOWN, PlayerStarState
@@ -182,10 +182,10 @@ class Pruner:
     name: str = "player_star.pruner"
     last: dict[str, PruneDecision] = field(default_factory=dict)
 
-    def on_event(self, agent: Any, event: dict) -> None:
+    def on_event(self, agent: BlockAgent, event: dict) -> None:
         self.state.ensure(agent).observe(event)
 
-    def on_round_end(self, agent: Any, round: int) -> None:
+    def on_round_end(self, agent: BlockAgent, round: int) -> None:
         """Run one pruning pass per victim after questioning round ``round``."""
         st = self.state.ensure(agent)
         st.completed = max(st.completed, int(round))
@@ -209,7 +209,7 @@ class Pruner:
                              "verdicts": decision.verdicts, "fallback": decision.fallback},
                        round=round)
 
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """On a ``vote``: the suspect list as context and as the narrowed choices. On a WellPlay
         objective or reasoning question (``mcq``): the final suspect lists as context."""
         if request.kind == "mcq" and (request.context or {}).get("category") in ("objective", "reasoning"):

@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 from planners.player_star.sensors import read_batch, readings_summary
 from planners.player_star.state import UNKNOWN, PlayerStarState
 
@@ -152,7 +152,7 @@ class Questioning:
     state: PlayerStarState = field(default_factory=PlayerStarState)
     name: str = "player_star.questioning"
 
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         if request.kind != "ask":
             return None
         st = self.state.ensure(agent)
@@ -196,10 +196,10 @@ class Questioning:
         return Contribution(choices=[target], context=context, instructions=instructions,
                             notes={"target": target, "victim": victim, "scores": scores})
 
-    def on_event(self, agent: Any, event: dict) -> None:
+    def on_event(self, agent: BlockAgent, event: dict) -> None:
         self.state.ensure(agent).observe(event)
 
-    def on_round_end(self, agent: Any, round: int) -> None:
+    def on_round_end(self, agent: BlockAgent, round: int) -> None:
         """Advance the cache epoch (no model call), so the next ask reads afresh when no pruner
         ran."""
         st = self.state.ensure(agent)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import Contribution
+from planners.base import BlockAgent, Contribution
 from planners.player_star.relation_graph import *  # noqa: F401,F403  (the map's functions, re-exported)
 from planners.player_star.relation_graph import (MAX_MODEL_PAIRS, MODEL_LABELS, add_relation, graph_json,
                                                  relation_summary, update_from_event)
@@ -35,7 +35,7 @@ class RelationMap:
     name: str = "player_star.relations"
     model_labelled: set = field(default_factory=set)
 
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         """On a WellPlay relation question (``mcq`` with category ``relation``): this agent's
         notes on the two characters the question names, as context (PLAYER* §2.3: the map is
         fed to the relation questions at evaluation)."""
@@ -49,7 +49,7 @@ class RelationMap:
         return Contribution(context="Your relationship notes: " + relation_summary(st.graph, named[0], named[1], me=st.me),
                             notes={"relation": named[:2]})
 
-    def on_event(self, agent: Any, event: dict) -> None:
+    def on_event(self, agent: BlockAgent, event: dict) -> None:
         st = self.state.ensure(agent)
         st.observe(event)
         if st.graph is None:
@@ -58,7 +58,7 @@ class RelationMap:
         if st.config.relation_model and event.get("kind") == "answer" and event.get("actor") != st.me:
             self._label_with_model(agent, event, touched)
 
-    def _label_with_model(self, agent: Any, event: dict, touched: list[tuple[str, str]]) -> None:
+    def _label_with_model(self, agent: BlockAgent, event: dict, touched: list[tuple[str, str]]) -> None:
         st = self.state
         speaker = event.get("actor", "")
         pairs = [p for p in dict.fromkeys(touched) if speaker in p and frozenset(p) not in self.model_labelled]
@@ -73,7 +73,7 @@ class RelationMap:
                              {"source": "model", "round": int(event.get("round", 0)), "speaker": speaker,
                               "text": f"model label: {act.value}", "labels": [act.value], "call_ids": act.call_ids})
 
-    def on_round_end(self, agent: Any, round: int) -> None:
+    def on_round_end(self, agent: BlockAgent, round: int) -> None:
         st = self.state.ensure(agent)
         if st.graph is None:
             return
@@ -91,7 +91,7 @@ class RelationMap:
         return relation_summary(self.state.graph, a, b, me=self.state.me)
 
 
-def agent_relation_summary(agent: Any, a: str, b: str) -> str:
+def agent_relation_summary(agent: BlockAgent, a: str, b: str) -> str:
     """``relation_summary(a, b)`` from ``agent``'s PLAYER* map; ``""`` when the agent has no map."""
     st = find_state(agent)
     if st is None or st.graph is None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from planners.base import ActionRequest, Contribution
+from planners.base import ActionRequest, BlockAgent, Contribution
 from planners.player_star.state import SENSORS, UNKNOWN, PlayerStarState, SensorReading
 
 #: The judgement each sensor asks for ({v} = victim), said of "them" (every character of the
@@ -109,7 +109,7 @@ def batch_request(pairs: list[tuple[str, str]], sensors: list[str], *, holder: b
                          context={"private": True, "purpose": "sensors"}, **kw)
 
 
-def _holds_hidden_role(agent: Any, role: str) -> bool:
+def _holds_hidden_role(agent: BlockAgent, role: str) -> bool:
     """True when ``role`` is the hidden role of the agent's game (:attr:`GameInfo.hidden_role`)."""
     hidden = getattr(getattr(agent, "game", None), "hidden_role", None)
     return bool(hidden) and role == hidden
@@ -135,7 +135,7 @@ def _relations(state: PlayerStarState, pairs: list[tuple[str, str]]) -> dict[str
     return out
 
 
-def read_batch(agent: Any, state: PlayerStarState, pairs: Iterable[tuple[str, str]], *, round: int,
+def read_batch(agent: BlockAgent, state: PlayerStarState, pairs: Iterable[tuple[str, str]], *, round: int,
                sensors: Iterable[str] | None = None) -> dict[tuple[str, str], dict[str, SensorReading]]:
     """Read ``sensors`` on every pair in ONE ``form`` call (two after a malformed reply).
 
@@ -201,7 +201,7 @@ class SensorNotes:
     state: PlayerStarState = field(default_factory=PlayerStarState)
     name: str = "player_star.sensors"
 
-    def contribute(self, agent: Any, request: Any) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request: Any) -> Contribution | None:
         if request.kind != "vote" or not self.state.config.sensors:
             return None
         st = self.state.ensure(agent)
@@ -213,5 +213,5 @@ class SensorNotes:
         return Contribution(context=f"Your private sensor readings about the death of {victim}:\n" + "\n".join(lines),
                             notes={"victim": victim})
 
-    def on_event(self, agent: Any, event: dict) -> None:
+    def on_event(self, agent: BlockAgent, event: dict) -> None:
         self.state.ensure(agent).observe(event)

@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from planners.base import BlockAgent
+
 #: The value stored when a sensor call gave no legal option after its re-prompt.
 UNKNOWN = "unknown"
 
@@ -159,7 +161,7 @@ class PlayerStarState:
     _last_event: Any = field(default=None, repr=False)
 
     # -- set-up ---------------------------------------------------------------------------------
-    def ensure(self, agent: Any) -> "PlayerStarState":
+    def ensure(self, agent: BlockAgent) -> "PlayerStarState":
         """Fill the state from ``agent.persona`` once (name, players, victims, initial suspect
         lists, the relationship map seeded from the agent's own script). Returns self."""
         with self._lock:
@@ -282,7 +284,7 @@ class PlayerStarState:
                     self.suspects[v] = [c for c in new if c != self.me]
 
 
-def find_state(agent: Any) -> PlayerStarState | None:
+def find_state(agent: BlockAgent) -> PlayerStarState | None:
     """The PLAYER* state shared by ``agent``'s blocks, or None if it has no PLAYER* block."""
     for b in getattr(agent, "blocks", []):
         st = getattr(b, "state", None)
