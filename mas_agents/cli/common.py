@@ -307,6 +307,7 @@ STOP_GRACE_S = 3.0
 STOP_EXIT = 130
 
 _STOP_PIPE: tuple[int, int] | None = None
+_PREVIOUS: Any = None
 _SIGINTS = 0
 _ANNOUNCED = threading.Event()   # the watchdog has said "Stopping" (the stop's last line comes after it)
 
@@ -321,19 +322,31 @@ def install_stop_handler() -> None:
     :func:`stopped`'s line. Finished work is on disk already (each game's files, the leaderboard,
     the checkpoints). If the process still runs :data:`STOP_GRACE_S` seconds later, a watchdog
     thread writes the queued log lines (:func:`mas_agents.appender.sync`) and ends it with exit
-    code :data:`STOP_EXIT`. Second Ctrl-C: quit at once.
+    code :data:`STOP_EXIT`. Second Ctrl-C: quit at once. When the command returns, :func:`guard`
+    puts the handler it replaced back.
 
     The signal handler itself takes no lock (it only writes a byte to a pipe and raises): it runs
     between two bytecodes of the main thread, which may hold any lock at that moment. The
     watchdog thread, started here and idle until then, sets the flag and prints.
     """
-    global _STOP_PIPE
+    global _STOP_PIPE, _PREVIOUS
     if threading.current_thread() is not threading.main_thread():
         return
     if _STOP_PIPE is None:
         _STOP_PIPE = os.pipe()
         threading.Thread(target=_watch, args=(_STOP_PIPE[0],), name="mas-stop-watchdog", daemon=True).start()
-    signal.signal(signal.SIGINT, _on_sigint)
+    before = signal.signal(signal.SIGINT, _on_sigint)
+    if before is not _on_sigint:
+        _PREVIOUS = before
+
+
+def _restore_sigint() -> None:
+    """Put back the SIGINT handler :func:`install_stop_handler` replaced, once a command has
+    returned (a process that runs commands in-process, e.g. tests with typer's CliRunner, gets
+    its own Ctrl-C back)."""
+    if (threading.current_thread() is threading.main_thread() and _PREVIOUS is not None
+            and signal.getsignal(signal.SIGINT) is _on_sigint):
+        signal.signal(signal.SIGINT, _PREVIOUS)
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
@@ -468,6 +481,7 @@ def guard(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(f"{where}: {why}" if where else f"{type(exc).__name__}: {why}", code=1)
         finally:
             _COMMAND.reset(token)
+            _restore_sigint()
 
     wrapped = _with_options(fn, [("mas_context", typer.Context, inspect.Parameter.empty)], wrapper)
     wrapped._mas_guarded = True    # type: ignore[attr-defined]
