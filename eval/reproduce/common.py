@@ -194,3 +194,50 @@ def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown:
     tmp = out / "report.md.tmp"
     tmp.write_text(markdown, encoding="utf-8")
     tmp.replace(out / "report.md")
+
+
+# ------------------------------------------------------------ estimate vs actual (eval.reproduce.estimate)
+
+
+def price(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:
+    """USD at ``price_in`` / ``price_out`` USD per million prompt / completion tokens."""
+    return tokens_in / 1e6 * price_in + tokens_out / 1e6 * price_out
+
+
+def save_estimate(out: Path, est: dict) -> None:
+    """Keep ``est`` (:func:`eval.reproduce.estimate.estimate`) as ``out/estimate.json`` (the run's own
+    folder, after its check)."""
+    from mas_agents.rundir import write_json
+    write_json(Path(out) / "estimate.json", {k: v for k, v in est.items() if k not in ("price_in", "price_out")})
+
+
+def versus_actual(est: dict, actual: dict) -> dict:
+    """Estimate vs actual (issue 47 item 4): ``{"rows": [{"what", "key", "estimate", "actual", "ratio"}],
+    "tokenizer", "price_in", "price_out"}``
+    for calls, prompt tokens and completion tokens (ratio = actual / estimate, None when the
+    estimate is 0)."""
+    rows = []
+    for key, what in (("calls", "model calls"), ("input_tokens", "prompt tokens"),
+                      ("output_tokens", "completion tokens")):
+        e, a = int(est["total"][key]), int(actual.get(key) or 0)
+        rows.append({"what": what, "key": key, "estimate": e, "actual": a, "ratio": (a / e) if e else None})
+    return {"rows": rows, "tokenizer": est.get("tokenizer"), "price_in": est.get("price_in", 0.0),
+            "price_out": est.get("price_out", 0.0)}
+
+
+def versus_lines(v: dict) -> list[str]:
+    """The report's "Estimate vs actual" section (:func:`versus_actual`)."""
+    rows = [[r["what"], r["estimate"], r["actual"], "-" if r["ratio"] is None else f"{100 * (r['ratio'] - 1):+.0f} %"]
+            for r in v["rows"]]
+    lines = ["## Estimate vs actual", "",
+             "Before it ran, this run estimated its cost with a dry run of the same protocol on a fake model "
+             "(`mas reproduce ... --estimate`, eval/reproduce/estimate.py); below, what it actually used.", ""]
+    lines += md_table(["", "estimate", "actual", "actual vs estimate"], rows)
+    pi, po = v.get("price_in") or 0.0, v.get("price_out") or 0.0
+    if pi or po:
+        e = {r["key"]: r["estimate"] for r in v["rows"]}
+        a = {r["key"]: r["actual"] for r in v["rows"]}
+        lines += ["", f"At {pi:g} / {po:g} USD per million prompt / completion tokens: estimate "
+                  f"{price(e['input_tokens'], e['output_tokens'], pi, po):.2f} USD, actual "
+                  f"{price(a['input_tokens'], a['output_tokens'], pi, po):.2f} USD."]
+    return lines + ["", f"Tokens of the estimate counted with {v.get('tokenizer')}.", ""]

@@ -22,8 +22,14 @@ intervals (:func:`eval.runs.wellplay_eval.score_interval`), the cost table in th
 PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims.
 
 ``--limit N`` keeps the first N scripts of each language in :func:`script_order` (fewest
-characters first, then fewest questions: the cheapest games and evaluations first). Rounds,
-questions per agent, methods, evaluation runs and languages are never cut.
+characters first, then fewest questions: the cheapest games and evaluations first). Rounds and
+questions per agent are never cut. A budget-limited or smoke run can also take a subset of the
+languages (``--langs``), of the methods (``--methods``; the model-free chance lines always come
+along, they cost nothing) and of the evaluation runs (``--eval-runs 1`` or 2 of the paper's 3):
+:func:`left_out` lists what a run left out, and the report then marks itself partial and says so.
+A rerun may add languages or methods to a run (finished cells are reused); the evaluation runs
+must stay the same. An evaluation cut off midway resumes at its next unanswered question
+(:func:`eval.runs.wellplay_run.run_wellplay_eval`).
 """
 
 from __future__ import annotations
@@ -62,6 +68,50 @@ CATEGORIES = ("objective", "reasoning", "relation")
 #: PLAYER* §3: question weights (objective 10, reasoning 5, relation 2).
 WEIGHTS = {"objective": 10, "reasoning": 5, "relation": 2}
 RESUME_KEYS = ("model", "limit", "rounds", "questions", "eval_runs", "methods")
+#: The smoke subset of the README (issue 47 item 3): one script, English, PLAYER* and O-CoT, one
+#: evaluation run: ``mas reproduce player-star --limit 1 --langs en --methods player_star,ocot
+#: --eval-runs 1``.
+SMOKE = {"limit": 1, "langs": ("en",), "methods": ("player_star", "ocot"), "eval_runs": 1}
+
+
+def check_subsets(langs: Any, methods: Any, eval_runs: Any) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """Validate ``--langs`` / ``--methods`` / ``--eval-runs`` (strings are comma-separated lists);
+    returns ``(langs, methods, eval_runs)`` in the protocol's order (:data:`LANGS`, :data:`METHODS`).
+
+    Raises:
+        ValueError: an unknown or repeated language or method, an empty list, or ``eval_runs``
+            outside 1..:data:`EVAL_RUNS` (the message names the option and the accepted values)."""
+    def items(v: Any, opt: str, known: tuple[str, ...]) -> tuple[str, ...]:
+        got = [x.strip() for x in (v.split(",") if isinstance(v, str) else v)]
+        if not got or any(not x for x in got):
+            raise ValueError(f"{opt}: give a comma-separated list from {', '.join(known)}")
+        bad = [x for x in got if x not in known]
+        if bad:
+            raise ValueError(f"{opt}: unknown {', '.join(map(repr, bad))}; choose from {', '.join(known)}")
+        if len(set(got)) != len(got):
+            raise ValueError(f"{opt}: {', '.join(sorted({x for x in got if got.count(x) > 1}))} given twice")
+        return tuple(x for x in known if x in got)
+    langs_t = items(LANGS if langs is None else langs, "--langs", LANGS)
+    methods_t = items(METHODS if methods is None else methods, "--methods",
+                      METHODS)
+    runs = EVAL_RUNS if eval_runs is None else eval_runs
+    if not isinstance(runs, int) or not 1 <= runs <= EVAL_RUNS:
+        raise ValueError(f"--eval-runs: 1 to {EVAL_RUNS} (the paper's {EVAL_RUNS} passes), got {runs!r}")
+    return langs_t, methods_t, runs
+
+
+def left_out(langs: tuple[str, ...], methods: tuple[str, ...], eval_runs: int) -> list[str]:
+    """What a subset run leaves out of the protocol, one phrase each (``[]`` for the whole
+    protocol), e.g. ``["language zh", "methods Werewolf, ThinkThrice, PP, OP", "evaluation runs
+    2 of 3 (ran 1)"]``."""
+    out = []
+    if missing := [x for x in LANGS if x not in langs]:
+        out.append(f"language{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if missing := [LABELS[m] for m in METHODS if m not in methods]:
+        out.append(f"method{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if eval_runs < EVAL_RUNS:
+        out.append(f"evaluation runs {EVAL_RUNS - eval_runs} of {EVAL_RUNS} (ran {eval_runs})")
+    return out
 
 
 # ----------------------------------------------------------------------------- scripts
@@ -290,9 +340,17 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
     lines = ["# PLAYER* on WellPlay (Zhu et al. 2024, arXiv:2404.17662)", "",
              f"Model (every seat): `{result['model']}`; the murderer plays `{result['murderer_agent']}` whatever the "
              f"method; {ROUNDS} rounds × {QUESTIONS} question per agent; one game per (method, script); "
-             f"{EVAL_RUNS} evaluation runs (option shuffle and model seed 0, 1, 2; the same for every method); "
-             "strict scoring.", ""]
-    lines += partial_note(result["limit"], result["scripts_run"], result["scripts_full"], "scripts (both languages)")
+             f"{result['eval_runs']} evaluation run{'s' if result['eval_runs'] > 1 else ''} (option shuffle and "
+             f"model seed {', '.join(map(str, range(result['eval_runs'])))}; the same for every method; the paper: "
+             f"{EVAL_RUNS}); strict scoring.", ""]
+    lines += partial_note(result["limit"], result["scripts_run"], result["scripts_full"],
+                          f"scripts ({', '.join(result['langs'])})")
+    if result.get("left_out"):
+        lines += [f"> **Partial run: a subset of the protocol.** Left out: {'; '.join(result['left_out'])}. "
+                  "The paper's aggregation, claims and cost below cover only what ran; a claim that needs "
+                  "something left out says \"cannot tell\".", ""]
+    if result.get("estimate_vs_actual"):
+        lines += estimate_lines(result["estimate_vs_actual"])
     for lang in result["langs"]:
         L = result["langs"][lang]
         lines += [f"## {'English' if lang == 'en' else 'Chinese'} ({lang}): {', '.join(L['scripts'])}", "",
@@ -340,7 +398,7 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
                            "gameplay calls (whole game, murderer too)", "evaluation calls",
                            "evaluation tokens in / out", "model s game / eval", "paper (Table A5)"], rows)
         lines += ["", "Gameplay counts the seats the method plays (every character but the murderer, who plays "
-                  f"`{result['murderer_agent']}`); PP and OP play no game. Evaluation: {EVAL_RUNS} runs of every "
+                  f"`{result['murderer_agent']}`); PP and OP play no game. Evaluation: {result['eval_runs']} run(s) of every "
                   "character's questions. Table A5's numbers could not be read here (not published in this report).", ""]
     # claims
     lines += ["## The paper's claims on this run", ""]
@@ -404,22 +462,24 @@ PROTOCOL_DIFFERENCES = [
 
 # ----------------------------------------------------------------------------- run
 
-def plan_line(chosen: dict[str, list]) -> str:
+def plan_line(chosen: dict[str, list], methods: tuple[str, ...] = METHODS, eval_runs: int = EVAL_RUNS) -> str:
     """One line saying what the run will play before it starts: games, evaluation calls (one per
     question, run and model method, re-prompts not counted) and the game calls of a plain game
     (per character an introduction and a vote, per round a question and an answer; the methods'
     own planning calls come on top)."""
-    games = sum(len(v) for v in chosen.values()) * len(GAME_METHODS)
-    evals = sum(len(s.all_questions()) for v in chosen.values() for s in v) * EVAL_RUNS * len(METHODS)
-    plain = sum((2 + 2 * ROUNDS * QUESTIONS) * len(s.characters) for v in chosen.values() for s in v) * len(GAME_METHODS)
+    n_game = sum(1 for m in methods if m in GAME_METHODS)
+    games = sum(len(v) for v in chosen.values()) * n_game
+    evals = sum(len(s.all_questions()) for v in chosen.values() for s in v) * eval_runs * len(methods)
+    plain = sum((2 + 2 * ROUNDS * QUESTIONS) * len(s.characters) for v in chosen.values() for s in v) * n_game
     return (f"{PAPER}: plan: {', '.join(f'{lang} {[s.name for s in v]}' for lang, v in chosen.items())}; "
             f"{games} games (at least {plain} model calls, more with each method's planning calls) and "
-            f"{evals} evaluation calls ({EVAL_RUNS} runs x {len(METHODS)} methods x the questions)")
+            f"{evals} evaluation calls ({eval_runs} runs x {len(methods)} methods x the questions)")
 
 
 def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = None, limit: int | None = None,
               seed: int = 0, tick: Callable[[str], None] | None = None, play: Callable | None = None,
-              evaluate: Callable | None = None, langs: tuple[str, ...] = LANGS) -> dict:
+              evaluate: Callable | None = None, langs: Any = None, methods: Any = None,
+              eval_runs: int | None = None, estimate: dict | None = None) -> dict:
     """Play and evaluate PLAYER*'s protocol (module docstring) and write ``out/report.md``.
 
     Args:
@@ -434,8 +494,11 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
         tick: one progress line per finished cell (:class:`eval.reproduce.common.Progress`).
         play, evaluate: passed to :func:`eval.runs.compare.run_compare` (tests inject counting
             wrappers); ``evaluate`` (default :func:`eval.runs.wellplay_run.run_wellplay_eval`) is
-            always called with ``runs=3`` (:data:`EVAL_RUNS`).
-        langs: the languages (both by default; tests may run one).
+            called with ``runs=eval_runs``.
+        langs, methods, eval_runs: a subset of the protocol (:func:`check_subsets`; default the
+            whole: both languages, the six methods, 3 evaluation runs); the chance lines always run.
+        estimate: :func:`eval.reproduce.estimate.estimate` of this run made before it (the report
+            then sets it beside the actual calls and tokens); None: none.
 
     Returns:
         The ``result.json`` dict.
@@ -462,12 +525,18 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
         raise ValueError("--seed: player-star runs seed 0 only (one game per method and script, evaluation runs 0, 1, 2)")
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be at least 1, got {limit}")
+    langs, model_methods, eval_runs = check_subsets(langs, methods, eval_runs)
     out = Path(out)
     label = spec_text(model)
-    settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": EVAL_RUNS,
-                "methods": [*METHODS, *CHANCE], "models": [label]}   # one model seats every character
+    settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": eval_runs,
+                "methods": [*model_methods, *CHANCE], "models": [label]}   # one model seats every character
     out.mkdir(parents=True, exist_ok=True)
-    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings}, ignore=NOT_CONFIGURATION - {"model"})
+    # a rerun may add languages or methods (finished cells are reused); the rest must be the same
+    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs)},
+                   may_differ=("methods", "langs"), ignore=NOT_CONFIGURATION - {"model"})
+    if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
+        from eval.reproduce.common import save_estimate as save
+        save(out, estimate)
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
               "released_logs": load_table("player_star_released_logs")}
     from eval.datasets import DataError
@@ -479,11 +548,11 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs),
                                      "murderer_agent": MURDERER_SPEC,
                                      "scripts": {lang: [s.name for s in v] for lang, v in chosen.items()}})
-    methods = [*METHODS, *CHANCE]
+    methods = [*model_methods, *CHANCE]
     progress = Progress(sum(len(v) for v in chosen.values()) * len(methods), tick, paper=PAPER)
     if tick:
-        tick(plan_line(chosen))
-    evaluate = functools.partial(evaluate or run_wellplay_eval, runs=EVAL_RUNS)
+        tick(plan_line(chosen, model_methods, eval_runs))
+    evaluate = functools.partial(evaluate or run_wellplay_eval, runs=eval_runs)
     lock = threading.Lock()   # compare runs cells in threads for a remote model
     result_langs = {}
     for lang in langs:
@@ -527,16 +596,23 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     sbf = None   # our PLAYER* score on Table A6's script, when this run played it
     if "en" in result_langs and "1702" in result_langs["en"]["script_ids"]:
         sbf = result_langs["en"]["methods"]["player_star"]["paper"]["weighted_score"]["mean"]
+    gone = left_out(langs, model_methods, eval_runs)
     result = {"model": label, "murderer_agent": MURDERER_SPEC, "limit": limit, "rounds": ROUNDS,
-              "questions": QUESTIONS, "eval_runs": EVAL_RUNS, "methods": methods,
+              "questions": QUESTIONS, "eval_runs": eval_runs, "methods": methods, "left_out": gone,
+              "partial": limit is not None or bool(gone),
               "scripts_run": max((len(v) for v in chosen.values()), default=0), "scripts_full": 12,
               "langs": result_langs, "claims": claims({lang: L["methods"] for lang, L in result_langs.items()}),
               "dataset": {"en": base, "by_lang": stats, "totals": totals, "zh_differs": zh_differs,
                           "flags": flags},
-              "solitary_boat_firefly": sbf, "differences": PROTOCOL_DIFFERENCES,
+              "solitary_boat_firefly": sbf,
+              "differences": PROTOCOL_DIFFERENCES + ([f"Left out of the protocol (a subset run): {'; '.join(gone)}."]
+                                                     if gone else []),
               # the released logs' language aggregates only (their per-script rows stay in the CSV)
               "paper_tables": {k: {"source": t.source, "rows": [r for r in t.rows if r.get("script_id", "all") == "all"]}
                                for k, t in tables.items()}}
+    if estimate is not None:
+        from eval.reproduce.common import versus_actual
+        result["estimate_vs_actual"] = versus_actual(estimate, actual_cost(out, langs, methods, chosen))
     result["headline"] = headline(result)
     write_report(out, paper=PAPER, config={**settings, "langs": list(langs), "murderer_agent": MURDERER_SPEC,
                                            "scripts": {lang: v["scripts"] for lang, v in result_langs.items()}},
@@ -557,4 +633,30 @@ def headline(result: dict) -> str:
     parts = [f"{lang} {pct(mean(lang, 'player_star'))} (always-a {pct(mean(lang, 'always_a'))})"
              for lang in (result.get("langs") or {})]
     return (f"PLAYER* weighted: {', '.join(parts) or '-'}; {result.get('scripts_run')} of "
-            f"{result.get('scripts_full')} scripts per language" + (" (partial)" if result.get("limit") else ""))
+            f"{result.get('scripts_full')} scripts per language"
+            + (" (partial)" if result.get("partial", result.get("limit")) else ""))
+
+
+def actual_cost(out: Path, langs: tuple[str, ...], methods: list[str], chosen: dict[str, list]) -> dict[str, int]:
+    """What the run's cells cost, from their records: ``{"calls", "input_tokens",
+    "output_tokens"}`` summed over every game and evaluation of the chosen cells (a resumed
+    evaluation's calls before the stop too)."""
+    from eval.runs.compare import cell_dir
+    tot = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
+    for lang in langs:
+        for m in methods:
+            for sc in chosen[lang]:
+                d = cell_dir(Path(out) / lang, m, sc.id, 0)
+                for part in ("game", "eval"):
+                    p = d / part / "result.json"
+                    if p.exists():
+                        llm = json.loads(p.read_text(encoding="utf-8")).get("llm") or {}
+                        for k in tot:
+                            tot[k] += int(llm.get(k) or 0)
+    return tot
+
+
+def estimate_lines(rows: dict) -> list[str]:
+    """The report's "estimate vs actual" table (:func:`eval.reproduce.estimate.versus_actual`)."""
+    from eval.reproduce.common import versus_lines
+    return versus_lines(rows)

@@ -101,9 +101,20 @@ def agent_answerer(agent) -> Answerer:
     return Answerer(agent.name, answer, prepare)
 
 
+#: An answered question already on record: ``(script name, character, qid) -> (record, event)``
+#: (:func:`evaluate_character` reuses it instead of asking again: a resumed evaluation).
+Answered = dict[tuple[str, str, str], tuple[dict, dict]]
+
+
 def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, shuffle: bool, scoring: str,
-                       tick: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
-    """Answer every question of one character's file once (see :func:`evaluate_script`)."""
+                       tick: Callable[[], None] | None = None, answered: Answered | None = None,
+                       on_answer: Callable[[dict, dict], None] | None = None) -> tuple[list[dict], list[dict]]:
+    """Answer every question of one character's file once (see :func:`evaluate_script`).
+
+    ``answered``: questions answered before (a resumed run): their record and event are taken as
+    they are, without a call, and the character's agent is asked (and prepared) only when a
+    question is left. ``on_answer(record, event)`` is called after each question newly answered
+    (the caller saves it, so a run cut off here resumes at the next question)."""
     records, events = [], []
     shown = []
     for q in script.questions.get(name, []):
@@ -112,9 +123,18 @@ def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, s
         else:
             options, key, perm = q.options, q.key, tuple(range(len(q.options)))
         shown.append((q, key, perm, mcq_request(name, q, options)))
-    if ans.prepare is not None and shown:
-        ans.prepare([req for *_, req in shown])
+    answered = answered or {}
+    todo = [req for q, *_, req in shown if (script.name, name, q.qid) not in answered]
+    if ans.prepare is not None and todo:
+        ans.prepare(todo)
     for q, key, perm, req in shown:
+        done = answered.get((script.name, name, q.qid))
+        if done is not None:
+            records.append(done[0])
+            events.append(done[1])
+            if tick:
+                tick()
+            continue
         chosen, call_ids, raw = ans.answer(req)
         ok = is_correct(chosen, key, q.multi, scoring)
         back = None if chosen is None else sorted(LETTERS[perm[LETTERS.index(c)]] for c in chosen)
@@ -128,6 +148,8 @@ def evaluate_character(script: Script, name: str, ans: Answerer, *, seed: int, s
             phase="evaluation", actor=name, kind="mcq", visible_to=[name],
             content=f"{q.text} -> {', '.join(back) if back else '(abstained)'}",
             llm_call_ids=call_ids, data={"qid": q.qid, "correct": ok, "raw": raw[:500]}))
+        if on_answer:
+            on_answer(rec, events[-1])
         if tick:
             tick()
     return records, events
@@ -146,7 +168,8 @@ def answer_order(jobs: list[tuple[Script, Any]]) -> list[tuple[int, int]]:
 
 
 def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: int, shuffle: bool, scoring: str,
-                     tick: Callable[[], None] | None = None, concurrency: int = 1) -> tuple[list[dict], list[dict]]:
+                     tick: Callable[[], None] | None = None, concurrency: int = 1, answered: Answered | None = None,
+                     on_answer: Callable[[dict, dict], None] | None = None) -> tuple[list[dict], list[dict]]:
     """Answer every per-character question of each ``(script, answerers)`` job once.
 
     Characters answer their own files; with ``concurrency`` > 1 that many characters (over all
@@ -157,6 +180,9 @@ def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: in
 
     The option shuffle uses ``random.Random(f"{seed}/{qid}")`` per question, so the same seed
     shows the same order to every method (a paired comparison).
+
+    ``answered`` / ``on_answer``: a resumed run's questions already answered, and the callback
+    told of each new answer (:func:`evaluate_character`).
 
     Returns:
         ``(records, events)``: one record per question (qid, character, category, multi,
@@ -174,7 +200,8 @@ def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: in
 
     def one(item):
         i, j, sc, name, ans = item
-        done[(i, j)] = evaluate_character(sc, name, ans, seed=seed, shuffle=shuffle, scoring=scoring, tick=tick)
+        done[(i, j)] = evaluate_character(sc, name, ans, seed=seed, shuffle=shuffle, scoring=scoring, tick=tick,
+                                          answered=answered, on_answer=on_answer)
 
     run_each(items, one, concurrency=concurrency)
     records, events = [], []

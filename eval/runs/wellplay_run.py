@@ -5,8 +5,10 @@ See :mod:`eval.runs.wellplay_eval` for the methods, shuffling and files written.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -189,9 +191,13 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
 
     Into a directory that holds an evaluation (issue 46, :func:`eval.runs.record.check_same_run`):
     one of another configuration is refused, nothing written; a finished one of the same
-    configuration is reused (its ``result.json`` returned, nothing run); an unfinished one is
-    run again from the start. ``config.json`` records ``models`` (the answering model; none for
-    a model-free method) and ``default_model`` (:mod:`eval.runs.record`).
+    configuration is reused (its ``result.json`` returned, nothing run); an unfinished one
+    resumes at the next unanswered question (issue 47 item 3): every answer is saved as it comes
+    in :data:`PROGRESS` (removed once ``result.json`` is written), a rerun takes those answers as
+    they are, asks only the rest (an agent whose questions are all answered is not even built)
+    and keeps counting into the same ``llm_calls.jsonl``. A character resumed mid-file does not
+    recall its answers given before the stop. ``config.json`` records ``models`` (the answering
+    model; none for a model-free method) and ``default_model`` (:mod:`eval.runs.record`).
 
     Raises:
         ValueError: unknown method or scoring, or session without run.
@@ -220,8 +226,16 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     write_json(out / "config.json", config)
     if total:
         total(runs * sum(len(s.all_questions()) for s in scripts))
-    clear_call_log(out / "llm_calls.jsonl")  # a re-run into the same dir starts its call and prompt logs afresh
-    recorder = CallRecorder(out / "llm_calls.jsonl")
+    before = read_progress(out / PROGRESS) if method not in MODEL_FREE else {}
+    if before:   # resume: the calls made before the stop stay counted
+        recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=True)
+        log.warning("%s: resuming an unfinished evaluation: %d answers on record are kept, the rest asked",
+                    out, sum(len(v) for v in before.values()))
+    else:
+        (out / PROGRESS).unlink(missing_ok=True)
+        clear_call_log(out / "llm_calls.jsonl")  # a re-run into the same dir starts its call and prompt logs afresh
+        recorder = CallRecorder(out / "llm_calls.jsonl")
+    saving = threading.Lock()
     watch = Stopwatch()
     make_agent = make_agent or build_eval_agent
     per_run, all_records, all_events = [], [], []
@@ -235,6 +249,12 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
             records, evs = evaluate_scripts([(sc, model_free_answerers(method, sc, rng)) for sc in scripts],
                                             seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick, concurrency=1)
         else:
+            def save(rec: dict, ev: dict, i: int = i) -> None:
+                line = json.dumps({"run": i, "record": rec, "event": ev}, ensure_ascii=False, default=str)
+                with saving, open(out / PROGRESS, "a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+                    f.flush()
+
             def make(sc: Script, name: str, acc: Any, run_seed: int = run_seed) -> tuple[Any, Any]:
                 return make_agent(sc, name, method, game_events, model, run_seed, recorder=recorder,
                                   settings=settings, accounted=acc, spec=specs.get(name, agent_spec))
@@ -244,7 +264,8 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
             with AgentBuilds(make, order, background=parallel > 1, accounted=accounted) as builds:
                 jobs = [(sc, {c.name: builds.answerer(sc, c.name) for c in sc.characters}) for sc in scripts]
                 records, evs = evaluate_scripts(jobs, seed=run_seed, shuffle=shuffle, scoring=scoring,
-                                                tick=tick, concurrency=parallel)
+                                                tick=tick, concurrency=parallel, answered=before.get(i),
+                                                on_answer=save)
             accounted = builds.accounted
         for r in records:
             r["run"] = i
@@ -271,8 +292,34 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               "llm": recorder.totals(), "wall_time_s": watch.seconds}
     write_json(out / "result.json", result)
     (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    (out / PROGRESS).unlink(missing_ok=True)   # answers.jsonl holds them all now
     recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result
+
+
+#: The answers of an unfinished evaluation, one JSON line per question as it is answered:
+#: ``{"run": i, "record": <answers.jsonl record>, "event": <its mcq event>}``.
+PROGRESS = "answered.jsonl"
+
+
+def read_progress(path: Path) -> dict[int, dict[tuple[str, str, str], tuple[dict, dict]]]:
+    """The answers saved in ``path`` (:data:`PROGRESS`): run index -> ``(script, character, qid)``
+    -> ``(record, event)`` (:data:`eval.runs.wellplay_eval.Answered`); ``{}`` when there is no file.
+    A line that is not whole JSON (the process was killed while writing it) is skipped: that
+    question is asked again."""
+    out: dict[int, dict] = {}
+    if not Path(path).is_file():
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                d = json.loads(line)
+                rec, ev, i = d["record"], d["event"], int(d["run"])
+                key = (rec["script"], rec["character"], rec["qid"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            out.setdefault(i, {})[key] = (rec, ev)
+    return out
 
 
 def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict], model: Any, seed: int, *,

@@ -1,12 +1,20 @@
 """``mas reproduce PAPER``: a paper's protocol in one command, its numbers beside ours
 (:mod:`eval.reproduce`).
 
-    mas reproduce magic       --model openai:NAME [--others openai:gpt-4] [--limit N] [--out DIR]
-    mas reproduce player-star --model openai:NAME [--limit N] [--out DIR]
+    mas reproduce magic       --model openai:NAME [--others openai:gpt-4] [--limit N] [--conditions C,..] [--out DIR]
+    mas reproduce player-star --model openai:NAME [--limit N] [--langs en,zh] [--methods M,..] [--eval-runs K]
     mas reproduce wis         --model openai:A,openai:B[,...] [--limit N] [--out DIR]
     mas reproduce all         --model openai:NAME [--others ...] [--limit N] [--out DIR]
+    mas reproduce PAPER ... --estimate [--price-in USD --price-out USD]     (no model is called)
 
-Resumable: rerunning the same command continues in the same ``--out`` (finished cells reused).
+Resumable: rerunning the same command continues in the same ``--out`` (finished cells reused; a
+WellPlay evaluation cut off midway resumes at its next unanswered question).
+
+``--estimate`` prints what the run would cost (:mod:`eval.reproduce.estimate`: games and calls per
+cell, prompt and completion tokens, the price at ``--price-in``/``--price-out`` USD per million
+tokens) from a dry run of the same protocol on a fake model, and writes nothing. A real run of
+``magic`` or ``player-star`` makes the same estimate first (kept in ``OUT/estimate.json``) and its
+report sets it beside the calls and tokens actually used.
 """
 
 from __future__ import annotations
@@ -33,6 +41,21 @@ def reproduce(
                                                     "temperature 0); default: --model."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N settings / scripts / games (a smoke "
                                                           "run; the report says it is partial)."),
+    conditions: Optional[str] = typer.Option(None, help="magic: the conditions to run, comma-separated from "
+                                                        "vanilla,pgm_paper,pgm (default all three; the report "
+                                                        "names those left out)."),
+    langs: Optional[str] = typer.Option(None, help="player-star: the languages, from en,zh (default both; "
+                                                   "a subset marks the report partial)."),
+    methods: Optional[str] = typer.Option(None, help="player-star: the methods, from player_star,werewolf,ocot,"
+                                                     "thinkthrice,pp,op (default all; always_a/random always run)."),
+    eval_runs: Optional[int] = typer.Option(None, "--eval-runs", help="player-star: evaluation runs per cell, "
+                                                                      "1 to 3 (the paper: 3)."),
+    estimate: bool = typer.Option(False, "--estimate", help="Print the games, calls, tokens and price this run "
+                                                            "would take (a dry run on a fake model); call no "
+                                                            "model, write nothing."),
+    price_in: float = typer.Option(0.0, "--price-in", min=0.0, help="USD per million prompt tokens (--estimate "
+                                                                    "and the report's estimate)."),
+    price_out: float = typer.Option(0.0, "--price-out", min=0.0, help="USD per million completion tokens."),
     seed: int = Seed,
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/reproduce-<paper>-<model>[-limitN]; "
                                                   "rerun to resume)."),
@@ -46,12 +69,31 @@ def reproduce(
 
     if paper != "all" and paper not in MODULES:
         cli.fail(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
+    for opt, val, only in (("--conditions", conditions, "magic"), ("--langs", langs, "player-star"),
+                           ("--methods", methods, "player-star"), ("--eval-runs", eval_runs, "player-star")):
+        if val is not None and paper != only:
+            cli.fail(f"{opt}: only for 'mas reproduce {only}', not {paper}")
+    options = {k: v for k, v in (("conditions", conditions), ("langs", langs), ("methods", methods),
+                                 ("eval_runs", eval_runs)) if v is not None}
     root = cli.data_root(data_dir)
-    out = out or stable_run_dir("reproduce", paper, model, *( [f"limit{limit}"] if limit else []))
-    cli.set_resume_hint(f"rerun the same command (same --out {out}) to continue")
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
+
+    from eval.reproduce import estimate as est_mod
+    if estimate:
+        try:
+            est = est_mod.estimate(paper, data_root=root, model=model, others=others, limit=limit, seed=seed,
+                                   options=options, tick=say if verbose else None)
+        except (ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+        print("\n".join(est_mod.render(est, price_in=price_in, price_out=price_out)))
+        return
+    parts = [f"limit{limit}"] if limit else []
+    if eval_runs is not None and eval_runs < 3:
+        parts.append(f"evalruns{eval_runs}")   # another number of runs is another run (never mixed)
+    out = out or stable_run_dir("reproduce", paper, model, *parts)
+    cli.set_resume_hint(f"rerun the same command (same --out {out}) to continue")
 
     try:
         if paper == "all":
@@ -59,7 +101,12 @@ def reproduce(
             reproduce_all(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
         else:
             mod = importlib.import_module(f"eval.reproduce.{MODULES[paper]}")
-            mod.reproduce(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
+            kw = dict(options)
+            if paper in est_mod.COMPARED:   # the estimate the report sets beside the actual cost
+                kw["estimate"] = est_mod.estimate_for_run(out, paper, data_root=root, model=model, others=others,
+                                                          limit=limit, seed=seed, options=options,
+                                                          price_in=price_in, price_out=price_out, tick=say)
+            mod.reproduce(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say, **kw)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     cli.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)
