@@ -375,8 +375,8 @@ def _watch(fd: int) -> None:
                    if t.is_alive() and not t.daemon and t is not threading.main_thread()})
     waiting = f" (still running: {', '.join(busy)})" if busy else ""
     _flush_logs(1.0)
-    console.print(f"[yellow]stopped:[/yellow] quit {STOP_GRACE_S:g} s after Ctrl-C without waiting for "
-                  f"the model calls in flight{waiting}. Finished work is kept; {_LAST_HINT}.",
+    from rich.markup import escape
+    console.print(f"[yellow]stopped:[/yellow] {escape(f'quit {STOP_GRACE_S:g} s after Ctrl-C without waiting for the model calls in flight{waiting}. Finished work is kept; {_LAST_HINT}.')}",
                   soft_wrap=True, highlight=False, markup=True)
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -446,9 +446,9 @@ _COMMAND: contextvars.ContextVar[tuple[Any, dict[str, Any]] | None] = contextvar
 
 def guard(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` (a command) with its stops and path faults ended in one line instead of a traceback:
-    Ctrl-C by :func:`stopped`; an ``OSError`` or ``sqlite3.Error`` by :func:`path_error`'s line
-    (exit code 2: a path on the command line the system refuses), else ``error: <file>:
-    <reason>`` (exit code 1). Other exceptions pass (a bug keeps its traceback).
+    Ctrl-C by :func:`stopped`; an ``OSError``, or SQLite refusing a database file, by
+    :func:`path_error`'s line (exit code 2: a path on the command line the system refuses), else
+    ``error: <file>: <reason>`` (exit code 1). Other exceptions pass (a bug keeps its traceback).
 
     The wrapper takes typer's context as an extra parameter (``mas_context: typer.Context``,
     which typer fills and shows no option for) and keeps it with the arguments while the
@@ -476,6 +476,10 @@ def guard(fn: Callable[..., Any]) -> Callable[..., Any]:
             named = path_error(exc)
             if named is not None:
                 fail(*named)
+            if isinstance(exc, sqlite3.Error):
+                if not _sqlite_path_fault(exc):
+                    raise    # a locked database, a bug: not about a path
+                fail(f"cannot open a SQLite database ({exc})", code=1)
             where = getattr(exc, "filename", None)
             why = getattr(exc, "strerror", None) or str(exc)
             fail(f"{where}: {why}" if where else f"{type(exc).__name__}: {why}", code=1)
@@ -548,6 +552,15 @@ def _why(exc: OSError, file: Path) -> str:
     return f"{why[:1].lower()}{why[1:]}"
 
 
+#: SQLite's messages for a database file it cannot use where it is (sqlite3 names no file).
+_SQLITE_PATH_FAULTS = ("unable to open database file", "file is not a database", "attempt to write a readonly database")
+
+
+def _sqlite_path_fault(exc: BaseException) -> bool:
+    """``exc`` is SQLite refusing the database file itself (not a locked database, not a bug)."""
+    return isinstance(exc, sqlite3.DatabaseError) and str(exc) in _SQLITE_PATH_FAULTS
+
+
 def path_error(exc: BaseException) -> tuple[str, int] | None:
     """The one-line message and exit code for ``exc`` when it is about a path given on the command
     line: ``("--out afile/sub: afile is a file, not a directory", 2)``,
@@ -564,7 +577,7 @@ def path_error(exc: BaseException) -> tuple[str, int] | None:
     options = sorted(_path_options(), key=lambda lv: -len(os.path.abspath(lv[1])))
     if isinstance(exc, sqlite3.Error):
         db = [(label, v) for label, v in options if label == "--db"]
-        if not db:
+        if not db or not _sqlite_path_fault(exc):
             return None
         label, v = db[0]
         return f"{label} {v}: cannot open or create the SQLite database ({exc})", 2
