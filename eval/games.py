@@ -24,6 +24,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from eval.game_view import DEFAULT as DEFAULT_VIEW
+from eval.game_view import GameView
+
 #: The games this project ships: run kind -> the module that registers it (imported on first use).
 BUILTIN: dict[str, str] = {"mmg": "eval.runs.mmg_session", "wis": "eval.runs.wis_session",
                            "magic": "eval.runs.magic_session"}
@@ -86,7 +89,10 @@ class GameDef:
             list from its ``config.json`` and ``result.json`` (``{}`` while it plays); None: the
             runner's generic line (calls and invalid actions).
         seat_specs: ``seat_specs(config) -> list[str]``, the agent specs a run seated (the runs
-            list's agent filter); None: none listed.
+            list's agent filter; the players panel's agents, in seat order); None: none listed.
+        view: how ``mas serve`` replays its runs (:class:`eval.game_view.GameView`: sentences,
+            seats, round titles, hidden roles, the truth at the end); None: every default of
+            :data:`eval.game_view.DEFAULT` (round headings and a players panel from the events).
     """
 
     kind: str
@@ -96,7 +102,7 @@ class GameDef:
     checkpoint: bool = False
     headline: Callable[[dict, dict], str] | None = None
     seat_specs: Callable[[dict], list] | None = None
-
+    view: GameView | None = None
 
     @property
     def params(self) -> list[str]:
@@ -171,6 +177,13 @@ def find(kind: Any) -> GameDef | None:
         return get(kind)
     except ValueError:
         return None
+
+
+def view_of(kind: Any) -> GameView:
+    """The :class:`eval.game_view.GameView` of the game ``kind`` (a kind or a GameDef): its own,
+    else :data:`eval.game_view.DEFAULT` (also for a kind that is no registered game). Never raises."""
+    game = kind if isinstance(kind, GameDef) else find(kind)
+    return (game.view if game is not None else None) or DEFAULT_VIEW
 
 
 def kinds() -> list[str]:
