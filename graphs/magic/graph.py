@@ -245,6 +245,18 @@ def compiled_graph(kind: str):
     Raises:
         KeyError: an unknown ``kind``.
     """
+    return builder(kind).compile()
+
+
+def builder(kind: str) -> StateGraph:
+    """The uncompiled ``StateGraph`` (state :class:`MagicState`) of ``kind`` (:func:`graph_kind`:
+    ``deduction``, ``cost_sharing`` or ``repeated``), for a user's own graph: compile it with a
+    checkpointer, an interrupt or nodes of one's own and run it with ``context=`` a
+    :class:`MagicRuntime`. :func:`compiled_graph` compiles it once per process.
+
+    Raises:
+        KeyError: an unknown ``kind``.
+    """
     return {"deduction": _deduction_graph, "cost_sharing": _cost_sharing_graph, "repeated": _repeated_graph}[kind]()
 
 
@@ -377,7 +389,7 @@ def _deduction_graph():
     g.add_conditional_edges("tally", after_tally, ["guess", "finish"])
     g.add_edge("guess", "finish")
     g.add_edge("finish", END)
-    return g.compile()
+    return g
 
 
 # ---------------------------------------------------------------------------- cost sharing
@@ -468,7 +480,7 @@ def _cost_sharing_graph():
     g.add_conditional_edges("count", after_count, ["finish", "next"])
     g.add_conditional_edges("next", fan_propose, ["propose_one"])
     g.add_edge("finish", END)
-    return g.compile()
+    return g
 
 
 # ---------------------------------------------------------------------------- PD and public good
@@ -560,4 +572,4 @@ def _repeated_graph():
     g.add_edge("move_one", "reveal")
     g.add_conditional_edges("reveal", after_reveal, ["move_one", "finish"])
     g.add_edge("finish", END)
-    return g.compile()
+    return g

@@ -134,6 +134,14 @@ def build_graph(rt: MMGRuntime, checkpointer=None) -> BoundGraph:
 def compiled_graph():
     """The MMG graph, compiled once per process and shared by every game and thread; every node
     reads its game's :class:`MMGRuntime` from LangGraph's run context (``runtime.context``)."""
+    return builder().compile()
+
+
+def builder() -> StateGraph:
+    """The murder mystery's uncompiled ``StateGraph`` (state :class:`MMGState`), for a user's own
+    graph: compile it with a checkpointer, an ``interrupt_before`` for a person, or add nodes of
+    one's own, then run it with ``context=`` an :class:`MMGRuntime` (its nodes read the game from
+    the run context, :mod:`graphs.compiled`). :func:`compiled_graph` compiles it as it is."""
 
     def setup(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
         rt = runtime.context
@@ -326,4 +334,4 @@ def compiled_graph():
     g.add_conditional_edges("vote_start", fan_out, ["vote_one", "tally"])
     g.add_edge("vote_one", "tally")
     g.add_edge("tally", END)
-    return g.compile()
+    return g

@@ -202,7 +202,7 @@ def compiled_graph():
 
         compiled_graph().stream({"events": []}, {"recursion_limit": rt.step_bound()}, context=rt)
     """
-    return _compile()
+    return builder().compile()
 
 
 def build_graph(rt: WisRuntime) -> BoundGraph:
@@ -211,9 +211,11 @@ def build_graph(rt: WisRuntime) -> BoundGraph:
     return BoundGraph(compiled_graph(), rt)
 
 
-def _compile():
-    """Compile the WiS graph once; every node reads its game's :class:`WisRuntime` from
-    ``runtime.context``."""
+def builder() -> StateGraph:
+    """Who is Spy's uncompiled ``StateGraph`` (state :class:`WisState`), for a user's own graph:
+    compile it with a checkpointer, an interrupt or nodes of one's own and run it with
+    ``context=`` a :class:`WisRuntime`; every node reads its game's runtime from
+    ``runtime.context``. :func:`compiled_graph` compiles it once per process."""
 
     def setup(state: WisState, runtime: Runtime[WisRuntime]) -> dict:
         rt = runtime.context
@@ -412,7 +414,7 @@ def _compile():
     g.add_conditional_edges("speaking", after_speaking, ["voting", "finish"])
     g.add_conditional_edges("voting", after_tally, ["speaking", "finish"])
     g.add_edge("finish", END)
-    return g.compile()
+    return g
 
 
 def _round_record(state: WisState, fouled: list[str], votes: dict, counts: dict, out: str | None,

@@ -1,0 +1,584 @@
+"""The public face of mas-agents: ``import mas_agents as mas`` (issue 49 items 1-2).
+
+Everything here composes what the CLI composes, so a call from Python is recorded and accounted
+as ``mas`` records it (``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log,
+``result.json``; the run-record contract of :mod:`eval.runs.record`):
+
+* :func:`agent` builds an agent from a spec (``"plain+player_star"``) and a model (a spec string
+  such as ``"local"`` or ``"openai:NAME"``, or a langchain-core chat model); :func:`recipe` is
+  the same agent as a small picklable value (what a seat of an experiment cell can carry to a
+  Ray worker, :mod:`mas_agents.cells`).
+* :func:`play` plays any registered game (:mod:`eval.games`) through the one runner
+  (:func:`eval.runs.session.run`); a seat takes a spec string, an agent or a recipe, and the
+  persona and system prompt of a seat always come from the game (what the seat is told).
+* :func:`evaluate` is the WellPlay evaluation (``mas wellplay eval``), :func:`reproduce` a
+  paper's protocol (``mas reproduce``).
+* :func:`node` makes an agent a node of the user's own LangGraph graph; :func:`end_round` the
+  node that runs the agents' end-of-round hooks (PLAYER*'s pruner); :func:`builder` gives a
+  built-in game's uncompiled ``StateGraph``.
+* :func:`games`, :func:`register_game`, :func:`blocks`, :func:`register_block`: the registries.
+
+This module is the top layer of the import contracts (``pyproject.toml``, beside the CLI): it
+may import ``eval`` and ``graphs``, and nothing below imports it. ``mas_agents/__init__.py``
+reaches it lazily (PEP 562), so ``import mas_agents`` alone imports none of this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+#: Aliases :func:`node` accepts for the action kinds of :data:`planners.base.KINDS`: the
+#: decisions of issue 49 (speak, question, vote, answer).
+NODE_KINDS = {"speak": "introduce", "question": "ask", "vote": "vote", "answer": "answer"}
+
+
+# ------------------------------------------------------------------------------------ agents
+@dataclass(frozen=True)
+class AgentRecipe:
+    """An agent as a value: its blocks, its model and its budgets, nothing built yet.
+
+    Picklable when ``model`` is a spec string (or None), so it travels to another process (a Ray
+    worker) and is built there into the run's own accounted model. :func:`play` builds it at the
+    seat it is given, with the persona, memory and :class:`planners.base.GameInfo` the game makes
+    for that seat.
+
+    Attributes:
+        spec: ``BLOCKS[@MODEL]`` (:mod:`mas_agents.specs`), e.g. ``"plain+pgm"``.
+        model: the model spec (``"local"``, ``"openai:NAME"``) or a chat-model object; None: the
+            ``@MODEL`` of ``spec``, else the run's default model.
+        settings: retrieval budgets (:class:`memory.MemorySettings`); None: the defaults.
+        constrained: :attr:`mas_agents.agent.Agent.constrained` (None: whenever the model takes a
+            reply format).
+    """
+
+    spec: str = "plain"
+    model: Any = None
+    settings: Any = None
+    constrained: bool | None = None
+
+    def __post_init__(self) -> None:
+        from mas_agents.specs import parse_spec, split_model
+        parse_spec(split_model(self.spec)[0])   # ValueError: an unknown block, an empty model
+
+    @property
+    def blocks(self) -> str:
+        """The spec's blocks without ``@MODEL`` (``"plain+pgm"``)."""
+        from mas_agents.specs import split_model
+        return split_model(self.spec)[0]
+
+    @property
+    def model_spec(self) -> Any:
+        """The model this recipe names: :attr:`model`, else ``@MODEL`` of :attr:`spec`, else None."""
+        from mas_agents.specs import split_model
+        return self.model if self.model is not None else split_model(self.spec)[1]
+
+    def build(self, persona: Any, game: Any, model: Any, memory: Any = None) -> Any:
+        """The :class:`mas_agents.agent.Agent` of this recipe playing ``persona`` with the
+        accounted ``model`` (:class:`mas_agents.accounting.AccountedModel`) and ``memory``."""
+        from mas_agents.agent import Agent
+        from mas_agents.specs import build_blocks
+        from memory import MemorySettings
+        return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(self.blocks),
+                     settings=self.settings or MemorySettings(), spec=self.blocks, constrained=self.constrained,
+                     game=game)
+
+
+def recipe(spec: str = "plain", *, model: Any = None, settings: Any = None,
+           constrained: bool | None = None) -> AgentRecipe:
+    """An :class:`AgentRecipe` (see there); ``mas.recipe("plain+pgm", model="local")``.
+
+    Raises:
+        ValueError: an unknown block in ``spec`` (the message lists the known ones).
+    """
+    return AgentRecipe(spec=spec, model=model, settings=settings, constrained=constrained)
+
+
+def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> Any:
+    """A call recorder (:class:`mas_agents.accounting.CallRecorder`) writing
+    ``out/llm_calls.jsonl`` and the prompt log beside it, as a game's run does; ``out=None``
+    accounts in memory only (``recorder.totals()``). Close it (``.close()``) when done: the
+    prompt log is then compressed to ``llm_prompts.jsonl.gz``.
+
+    Args:
+        prompts: record prompts; None: the process-wide switch (on unless ``--no-record-prompts``).
+    """
+    from mas_agents.accounting import CallRecorder
+    return CallRecorder(None if out is None else Path(out) / "llm_calls.jsonl", prompts=prompts)
+
+
+def _game_info(game: Any) -> Any:
+    """The :class:`planners.base.GameInfo` of ``game``: a GameInfo as it is; a registered kind's
+    own (``"wis"``, ``"mmg"``); a MAgIC scenario by its name (``"chameleon"``); None: UNSPECIFIED.
+
+    Raises:
+        ValueError: no such game (names the registered kinds), or a family of games (``magic``)
+            named without its scenario.
+    """
+    from planners.base import UNSPECIFIED, GameInfo
+    if game is None:
+        return UNSPECIFIED
+    if isinstance(game, GameInfo):
+        return game
+    from eval import games as registry
+    for g in registry.games().values():
+        if isinstance(g.info, Mapping) and game in g.info:
+            return g.info[game]
+    info = registry.get(game).info
+    if isinstance(info, Mapping):
+        raise ValueError(f"game {game!r} is a family: name one of {', '.join(info)} (e.g. game={next(iter(info))!r})")
+    return info
+
+
+def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: str | None = None,
+          script: Any = None, persona: Any = None, recorder: Any = None, settings: Any = None, seed: int = 0,
+          data_dir: str | Path | None = None, lang: str = "en") -> Any:
+    """An :class:`mas_agents.agent.Agent` from a spec, ready to act (``agent.act(request)``), to be
+    a node of a LangGraph graph (:func:`node`) or to take a seat in :func:`play`.
+
+    Args:
+        spec: ``BLOCKS[@MODEL]``: ``"plain"``, ``"plain+player_star"``, ``"plain+pgm@openai:NAME"``.
+        model: a model spec (``"local"``: the embedded SmolLM2; ``"openai:NAME"``) or a
+            langchain-core chat model; ``@MODEL`` in ``spec`` wins.
+        game: what the agent plays: a registered kind (``"mmg"``, ``"wis"``), a MAgIC scenario
+            (``"chameleon"``), a :class:`planners.base.GameInfo` of one's own game, or None.
+        name: the character or seat it plays (default ``"Player"``, or the script's first
+            character).
+        script: for ``game="mmg"``, a WellPlay script (its name or id, e.g. ``"Sin"``, read from
+            ``data_dir``; or a loaded :class:`eval.datasets.wellplay.Script`): the persona and
+            system prompt are the game's own (:func:`graphs.mmg.players.persona_for`). For any
+            other game, the agent's private script text (kept in its FAISS memory).
+        persona: for one's own game, the whole :class:`mas_agents.agent.Persona` (name, role,
+            script, goals, victims, players, and the system prompt the game writes); ``name``
+            and ``script`` are then not used.
+        recorder: where its calls are recorded (:func:`recorder`); None: accounted in memory only.
+            Seated in :func:`play`, an agent's calls go to that run's log whatever this is.
+        settings: retrieval budgets (:class:`memory.MemorySettings`).
+        seed: the sampling seed of a model built from a spec string.
+        data_dir: the datasets root for a script named by name (default: ``$MAS_DATA_DIR``, then
+            ``../shared/datasets``); lang: the script's language (``en``, ``zh``).
+
+    Returns:
+        The agent; ``agent.recipe`` is its :class:`AgentRecipe`.
+
+    Raises:
+        ValueError: an unknown block or game; ``name`` not a character of the script.
+        eval.datasets.DataError: a script name not found under the datasets root.
+    """
+    from mas_agents.accounting import AccountedModel, CallRecorder
+    from mas_agents.agent import Persona
+    from mas_agents.llm import make_chat_model, model_label
+
+    r = recipe(spec, model=model, settings=settings)
+    info = _game_info(game)
+    if persona is not None:
+        pass
+    elif game == "mmg" and script is not None:
+        from graphs.mmg.players import persona_for
+        sc = _load_script(script, data_dir, lang)
+        who = name or sc.characters[0].name
+        if who not in [c.name for c in sc.characters]:
+            raise ValueError(f"name {who!r} is not a character of {sc.name}: {', '.join(c.name for c in sc.characters)}")
+        persona = persona_for(sc, who)
+    else:
+        persona = Persona(name=name or "Player", script=script or "")
+    mem = None
+    if persona.script:
+        from memory import MemorySettings, VectorMemory, default_embedder
+        mem = VectorMemory(default_embedder(), chunk_tokens=(settings or MemorySettings()).chunk_tokens)
+        mem.add_script(persona.script)
+    spec_model = r.model_spec if r.model_spec is not None else "local"
+    acc = AccountedModel(make_chat_model(spec_model, seed=seed), recorder if recorder is not None else CallRecorder(None),
+                         label=model_label(spec_model))
+    a = r.build(persona, info, acc, mem)
+    a.recipe = dataclasses.replace(r, model=spec_model)
+    return a
+
+
+def _load_script(script: Any, data_dir: Any, lang: str) -> Any:
+    """A loaded WellPlay script: ``script`` as it is, or loaded by name or id from the datasets root."""
+    if not isinstance(script, str):
+        return script
+    from eval.datasets import resolve_data_dir
+    from eval.datasets.wellplay import load_script
+    return load_script(resolve_data_dir(data_dir), script, lang)
+
+
+# ------------------------------------------------------------------------------------- play
+def _seat_label(seat: Any) -> str:
+    """How ``config.json`` names what holds a hand-seated place (``"plain+pgm@local"``)."""
+    from mas_agents.llm import spec_text
+    r = seat if isinstance(seat, AgentRecipe) else getattr(seat, "recipe", None)
+    if r is not None:
+        return r.blocks + (f"@{spec_text(r.model_spec)}" if r.model_spec is not None else "")
+    return f"{seat.spec}@{spec_text(seat.model.model)}"
+
+
+def _seat_model(seat: Any) -> Any:
+    """The model a hand-seated agent or recipe runs (a spec string or chat model), None: the run's default."""
+    if isinstance(seat, AgentRecipe):
+        return seat.model_spec
+    r = getattr(seat, "recipe", None)
+    if r is not None and r.model_spec is not None:
+        return r.model_spec
+    return seat.model.model   # a hand-built Agent: its chat model, recorded into the run
+
+
+def _placeholder(seat: Any) -> str:
+    """The spec a game's own set-up builds at a place that a hand-built agent or recipe then
+    takes over (its blocks when every one is registered, else ``plain``; ``@MODEL`` when its
+    model is a spec string, so the game's rules that read seat models, e.g. WiS's speaking
+    limit, see the model that plays)."""
+    from mas_agents.specs import parse_spec
+    blocks = seat.blocks if isinstance(seat, AgentRecipe) else getattr(seat, "spec", "plain")
+    try:
+        parse_spec(blocks)
+    except ValueError:
+        blocks = "plain"
+    m = _seat_model(seat)
+    return f"{blocks}@{m}" if isinstance(m, str) else blocks
+
+
+def _seated(seat: Any, base: Any, seats: Any) -> Any:
+    """The agent that plays a place whose game-built agent is ``base``: the game's persona,
+    system prompt and :class:`planners.base.GameInfo` (what the seat is told), with the blocks,
+    budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); its model recording
+    into the run (``seats.model``). A hand-built agent keeps its own memory when it plays the
+    same character, else takes the game's."""
+    from mas_agents.agent import Agent
+    model = seats.model(_seat_model(seat))
+    if isinstance(seat, AgentRecipe):
+        return seat.build(base.persona, base.game, model, base.memory)
+    same = seat.memory is not None and seat.persona.name == base.persona.name
+    return Agent(persona=base.persona, model=model, memory=seat.memory if same else base.memory, blocks=seat.blocks,
+                 settings=seat.settings, spec=seat.spec, constrained=seat.constrained, game=base.game)
+
+
+def _with_seats(game: Any, hand: dict[Any, Any]) -> Any:
+    """``game`` (a GameDef) whose set-up seats ``hand`` (place -> agent or recipe; a place is a
+    seat name as the events name it, or a 0-based seat index) after the game built its own."""
+    orig = game.setup
+
+    def setup(seats: Any, **kw: Any) -> Any:
+        table = orig(seats, **kw)
+        try:
+            rt = getattr(table.graph, "rt", None)
+            places = getattr(rt, "agents", None) if isinstance(getattr(rt, "agents", None), dict) else None
+            players = getattr(rt, "players", None) if places is None else None
+            order = list(getattr(rt, "seats", None) or places or players or [])
+            if not order:
+                raise ValueError(f"agents: {game.kind} does not seat agents by name (its runtime has no agents "
+                                 f"or players); give its seats as its own parameters")
+            labels = {}
+            for place, seat in hand.items():
+                name = order[place] if isinstance(place, int) and 0 <= place < len(order) else place
+                if name not in order:
+                    raise ValueError(f"agents: no seat {place!r} in this {game.kind} game; its seats: {', '.join(order)}")
+                if places is not None:
+                    places[name] = _seated(seat, places[name], seats)
+                else:
+                    player = players[name]
+                    make = getattr(player, "make_agent", None)
+                    if make is None:
+                        raise ValueError(f"agents: seat {name!r} of {game.kind} is not played by an agent")
+                    player.make_agent = (lambda persona, _m=make, _s=seat, _n=name:
+                                         _rebuilt(_s, _m(persona), seats, _n))
+                    player.label = _seat_label(seat)
+                label = _seat_label(seat)
+                labels[name] = label
+                seats.seat_models[name] = _model_text(_seat_model(seat), seats.default_model)
+            table.config["seated"] = labels
+        except BaseException:
+            if table.close:
+                table.close()
+            raise
+        return table
+
+    setup.__signature__ = inspect.signature(orig)
+    return dataclasses.replace(game, setup=setup)
+
+
+def _model_text(model: Any, default: Any) -> str:
+    from mas_agents.llm import spec_text
+    return spec_text(default if model is None else model)
+
+
+def _rebuilt(seat: Any, base: Any, seats: Any, name: str) -> Any:
+    """A lazily built seat (Who is Spy builds a seat's agent when it first acts): the game's own
+    agent ``base`` recorded its placeholder; the seat's model stays the hand-seated one."""
+    agent = _seated(seat, base, seats)
+    seats.seat_models[name] = _model_text(_seat_model(seat), seats.default_model)
+    return agent
+
+
+def play(game: str, *, out: str | Path | None = None, agents: Any = None, model: Any = "local", seed: int = 0,
+         temperature: float | None = None, resume: bool = False, data_dir: str | Path | None = None,
+         progress: Callable[[int, int, str], None] | None = None, **params: Any) -> dict:
+    """Play one game of any registered kind into a run directory and return its ``result.json``.
+
+    The one runner plays it (:func:`eval.runs.session.run`, what ``mas game play`` runs): the run
+    directory holds ``config.json`` (with ``models``/``seat_models``/``model``/``default_model``),
+    ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log, ``result.json``, ``transcript.md``.
+
+    Args:
+        game: a registered kind (``"wis"``, ``"mmg"``, ``"magic"``, or one a package registered).
+        out: the run directory (default ``runs/<kind>-<UTC time>``).
+        agents: the seats. A list, for a game whose seats are a list (``wis``: ``Player 1..N`` in
+            order), or a dict seat name -> seat (any game whose runtime names its agents:
+            ``{"Officer Li": me}`` in ``mmg``, ``{"Player 2": me}`` in ``magic``). A seat is a spec
+            string (``"plain+pgm"``, ``"plain@openai:NAME"``), an agent (:func:`agent`: its blocks,
+            budgets and model play; the persona and system prompt are the game's for that seat) or
+            an :class:`AgentRecipe`. Places not named keep the game's own agents (its
+            parameters, e.g. ``agent=`` of ``mmg``, ``challenger=``/``defender=`` of ``magic``).
+            ``config.json``'s ``seated`` names what holds each place given as an agent or recipe.
+        model: the default model (spec string or chat model) of seats that name none.
+        seed, temperature: sampling of models built from spec strings; the game's draws use ``seed``.
+        resume: continue a game that checkpoints (``mmg``) from ``out``.
+        data_dir: datasets root for a ``script`` given by name (``mmg``).
+        progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
+        params: the game's own parameters (``mas game list``), e.g. ``pair={"civilian": "tea",
+            "spy": "coffee"}`` for ``wis``, ``script="Sin"`` for ``mmg`` (a name is loaded).
+
+    Raises:
+        ValueError: an unknown game, seat, block or parameter (before anything is written but
+            ``out`` itself); what the game's set-up refuses.
+        eval.runs.record.RunConflict: ``out`` holds a run of another configuration.
+    """
+    from eval import games as registry
+    from eval.runs.session import run
+    from mas_agents.rundir import default_run_dir
+
+    g = registry.get(game)
+    if g.kind == "mmg" and isinstance(params.get("script"), str):
+        params["script"] = _load_script(params["script"], data_dir, params.get("lang", "en"))
+    hand: dict[Any, Any] = {}
+    if isinstance(agents, Mapping):
+        if "agents" in g.params:
+            raise ValueError(f"agents: {g.kind} takes its seats as a list in seat order: agents=[seat, seat, ...]")
+        hand = {place: recipe(seat) if isinstance(seat, str) else seat for place, seat in agents.items()}
+    elif agents is not None:
+        seats_list = list(agents)
+        if "agents" not in g.params:
+            raise ValueError(f"agents: {g.kind} takes no list of seats; name them: agents={{seat name: agent}}")
+        hand = {i: s for i, s in enumerate(seats_list) if not isinstance(s, str)}
+    for place, seat in hand.items():
+        if not isinstance(seat, AgentRecipe) and not (hasattr(seat, "blocks") and hasattr(seat, "model")):
+            raise ValueError(f"agents: seat {place!r} is a {type(seat).__name__}; give a spec string, "
+                             f"an agent (mas.agent) or a recipe (mas.recipe)")
+    if agents is not None and not isinstance(agents, Mapping):
+        params["agents"] = [s if isinstance(s, str) else _placeholder(s) for s in seats_list]
+    if hand:
+        g = _with_seats(g, hand)
+    out = Path(out) if out is not None else default_run_dir(g.kind, "play")
+    return run(g, out, model=model, seed=seed, temperature=temperature, resume=resume, progress=progress, **params)
+
+
+# --------------------------------------------------------------------- evaluation, papers
+def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, model: Any = "local",
+             data_dir: str | Path | None = None, **options: Any) -> dict:
+    """The WellPlay evaluation (``mas wellplay eval``: PLAYER* §4.2's multiple-choice questions
+    after a game) into ``out``; returns its ``result.json``.
+
+    Args:
+        method: one of :data:`eval.runs.wellplay_eval.METHODS` (``pp``, ``op``, ``session``, and
+            the model-free ``always_a``/``random``).
+        out: the run directory (rerun the same call to resume it).
+        script: a script's name or id, or ``"all"``; model: model spec or chat model.
+        data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``).
+        options: the rest of :func:`eval.runs.wellplay_run.run_wellplay_eval` (``lang``, ``seed``,
+            ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings``, ``agent_spec``...).
+
+    Raises:
+        ValueError: an unknown method or script; eval.datasets.DataError: no datasets root.
+    """
+    from eval.datasets import resolve_data_dir
+    from eval.runs.wellplay_run import run_wellplay_eval
+    return run_wellplay_eval(data_root=resolve_data_dir(data_dir), method=method, out=Path(out), script=script,
+                             model=model, **options)
+
+
+def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: str | Path | None = None,
+              **options: Any) -> dict:
+    """A paper's protocol (``mas reproduce``): ``"magic"``, ``"player-star"``, ``"wis"`` or
+    ``"all"``, into ``out`` (rerun to resume), with the paper's numbers beside ours in
+    ``out/report.md``; returns its ``result.json``.
+
+    Args:
+        model: the model under test (``wis``: a list of specs, the pool).
+        options: the protocol's own (``others``, ``limit``, ``seed``, ``conditions``, ``langs``,
+            ``methods``, ``eval_runs``: see ``mas reproduce --help``).
+
+    Raises:
+        ValueError: an unknown paper or option value.
+    """
+    import importlib
+
+    from eval.datasets import resolve_data_dir
+    modules = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
+    root = resolve_data_dir(data_dir)
+    if paper == "all":
+        from eval.reproduce.all import reproduce_all
+        options.setdefault("others", None)
+        options.setdefault("limit", None)
+        return reproduce_all(data_root=root, out=Path(out), model=model, **options)
+    if paper not in modules:
+        raise ValueError(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
+    mod = importlib.import_module(f"eval.reproduce.{modules[paper]}")
+    return mod.reproduce(data_root=root, out=Path(out), model=model, **options)
+
+
+# ------------------------------------------------------------------------ registries, graphs
+def games() -> Mapping[str, Any]:
+    """Every registered game by kind (:class:`eval.games.GameDef`: ``title``, ``info``, ``params``)."""
+    from eval import games as registry
+    return registry.games()
+
+
+def register_game(game: Any) -> Any:
+    """Register an :class:`eval.games.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
+    from eval import games as registry
+    return registry.register(game)
+
+
+def blocks() -> dict[str, Callable[[], list]]:
+    """The block registry: spec name -> factory of that block's fresh blocks (a copy)."""
+    from mas_agents.specs import BLOCKS
+    return dict(BLOCKS)
+
+
+def register_block(name: str, factory: Callable[[], list]) -> None:
+    """:func:`mas_agents.specs.register_block`: ``plain+<name>`` in every spec from now on.
+
+    Raises:
+        ValueError: a bad or already registered name.
+    """
+    from mas_agents.specs import register_block as reg
+    reg(name, factory)
+
+
+def builder(game: str, variant: str | None = None) -> Any:
+    """A built-in game's uncompiled LangGraph ``StateGraph`` (``graphs/<game>/graph.py``:
+    ``builder``), to compile with one's own checkpointer, interrupts or extra nodes; its nodes
+    read the game's runtime from the run context (pass ``context=`` the runtime, e.g.
+    ``table.graph.rt`` of a set-up table).
+
+    Args:
+        game: ``"mmg"``, ``"wis"`` or ``"magic"``.
+        variant: for ``magic``, the scenario (``"chameleon"``...) or graph kind (``"deduction"``,
+            ``"cost_sharing"``, ``"repeated"``).
+
+    Raises:
+        ValueError: another game, or ``magic`` without a variant.
+    """
+    if game == "mmg":
+        from graphs.mmg.graph import builder as b
+        return b()
+    if game == "wis":
+        from graphs.wis.graph import builder as b
+        return b()
+    if game == "magic":
+        from graphs.magic.graph import builder as b
+        from graphs.magic.graph import graph_kind
+        if variant is None:
+            raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
+        return b(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
+    raise ValueError(f"builder: no built-in game {game!r}; the built-ins are mmg, wis, magic")
+
+
+# ------------------------------------------------------------------------------ graph nodes
+def _value(v: Any, state: Mapping[str, Any]) -> Any:
+    return v(state) if callable(v) else v
+
+
+def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str], *,
+         choices: Iterable[str] | Callable[[Mapping[str, Any]], Iterable[str]] | None = None,
+         context: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+         round: int | Callable[[Mapping[str, Any]], int] | str = "round",
+         visible_to: Iterable[str] = ("*",), events: str = "events", phase: str | None = None,
+         output: str | None = None) -> Callable[[Mapping[str, Any]], dict]:
+    """A LangGraph node (``state -> update``) in which ``agent`` makes one decision.
+
+    The node gives the agent the events of ``state[events]`` it has not seen (its memory and its
+    blocks' ``on_event`` hooks read them, as in our games: :meth:`mas_agents.agent.Agent.observe`),
+    asks it an :class:`planners.base.ActionRequest` (strict parsing, one re-prompt, its blocks
+    consulted) and returns ``{events: [its blocks' planning events..., the decision's event]}``:
+    add ``events: Annotated[list, operator.add]`` to the graph's state. The decision's event is a
+    :func:`mas_agents.events.make_event` dict (``kind``, ``actor``, ``content``, ``llm_call_ids``
+    of its calls, ``data``: the parsed value, ``valid``, and ``context``), every model call is
+    accounted and recorded by the agent's model (:func:`recorder`).
+
+    Args:
+        agent: an agent (:func:`agent`).
+        kind: ``"speak"`` (an introduction: ``Introduction: ...``), ``"question"`` (``To:`` one of
+            ``choices`` and ``Question:``), ``"answer"``, ``"vote"`` (one of ``choices``), or any
+            kind of :data:`planners.base.KINDS`.
+        prompt: the task text, or ``prompt(state) -> str``.
+        choices: legal choices (``vote``, ``question``: whom to ask), or ``choices(state)``.
+        context: the request's facts (``{"asker": ..., "question": ...}`` for ``answer``: its
+            event keeps them, so a dialogue chunk is remembered as asked), or ``context(state)``.
+        round: the state key holding the round number, an int, or ``round(state)``.
+        visible_to: who sees the decision's event (``["*"]``: everyone); planning events are the
+            agent's own.
+        events: the state key of the event list.
+        phase: the phase written to the call records and the event (default: the kind).
+        output: also write the parsed value under this state key (e.g. ``"accused"``).
+
+    Returns:
+        The node function.
+
+    Raises:
+        ValueError: an unknown kind (when the node is made).
+    """
+    from mas_agents.events import make_event
+    from planners.base import KINDS, ActionRequest
+
+    k = NODE_KINDS.get(kind, kind)
+    if k not in KINDS:
+        raise ValueError(f"node: unknown kind {kind!r}; expected one of {', '.join([*NODE_KINDS, *KINDS])}")
+
+    def run(state: Mapping[str, Any]) -> dict:
+        seen = list(state.get(events) or [])
+        agent.observe(seen)
+        rnd = state.get(round, 0) if isinstance(round, str) else _value(round, state)
+        ctx = dict(_value(context, state) or {})
+        ch = _value(choices, state)
+        req = ActionRequest(kind=k, actor=agent.name, prompt=_value(prompt, state),
+                            choices=None if ch is None else list(ch), context=ctx, game=agent.game)
+        act = agent.act(req, phase=phase or k)
+        value = act.value
+        content = (value.get("question", "") if isinstance(value, dict) else
+                   "" if value is None else ", ".join(sorted(value)) if isinstance(value, frozenset) else str(value))
+        data = {**ctx, "valid": act.valid, "value": sorted(value) if isinstance(value, frozenset) else value}
+        if k == "ask" and isinstance(value, dict):
+            data["target"] = value.get("target")
+        if not act.valid:
+            data["errors"] = list(act.errors)
+        ev = make_event(phase=phase or k, actor=agent.name, kind=k, content=content, visible_to=visible_to,
+                        round=rnd or 0, llm_call_ids=act.call_ids, data=data)
+        update: dict[str, Any] = {events: agent.drain_events() + [ev]}
+        if output:
+            update[output] = value
+        return update
+
+    run.__name__ = f"{agent.name}_{k}".replace(" ", "_")
+    return run
+
+
+def end_round(agents: Iterable[Any], *, round: str | int = "round", events: str = "events") -> Callable[[Mapping[str, Any]], dict]:
+    """A LangGraph node that ends a questioning round for ``agents`` as our games do
+    (:meth:`mas_agents.agent.Agent.end_round`: read the new events, run each block's
+    ``on_round_end``, e.g. PLAYER*'s pruner of the suspect list) and returns their planning events."""
+    group = list(agents)
+
+    def run(state: Mapping[str, Any]) -> dict:
+        rnd = state.get(round, 0) if isinstance(round, str) else round
+        seen = list(state.get(events) or [])
+        out: list[dict] = []
+        for a in group:
+            out += a.end_round(rnd or 0, seen)
+        return {events: out}
+
+    return run
