@@ -1,0 +1,89 @@
+"""The Who-is-Spy leaderboard (``/leaderboard``: the paper's columns with intervals, openskill
+ratings; every leaderboard database under ``--runs`` and ``--db``) and its rank table as CSV
+(``/leaderboard.csv``)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import HTMLResponse
+
+from eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.web import runs as rs
+from mas_agents.web.downloads import table_csv
+from mas_agents.web.rating import rank_table, ratings
+from mas_agents.web.site import Site, as_dict, csv_response, get_site
+
+router = APIRouter()
+
+
+def _pick(site: Site, db_key: str, tournament: str):
+    """``(databases, key, Leaderboard, tournament id or None)`` of a leaderboard request."""
+    dbs = site.databases()
+    if not dbs:
+        return dbs, "", None, None
+    if db_key:
+        if db_key != "--db":
+            rs.confine(site.root, db_key)   # 400/403 for a bad or outside path
+        match = [p for k, p in dbs if k == db_key]
+        if not match:
+            raise FileNotFoundError(f"{db_key} (no leaderboard database there)")
+        path = match[0]
+    else:
+        db_key, path = dbs[0]
+    board = Leaderboard(path, read_only=True)
+    if tournament and board.config(tournament) is None:
+        raise FileNotFoundError(f"{db_key}: tournament {tournament}")
+    return dbs, db_key, board, tournament or None
+
+
+def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
+    """``({game_id: run rel}, {tournament id: run rel})`` of the runs under ``--runs`` (a game's
+    ``config.json`` ``game_id``; a run kind whose games are in a leaderboard)."""
+    games, tours = {}, {}
+    for r in rs.scan(site.root):
+        d = site.root / r.rel
+        rk = rs.run_kind(r.kind)
+        if r.is_game:
+            game_id = as_dict(rs._read(d / "config.json")).get("game_id")
+            if game_id:
+                games.setdefault(str(game_id), r.rel)
+        elif rk is not None and rk.leaderboard:
+            tid = rs.tournament_id(d)
+            if tid:
+                tours.setdefault(tid, r.rel)
+    return games, tours
+
+
+@router.get("/leaderboard", response_class=HTMLResponse)
+def leaderboard(db: str = "", tournament: str = "", agent: str = "", site: Site = Depends(get_site)):
+    dbs, key, board, tid = _pick(site, db, tournament)
+    if board is None:
+        given = site.db
+        return site.page("leaderboard.html", missing=True,
+                         looked=[str(given or default_db_path(create=False)) + (" (--db)" if given else " (the default)"),
+                                 f"every *.sqlite, *.sqlite3 and *.db file under {site.root}"])
+    games = board.games(tid)
+    game_runs, tour_runs = _game_runs(site)
+    listed = [g for g in games if not agent or any(p.get("agent") == agent for p in g.get("players") or [])]
+    return site.page("leaderboard.html", missing=False, dbs=dbs, key=key, db_path=str(board.path),
+                     tournaments=board.tournaments(), current=tid or "", rows=rank_table(games), rating=ratings(games),
+                     n_games=len(games), agent=agent, games=listed[:500], n_listed=len(listed), game_runs=game_runs,
+                     tour_runs=tour_runs)
+
+
+@router.get("/leaderboard.csv")
+def leaderboard_csv(db: str = "", tournament: str = "", site: Site = Depends(get_site)):
+    _, key, board, tid = _pick(site, db, tournament)
+    if board is None:
+        raise FileNotFoundError("a leaderboard database")
+    head = ["rank", "agent", "seats", "rank_score", "avg_score", "avg_score_low95_bootstrap", "avg_score_high95_bootstrap"]
+    for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
+        head += [m, f"{m}_k", f"{m}_n", f"{m}_low95_wilson", f"{m}_high95_wilson"]
+    rows = [head]
+    for r in rank_table(board.games(tid)):
+        a = r["avg_score"]
+        row = [r["rank"], r["agent"], r["seats"], r["rank_score"], a["mean"], a["low"], a["high"]]
+        for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
+            row += [r[m]["rate"], r[m]["k"], r[m]["n"], r[m]["low"], r[m]["high"]]
+        rows.append(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row])
+    return csv_response(table_csv(rows), f"leaderboard-{tid or 'overall'}.csv")

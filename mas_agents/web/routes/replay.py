@@ -1,0 +1,96 @@
+"""Replays (``/replay/{rel}``), their live rows (``/fragment/events/{rel}``) and the old
+Who-is-Spy address (``/wis-replay/{rel}``, redirected). Every game is replayed the same way, from
+its ``events.jsonl`` and its ``GameDef.view`` (:mod:`mas_agents.web.replay`)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from eval import games as game_registry
+from mas_agents.web import replay as rp
+from mas_agents.web import runs as rs
+from mas_agents.web.site import Site, as_dict, get_site, short
+
+router = APIRouter()
+
+
+def game_title(game: str, lang: str, kind: str) -> str:
+    """The replay's heading: the run kind's title (a WellPlay evaluation), else the game's name in
+    ``lang`` (:attr:`eval.game_view.GameView.names`), else its ``GameDef.title``, else ``game``."""
+    rk = rs.run_kind(kind)
+    if rk is not None and rk.title:
+        return rk.title
+    registered = game_registry.find(game)
+    named = game_registry.view_of(game).names
+    return named.get(lang) or (registered.title if registered else "") or game or kind or "Game"
+
+
+@router.get("/replay/{rel:path}", response_class=HTMLResponse)
+def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "", site: Site = Depends(get_site)):
+    d = site.locate(rel)
+    kind = rs.detect_kind(d) or ""
+    rk = rs.run_kind(kind)
+    if rk is not None and rk.evaluation and not (d / "events.jsonl").exists():
+        # an evaluation writes its events when a run of it ends: until then its progress is
+        # on the evaluation page, which follows it
+        return RedirectResponse("/eval/" + quote(site.rel(d), safe="/"), status_code=303)
+    events = rp.load_events(d / "events.jsonl")
+    if not events and not (d / "config.json").exists():
+        raise FileNotFoundError(f"{rel}/events.jsonl")
+    game = rp.game_of(events, kind)
+    cfg, res = as_dict(rs._read(d / "config.json")), as_dict(rs._read(d / "result.json"))
+    lang, scenario = rp.lang_of(events, game, cfg), rp.variant_of(events, game, cfg)
+    finished = (d / "result.json").exists()
+    state, reason = rs.run_state(d, kind)
+    ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
+    panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang,
+                             stopped=state == "stopped" and not ended)
+    players = [s.name for s in panel] or rp.players_of(events)
+    if seen_by and seen_by not in players:
+        return site.problem(request, 400, "Bad address",
+                            f"This game has no seat {short(seen_by, 60)!r} for ?seen_by=; its seats are "
+                            f"{', '.join(players) or 'none yet'}.")
+    rows = rp.rows(events, game, lang=lang, scenario=scenario)
+    groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
+    calls, tot = rp.load_calls(d / "llm_calls.jsonl")
+    hidden = any(s.hidden for s in panel)
+    return site.page("replay.html", rel=site.rel(d), game=game, game_title=game_title(game, lang, kind),
+                     evaluation=rk is not None and rk.evaluation, rows=rows, lang=lang, scenario=scenario,
+                     players=players, panel=panel, groups=groups, seen=seen_by,
+                     n_seen=sum(1 for r in rows if "*" in r.visible_to or seen_by in r.visible_to),
+                     hidden_note="The roles of a hidden-role game are shown when it has ended, or on the private "
+                                 "view (show private)." if hidden else "",
+                     truth=rp.truth(events, game, lang, scenario), finished=finished, state=state, reason=reason,
+                     show_private=bool(private), n_events=len(events), calls_total=tot, wall_s=res.get("wall_time_s"),
+                     run=rs.describe(site.root, d, kind) if kind else None, seats=site.seats(d))
+
+
+@router.get("/fragment/events/{rel:path}", response_class=HTMLResponse)
+def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
+    d = site.locate(rel)
+    events = rp.load_events(d / "events.jsonl")
+    kind = rs.detect_kind(d) or ""
+    game = rp.game_of(events, kind)
+    cfg = as_dict(rs._read(d / "config.json"))
+    lang, scenario = rp.lang_of(events, game, cfg), rp.variant_of(events, game, cfg)
+    start = max(0, min(after, len(events)))
+    prev_group, prev_phase = rp.heading_before(events, game, start, lang)
+    html = site.env.get_template("_rows.html").render(rows=rp.rows(events, game, start, lang, scenario),
+                                                      prev_group=prev_group, prev_phase=prev_phase, seen="",
+                                                      rel=site.rel(d))
+    resp = HTMLResponse(html)
+    resp.headers["X-Next"] = str(len(events))
+    state = rs.run_state(d, kind)[0]
+    resp.headers["X-State"] = state
+    resp.headers["X-Finished"] = "0" if state == "running" else "1"   # the client stops polling
+    return resp
+
+
+@router.get("/wis-replay/{rel:path}")
+def wis_replay(rel: str, site: Site = Depends(get_site)):
+    # the Who-is-Spy page is the replay now; old links land there
+    d = site.locate(rel)
+    return RedirectResponse("/replay/" + quote(site.rel(d), safe="/"), status_code=301)

@@ -1,0 +1,86 @@
+"""The runs list (``/``), one run's page (``/run/{rel}``) and its progress (``/api/progress/{rel}``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+
+from eval import games as game_registry
+from mas_agents.web import runs as rs
+from mas_agents.web.evaluation import eval_progress
+from mas_agents.web.site import HERE, RAW_TYPES, Site, as_dict, get_site
+
+router = APIRouter()
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon():
+    # pages name /static/favicon.svg; a browser asks for /favicon.ico on files (a JSON, a PNG)
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                        headers={"Cache-Control": "max-age=86400"})
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0, site: Site = Depends(get_site)):
+    every = rs.scan(site.root)
+    shown = rs.filter_runs(every, kind=kind, model=model, agent=agent, nested=bool(nested))
+    for r in shown:
+        rk = rs.run_kind(r.kind)
+        if rk is not None and rk.evaluation and not r.finished and not r.headline:
+            r.headline = eval_progress(site.root / r.rel, site.data_root)["text"]   # "k of N answered"
+    models = sorted({m for r in every for m in r.models})
+    return site.page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
+                     f={"kind": kind, "model": model, "agent": agent, "nested": nested})
+
+
+@router.get("/run/{rel:path}", response_class=HTMLResponse)
+def run_page(rel: str, site: Site = Depends(get_site)):
+    d = site.locate(rel)
+    kind = rs.kind_of(d)
+    if kind is None:
+        inside = [r for r in rs.scan(d)] if d.is_dir() else []
+        return site.page("error.html", 404, title="Not a run", message=f"{rel or '.'} holds no run"
+                         + (f" (it holds {len(inside)} runs: see the list)" if inside else ""))
+    run = rs.describe(site.root, d, kind)
+    rk = rs.run_kind(kind)
+    evaluated_by = run.is_game and game_registry.view_of(kind).evaluations
+    every = rs.scan(site.root) if not run.is_game or evaluated_by else []
+    children = [r for r in every if r.parent == run.rel] if not run.is_game else []
+    evaluation = rk is not None and rk.evaluation
+    prog = (site.progress(d, kind) if (rk is not None and rk.composite) or (evaluation and not run.finished)
+            else None)
+    headline = run.headline
+    if prog and prog["text"] in headline:
+        # the headline of a composite run ends with its progress: said once, beside the bar
+        headline = headline.replace(f" ({prog['text']})", "").replace(prog["text"], "").strip(" ;")
+    files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES)
+    figures = [f for f in files if f.endswith(".png")]
+    cfg = as_dict(rs._read(d / "config.json"))
+    leaderboard = rk is not None and rk.leaderboard
+    return site.page("run.html", run=run, headline=headline, children=children, progress=prog, files=files,
+                     figures=figures, leaderboard=leaderboard, board=site.board_link(d) if leaderboard else None,
+                     has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
+                     has_report=(d / "report.md").exists(), seats=site.seats(d),
+                     has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
+                     evaluations=_evaluations(site, d, every) if evaluated_by else [])
+
+
+def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
+    """The evaluations under ``--runs`` whose ``config.json`` names the game in ``d``."""
+    real = d.resolve()
+    out = []
+    for r in every:
+        rk = rs.run_kind(r.kind)
+        if rk is not None and rk.evaluation:
+            named = as_dict(rs._read(site.root / r.rel / "config.json")).get("run")
+            if named and site.run_link(named) == rs.relpath(site.root, real):
+                out.append(r)
+    return out
+
+
+@router.get("/api/progress/{rel:path}")
+def api_progress(rel: str, site: Site = Depends(get_site)):
+    d = site.locate(rel)
+    return JSONResponse(site.progress(d, rs.detect_kind(d) or ""))

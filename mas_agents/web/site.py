@@ -1,0 +1,196 @@
+"""What every page of ``mas serve`` shares: the :class:`Site` (the ``--runs`` root, the templates,
+the leaderboard databases, the games started from ``/play``), reached by a route through
+:func:`get_site` (``site: Site = Depends(get_site)``), and the small helpers of the routers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from jinja2 import Environment, FileSystemLoader
+
+from eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from eval.runs.human import HUMAN_SPEAK_TIMEOUT, human_seats
+from mas_agents.web import runs as rs
+
+HERE = Path(__file__).parent
+#: What ``/raw`` serves, and as what (never HTML: a file of a run is data, not a page).
+RAW_TYPES = {".png": "image/png", ".json": "application/json", ".jsonl": "text/plain; charset=utf-8",
+             ".md": "text/plain; charset=utf-8", ".csv": "text/plain; charset=utf-8",
+             ".txt": "text/plain; charset=utf-8"}
+
+
+def make_env(globals_: dict[str, Any] | None = None) -> Environment:
+    """The Jinja2 environment of the templates (autoescaping on; filter ``u`` quotes a path for
+    a URL); ``globals_`` are added to its globals."""
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.filters["u"] = lambda rel: quote(str(rel), safe="/")
+    env.globals.update(human_speak_timeout=HUMAN_SPEAK_TIMEOUT, **(globals_ or {}))
+    return env
+
+
+@dataclass
+class Site:
+    """The state of one web app.
+
+    Attributes:
+        root: the ``--runs`` directory, resolved; nothing outside it is read or written.
+        db: the ``--db`` leaderboard database given (None: the default one).
+        data_root: datasets root (word pairs of games started from ``/play``, question totals).
+        model: default model of the agents in games started from ``/play``.
+        env: the templates. starter: the games started from ``/play``
+            (:class:`mas_agents.web.routes.play.GameStarter`).
+    """
+
+    root: Path
+    db: Path | None
+    data_root: Path | None
+    model: Any
+    env: Environment
+    starter: Any = None
+
+    def page(self, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The template ``name`` rendered with ``ctx`` (and ``root``) as an HTML response."""
+        html = self.env.get_template(name).render(root=str(self.root), **ctx)
+        return HTMLResponse(html, status_code=status)
+
+    def locate(self, rel: str, must_exist: bool = True) -> Path:
+        """``rel`` under ``--runs`` (:func:`mas_agents.web.paths.confine`).
+
+        Raises:
+            OutsideRuns, BadPath: see ``confine`` (403, 400). FileNotFoundError: ``must_exist``
+            and nothing is there (404).
+        """
+        d = rs.confine(self.root, rel)
+        if must_exist and not d.exists():
+            raise FileNotFoundError(rel)
+        return d
+
+    def problem(self, request: Request, status: int, title: str, message: str) -> Response:
+        """The error page (or, for ``/api/``, ``{"error": message}``) with ``status``."""
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message}, status_code=status)
+        return self.page("error.html", status, title=title, message=message)
+
+    def rel(self, d: Path) -> str:
+        """``d`` relative to ``--runs`` in URL form."""
+        return rs.relpath(self.root, d)
+
+    def seats(self, d: Path) -> list[str]:
+        """The folder names of the human seats of the run in ``d``."""
+        return [p.name for p in human_seats(d)]
+
+    def run_link(self, path: Any) -> str | None:
+        """The ``rel`` under ``--runs`` of a run directory a record names (an evaluation's
+        ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``."""
+        if not path:
+            return None
+        root = self.root
+        p = Path(str(path))
+        # a relative path is the runner's, from its working directory: tried from this server's,
+        # then each tail of it under --runs (``runs/sin`` given in the folder holding --runs)
+        tries = [p] if p.is_absolute() else [Path.cwd() / p] + [root.joinpath(*p.parts[i:]) for i in range(len(p.parts))]
+        for t in tries:
+            try:
+                real = t.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if (real == root or root in real.parents) and real.is_dir() and real != root:
+                return rs.relpath(root, real)
+        return None
+
+    def databases(self) -> list[tuple[str, Path]]:
+        """``[(key, path)]`` of every leaderboard database: ``--db`` (or the default one) when it
+        exists, then those found under ``--runs``; the key of one under ``--runs`` is its path
+        there, of another ``--db``."""
+        out: list[tuple[str, Path]] = []
+        given = Path(self.db) if self.db is not None else default_db_path(create=False)
+        if given.is_file() and rs.is_leaderboard_db(given):
+            real = given.resolve()
+            out.append((rs.relpath(self.root, real) if self.root in real.parents else "--db", real))
+        for f in rs.find_leaderboards(self.root):
+            if all(f != p for _, p in out):
+                out.append((rs.relpath(self.root, f), f))
+        return out
+
+    def board_link(self, d: Path) -> str | None:
+        """The leaderboard address of the tournament in ``d`` (the database that holds it)."""
+        tid = rs.tournament_id(d)
+        if not tid:
+            return None
+        for key, path in self.databases():
+            if Leaderboard(path, read_only=True).config(tid) is not None:
+                return f"/leaderboard?db={quote(key)}&tournament={quote(tid)}"
+        return None
+
+    def progress(self, d: Path, kind: str) -> dict[str, Any]:
+        """How far the run in ``d`` is: an evaluation's answers
+        (:func:`mas_agents.web.evaluation.eval_progress`), else its games
+        (:func:`mas_agents.web.kinds.progress`; a tournament's total from its own record, else
+        from the leaderboard database holding it)."""
+        from mas_agents.web.evaluation import eval_progress
+        rk = rs.run_kind(kind)
+        if rk is not None and rk.evaluation:
+            return eval_progress(d, self.data_root)
+        total = None
+        planned = as_dict(rs._read(d / "config.json")).get("games") if rk is not None and rk.leaderboard else None
+        if isinstance(planned, int) and not isinstance(planned, bool):
+            total = planned   # the tournament's own record (written before its first game)
+        elif rk is not None and rk.leaderboard:
+            tid = rs.tournament_id(d)
+            for _, path in (self.databases() if tid else []):
+                cfg = Leaderboard(path, read_only=True).config(tid)
+                if cfg:
+                    total = cfg.get("games")
+                    break
+        return rs.progress(d, kind, db_total=total)
+
+
+def get_site(request: Request) -> Site:
+    """The :class:`Site` of the app serving ``request`` (a route's ``Depends``)."""
+    return request.app.state.site
+
+
+def query(f: dict[str, Any]) -> str:
+    """The non-empty filters of a list page as a query string (for its paging links)."""
+    return urlencode({k: v for k, v in f.items() if v not in ("", 0, None)})
+
+
+def as_dict(x: Any) -> dict[str, Any]:
+    """``x`` when it is a dict (a JSON file read), else {}."""
+    return x if isinstance(x, dict) else {}
+
+
+def short(text: str, n: int = 120) -> str:
+    """``text`` cut to ``n`` characters (with an ellipsis)."""
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def csv_response(text: str, filename: str) -> Response:
+    """``text`` as a CSV download named ``filename``."""
+    return PlainTextResponse(text, media_type="text/csv; charset=utf-8",
+                             headers={"Content-Disposition": f'attachment; filename="{quote(filename)}"'})
+
+
+def form_fields(body: bytes) -> dict[str, str]:
+    """An ``application/x-www-form-urlencoded`` body as ``{name: last value}`` (no multipart)."""
+    return {k: v[-1] for k, v in parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items()}
+
+
+def number(form: dict[str, str], name: str, what: str, kind=int, low: float = 0, high: float = 10**9):
+    """``form[name]`` as a number in ``[low, high]`` (empty: 0), or ValueError in a plain sentence."""
+    text = (form.get(name) or "").strip() or "0"
+    try:
+        x = kind(text)
+    except ValueError:
+        raise ValueError(f"The {what} must be {'a whole number' if kind is int else 'a number'}; "
+                         f"{short(text, 40)!r} is not one.") from None
+    if not (math.isfinite(x) and low <= x <= high):
+        raise ValueError(f"The {what} must be between {low:g} and {high:g}; {short(text, 40)!r} is not.")
+    return x
