@@ -7,11 +7,13 @@ environment. The process imports the CLI and everything ``mas spy play`` loads o
 try forks a child that runs ``mas spy play --model openai:stub --pair tea/coffee --out DIR/g<i>``
 exactly as the ``mas`` script would (``mas_agents.cli.app()``, the interpreter's normal exit
 afterwards: a hang at exit, the bug of issue 46 item 3, shows here), sends it SIGINT after a
-random delay in ``[lo, hi]`` seconds and times how long it takes to end. Forking after the
+random delay in ``[lo, hi]`` seconds (odd tries: 0-1.5 s after the game's first call is on disk,
+so half the signals land mid-game even on a slow machine) and times how long it takes to end. Forking after the
 imports lets a try start in milliseconds instead of the 3-10 s of a fresh interpreter on a loaded
 2-core machine.
 
-Prints one JSON line per try: ``{"try", "sigint_after_s", "stop_s" (None: still running after
+Prints one JSON line per try: ``{"try", "sigint_after_s" (after the fork, or after the first
+call), "stop_s" (None: still running after
 ``--limit`` s, then killed), "exit" (exit code; None when killed), "stderr" (the child's last 2000
 characters)}``. A child that hangs gets SIGABRT first, so its stderr holds every thread's stack
 (faulthandler).
@@ -68,6 +70,12 @@ def main() -> None:
                         "--out", out]
             app()   # raises SystemExit: up through this loop to the interpreter's exit
             raise SystemExit(98)   # not reached: typer always exits
+        if i % 2:   # every other try: the signal comes during the game, after its first recorded call
+            calls = os.path.join(out, "llm_calls.jsonl")
+            started = time.monotonic()
+            while time.monotonic() - started < args.limit and not (os.path.exists(calls) and os.path.getsize(calls)):
+                time.sleep(0.02)
+            at = rng.uniform(0.0, 1.5)   # a game of 0.3 s calls lasts 2 s or more after its first call
         time.sleep(at)
         t0 = time.monotonic()
         os.kill(pid, signal.SIGINT)
