@@ -77,7 +77,7 @@ if [ "$(head -1 .venv/.mas-llama-build 2>/dev/null || true)" != "$BUILD_KEY" ]; 
   printf '%s\n%s\n' "$BUILD_KEY" "$LLAMA_CMAKE_ARGS" > .venv/.mas-llama-build   # read by mas doctor and config.json
 fi
 
-$VPY -m pip install --quiet -c "$LOCK" -e ".[dev]"
+$VPY -m pip install --quiet -c "$LOCK" -e ".[dev,docs]"   # docs: mkdocs build --strict (tests/test_docs_build.py)
 $VPY -m pip check >/dev/null || { $VPY -m pip check >&2; echo "error: the installed packages do not fit together (pip check above)" >&2; exit 1; }
 .venv/bin/mas --help >/dev/null
 
