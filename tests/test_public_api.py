@@ -126,3 +126,8 @@ def test_play_seats_a_hand_built_agent_in_the_murder_mystery(tmp_path, real_data
     sensing = {e["actor"] for e in events if e["kind"] == "sensor"}
     assert sensing == {civilian}
     assert res["llm"]["calls"] == len(calls) and {c["actor"] for c in calls} >= {civilian}
+
+
+def test_the_api_page_names_every_public_name():
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert [n for n in mas.__all__ if f"`{n}`" not in page] == []
