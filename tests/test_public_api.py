@@ -131,3 +131,26 @@ def test_play_seats_a_hand_built_agent_in_the_murder_mystery(tmp_path, real_data
 def test_the_api_page_names_every_public_name():
     page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     assert [n for n in mas.__all__ if f"`{n}`" not in page] == []
+
+
+def test_a_game_builder_takes_a_checkpointer_and_an_interrupt_of_the_users_own(tmp_path):
+    """Who is Spy's uncompiled graph compiled by the user with a checkpointer and an interrupt
+    before the votes (where a person would step in): it stops there, and resumes to the end."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from eval.games import get
+    from eval.runs.seats import Seats
+    from mas_agents.accounting import CallRecorder
+
+    seats = Seats(CallRecorder(None), RuleChat(rule=wis_player()), seed=1)
+    table = get("wis").setup(seats, out=tmp_path, agents=["plain"] * 4, pair=PAIR, spy_seat=0, first_speaker=0)
+    graph = mas.builder("wis").compile(checkpointer=InMemorySaver(), interrupt_before=["voting"])
+    cfg = {"configurable": {"thread_id": "t"}, "recursion_limit": table.step_bound}
+    graph.invoke(table.start, cfg, context=table.graph.rt)
+    snap = graph.get_state(cfg)
+    assert snap.next == ("voting",)
+    assert [e["actor"] for e in snap.values["events"] if e["kind"] == "describe"] == [f"Player {i}" for i in range(1, 5)]
+    assert not any(e["kind"] == "vote" for e in snap.values["events"])
+    final = graph.invoke(None, cfg, context=table.graph.rt)
+    assert any(e["kind"] == "outcome" for e in final["events"])
+    assert graph.get_state(cfg).next == ()
