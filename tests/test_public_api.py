@@ -154,3 +154,13 @@ def test_a_game_builder_takes_a_checkpointer_and_an_interrupt_of_the_users_own(t
     final = graph.invoke(None, cfg, context=table.graph.rt)
     assert any(e["kind"] == "outcome" for e in final["events"])
     assert graph.get_state(cfg).next == ()
+
+
+@pytest.mark.realdata
+def test_evaluate_and_reproduce_are_the_cli_runners(tmp_path, real_data_root):
+    res = mas.evaluate("always_a", out=tmp_path / "ev", script="Sin", data_dir=real_data_root)
+    cfg = json.loads((tmp_path / "ev" / "config.json").read_text())
+    assert cfg["method"] == "always_a" and res == json.loads((tmp_path / "ev" / "result.json").read_text())
+    assert res["scripts"] and res["weighted_score"] is not None and res["per_character"]
+    with pytest.raises(ValueError, match="unknown paper 'nonesuch'"):
+        mas.reproduce("nonesuch", out=tmp_path / "rp", data_dir=real_data_root)
