@@ -163,6 +163,6 @@ def test_cli_prints_the_interval_and_the_chance_scores(tmp_path, real_data_root)
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert ("always_a (strict, shuffle=False): weighted 47.7 % [31.7, 65.3] (n=44) (95 % interval over questions; "
-            "std 0.0 over runs); objective 0.0 %, reasoning 40.0 %, relation 100.0 %") in text
+            "one run, so no std over runs); objective 0.0 %, reasoning 40.0 %, relation 100.0 %") in text
     assert ("same 44 questions and option shuffle: always_a 47.7 % [31.7, 65.3] (n=44), "
             "random 36.0 % [19.6, 52.7] (n=44)") in text
