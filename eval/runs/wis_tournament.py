@@ -285,6 +285,8 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
               "model": used.pop("model"), **used}
     if out is not None:
         check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
+    board = Leaderboard(db)   # a database that cannot be opened stops the run before config.json is written
+    if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         write_json(Path(out) / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
     rows = []
@@ -295,7 +297,6 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
         res = run_tournament(agents=[spec, others], games=games, pairs=pairs, players=players, lang=lang, model=model,
                              seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db,
                              out=(Path(out) / arm) if out else None, games_plan=plan, play=play, tick=tick)
-        board = Leaderboard(db)
         m = subject_metrics(board.games(res["id"]), plan)
         rows.append({"arm": arm, "spec": spec, "tournament": res["id"], **m})
     return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players,

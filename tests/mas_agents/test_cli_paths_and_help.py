@@ -79,6 +79,7 @@ def test_a_bad_db_is_one_line_naming_the_option_and_path(name, real_data_root, t
     assert r.exit_code == 2, r.output
     assert _one_error_line(r) == ("error: --db /proc/x.sqlite: cannot open or create the SQLite database "
                                   "(unable to open database file)")
+    assert not (tmp_path / "t" / "config.json").exists()   # refused before anything of the run is written
 
 
 def test_an_os_error_under_an_option_names_the_option_and_the_file(tmp_path, monkeypatch):
