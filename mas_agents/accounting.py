@@ -664,7 +664,7 @@ class AccountedModel:
             StopRequested: :data:`STOP` is set (nothing is called or recorded).
             ContextOverflowError, ModelUnavailable, CallFailed: see the class docstring (the call is
                 recorded with ``ok=False`` first).
-            The model's own exception, for errors that are none of those.
+            Exception: the model's own exception, for errors that are none of those.
         """
         if STOP.is_set():
             raise StopRequested("stop requested (Ctrl-C); finished work is saved")

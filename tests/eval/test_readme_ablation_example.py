@@ -1,4 +1,5 @@
-"""The README's Python ablation example runs as printed (with a fake model in place of the
+"""The documentation's Python ablation example (docs/guides/ablations.md, moved there from the
+README) runs as printed (with a fake model in place of the
 embedded one, a temporary run directory, the synthetic WellPlay script and word pairs beside the real MAgIC settings)."""
 
 import re
@@ -8,14 +9,14 @@ import eval.runs.ablate
 from mas_agents import specs
 from tests.fakes import RuleChat, any_game_player
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "guides" / "ablations.md"
 
 
 def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
     root = mixed_root
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
               if "register_block" in b]
-    assert len(blocks) == 1, "README: expected one Python example with register_block"
+    assert len(blocks) == 1, "docs/guides/ablations.md: expected one Python example with register_block"
     monkeypatch.setattr(specs, "BLOCKS", dict(specs.BLOCKS))   # the example's block leaves no trace
     seen = {}
     real = eval.runs.ablate.run_ablate
@@ -27,7 +28,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
         return seen["result"]
 
     monkeypatch.setattr(eval.runs.ablate, "run_ablate", run_ablate)
-    exec(compile(blocks[0], "README.md", "exec"), {})
+    exec(compile(blocks[0], "docs/guides/ablations.md", "exec"), {})
     assert seen["blocks"] == ["cautious", "pgm"]
     res = seen["result"]
     assert res["variants"] == ["plain", "plain+cautious", "plain+pgm", "plain+cautious+pgm"]
