@@ -18,11 +18,18 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
 * the package ``versions`` that differ from the recorded ones are listed either way (a change
   of langgraph or of our own package is the likely cause of a difference).
 
-A run whose prompts were not recorded (``--no-record-prompts``) cannot be replayed
-(:class:`mas_agents.replay.NotReplayable`). A run of many cells (a tournament, ``mas magic
-run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is re-executed cell by cell:
-every directory below it whose ``config.json`` names a registered game (:func:`game_cells`);
-the experiment's own aggregates (leaderboard, report) are not re-executed.
+A WellPlay evaluation (``mas wellplay eval``, run kind ``wellplay-eval``) is re-executed by
+:func:`eval.runs.wellplay_run.run_wellplay_eval` from its ``config.json`` the same way
+(:func:`wellplay_params`). A run whose prompts were not recorded (``--no-record-prompts``)
+cannot be replayed (:class:`mas_agents.replay.NotReplayable`). A run of many cells (a
+tournament, ``mas magic run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is
+re-executed cell by cell: every directory below it whose ``config.json`` names a registered
+game or a WellPlay evaluation (:func:`game_cells`); the experiment's own aggregates
+(leaderboard, report) are not re-executed.
+
+Not repeated by a re-execution, so not compared: a Who-is-Spy move that fouled on the clock
+(the replay answers at once; record with ``--speak-timeout 0``), the data files themselves
+(a changed script or setting shows as a changed prompt; ``config.json`` records no hash of them).
 """
 
 from __future__ import annotations
@@ -297,11 +304,12 @@ def _versions_diff(config: dict) -> dict:
 
 
 def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) -> Outcome:
-    """Re-execute the single game in ``run`` on its recording into ``out`` and compare.
+    """Re-execute the single game (or WellPlay evaluation) in ``run`` on its recording into
+    ``out`` and compare.
 
     Args:
         run: a game's run directory (``config.json`` with a registered ``kind``, ``events.jsonl``,
-            ``result.json``, the call and prompt logs).
+            ``result.json``, the call and prompt logs), or a WellPlay evaluation's.
         out: where to write the rerun (created; must not hold a run); None: a temporary
             directory, removed when the rerun is identical.
         data_root: the datasets root (WellPlay scripts, MAgIC settings).
@@ -362,8 +370,9 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
 
 def game_cells(run: Path) -> list[Path]:
     """The game directories of a run, sorted: ``run`` itself when its ``config.json`` names a
-    registered game, else every directory below it whose ``config.json`` does (the cells of a
-    tournament, a MAgIC bench, a comparison, an ablation, ``mas reproduce``)."""
+    registered game or a WellPlay evaluation, else every directory below it whose
+    ``config.json`` does (the cells of a tournament, a MAgIC bench, a comparison, an ablation,
+    ``mas reproduce``)."""
     run = Path(run)
 
     def is_game(d: Path) -> bool:
