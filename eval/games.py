@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from eval.conformance import Conformance
 from eval.game_view import DEFAULT as DEFAULT_VIEW
 from eval.game_view import GameView
 
@@ -93,6 +94,10 @@ class GameDef:
         view: how ``mas serve`` replays its runs (:class:`eval.game_view.GameView`: sentences,
             seats, round titles, hidden roles, the truth at the end); None: every default of
             :data:`eval.game_view.DEFAULT` (round headings and a players panel from the events).
+        conformance: the game's own rules invariants and event-log re-scoring
+            (:class:`eval.conformance.Conformance`), which the conformance kit
+            (``tests/conformance/kit.py``) runs on every game it plays; None: the kit has no
+            rules of the game to check (it still checks resume and hidden information).
     """
 
     kind: str
@@ -103,6 +108,7 @@ class GameDef:
     headline: Callable[[dict, dict], str] | None = None
     seat_specs: Callable[[dict], list] | None = None
     view: GameView | None = None
+    conformance: Conformance | None = None
 
     @property
     def params(self) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.games import GameDef, Table, register
-from eval.runs import magic_view
+from eval.runs import magic_checks, magic_view
 from eval.runs.seats import Seats
 from graphs.magic.graph import MagicRuntime, build_graph
 from graphs.magic.rules import GAMES
@@ -99,4 +99,5 @@ def transcript(result: dict, events: list[dict]) -> str:
 
 
 GAME_DEF = register(GameDef(kind="magic", title="MAgIC", info=GAMES, setup=setup,
-                            headline=magic_view.headline, seat_specs=magic_view.seat_specs, view=magic_view.VIEW))
+                            headline=magic_view.headline, seat_specs=magic_view.seat_specs, view=magic_view.VIEW,
+                            conformance=magic_checks.CONFORMANCE))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.games import GameDef, Table, register
-from eval.runs import mmg_view
+from eval.runs import mmg_checks, mmg_view
 from eval.runs.seats import Seats
 from graphs.mmg.graph import MMGRuntime, build_graph
 from graphs.mmg.rules import GAME
@@ -229,4 +229,5 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
 
 
 GAME_DEF = register(GameDef(kind="mmg", title="Murder mystery", info=GAME, setup=setup, checkpoint=True,
-                            headline=mmg_view.headline, seat_specs=mmg_view.seat_specs, view=mmg_view.VIEW))
+                            headline=mmg_view.headline, seat_specs=mmg_view.seat_specs, view=mmg_view.VIEW,
+                            conformance=mmg_checks.CONFORMANCE))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.games import GameDef, Table, register
-from eval.runs import wis_view
+from eval.runs import wis_checks, wis_view
 from eval.runs.seats import Seats
 from graphs.wis import rules as rules
 from graphs.wis.graph import WisRuntime, build_graph
@@ -276,4 +276,5 @@ def transcript(record: dict, events: list[dict]) -> str:
 
 
 GAME_DEF = register(GameDef(kind="wis", title="Who is Spy?", info=rules.GAME, setup=setup,
-                            headline=wis_view.headline, seat_specs=wis_view.seat_specs, view=wis_view.VIEW))
+                            headline=wis_view.headline, seat_specs=wis_view.seat_specs, view=wis_view.VIEW,
+                            conformance=wis_checks.CONFORMANCE))
