@@ -68,10 +68,12 @@ CATEGORIES = ("objective", "reasoning", "relation")
 #: PLAYER* §3: question weights (objective 10, reasoning 5, relation 2).
 WEIGHTS = {"objective": 10, "reasoning": 5, "relation": 2}
 RESUME_KEYS = ("model", "limit", "rounds", "questions", "eval_runs", "methods")
-#: The smoke subset of the README (issue 47 item 3): one script, English, PLAYER* and O-CoT, one
-#: evaluation run: ``mas reproduce player-star --limit 1 --langs en --methods player_star,ocot
-#: --eval-runs 1``.
-SMOKE = {"limit": 1, "langs": ("en",), "methods": ("player_star", "ocot"), "eval_runs": 1}
+#: The smoke subset of the README (issue 47 item 3): the cheapest script, English, PLAYER* alone, one
+#: evaluation run: ``mas reproduce player-star --limit 1 --langs en --methods player_star --eval-runs 1``
+#: (1 game and 36 questions: 77 calls, about 137,000 prompt tokens by ``--estimate``; on the embedded
+#: model at the 2-core machine's idle 233 prompt tokens/s, benchmarks/results/llm.md, about 11 minutes
+#: of model time). Adding O-CoT (95 calls, 160,000 prompt tokens) doubles it, past 20 minutes.
+SMOKE = {"limit": 1, "langs": ("en",), "methods": ("player_star",), "eval_runs": 1}
 
 
 def check_subsets(langs: Any, methods: Any, eval_runs: Any) -> tuple[tuple[str, ...], tuple[str, ...], int]:
