@@ -4,4 +4,5 @@ module's, so a failing check shows its values."""
 
 import pytest
 
-pytest.register_assert_rewrite("tests.conformance.kit", "tests.conformance.builtin_cases")
+pytest.register_assert_rewrite("tests.conformance.kit", "tests.conformance.builtin_cases",
+                                "tests.conformance.fake")

@@ -28,128 +28,33 @@ d. **hidden information**: no seat's prompt holds what an event's ``visible_to``
 
 The model: :class:`scripts.fake_runs.HashChat` (its reply is a pure function of the prompt),
 through :func:`scripts.fake_runs._fake_make` patched over :func:`mas_agents.llm.make_chat_model`,
-extended here by :class:`GameChat` so that every action kind gets a readable answer sometimes
-and an unreadable one sometimes (HashChat alone never answers ``propose``, ``contribute`` or
-``form`` requests readably, and never gives an unreadable first reply).
+extended by :class:`tests.conformance.fake.GameChat` so that every action kind gets a readable
+answer sometimes and an unreadable one sometimes (HashChat alone never answers ``propose``,
+``contribute`` or ``form`` requests readably, and never gives an unreadable first reply).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from eval import games
 from mas_agents import accounting
 from mas_agents.accounting import StopRequested, read_prompts
 from mas_agents.errors import ModelUnavailable
 from mas_agents.events import read_events as _read_events
-from scripts.fake_runs import HashChat, _fake_make, _untimed
+from scripts.fake_runs import _untimed
+from tests.conformance.fake import SALT, SPLITS, TRIP, UNREADABLE, GameChat, Tripwire, fake_model, make_fake_model
 
-# ----------------------------------------------------------------------------------------------
-# the fake model
-
-
-class Tripwire:
-    """Counts the fake model's calls (thread-safe) and, once armed, interrupts the run after
-    ``after`` calls: ``"ctrl_c"`` sets :data:`mas_agents.accounting.STOP` during call ``after + 1``
-    (what the CLI's SIGINT handler does; the next accounted call raises ``StopRequested``),
-    ``"model_down"`` makes every later call raise :class:`ModelUnavailable`."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.reset()
-
-    def reset(self, after: int | None = None, how: str | None = None) -> None:
-        with self._lock:
-            self.calls, self.after, self.how, self.fired = 0, after, how, False
-
-    def tick(self) -> None:
-        with self._lock:
-            self.calls += 1
-            if self.after is None or self.calls <= self.after:
-                return
-            self.fired = True
-        if self.how == "model_down":
-            raise ModelUnavailable("fake model server down (test tripwire)")
-        accounting.STOP.set()
-
-
-TRIP = Tripwire()
-
-#: Mixed into the fake's hash; chosen so that the runs reach the rarer paths (a caught
-#: chameleon's guess, a cost-sharing negotiation over several rounds, WiS fouls of each kind).
-SALT = "s7"
-#: The reply every 5th prompt (by hash) gets: no tagged line, so the strict parser re-prompts.
-UNREADABLE = "Hmm, let me keep that to myself for now."
-#: Cost-sharing splits the fake proposes; the last does not sum to 100 (a malformed reply).
-SPLITS = ((40, 30, 30), (34, 33, 33), (50, 25, 25), (40, 40, 30))
-
-
-class GameChat(HashChat):
-    """:class:`HashChat` plus: an unreadable reply for one prompt in five; numbers for
-    ``Contribution:`` (sometimes more than the player has left), percentages for ``Proposal:``
-    (sometimes not summing to 100), one listed option per line of a ``form``. Still a pure
-    function of the prompt."""
-
-    #: mixed into the hash; :func:`play` sets the salt of the case it plays
-    salt: ClassVar[str] = SALT
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
-        TRIP.tick()
-        prompt = "\n".join(str(m.content) for m in messages)
-        last = str(messages[-1].content)
-        h = int(hashlib.sha256((GameChat.salt + prompt).encode()).hexdigest(), 16)
-        form = re.findall(r"^([A-Z][A-Za-z0-9 ]{0,40}): <one of: (.+)>$", last, re.MULTILINE)
-        if h % 5 == 0:
-            text = UNREADABLE
-        elif '"Contribution: ..."' in last:
-            text = f"Thinking it over.\nContribution: {(h >> 8) % 70}"
-        elif '"Proposal: ' in last:
-            names = re.findall(r"(Airline [A-Z]): <[a-z]>%", last)
-            split = SPLITS[(h >> 8) % len(SPLITS)]
-            text = "Thinking it over.\nProposal: " + ", ".join(f"{n}: {x}%" for n, x in zip(names, split))
-        elif form:
-            lines = []
-            for i, (tag, options) in enumerate(form):
-                opts = [o.strip() for o in options.split(",")]
-                lines.append(f"{tag}: {opts[(h >> (8 * i + 8)) % len(opts)]}")
-            text = "Thinking it over.\n" + "\n".join(lines)
-        else:
-            return super()._generate(messages, stop, run_manager, **kwargs)
-        msg = AIMessage(content=text, usage_metadata={"input_tokens": len(prompt.split()),
-                                                      "output_tokens": len(text.split()), "total_tokens": 0})
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-def make_fake_model(spec: Any = "local", **kwargs: Any):
-    """:func:`scripts.fake_runs._fake_make`, answering with :class:`GameChat`."""
-    model = _fake_make(spec, **kwargs)
-    return GameChat() if type(model) is HashChat else model
-
-
-@pytest.fixture
-def fake_model(monkeypatch):
-    """Patch the model factory (ModelPool and the sessions call it at run time); leave STOP and
-    the tripwire clear afterwards."""
-    from mas_agents import llm
-
-    monkeypatch.setattr(llm, "make_chat_model", make_fake_model)
-    TRIP.reset()
-    accounting.STOP.clear()
-    yield TRIP
-    TRIP.reset()
-    accounting.STOP.clear()
-
+__all__ = ["SALT", "SPLITS", "TRIP", "UNREADABLE", "GameChat", "Tripwire", "fake_model", "make_fake_model", "Case",
+           "CASES", "add_cases", "cases_of", "params", "play", "Reference", "reference", "read_json", "read_events",
+           "normal_events", "normal_result", "game_problems", "hidden_leaks", "MIN_LEAK_CHARS", "stop_points",
+           "interrupted_then_resumed", "resumed_at_every_step", "conforms"]
 
 # ----------------------------------------------------------------------------------------------
 # the cases
