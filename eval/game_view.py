@@ -23,6 +23,8 @@ hook                default (a game that sets none)
 ``recognizes``      no event kind (a run with no ``kind`` in its ``config.json`` is never taken
                     for this game)
 ``evaluations``     False (True: other runs may evaluate a run of this game; its run page lists them)
+``play``            None: ``/play`` does not start it (:class:`PlayForm`: the form that does)
+``seat_page``       nothing (values the page of a person's seat needs)
 ==================  ==========================================================================
 
 The sentences helpers here (:func:`names`, :func:`vote_sentence`, :func:`vote_result_sentence`)
@@ -139,6 +141,54 @@ def role_word(role_text: Mapping[str, Mapping[str, str]], lang: str, role: str) 
 
 
 @dataclass(frozen=True)
+class FormField:
+    """One field of a :class:`PlayForm`: an ``<input>`` (a ``<select>`` when ``options`` is given).
+
+    Attributes:
+        name: the form field's name (a key of the form given to :attr:`PlayForm.check`).
+        label: what the page says before it. default: its value when the page opens.
+        placeholder, size, inputmode: as the HTML attributes (empty/0: none).
+        required: the browser asks for a value. options: the values a select offers.
+    """
+
+    name: str
+    label: str
+    default: str = ""
+    placeholder: str = ""
+    size: int = 0
+    inputmode: str = ""
+    required: bool = False
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlayForm:
+    """How a person starts a game of this kind from ``mas serve``'s ``/play`` page, holding a seat.
+
+    Attributes:
+        title: the page's title (``<title>``). heading: its heading. intro: the paragraph under it
+            (``{model}`` is the server's default model; text between backticks is shown as code).
+        fields: the form's fields, in order. hint: a last paragraph (the same from a terminal).
+        folder: the name of the run directories it starts (``<folder>-<date>-<hex>`` under ``--runs``).
+        check: ``check(form, data_root, check_model) -> dict``: the game's arguments from the form
+            (``{name: value}``; ``data_root``: the datasets root or None; ``check_model(spec)``
+            raises ValueError for a model spec the server cannot build). Raises ValueError with a
+            plain sentence the page shows.
+        start: ``start(out, *, model, **arguments)``: plays the game into ``out`` (the server
+            runs it in a thread of its own; ``model``: the server's default model).
+    """
+
+    title: str
+    heading: str
+    intro: str
+    fields: tuple[FormField, ...]
+    check: Callable[[Mapping[str, str], Any, Callable[[str], None]], dict]
+    start: Callable[..., Any]
+    folder: str = "game-human"
+    hint: str = ""
+
+
+@dataclass(frozen=True)
 class GameView:
     """How ``mas serve`` shows a game's runs (see the module table for each hook's default).
 
@@ -164,6 +214,10 @@ class GameView:
             kind is taken for this game when its events hold one of them.
         evaluations: other runs may evaluate a run of this game (WellPlay's evaluation of a
             murder mystery): its run page lists them.
+        play: how a person starts a game of it from ``/play`` (:class:`PlayForm`); None: it is
+            not started from the web app.
+        seat_page: values the page of a person's seat (``/play/{rel}``) needs beside the seat's
+            view (Who is Spy: the longest description per language).
     """
 
     sentence: Callable[[Mapping[str, Any], str, str], str | None] | None = None
@@ -178,6 +232,8 @@ class GameView:
     names: Mapping[str, str] = field(default_factory=dict)
     recognizes: frozenset[str] = frozenset()
     evaluations: bool = False
+    play: PlayForm | None = None
+    seat_page: Mapping[str, Any] = field(default_factory=dict)
 
 
 #: The view of a game that sets none.

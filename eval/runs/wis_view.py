@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from eval.game_view import GameView, SeatInfo, players_of, vote_sentence
-from graphs.wis.rules import FOUL_TEXT
+from eval.runs import wis_play
+from graphs.wis.rules import FOUL_TEXT, MAX_CHARS
 
 #: The judge's fouls (:data:`graphs.wis.rules.FOUL_TEXT`) in Chinese.
 FOUL_ZH = {"own_word": "说出了自己的词语", "repeat": "重复了之前的描述", "timeout": "没有按时回答",
@@ -142,4 +143,4 @@ def truth(events: list[dict[str, Any]], lang: str, variant: str = "") -> list[st
 
 VIEW = GameView(sentence=sentence, seats=seats, truth=truth, titles=TITLES, role_text=ROLE_TEXT, lang=lang,
                 hidden_roles=lambda events, config: True, names={"en": "Who is Spy?", "zh": "谁是卧底"},
-                recognizes=frozenset({"describe", "word"}))
+                recognizes=frozenset({"describe", "word"}), play=wis_play.FORM, seat_page={"max_chars": MAX_CHARS})

@@ -28,7 +28,8 @@ anything outside is answered 403):
 ``/leaderboard``                  Who is Spy: the paper's columns with intervals, openskill ratings;
                                   every leaderboard database under ``--runs`` (and ``--db``)
 ``/leaderboard.csv``              its rank table as CSV
-``/play``                         start a Who-is-Spy game with a human seat
+``/play``                         start a game with a human seat (the form of its ``GameView.play``:
+                                  Who is Spy)
 ``/play/{rel}``                   the human seat: what that player sees, and the answer form
 ``/favicon.ico``                  the icon (also ``/static/favicon.svg``, which pages name)
 ================================  ===============================================================

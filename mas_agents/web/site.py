@@ -4,7 +4,6 @@ the leaderboard databases, the games started from ``/play``), reached by a route
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -181,16 +180,3 @@ def csv_response(text: str, filename: str) -> Response:
 def form_fields(body: bytes) -> dict[str, str]:
     """An ``application/x-www-form-urlencoded`` body as ``{name: last value}`` (no multipart)."""
     return {k: v[-1] for k, v in parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items()}
-
-
-def number(form: dict[str, str], name: str, what: str, kind=int, low: float = 0, high: float = 10**9):
-    """``form[name]`` as a number in ``[low, high]`` (empty: 0), or ValueError in a plain sentence."""
-    text = (form.get(name) or "").strip() or "0"
-    try:
-        x = kind(text)
-    except ValueError:
-        raise ValueError(f"The {what} must be {'a whole number' if kind is int else 'a number'}; "
-                         f"{short(text, 40)!r} is not one.") from None
-    if not (math.isfinite(x) and low <= x <= high):
-        raise ValueError(f"The {what} must be between {low:g} and {high:g}; {short(text, 40)!r} is not.")
-    return x

@@ -1,11 +1,13 @@
-"""A person's seat in a Who-is-Spy game: the form that starts one (``/play``), the seat's page
-(``/play/{rel}``: what that player sees, and the answer form), its state for the page's polling
-(``/api/seat/{rel}``) and the answer (``POST /play/{rel}/answer``). Games are started in
-background threads of this server (:class:`GameStarter`)."""
+"""A person's seat in a game: the form that starts one (``/play``: the form of the first game whose
+view has one, :attr:`eval.game_view.GameView.play`; Who is Spy's), the seat's page (``/play/{rel}``:
+what that player sees, and the answer form, from the game's ``_play_<kind>.html``), its state for
+the page's polling (``/api/seat/{rel}``) and the answer (``POST /play/{rel}/answer``). Games are
+started in background threads of this server (:class:`GameStarter`)."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import random
 import threading
@@ -16,29 +18,26 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from markupsafe import Markup
 
 from eval import games as game_registry
-from eval.datasets.wis import load_pairs
-from eval.runs.human import HUMAN, read_view, submit_answer
-from eval.runs.wis_session import GAME_DEF as STARTS
-from eval.runs.wis_session import play_game
-from graphs.wis import rules as wis_rules
+from eval.game_view import PlayForm
+from eval.runs.human import read_view, submit_answer
 from mas_agents.llm import CLI_SPEC_FORMS
-from mas_agents.specs import is_remote, parse_spec, split_model
 from mas_agents.web import runs as rs
-from mas_agents.web.site import HERE, Site, form_fields, get_site, number, short
+from mas_agents.web.site import HERE, Site, form_fields, get_site, short
 
 router = APIRouter()
 
 
 class GameStarter:
-    """Starts Who-is-Spy games with a human seat in background threads and remembers their errors.
+    """Starts games with a person's seat in background threads and remembers their errors.
 
     Args:
         model: the default model of the agents' seats (a spec such as ``local``, or a chat model
             object in tests).
-        data_root: the datasets root, to draw a word pair when the form gives none (None: a
-            pair must be given).
+        data_root: the datasets root (a game may draw from it what the form leaves empty, e.g. a
+            word pair; None: the form must give it).
     """
 
     def __init__(self, model: Any, data_root: Path | None):
@@ -47,19 +46,43 @@ class GameStarter:
         self.errors: dict[str, str] = {}
         self.threads: dict[str, threading.Thread] = {}
 
-    def start(self, out: Path, key: str, *, agents: list[str], pair: dict[str, str], lang: str, seed: int,
-              speak_timeout: float | None) -> None:
-        """Play the game into ``out`` in a daemon thread (its error, if any, under ``key``)."""
+    def start(self, out: Path, key: str, play: PlayForm, **arguments: Any) -> None:
+        """Play the game of ``play`` with ``arguments`` (its ``check``'s) into ``out`` in a daemon
+        thread (its error, if any, under ``key``)."""
         def run() -> None:
             try:
-                play_game(out, agents=agents, pair=pair, lang=lang, model=self.model, seed=seed,
-                          speak_timeout=speak_timeout)
+                play.start(out, model=self.model, **arguments)
             except BaseException as exc:   # shown on the seat page; the server goes on
                 self.errors[key] = f"{type(exc).__name__}: {exc}"
 
-        th = threading.Thread(target=run, name=f"wis-{key}", daemon=True)
+        th = threading.Thread(target=run, name=f"{play.folder}-{key}", daemon=True)
         self.threads[key] = th
         th.start()
+
+
+def playable() -> tuple[str, PlayForm] | None:
+    """``(kind, form)`` of the first registered game a person can start from ``/play``, or None."""
+    for kind in game_registry.kinds():
+        form = game_registry.view_of(kind).play
+        if form is not None:
+            return kind, form
+    return None
+
+
+def _code_text(text: str) -> Markup:
+    """``text`` escaped, with the parts between backticks shown as code."""
+    parts = html.escape(text, quote=False).split("`")   # text between tags: quotes need no escaping
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
+def _form_page(site: Site, status: int = 200, error: str = "", form: dict[str, str] | None = None) -> HTMLResponse:
+    found = playable()
+    if found is None:
+        return site.page("error.html", 404, title="Nothing to play",
+                         message="No game registered here can be started from the browser.")
+    play = found[1]
+    return site.page("play_new.html", status, error=error, form=form or {}, play=play,
+                     intro=_code_text(play.intro.replace("{model}", _model_name(site))), hint=_code_text(play.hint))
 
 
 def _model_name(site: Site) -> str:
@@ -67,29 +90,34 @@ def _model_name(site: Site) -> str:
 
 
 def _page(site: Site, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    """A page of this family (the answer form's limit: the longest description, by language)."""
-    return site.page(name, status, max_chars=wis_rules.MAX_CHARS, **ctx)
+    """A seat's page, with what the game's seat page needs (:attr:`eval.game_view.GameView.seat_page`)."""
+    extra = game_registry.view_of(ctx.get("kind") or "").seat_page
+    return site.page(name, status, **{**extra, **ctx})
 
 
 @router.get("/play", response_class=HTMLResponse)
 def play_form(site: Site = Depends(get_site)):
-    return _page(site, "play_new.html", error="", form={}, model=_model_name(site))
+    return _form_page(site)
 
 
 @router.post("/play")
 async def play_start(request: Request, site: Site = Depends(get_site)):
     form = form_fields(await request.body())
+    found = playable()
+    if found is None:
+        return _form_page(site)
+    play = found[1]
     try:
-        game = _check_game(form, site.starter.data_root)
+        game = play.check(form, site.starter.data_root, check_model_spec)
     except ValueError as exc:
         # shown by this handler, with the form as it was filled (never through the address)
-        return _page(site, "play_new.html", 400, error=str(exc), form=form, model=_model_name(site))
+        return _form_page(site, 400, error=str(exc), form=form)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    # directly under --runs: its seat is /play/spy-human-..., its run /run/spy-human-...
-    out = site.root / f"spy-human-{stamp}-{random.Random().randrange(16**4):04x}"
+    # directly under --runs: its seat is /play/<folder>-..., its run /run/<folder>-...
+    out = site.root / f"{play.folder}-{stamp}-{random.Random().randrange(16**4):04x}"
     out.mkdir(parents=True)
     key = site.rel(out)
-    site.starter.start(out, key, **game)
+    site.starter.start(out, key, play, **game)
     return RedirectResponse(f"/play/{quote(key)}", status_code=303)
 
 
@@ -111,12 +139,12 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     seat = seat if seat in seats else seats[0]
     view = read_view(d / "human" / seat)
     # the seat's view names its game (a character's), else the run does, else it is one this page starts
-    game = game_registry.find(view.get("game") or rs.detect_kind(d) or STARTS.kind)
+    game = game_registry.find(view.get("game") or rs.detect_kind(d) or (playable() or ("", None))[0])
     kind = game.kind if game is not None else ""
     seat_template = f"_play_{kind}.html" if (HERE / "templates" / f"_play_{kind}.html").is_file() else "_play_none.html"
     return _page(site, "play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
                  finished=(d / "result.json").exists(), sig=sig, state=state, reason=reason, note=note,
-                 game_title=game.title if game is not None else "", seat_template=seat_template)
+                 game_title=game.title if game is not None else "", seat_template=seat_template, kind=kind)
 
 
 def _seat_state(site: Site, d: Path) -> tuple[str, str]:
@@ -171,53 +199,6 @@ async def play_answer(rel: str, request: Request, site: Site = Depends(get_site)
         return _seat_page(site, d, seat, 409, note=f"Your answer was not sent: {exc}")
     await asyncio.sleep(0.3)   # usually long enough for the game to take the answer and ask the next thing
     return RedirectResponse(f"/play/{quote(site.rel(d))}?seat={quote(seat)}", status_code=303)
-
-
-def _check_game(form: dict[str, str], data_root: Path | None) -> dict[str, Any]:
-    """The game a ``/play`` form asks for, as keyword arguments of :meth:`GameStarter.start`.
-
-    Raises:
-        ValueError: in a plain sentence (seats, agents, language, seed, time limit, word pair).
-    """
-    agents = [a.strip() for a in form.get("agents", "").split(",") if a.strip()]
-    if agents.count(HUMAN) != 1:
-        raise ValueError("Seat exactly one human, e.g. human,plain,plain,plain.")
-    try:
-        wis_rules.check_players(len(agents))
-    except ValueError:
-        raise ValueError(f"A game has {wis_rules.MIN_PLAYERS} to {wis_rules.MAX_PLAYERS} seats; "
-                         f"this one has {len(agents)}.") from None
-    for a in agents:
-        if a != HUMAN and not is_remote(a):
-            try:
-                blocks, seat_model = split_model(a)
-                parse_spec(blocks)
-                if seat_model is not None:
-                    check_model_spec(seat_model)
-            except ValueError as exc:
-                raise ValueError(f"The seat {short(a, 60)!r} is not an agent this project knows ({exc}).") from None
-    lang = form.get("lang", "en")
-    if lang not in ("en", "zh"):
-        raise ValueError("The language must be en or zh.")
-    seed = number(form, "seed", "seed")
-    limit = number(form, "speak_timeout", "time to answer (in seconds)", float, 0, 3600) or None
-    text = form.get("pair", "").strip()
-    if text:
-        parts = [p.strip() for p in text.split("/")]
-        if len(parts) != 2 or not all(parts):
-            raise ValueError("The word pair must be two words separated by a slash, the civilians' word first: "
-                             "tea/coffee.")
-        if parts[0].casefold() == parts[1].casefold():
-            raise ValueError(f"The two words of the pair must differ; both are {short(parts[0], 40)!r}.")
-        pair = {"civilian": parts[0], "spy": parts[1]}
-    else:
-        if data_root is None:
-            raise ValueError("Give a word pair (CIVILIAN/SPY): this server has no datasets to draw one from.")
-        try:
-            pair = random.Random(seed).choice(load_pairs(data_root, lang))
-        except (FileNotFoundError, ValueError, IndexError) as exc:
-            raise ValueError(f"Give a word pair (CIVILIAN/SPY): no pair could be drawn from the datasets ({exc}).") from None
-    return {"agents": agents, "pair": pair, "lang": lang, "seed": seed, "speak_timeout": limit}
 
 
 def check_model_spec(spec: str) -> None:
