@@ -2,10 +2,10 @@
 
 A game takes part by registering a :class:`eval.games.GameDef` with a
 :class:`eval.conformance.Conformance` (its own rules invariants and its re-scoring from the
-events) and by adding one or more :class:`Case` (how to play it in a test, on the fake model
-below) with :func:`add_cases`. :func:`conforms` then checks every case the same way, with no
-branch on the game (PettingZoo's ``api_test`` and LangGraph's checkpointer conformance suite run
-unchanged on any implementation in the same way):
+events) and by adding one or more :class:`Case` (how to play it in a test, on the fake model of
+:mod:`tests.conformance.fake`) with :func:`add_cases`. :func:`conforms` then checks every case
+the same way, with no branch on the game, as PettingZoo's ``api_test`` and LangGraph's
+checkpointer conformance suite run unchanged on any implementation:
 
 a. **the game's own rules**: ``conformance.checks(config, events, result)`` finds no problem in
    each game the case played, and ``events.jsonl`` numbers its events 0, 1, 2...;
