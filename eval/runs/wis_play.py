@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 from eval.datasets.wis import load_pairs
 from eval.game_view import FormField, PlayForm
 from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+from eval.runs.session import run
 from graphs.wis import rules as wis_rules
 from mas_agents.specs import is_remote, parse_spec, split_model
 
@@ -83,10 +84,10 @@ def check_game(form: Mapping[str, str], data_root: Path | None, check_model: Cal
 
 def start(out: Path, *, model: Any, agents: list[str], pair: dict[str, str], lang: str, seed: int,
           speak_timeout: float | None) -> dict:
-    """Play the game of :func:`check_game`'s arguments into ``out`` (:func:`eval.runs.wis_session.play_game`)."""
-    # imported here: the game's registration (eval.runs.wis_session) imports this module
-    from eval.runs.wis_session import play_game
-    return play_game(out, agents=agents, pair=pair, lang=lang, model=model, seed=seed, speak_timeout=speak_timeout)
+    """Play the game of :func:`check_game`'s arguments into ``out`` through the one runner, as
+    :func:`eval.runs.wis_session.play_game` does (which this module cannot import: the game's
+    registration there imports it)."""
+    return run("wis", out, model=model, seed=seed, agents=agents, pair=pair, lang=lang, speak_timeout=speak_timeout)
 
 
 FORM = PlayForm(
