@@ -35,6 +35,7 @@ def toy():
     import tests.toygame.game as game
     games.register(game.GAME_DEF)   # again, if another test unregistered it
     yield game
+    games.unregister("beauty_contest")
 
 
 def test_the_kit_runs_on_the_toy_game(toy, fake_model, tmp_path, tmp_path_factory):  # noqa: F811
