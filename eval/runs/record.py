@@ -18,7 +18,8 @@ fall back to ``[config["model"]]`` (:func:`recorded_models`).
 **The configuration** of a run is every field of its ``config.json`` except:
 
 * :data:`NOT_CONFIGURATION`: what may differ between two invocations of the same run: package
-  ``versions`` and the ``events_format`` of the code that wrote it, the ``endpoints`` a server reported (probed anew each time), ``record_prompts``
+  ``versions`` and the ``events_format`` of the code that wrote it, the embedded engine's
+  ``prefix_cache_mb`` (what is kept between calls, not what is played), the ``endpoints`` a server reported (probed anew each time), ``record_prompts``
   (what is kept, not what is played), the ``executor`` record, the ``command`` line as typed,
   the ``data_dir`` path (the data are named by their own fields: script, pairs, settings), and
   ``model`` / ``default_model`` (the default matters only through the models the seats used,
@@ -50,7 +51,7 @@ from typing import Any, Iterable, Mapping
 
 #: Fields of ``config.json`` that are not part of a run's configuration (see the module text).
 NOT_CONFIGURATION = frozenset({"versions", "events_format", "endpoints", "record_prompts", "executor", "command",
-                               "data_dir", "model", "default_model"})
+                               "data_dir", "model", "default_model", "prefix_cache_mb"})
 
 
 class RunConflict(FileExistsError, ValueError):

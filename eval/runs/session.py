@@ -3,7 +3,9 @@
 It owns the run directory for every game (README, "What a run writes"):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
-  "events_format", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`; ``model`` and ``seed`` after the game's fields when it wrote none, then
+  "events_format", "prefix_cache_mb", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`;
+  ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.llm.prefix_cache_mb`;
+  ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
   contract of :mod:`eval.runs.record`), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
@@ -12,7 +14,9 @@ It owns the run directory for every game (README, "What a run writes"):
   compressed when the game ends);
 * ``checkpoints.sqlite`` for a game with :attr:`eval.games.GameDef.checkpoint` (LangGraph
   ``SqliteSaver``, one thread named after the game's kind; ``resume=True`` continues from it);
-* ``result.json`` and ``transcript.md`` at the end, ``run.lock`` while it runs
+* ``result.json`` (with ``llm.prompt_cost``: prompt tokens, cached and reusable by an ideal prefix
+  cache, per phase and agent, :func:`eval.metrics.cost.prompt_cost`) and ``transcript.md`` at the
+  end, ``run.lock`` while it runs
   (:func:`mas_agents.rundir.marks_run`).
 
 Run again into a directory that holds a game (issue 46, :func:`eval.runs.record.check_same_run`):
@@ -35,7 +39,9 @@ from eval.runs.record import check_same_run, holds_record, model_fields
 from eval.runs.seats import Seats
 from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
+from eval.metrics.cost import prompt_cost
 from mas_agents.gc_tuning import fewer_collections
+from mas_agents.llm import prefix_cache_mb
 from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -122,7 +128,8 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             calls.touch()
         write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts,
-                                         "events_format": EVENTS_FORMAT, "versions": versions()})
+                                         "events_format": EVENTS_FORMAT, "prefix_cache_mb": prefix_cache_mb(),
+                                         "versions": versions()})
         load_local_models(seats.models())
         clock = Stopwatch()
         with fewer_collections():
@@ -133,6 +140,9 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
                 values = _play(table, out, progress, seats.models())
         events = values.get("events", [])
         result = table.result(values, llm=recorder.totals(), wall_time_s=clock.seconds)
+        # prompt tokens, cached, reusable by an ideal prefix cache (issue 48): under "llm", the calls'
+        # cost, which a resumed game counts with its failed and redone calls
+        result.setdefault("llm", {})["prompt_cost"] = prompt_cost(out)
         write_json(out / "result.json", result)
         (out / "transcript.md").write_text(table.transcript(result, events), encoding="utf-8")
         recorder.close()    # the prompt log -> llm_prompts.jsonl.gz

@@ -377,4 +377,7 @@ def report_md(result: dict[str, Any]) -> str:
     if llm.get("calls"):
         lines += ["", f"LLM calls: {llm['calls']}, prompt tokens: {llm.get('input_tokens')}, "
                       f"completion tokens: {llm.get('output_tokens')}, wall time {result['wall_time_s']:.1f} s"]
+    if (llm.get("prompt_cost") or {}).get("calls"):
+        from eval.metrics.cost import cost_line
+        lines += ["", f"Prompt cost: {cost_line(llm['prompt_cost'])}."]
     return "\n".join(lines) + "\n"

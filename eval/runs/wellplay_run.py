@@ -31,7 +31,8 @@ from eval.runs.wellplay_eval import (
 )
 from mas_agents.accounting import STOP, CallRecorder, StopRequested, clear_call_log, record_prompts
 from mas_agents.events import write_events
-from mas_agents.llm import spec_text
+from eval.metrics.cost import prompt_cost
+from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
@@ -216,7 +217,8 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               "model": used.pop("model") or None, "seed": seed, "runs": runs,
               "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
               "settings": vars(settings) if settings is not None else None, **used,
-              "record_prompts": record_prompts() and method not in MODEL_FREE, "versions": versions()}
+              "record_prompts": record_prompts() and method not in MODEL_FREE, "prefix_cache_mb": prefix_cache_mb(),
+              "versions": versions()}
     if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
         check_same_run(out, config)
         if (out / "result.json").exists():
@@ -289,7 +291,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               **chance_and_interval(scripts, all_records, seed=seed, runs=runs, shuffle=shuffle, scoring=scoring),
               "per_character": {k: summarise(v) for k, v in by_char.items()} if len(scripts) == 1 else {},
               "per_script": {s.name: summarise([r for r in all_records if r["script"] == s.name]) for s in scripts},
-              "llm": recorder.totals(), "wall_time_s": watch.seconds}
+              "llm": {**recorder.totals(), "prompt_cost": prompt_cost(out)}, "wall_time_s": watch.seconds}
     write_json(out / "result.json", result)
     (out / "report.md").write_text(report_md(result), encoding="utf-8")
     (out / PROGRESS).unlink(missing_ok=True)   # answers.jsonl holds them all now

@@ -97,6 +97,10 @@ _REMOTE_PARAMS = [
     ("adaptive_connections", bool, typer.Option(False, "--adaptive-connections",
                                                 help="Remote models: halve the requests in flight on HTTP 429, "
                                                      "grow back slowly.")),
+    ("prefix_cache_mb", int, typer.Option(512, "--prefix-cache-mb",
+                                          help="Embedded model: MiB of prompt states kept for reuse by later prompts "
+                                               "that share their prefix (several agents taking turns); 0 = off "
+                                               "(only the last prompt's).")),
     ("record_prompts", bool, typer.Option(True, "--record-prompts/--no-record-prompts",
                                           help="Keep every call's messages, reply format and completion in "
                                                "llm_prompts.jsonl.gz beside llm_calls.jsonl (on by default; off "
@@ -119,8 +123,9 @@ def _with_options(fn: Callable[..., Any], table: list, wrapper: Callable[..., An
 
 
 def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a model-using command the remote-model options, ``--no-record-prompts`` and the
-    one-line stop.
+    """Give a model-using command the remote-model options, the embedded engine's
+    ``--prefix-cache-mb`` (:func:`mas_agents.llm.set_prefix_cache_mb`, put back after the command),
+    ``--no-record-prompts`` and the one-line stop.
 
     The remote options configure :mod:`mas_agents.remote` for the whole process before the command
     runs; ``--no-record-prompts`` clears :func:`mas_agents.accounting.set_record_prompts` for the
@@ -133,10 +138,13 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         from mas_agents import accounting, remote
         from mas_agents.errors import ContextOverflowError, RunStopped
 
+        from mas_agents import llm
+
         opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
         try:
             remote.configure(structured=opts["structured"], context_window=opts["context_window"],
                              max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
+            cache_before = llm.set_prefix_cache_mb(opts["prefix_cache_mb"])
         except ValueError as exc:
             fail(str(exc))
         token = _RESUME_HINT.set(DEFAULT_HINT)
@@ -150,6 +158,7 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             stopped(exc)
         finally:
             accounting.set_record_prompts(recording)
+            llm.set_prefix_cache_mb(cache_before)
             _RESUME_HINT.reset(token)
 
     return _with_options(fn, _REMOTE_PARAMS, wrapper)

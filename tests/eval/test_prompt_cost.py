@@ -1,0 +1,119 @@
+"""Issue 48, item 3: every run says what its prompts cost and what a prefix cache reused or could
+have reused (:func:`eval.metrics.cost.prompt_cost`), in ``result.json`` (``llm.prompt_cost``) and
+the report; ``config.json`` records the embedded engine's prefix-cache budget."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from eval.metrics.cost import cost_line, prompt_cost, prompt_text, reusable_prefixes
+from mas_agents import llm
+
+
+def test_reusable_prefix_is_the_longest_with_any_earlier_text():
+    assert reusable_prefixes(["abcdef", "abcxyz", "abd", "zz", "abcdef", "abcdxx", ""]) == [0, 3, 2, 0, 6, 4, 0]
+    # not only the previous one: "abcdef" is found after "zz" came between
+    assert reusable_prefixes(["b", "a", "c", "bb"]) == [0, 0, 0, 1]
+
+
+def _write_run(d, calls):
+    lines, prompts = [], []
+    for i, (actor, phase, msgs, n_in, cached) in enumerate(calls):
+        lines.append({"call_id": f"c{i}", "actor": actor, "purpose": "x#1", "model": "m", "input_tokens": n_in,
+                      "output_tokens": 5, "latency_s": 0.1, "retries": 0, "ok": True, "error": None,
+                      "started_at": "t", "prompt_chars": 1, "output_chars": 1, "phase": phase,
+                      "cached_tokens": cached})
+        if msgs is not None:
+            prompts.append({"call_id": f"c{i}", "messages": msgs, "structured": None, "completion": "ok"})
+    (d / "llm_calls.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (d / "llm_prompts.jsonl").write_text("".join(json.dumps(x) + "\n" for x in prompts))
+
+
+def test_prompt_cost_per_phase_and_actor(tmp_path):
+    sys_a = {"role": "system", "content": "Rules. You are Ann."}
+    sys_b = {"role": "system", "content": "Rules. You are Bob."}
+    a1 = [sys_a, {"role": "user", "content": "Your script: x. Task one."}]
+    a2 = [sys_a, {"role": "user", "content": "Your script: x. Task two."}]
+    b1 = [sys_b, {"role": "user", "content": "Your script: y. Task one."}]
+    _write_run(tmp_path, [("Ann", "gameplay", a1, 100, None), ("Bob", "gameplay", b1, 80, 10),
+                          ("Ann", "evaluation", a2, 100, 90), ("Ann", "evaluation", None, 50, None)])
+    t = [prompt_text(m) for m in (a1, b1, a2)]
+    assert t[0].startswith("\x1esystem\x1fRules. You are Ann.\x1euser\x1fYour script")
+    r_b = round(80 * t[1].index("Bob") / len(t[1]))            # shares "...Rules. You are " with Ann's
+    r_a2 = round(100 * t[2].index("two") / len(t[2]))          # shares all but "two." with Ann's first
+    cost = prompt_cost(tmp_path)
+    assert (cost["calls"], cost["prompt_tokens"], cost["cached_tokens"]) == (4, 330, 100)
+    assert cost["cached_share"] == round(100 / 180, 4)          # only the calls that reported a count
+    assert cost["reusable_tokens"] == r_b + r_a2 and cost["reusable_share"] == round((r_b + r_a2) / 280, 4)
+    assert cost["by_phase"]["gameplay"] == {"calls": 2, "prompt_tokens": 180, "cached_tokens": 10,
+                                            "cached_share": 0.125, "reusable_tokens": r_b,
+                                            "reusable_share": round(r_b / 180, 4)}
+    assert cost["by_phase"]["evaluation"]["reusable_share"] == round(r_a2 / 100, 4)   # the unrecorded call is left out
+    assert list(cost["by_actor"]) == ["Ann", "Bob"] and cost["by_actor"]["Bob"]["reusable_tokens"] == r_b
+    line = cost_line(cost)
+    assert "prompt tokens 330" in line and "55.6 %" in line and f"{100 * (r_b + r_a2) / 280:.1f} %" in line
+
+
+def test_a_run_without_prompts_or_calls(tmp_path):
+    assert prompt_cost(tmp_path)["calls"] == 0 and prompt_cost(tmp_path)["reusable_share"] is None
+    _write_run(tmp_path, [("Ann", "gameplay", None, 10, None)])
+    cost = prompt_cost(tmp_path)
+    assert cost["prompt_tokens"] == 10 and cost["reusable_share"] is None and cost["cached_share"] is None
+    assert "n/a" in cost_line(cost)
+
+
+def _factory(settings):
+    from mas_agents.accounting import AccountedModel
+    from tests.fakes import RuleChat
+
+    def make(sc, name, method, events, model, seed, *, recorder, settings_=None, accounted=None, spec="plain", **kw):
+        from graphs.mmg.players import persona_for
+        from mas_agents.specs import build_agent
+        from memory import HashEmbedder
+        accounted = accounted or AccountedModel(RuleChat(rule=lambda m: "Thinking.\nAnswer: a"), recorder,
+                                                label="fake", phase="evaluation")
+        return build_agent(persona_for(sc, name, role="respondent"), "plain", accounted, HashEmbedder(),
+                           settings), accounted
+    return make
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("paper", [False, True])
+def test_wellplay_evaluation_reports_its_prompt_cost(tmp_path, real_data_root, paper):
+    from eval.runs.wellplay_run import run_wellplay_eval
+    from memory import MemorySettings
+    settings = MemorySettings.paper() if paper else MemorySettings()
+    res = run_wellplay_eval(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                            make_agent=_factory(settings))
+    cost = res["llm"]["prompt_cost"]
+    assert cost == json.loads((tmp_path / "result.json").read_text())["llm"]["prompt_cost"]
+    assert cost["calls"] == res["llm"]["calls"] and cost["prompt_tokens"] == res["llm"]["input_tokens"]
+    assert list(cost["by_phase"]) == ["evaluation"]
+    assert set(cost["by_actor"]) == {"Zhang Villager", "Chief Wang", "Officer Li", "Hu Investigate"}
+    if paper:
+        # the paper's budgets cover every Sin script: each character's questions after its first
+        # share its system message, whole script and the task's wording (issue 48's target: >= 80 %)
+        assert cost["reusable_share"] >= 0.8
+        assert all(a["reusable_share"] >= 0.8 for a in cost["by_actor"].values())
+    else:
+        # 800 tokens of a 1,000-1,900-token script: the excerpts vary with the question
+        assert 0.1 < cost["reusable_share"] < 0.8
+    assert "reusable by an ideal prefix cache" in (tmp_path / "report.md").read_text()
+    assert json.loads((tmp_path / "config.json").read_text())["prefix_cache_mb"] == llm.prefix_cache_mb()
+
+
+def test_prefix_cache_option_bad_value_is_one_error_line(tmp_path):
+    from mas_agents.cli import app
+    before = llm.prefix_cache_mb()
+    res = CliRunner().invoke(app, ["mmg", "run", "--script", "Sin", "--prefix-cache-mb", "-1",
+                                   "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2, res.output
+    assert "error:" in res.output and "--prefix-cache-mb" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "run").exists() and llm.prefix_cache_mb() == before
+
+
+def test_cli_default_is_the_engine_default():
+    from mas_agents.cli.common import _REMOTE_PARAMS
+    opt = next(o for name, _, o in _REMOTE_PARAMS if name == "prefix_cache_mb")
+    assert opt.default == llm.DEFAULT_PREFIX_CACHE_MB
