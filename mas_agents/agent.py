@@ -167,6 +167,9 @@ class Agent:
             ``None`` = whenever the model takes one, ``False`` = never (prompt only).
         game: the game this agent plays (:class:`planners.base.GameInfo`, set by the game's
             composition root); given to every request that names no game of its own.
+        dialogue_closed: the dialogue it remembers no longer grows (the game is over: the WellPlay
+            evaluation sets it), so its prompts lay the dialogue out as fixed memory
+            (:class:`mas_agents.prompts.Recall`).
     """
 
     persona: Persona
@@ -177,6 +180,7 @@ class Agent:
     spec: str = "plain"
     constrained: bool | None = None
     game: GameInfo = UNSPECIFIED
+    dialogue_closed: bool = False
     stats: Counter = field(default_factory=StatCounter, init=False)
     _seen: int = field(default=0, init=False, repr=False)
     _pending: list = field(default_factory=list, init=False, repr=False)
@@ -261,8 +265,8 @@ class Agent:
         dialogue excerpts retrieved for ``query`` (default: ``prompt``). Nothing is parsed: the
         caller uses the text as context for a later action. Returns ``(text, call_id)``.
         """
-        script, dialogue = self.excerpts(query or prompt) if with_memory else ("", "")
-        user = prompts.memory_block(script, dialogue) + [prompt]
+        recall = self.recall(query or prompt) if with_memory else prompts.Recall()
+        user = prompts.memory_block(recall) + [prompt]
         try:
             return self.model.chat([SystemMessage(content=self.system_message()), HumanMessage(content="\n\n".join(user))],
                                    actor=self.name, purpose=purpose, max_tokens=max_tokens, phase=phase)
@@ -392,11 +396,13 @@ class Agent:
         return action, True
 
     def messages(self, request: ActionRequest, contribs: Iterable[Contribution] = ()) -> list:
-        """Build the chat messages for ``request``: stable system part, varying user part."""
-        script, dialogue = self.excerpts(request.query or request.prompt)
+        """Build the chat messages for ``request``: the system message, then the user message laid
+        out for prefix caching (:mod:`mas_agents.prompts`: whole script and dialogue when their
+        budgets cover them, the task, this query's excerpts, the format)."""
+        recall = self.recall(request.query or request.prompt)
         contribs = list(contribs)
         user = prompts.user_prompt(
-            request, script, dialogue,
+            request, recall,
             "\n\n".join(c.context for c in contribs if c.context),
             " ".join(c.instructions for c in contribs if c.instructions),
         )
@@ -408,6 +414,20 @@ class Agent:
         if p.system:
             return p.system
         return prompts.default_system(p.name, p.goals)
+
+    def recall(self, query: str) -> prompts.Recall:
+        """What the memory gives a call for ``query`` (:class:`mas_agents.prompts.Recall`): per
+        source (script, dialogue), the chunks retrieved under the settings' token budgets in
+        document order, one per line, and whether the budget covers the whole source (then the
+        text is all of it, the same for every query). Empty and "whole" without a memory."""
+        if self.memory is None:
+            return prompts.Recall()
+        mem = self.memory
+        out: dict[str, Any] = {"dialogue_closed": self.dialogue_closed}
+        for source, budget in (("script", self.settings.script_budget), ("dialogue", self.settings.dialogue_budget)):
+            out[source] = "\n".join(c.text for c in mem.retrieve(query, budget, source))
+            out[f"{source}_whole"] = budget >= mem.total_tokens(source)
+        return prompts.Recall(**out)
 
     def excerpts(self, query: str) -> tuple[str, str]:
         """``(script, dialogue)`` excerpts retrieved for ``query`` under the settings' token

@@ -349,4 +349,5 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     agent = build_agent(persona, spec, accounted, default_embedder(), settings, extra_scripts=extra, game=MMG_GAME)
     if method == "session":
         agent.observe(game_events)
+    agent.dialogue_closed = True   # the game is over: what it heard is fixed (prompt layout, issue 48)
     return agent, accounted

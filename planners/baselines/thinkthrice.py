@@ -68,10 +68,11 @@ on a plain agent's call).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from planners.base import Action
+from planners.base import Action, BlockAgent
 from planners.base import Contribution
 from planners.cot import ChainOfThought
 
@@ -79,7 +80,7 @@ CHECK_CHOICES = ["Yes", "No"]
 _NONE = re.compile(r"^\W*(none|nothing|no relevant|n/?a)\b", re.IGNORECASE)
 
 
-def _victims(agent) -> str:
+def _victims(agent: BlockAgent) -> str:
     return " and ".join(agent.persona.victims) or "the victim"
 
 
@@ -110,7 +111,7 @@ class ThinkThrice:
     timeline: str | None = field(default=None, init=False)
     _inner: str | None = field(default=None, init=False, repr=False)
 
-    def contribute(self, agent, request) -> Contribution | None:
+    def contribute(self, agent: BlockAgent, request) -> Contribution | None:
         """``answer`` -> the whole action (see the module docstring); else None.
 
         While this block's own inner answer call runs, returns only the context it set.
@@ -122,13 +123,16 @@ class ThinkThrice:
         return Contribution(action=self._answer(agent, request))
 
     # -- steps --------------------------------------------------------------------------------
-    def _timeline(self, agent, rnd: int) -> tuple[str, list[str]]:
+    def _timeline(self, agent: BlockAgent, rnd: int) -> tuple[str, list[str]]:
         if self.timeline is not None and not self.refresh_timeline:
             return self.timeline, []
         victim = _victims(agent)
         query = f"my timeline on the day {victim} died: time, place, what I did, whom I saw"
-        script = agent.excerpts(query)[0]
-        prompt = (f"Excerpts from your script:\n{script or '(nothing found)'}\n\n"
+        # the script's own section as every other call of this agent shows it (so this call shares
+        # their prefix: issue 48)
+        recall = dataclasses.replace(agent.recall(query), dialogue="")
+        script = "\n\n".join(recall.before_task()) or "Excerpts from your script:\n(nothing found)"
+        prompt = (f"{script}\n\n"
                   f"From these excerpts only, write your own timeline of the day {victim} died, in "
                   f"the order things happened: one short line per event, \"<when> - <what you did or "
                   f"saw>\", in the first person. Leave out anything the excerpts do not say.")
@@ -139,7 +143,7 @@ class ThinkThrice:
                    data={"timeline": self.timeline}, round=rnd, llm_call_ids=[cid])
         return self.timeline, [cid]
 
-    def _relevant(self, agent, timeline: str, asker: str, question: str) -> tuple[str, str]:
+    def _relevant(self, agent: BlockAgent, timeline: str, asker: str, question: str) -> tuple[str, str]:
         prompt = (f"Your timeline of the day:\n{timeline or '(empty)'}\n\n"
                   f"{asker} asks you: \"{question}\"\n"
                   f"Copy out the timeline lines that help answer this question, one per line, "
@@ -148,14 +152,14 @@ class ThinkThrice:
                                 with_memory=False)
         return text.strip(), cid
 
-    def _inner_act(self, agent, request, context: str) -> Action:
+    def _inner_act(self, agent: BlockAgent, request, context: str) -> Action:
         self._inner = context
         try:
             return agent.act(request, phase=self.phase)
         finally:
             self._inner = None
 
-    def _answer(self, agent, request) -> Action:
+    def _answer(self, agent: BlockAgent, request) -> Action:
         ctx = request.context
         asker = ctx.get("asker", "the other player")
         question = ctx.get("question", request.prompt)
