@@ -185,7 +185,7 @@ def test_unknown_script_lists_names(root):
     with pytest.raises(DataError) as e:
         find_script(root, "Hamlet", "en")
     msg = str(e.value)
-    assert "'Hamlet'" in msg and "131 Sin" in msg and "191 Riverside Inn" in msg
+    assert "'Hamlet'" in msg and "Sin (131)" in msg and "Riverside Inn (191)" in msg
 
 
 @realdata
