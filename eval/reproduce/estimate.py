@@ -17,10 +17,10 @@ fake cannot know is how long a real model's replies are, which also feeds later 
   the weights: exact for ``--model local``; for another model an estimate, GPT-family tokenizers
   count English text within about 10-20 % of it), else 4 characters per token (1 per CJK
   character) plus 4 per message.
-* **Completion tokens**: the fake's replies, whose lengths are those of the embedded model's
-  replies in the README smoke run (:data:`REPLY_CHARS`, measured from its ``llm_calls.jsonl``):
-  a thought line, then the tagged line(s); a free-text call (a reflection, a PGM analysis) writes
-  :data:`REPLY_CHARS` ``["free"]`` characters.
+* **Completion tokens**: the fake's replies, whose lengths (:data:`REPLY_CHARS`) were checked
+  against the embedded model's replies in a measured PLAYER* game: a thought line, then the tagged
+  line(s); a free-text call (a reflection, a PGM analysis) writes :data:`REPLY_CHARS` ``["free"]``
+  characters.
 * **Evaluation runs** of PLAYER*: the dry run answers one run and multiplies it by
   ``--eval-runs`` (each run asks the same questions with other option orders).
 
@@ -52,8 +52,12 @@ MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
 
 #: Characters of the dry-run replies: ``thought`` (the line before a tagged line; the grammar
 #: allows 200), ``text`` (an utterance: introduction, question, answer, description; 10-400
-#: allowed), ``free`` (a free-text call such as a reflection or a PGM analysis). Measured on the
-#: embedded model (SmolLM2-135M) in the README's PLAYER* smoke run (see the module text).
+#: allowed), ``free`` (a free-text call such as a reflection or a PGM analysis). Checked against
+#: the embedded model (SmolLM2-135M) playing PLAYER* on Deadly Fountain, measured earlier (README:
+#: 41 calls, 75,926 prompt and 3,467 completion tokens): the dry run of that game makes 41 calls,
+#: 74,186 prompt and 3,469 completion tokens (SmolLM2's tokenizer). The first 10 calls of a later
+#: real game had 10 % more prompt and 33 % more completion tokens than the dry run's first 10
+#: (its utterances ran longer), so a single game can differ by that much.
 REPLY_CHARS = {"thought": 160, "text": 180, "free": 420}
 
 

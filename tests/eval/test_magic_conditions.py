@@ -45,6 +45,7 @@ def two(real_data_root, tmp_path_factory):
               play=play, concurrency=1)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(llm, "make_chat_model", lambda spec="local", **k: RuleChat(rule=paper_rule(), seen=[]))
+        mp.setattr(llm, "_SHARED_REMOTE", {})   # the pools' shared openai: models stay this test's own
         first = M.reproduce(**kw, conditions="vanilla,pgm_paper")
         n_first = len(played)
         report_first = (out / "report.md").read_text(encoding="utf-8")
