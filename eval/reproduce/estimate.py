@@ -25,9 +25,13 @@ fake cannot know is how long a real model's replies are, which also feeds later 
   ``--eval-runs`` (each run asks the same questions with other option orders).
 
 ``render`` prints the table per cell and the price at ``--price-in`` / ``--price-out`` (USD per
-million tokens). After a real run of ``magic`` or ``player-star`` (:data:`COMPARED`) the report
+million tokens). After a real run (every paper but ``all``, :data:`COMPARED`) the report
 sets the estimate it made first (``OUT/estimate.json``) beside the calls and tokens actually
 used (:func:`versus_actual`).
+
+Who is Spy? is the least certain: the fake's votes agree, so its games often end in round 1,
+while a real model's may last the 3 rounds (up to three times the descriptions and votes);
+:func:`render` says so.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from eval.reproduce.common import md_table, price, save_estimate as save, versus_actual, versus_lines  # noqa: F401
 
 #: Papers whose real run makes an estimate first and reports it beside the actual cost.
-COMPARED = ("magic", "player-star")
+COMPARED = ("magic", "player-star", "wis")
 #: ``mas reproduce`` paper -> module under :mod:`eval.reproduce`.
 MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
 
@@ -321,6 +325,9 @@ def render(est: dict, *, price_in: float = 0.0, price_out: float = 0.0) -> list[
               f"{est['reply_chars']['thought']} characters, utterances of {est['reply_chars']['text']}, free-text "
               f"calls of {est['reply_chars']['free']} (the embedded model's lengths). Not counted: re-prompts after "
               "an unreadable reply (at most one per action) and games that a real model ends sooner or later."]
+    if any(c["paper"] == "wis" for c in est["cells"]):
+        lines.append("Who is Spy?: the fake's votes agree, so its games often end in round 1; a real model's may "
+                     "last 3 rounds, up to three times these calls and tokens.")
     lines += [f"Note: {n}." for n in est.get("notes", [])]
     return lines
 

@@ -371,7 +371,7 @@ def _write_json(path: Path, data: Any) -> None:
 
 def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None = None,
               limit: int | None = None, seed: int = 0, tick: Callable[[str], None] | None = None,
-              play: Callable | None = None) -> dict:
+              play: Callable | None = None, estimate: dict | None = None) -> dict:
     """Play (or resume) the WiS protocol under ``out`` and write ``report.md`` / ``result.json``.
 
     Args:
@@ -382,6 +382,8 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         limit: N games of the main experiment and N per experiment arm (a smoke run).
         seed: seating, word pairs and game seeds.
         tick: receives one progress line per finished game.
+        estimate: :func:`eval.reproduce.estimate.estimate` of this run made before it: kept as
+            ``out/estimate.json`` and set beside the actual calls and tokens in the report.
         play: game function (tests; default :func:`eval.runs.wis_session.play_game`).
 
     Returns:
@@ -412,6 +414,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     out.mkdir(parents=True, exist_ok=True)
     if not (out / "config.json").exists():
         _write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings})
+    if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
+        from eval.reproduce.common import save_estimate
+        save_estimate(out, estimate)
     pairs = load_pairs(data_root, LANG)
     labels = pool_labels(pool)
     spec_of = dict(zip(labels, (agent_spec(m) for m in pool)))
@@ -506,6 +511,11 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         "paper_checks": paper_checks(tables["wis_table2"]),
         "games_played": played, "games_planned_full": planned_full, "llm_calls": calls,
     }
+    if estimate is not None:
+        from eval.reproduce.common import versus_actual
+        result["estimate_vs_actual"] = versus_actual(estimate, {k: sum(int((g.get("llm") or {}).get(k) or 0)
+                                                                       for g in all_games)
+                                                                for k in ("calls", "input_tokens", "output_tokens")})
     result["headline"] = headline(result)
     markdown = report_markdown(result, tables, main_games)
     write_report(out, paper=PAPER, config=settings, result=result, markdown=markdown)
@@ -610,6 +620,9 @@ def report_markdown(result: dict, tables: dict[str, PaperTable], main_games: lis
     limit_text = "none (embedded model)" if result["speak_timeout"] is None else f"{result['speak_timeout']:g} s"
     L += partial_note(result["limit"], result["games_played"], result["games_planned_full"], "games (main experiment "
                       "plus every experiment arm)")
+    if result.get("estimate_vs_actual"):
+        from eval.reproduce.common import versus_lines
+        L += versus_lines(result["estimate_vs_actual"])
     L += [f"Pool: {', '.join(f'`{lb}`' for lb in result['labels'])} (each seat: our `plain` agent on that model); "
           f"experiments' other seats: `{result['others'] or 'the subject model'}`; seed {result['seed']}; "
           f"time limit {limit_text}. "

@@ -13,7 +13,7 @@ WellPlay evaluation cut off midway resumes at its next unanswered question).
 ``--estimate`` prints what the run would cost (:mod:`eval.reproduce.estimate`: games and calls per
 cell, prompt and completion tokens, the price at ``--price-in``/``--price-out`` USD per million
 tokens) from a dry run of the same protocol on a fake model, and writes nothing. A real run of
-``magic`` or ``player-star`` makes the same estimate first (kept in ``OUT/estimate.json``) and its
+``magic``, ``player-star`` or ``wis`` makes the same estimate first (kept in ``OUT/estimate.json``) and its
 report sets it beside the calls and tokens actually used.
 """
 

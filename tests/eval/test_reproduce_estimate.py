@@ -166,3 +166,21 @@ def test_a_bad_option_is_one_error_line_before_any_dry_run(tmp_path, no_model):
     from mas_agents.cli import app
     r = CliRunner().invoke(app, ["reproduce", "magic", "--estimate", "--conditions", "nope", "--data-dir", str(tmp_path)])
     assert r.exit_code == 2 and "error: --conditions: unknown 'nope'" in r.output
+
+
+@pytest.mark.realdata
+def test_a_wis_run_reports_its_estimate_beside_what_it_used(real_data_root, tmp_path, no_model, monkeypatch):
+    from eval.reproduce import wis
+    from mas_agents import llm
+    est = E.estimate_for_run(tmp_path / "w", "wis", data_root=real_data_root, model="local,local", others=None,
+                             limit=1, seed=0, options={})
+    assert est["total"]["games"] == 4 and est["total"]["calls"] > 0
+    assert "a real model's may last 3 rounds" in "\n".join(E.render(est))
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec="local", **k: E.DryRunChat(tokenizer=E.Tokenizer()))
+    res = wis.reproduce(data_root=real_data_root, out=tmp_path / "w", model="local,local", limit=1, estimate=est)
+    rows = {r["key"]: r for r in res["estimate_vs_actual"]["rows"]}
+    assert rows["calls"]["actual"] == rows["calls"]["estimate"] == res["llm_calls"]
+    assert rows["input_tokens"]["actual"] == rows["input_tokens"]["estimate"] > 0
+    rep = (tmp_path / "w" / "report.md").read_text(encoding="utf-8")
+    assert f"| model calls | {res['llm_calls']} | {res['llm_calls']} | +0 % |" in rep
+    assert (tmp_path / "w" / "estimate.json").is_file()
