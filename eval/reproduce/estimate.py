@@ -5,6 +5,7 @@ subsets and conditions, into a temporary folder, with every model spec answered 
 :class:`DryRunChat`, a fake chat model that calls nothing: it answers each action in the format the
 game asks (from the request's own reply format, :class:`mas_agents.grammar.ReplyFormat`, so no
 re-prompt is ever needed) and counts the tokens of every prompt it gets and every reply it gives.
+It runs in this process whatever ``--executor`` says (a Ray worker would build the real models).
 The games, planner blocks, retrieval and evaluations are the real ones, so the number of calls and
 the prompts (rules, scripts, retrieved excerpts, dialogue so far) are the protocol's; what the
 fake cannot know is how long a real model's replies are, which also feeds later prompts.
@@ -274,6 +275,9 @@ def estimate(paper: str, *, data_root: Path, model: str, others: str | None = No
         return DryRunChat(tokenizer=tok)
 
     cells: list[dict] = []
+    from mas_agents import cells as executor
+    # in this process, whatever --executor says: a Ray worker would build the real models
+    prev_executor = executor.configure("local")
     prev_override = set_spec_override(factory)
     prev_prompts = set_record_prompts(False)
     try:
@@ -301,6 +305,7 @@ def estimate(paper: str, *, data_root: Path, model: str, others: str | None = No
     finally:
         set_spec_override(prev_override)
         set_record_prompts(prev_prompts)
+        executor.restore(prev_executor)
     total = {k: sum(c[k] for c in cells) for k in ("games", "calls", "input_tokens", "output_tokens")}
     return {"paper": paper, "model": model, "others": others, "limit": limit, "options": options, "cells": cells,
             "total": total, "tokenizer": tok.name, "reply_chars": dict(REPLY_CHARS), "notes": notes}

@@ -184,3 +184,26 @@ def test_a_wis_run_reports_its_estimate_beside_what_it_used(real_data_root, tmp_
     rep = (tmp_path / "w" / "report.md").read_text(encoding="utf-8")
     assert f"| model calls | {res['llm_calls']} | {res['llm_calls']} | +0 % |" in rep
     assert (tmp_path / "w" / "estimate.json").is_file()
+
+
+@pytest.mark.realdata
+def test_the_dry_run_stays_in_this_process_whatever_the_executor(real_data_root, no_model):
+    """With --executor ray the cells would run in Ray workers, where the fake is not installed."""
+    from mas_agents import cells
+    before = cells.configure("ray", address="127.0.0.1:1")
+    try:
+        seen = []
+        real_run_cells = cells.run_cells
+
+        def spy(*a, **k):
+            seen.append(cells.settings().kind)
+            return real_run_cells(*a, **k)
+        with pytest.MonkeyPatch.context() as mp:
+            from eval.runs import magic_bench
+            mp.setattr(magic_bench, "run_cells", spy, raising=False)
+            est = E.estimate("magic", data_root=real_data_root, model="local", limit=1, options={"conditions": "vanilla"})
+        assert est["total"]["games"] == 7 and est["total"]["calls"] > 0
+        assert set(seen) <= {"local"}
+        assert cells.settings().kind == "ray"              # put back afterwards
+    finally:
+        cells.restore(before)
