@@ -99,7 +99,14 @@ class GGUFTokenizer(Tokenizer):
         import threading
 
         from llama_cpp import Llama, llama_chat_format
-        self._llama = Llama(model_path=path, vocab_only=True, verbose=False)
+        try:   # llama.cpp warns on stderr about the context of a vocabulary-only load: noise here
+            from llama_cpp._utils import suppress_stdout_stderr
+            quiet = suppress_stdout_stderr(disable=False)
+        except ImportError:
+            import contextlib
+            quiet = contextlib.nullcontext()
+        with quiet:
+            self._llama = Llama(model_path=path, vocab_only=True, verbose=False)
         meta = self._llama.metadata
         template = meta.get("tokenizer.chat_template")
         eos_id, bos_id = self._llama.token_eos(), self._llama.token_bos()
