@@ -91,7 +91,22 @@ def _finish(b: dict[str, Any]) -> dict[str, Any]:
             "reusable_share": round(b["reusable_tokens"] / b["recorded_tokens"], 4) if b["recorded_tokens"] else None}
 
 
-def prompt_cost(run_dir: Path) -> dict[str, Any]:
+def _logical_order(calls: list, events: Iterable[dict] | None) -> list:
+    """``calls`` in the order of the events that cite them (``llm_call_ids``; the game's own clock,
+    the same in every run of the same game), the ones no event cites after them in log order.
+    The log's order of calls made at once (a round's votes) depends on the threads' timing."""
+    if events is None:
+        return calls
+    first: dict[str, tuple[int, int]] = {}
+    for i, ev in enumerate(events):
+        for j, cid in enumerate(ev.get("llm_call_ids") or ()):
+            first.setdefault(cid, (i, j))
+    n = len(calls)
+    keyed = sorted(range(n), key=lambda k: first.get(calls[k].call_id, (n + k, 0)))
+    return [calls[k] for k in keyed]
+
+
+def prompt_cost(run_dir: Path, events: Iterable[dict] | None = None) -> dict[str, Any]:
     """What a run's prompts cost and what a prefix cache reused, from ``run_dir/llm_calls.jsonl``
     and its prompt log (``llm_prompts.jsonl[.gz]``, :func:`mas_agents.accounting.read_prompts`).
 
@@ -105,7 +120,9 @@ def prompt_cost(run_dir: Path) -> dict[str, Any]:
     * ``reusable_tokens``: the prompt tokens an ideal prefix cache could have reused: per call, its
       prompt tokens x the share of its prompt's text (:func:`prompt_text`, in characters) that is
       a prefix of an EARLIER prompt of the run, any agent's (:func:`reusable_prefixes`; calls in
-      the order of ``llm_calls.jsonl``); ``reusable_share`` = reusable / prompt tokens of the calls
+      the order of the ``events`` that cite them, default the run's ``events.jsonl``, then the calls
+      no event cites in the order of ``llm_calls.jsonl``: the same for every run of the same game,
+      whatever the threads' timing); ``reusable_share`` = reusable / prompt tokens of the calls
       whose prompt was recorded (None when the run recorded no prompts: ``--no-record-prompts``).
 
     Nothing is written; a run with no calls gives zeros.
@@ -116,6 +133,10 @@ def prompt_cost(run_dir: Path) -> dict[str, Any]:
     from mas_agents.accounting import read_calls, read_prompts
     run_dir = Path(run_dir)
     calls = read_calls(run_dir / "llm_calls.jsonl")
+    if events is None and (run_dir / "events.jsonl").exists():
+        from mas_agents.rundir import read_jsonl
+        events = [d for _, d in read_jsonl(run_dir / "events.jsonl", "an event")]
+    calls = _logical_order(calls, events)
     prompts = read_prompts(run_dir) if calls else {}
     recorded = [c for c in calls if isinstance(prompts.get(c.call_id, {}).get("messages"), list)]
     texts = [prompt_text(prompts[c.call_id]["messages"]) for c in recorded]

@@ -142,7 +142,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         result = table.result(values, llm=recorder.totals(), wall_time_s=clock.seconds)
         # prompt tokens, cached, reusable by an ideal prefix cache (issue 48): under "llm", the calls'
         # cost, which a resumed game counts with its failed and redone calls
-        result.setdefault("llm", {})["prompt_cost"] = prompt_cost(out)
+        result.setdefault("llm", {})["prompt_cost"] = prompt_cost(out, events)
         write_json(out / "result.json", result)
         (out / "transcript.md").write_text(table.transcript(result, events), encoding="utf-8")
         recorder.close()    # the prompt log -> llm_prompts.jsonl.gz

@@ -291,7 +291,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               **chance_and_interval(scripts, all_records, seed=seed, runs=runs, shuffle=shuffle, scoring=scoring),
               "per_character": {k: summarise(v) for k, v in by_char.items()} if len(scripts) == 1 else {},
               "per_script": {s.name: summarise([r for r in all_records if r["script"] == s.name]) for s in scripts},
-              "llm": {**recorder.totals(), "prompt_cost": prompt_cost(out)}, "wall_time_s": watch.seconds}
+              "llm": {**recorder.totals(), "prompt_cost": prompt_cost(out, all_events)}, "wall_time_s": watch.seconds}
     write_json(out / "result.json", result)
     (out / "report.md").write_text(report_md(result), encoding="utf-8")
     (out / PROGRESS).unlink(missing_ok=True)   # answers.jsonl holds them all now

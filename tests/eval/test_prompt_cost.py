@@ -117,3 +117,20 @@ def test_cli_default_is_the_engine_default():
     from mas_agents.cli.common import _REMOTE_PARAMS
     opt = next(o for name, _, o in _REMOTE_PARAMS if name == "prefix_cache_mb")
     assert opt.default == llm.DEFAULT_PREFIX_CACHE_MB
+
+
+def test_calls_made_at_once_are_taken_in_the_order_of_their_events(tmp_path):
+    """Two votes made in parallel land in the call log in either order; the events cite them in
+    the game's order, so the reusable share is the same whichever finished first."""
+    sys_m = {"role": "system", "content": "Rules."}
+    long_ = [sys_m, {"role": "user", "content": "Vote now, " + "x" * 50}]
+    short = [sys_m, {"role": "user", "content": "Vote now"}]
+    _write_run(tmp_path, [("Ann", "gameplay", long_, 100, None), ("Bob", "gameplay", short, 100, None)])
+    assert prompt_cost(tmp_path)["by_actor"]["Ann"]["reusable_tokens"] == 0       # log order: Ann first
+    events = [{"kind": "vote", "actor": "Bob", "llm_call_ids": ["c1"]},
+              {"kind": "vote", "actor": "Ann", "llm_call_ids": ["c0"]}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    cost = prompt_cost(tmp_path)
+    assert cost["by_actor"]["Bob"]["reusable_tokens"] == 0                        # the game's order: Bob first
+    assert cost["by_actor"]["Ann"]["reusable_tokens"] == round(100 * len(prompt_text(short)) / len(prompt_text(long_)))
+    assert prompt_cost(tmp_path, events[::-1])["by_actor"]["Ann"]["reusable_tokens"] == 0
