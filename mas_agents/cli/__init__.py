@@ -14,6 +14,7 @@ Commands::
     mas serve [--runs DIR] [--db FILE] [--host 127.0.0.1] [--port 8000]   (the web app, mas_agents.web)
     mas doctor [--model openai:NAME] [--json]   (the installation, for a bug report: mas_agents.cli.doctor)
     mas reproduce magic|player-star|wis|all --model SPEC [--others SPEC] [--limit N]   (mas_agents.cli.reproduce)
+    mas rerun RUN_DIR [--out DIR] [--rescore]   (re-execute a run on its recorded prompts: mas_agents.cli.rerun)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
