@@ -140,3 +140,14 @@ def test_the_web_zip_of_a_run_holds_what_a_rerun_needs(wis_run, tmp_path):
     zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path / "unzipped")
     o = rerun(tmp_path / "unzipped" / "g1", tmp_path / "again")
     assert o.status == "identical", o.text()
+
+
+def test_seats_no_recording_can_play_are_refused():
+    from eval.runs.rerun import params_of
+    from mas_agents.replay import NotReplayable
+    with pytest.raises(NotReplayable, match="seat\\(s\\) http://127.0.0.1:9/agent are no model of ours"):
+        params_of({"kind": "wis", "agents": ["plain", "plain", "http://127.0.0.1:9/agent"], "pair": PAIR}, None)
+    with pytest.raises(NotReplayable, match="a person played 'Officer Li'"):
+        params_of({"kind": "mmg", "human": "Officer Li", "script": "Sin"}, None)
+    with pytest.raises(NotReplayable, match="kind 'nope' is no registered game"):
+        params_of({"kind": "nope"}, None)
