@@ -459,6 +459,11 @@ PROTOCOL_DIFFERENCES = [
     "authors' code; the murderer's framework is `plain` (chain of thought), the paper's is not stated in the "
     "text we could read.",
     "Per-question 95 % intervals and the chance lines are ours; the paper reports mean ± std over runs only.",
+    "Prompt layout (ours, for prefix caching): the character's whole script leads the user message when the "
+    "retrieval budget covers it; retrieved excerpts are shown in script order, not ranked by similarity (the "
+    "set a budget selects is the paper's, §2.2); in the evaluation the dialogue heard comes before the script "
+    "excerpts, and when the dialogue budget does not cover it, its excerpts come after the question. The "
+    "paper does not print its prompt order.",
 ]
 
 
