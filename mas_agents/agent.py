@@ -28,45 +28,37 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
-from mas_agents.actions import Action, ActionRequest, ParseError, form_fields, parse_reply
+from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
 from mas_agents.errors import CallFailed
 from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
 from memory import MemorySettings, VectorMemory
-from planners.base import UNSPECIFIED, Contribution, GameInfo, PlannerBlock
+from planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
 
 log = logging.getLogger(__name__)
 
-#: Completion budget per action kind (tokens). Chain-of-thought needs room before the tag: the
-#: grammar's thought line (mas_agents.grammar.THOUGHT_CHARS characters) must fit even at one
-#: token per character.
-MAX_TOKENS = {"introduce": 256, "ask": 256, "answer": 256, "vote": 256, "mcq": 256, "choose": 256,
-              "describe": 256, "guess": 256, "propose": 256, "contribute": 256, "form": 256}
-#: Completion budget when the reply has no thought line (a bare tagged line): a description is
-#: at most 400 characters (WiS), a vote one name.
-MAX_TOKENS_NO_THOUGHT = {"describe": 128, "vote": 24, "choose": 24, "mcq": 16, "guess": 24, "propose": 48,
-                         "contribute": 16, "form": 96}
+#: Completion budget per action kind (tokens), with a thought line before the tag: a live view of
+#: the registered kinds' :attr:`planners.base.ActionKind.max_tokens` (built-in: mas_agents.kinds).
+MAX_TOKENS = KindTable(lambda k: k.max_tokens)
+#: Completion budget when the reply has no thought line (a bare tagged line): the kinds'
+#: :attr:`planners.base.ActionKind.max_tokens_no_thought`.
+MAX_TOKENS_NO_THOUGHT = KindTable(lambda k: k.max_tokens_no_thought)
 #: Characters of an unreadable reply echoed back in the re-prompt. Any reply a grammar allows (a
 #: thought of mas_agents.grammar.THOUGHT_CHARS, tags, a TEXT_MAX utterance: under 800) is echoed
 #: whole, so the local path is unchanged; a server that ignores the cap cannot blow up the re-prompt.
 REPROMPT_ECHO_CHARS = 1200
 
-#: Choice kinds answered without a model call when only one legal choice is left (a forced move):
-#: there is nothing for the model to decide, and the reply could only name that choice or be malformed.
-FORCED_KINDS = ("vote", "choose")
-
 
 def completion_budget(request: ActionRequest, think: bool) -> int:
-    """The ``max_tokens`` of a reply to ``request``: :data:`MAX_TOKENS` (with a thought line) or
-    :data:`MAX_TOKENS_NO_THOUGHT`, plus, for a ``form``, room for its lines: each field's
+    """The ``max_tokens`` of a reply to ``request``: its kind's budget with a thought line or
+    without (:data:`MAX_TOKENS`, :data:`MAX_TOKENS_NO_THOUGHT`), plus the kind's
+    ``extra_tokens``: for a ``form``, room for its lines: each field's
     ``<tag>: <longest choice>`` line at one token per 3 characters. A batched reading pass has a
     line per (character, sensor): with the fixed budget alone, 15 clue lines were cut at 96 tokens
     (finish_reason "length"), re-prompted, cut again, and read as ``unknown``."""
-    base = MAX_TOKENS.get(request.kind, 200) if think else MAX_TOKENS_NO_THOUGHT.get(request.kind, 128)
-    if request.kind != "form":
-        return base
-    lines = sum(len(tag) + 2 + max((len(c) for c in choices), default=0) + 1 for tag, choices in request.fields or [])
-    return base + -(-lines // 3)
+    kind = action_kind(request.kind)
+    base = kind.max_tokens if think else kind.max_tokens_no_thought
+    return base + (kind.extra_tokens(request) if kind.extra_tokens is not None else 0)
 
 
 _SCOPE = threading.local()
@@ -305,8 +297,10 @@ class Agent:
             if c.choices is not None:  # a block narrowed the legal choices (never widened)
                 narrowed = [x for x in request.choices or [] if x in c.choices]
                 request = dataclasses.replace(request, choices=narrowed or request.choices)
-        if request.kind in FORCED_KINDS and len(request.choices or []) == 1:
-            # one legal choice (e.g. PLAYER*'s pruner left one suspect): a forced move, no call.
+        if action_kind(request.kind).forced and len(request.choices or []) == 1:
+            # one legal choice (e.g. PLAYER*'s pruner left one suspect) of a choice kind (vote,
+            # choose: ActionKind.forced): a forced move, no call; the model could only name that
+            # choice or be malformed.
             # The refinement of the action space is how PLAYER* saves calls (§4, Table A5).
             self.stats[f"forced_{request.kind}"] += 1
             return Action(kind=request.kind, actor=self.name, value=request.choices[0], raw="", valid=True,
@@ -362,7 +356,8 @@ class Agent:
                           attempts=attempt, call_ids=call_ids, errors=errors, reasoning=reasoning)
         self.stats[f"invalid_{request.kind}"] += 1
         log.warning("%s: %s abstained after a re-prompt: %s", self.name, request.kind, errors[-1])
-        partial = form_fields(request, text)[0] if request.kind == "form" else {}
+        reads = action_kind(request.kind).partial
+        partial = reads(request, text) if reads is not None else {}
         if request.kind == "form":   # the fields still unreadable are the caller's "unknown"
             self.stats["unknown_form_fields"] += len(request.fields or []) - len(partial)
         return Action(kind=request.kind, actor=self.name, value=None, raw=text, valid=False,

@@ -35,20 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mas_agents.actions import LETTERS, ActionRequest
-
-FORMATS = {
-    "introduce": 'End with a line "Introduction: ..." holding what you say to everyone.',
-    "ask": 'End with two lines: "To: ..." with the name of the player you question, then "Question: ..." with your question.',
-    "answer": 'End with a line "Answer: ..." holding what you say in reply.',
-    "vote": 'End with a line "Vote: ..." holding exactly one name from the list.',
-    "mcq": 'End with a line "Answer: ..." holding the letter of the correct option.',
-    "choose": 'End with a line "Choice: ..." holding exactly one option from the list.',
-    "describe": 'End with a line "Description: ..." holding your description (never the word itself).',
-    "guess": 'End with a line "Guess: ..." holding only the word you guess.',
-    "contribute": 'End with a line "Contribution: ..." holding one whole number.',
-    "propose": 'End with a line "Proposal: {example}" with your own numbers (they must sum to 100).',
-    "mcq_multi": 'End with a line "Answer: ..." holding the letters of your choices, at most two, separated by a comma.',
-}
+from planners.base import action_kind
 
 
 def default_system(name: str, goals: str = "") -> str:
@@ -60,28 +47,18 @@ def default_system(name: str, goals: str = "") -> str:
 
 
 def format_choices(request: ActionRequest) -> str:
-    """The numbered (vote/ask) or lettered (mcq) list of choices, or ''."""
+    """The numbered (vote/ask) or lettered (a kind marked ``lettered``: mcq) list of choices, or ''."""
     if not request.choices:
         return ""
-    if request.kind == "mcq":
+    if action_kind(request.kind).lettered:
         return "\n".join(f"{LETTERS[i]}) {c}" for i, c in enumerate(request.choices))
     return "\n".join(f"{i + 1}. {c}" for i, c in enumerate(request.choices))
 
 
 def format_instruction(request: ActionRequest) -> str:
-    """The answer-format line the strict parser expects for ``request``."""
-    if request.kind == "mcq" and request.multi:
-        return FORMATS["mcq_multi"]
-    if request.kind == "form":
-        lines = "\n".join(f"{tag}: <one of: {', '.join(choices)}>" for tag, choices in request.fields or [])
-        return f"End with exactly these lines, one answer each:\n{lines}"
-    if request.kind == "propose":
-        # placeholders, not numbers: the embedded model copied a numeric example verbatim, so
-        # every player proposed the same split and every negotiation "agreed" in round 1
-        names = [n for n, _ in request.fields or []]
-        example = ", ".join(f"{n}: <{chr(97 + i)}>%" for i, n in enumerate(names))
-        return FORMATS["propose"].format(example=example)
-    return FORMATS[request.kind]
+    """The answer-format line the strict parser expects for ``request``: its kind's registered
+    :attr:`planners.base.ActionKind.instruction` (the built-in kinds' lines: :mod:`mas_agents.kinds`)."""
+    return action_kind(request.kind).instruction(request)
 
 
 @dataclass(frozen=True)

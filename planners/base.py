@@ -14,6 +14,7 @@ the request, its :class:`GameInfo` capabilities and the agent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 
@@ -56,26 +57,160 @@ UNSPECIFIED = GameInfo(investigation=True)
 
 
 
-#: Action kinds a game may request The murder-mystery game uses the first five; ``choose`` is
-#: a generic pick-one-option request (planner blocks use it for sensor readings).
-KINDS = (
+#: The built-in action kinds, in this order. The murder-mystery game uses the first five;
+#: ``choose`` is a generic pick-one-option request (planner blocks use it for sensor readings).
+#: Their names are part of this contract (blocks read ``request.kind``); what each one is (its
+#: tag, answer-format line, parser, grammar and token budgets) is one :class:`ActionKind` record
+#: each, registered by :mod:`mas_agents.kinds`.
+BUILTIN_KINDS = (
     "introduce", "ask", "answer", "vote", "mcq",
     "describe", "guess", "propose", "choose", "contribute", "form",
 )
 
-#: The tag each kind's reply must carry, e.g. ``Vote: Chief Wang``.
-TAGS = {
-    "introduce": "Introduction",
-    "ask": "Question",
-    "answer": "Answer",
-    "vote": "Vote",
-    "mcq": "Answer",
-    "choose": "Choice",
-    "describe": "Description",
-    "guess": "Guess",
-    "propose": "Proposal",
-    "contribute": "Contribution",
-}
+
+@dataclass(frozen=True)
+class ActionKind:
+    """What one kind of move is, in one place: how it is asked, read, constrained and budgeted.
+
+    A game with a new kind of move registers one record (:func:`register_kind`); the prompt's
+    answer-format line (:mod:`mas_agents.prompts`), the strict parser
+    (:func:`mas_agents.actions.parse_reply`), the reply grammar and JSON schema
+    (:mod:`mas_agents.grammar`) and the completion budget (:func:`mas_agents.agent.completion_budget`)
+    all read it. The built-in kinds are registered by :mod:`mas_agents.kinds`, which also holds
+    the helpers a new kind's functions may use (``tagged_field``, ``match_choice``, ``literal``...).
+
+    Attributes:
+        name: the kind (:attr:`ActionRequest.kind`), e.g. ``"vote"``.
+        tag: the tag of the reply's line (``Vote`` in ``Vote: Chief Wang``); None for a kind whose
+            lines carry tags of their own (``form``: one per field).
+        parse: ``(request, reply text) -> (value, reasoning)``; raises ``ValueError`` (the
+            agent core's ``ParseError``) when the reply does not follow the format, which earns
+            the usual re-prompt.
+        instruction: ``request -> str``: the answer-format line that ends the prompt (the format
+            ``parse`` expects).
+        grammar: ``request -> (body, rules)``: the reply after the optional thought line as a
+            llama.cpp GBNF rule body, and the extra rules it names (the rule ``text``, one line of
+            ``TEXT_MIN..TEXT_MAX`` characters, is always defined); None: no grammar (asking a
+            constrained model for this kind raises ``ValueError``).
+        schema: ``request -> {property: JSON schema}``: the reply's tagged lines as JSON
+            properties, in line order (the thought is added before them); None: no schema.
+        render: ``(request, JSON object) -> lines``: the tagged lines of a reply that matched
+            ``schema``, or None when the object cannot be rendered (it then reaches the parser as
+            it came); None: one ``<tag>: <value of key tag.lower()>`` line.
+        max_tokens: completion budget with a thought line before the tag, in tokens.
+        max_tokens_no_thought: completion budget of a bare tagged reply, in tokens.
+        extra_tokens: ``request -> tokens`` added to the budget (a ``form``: room for its lines),
+            or None.
+        forced: a choice kind the agent answers without a model call when one legal choice is left.
+        needs_choices: a request of this kind without choices has no grammar (``ValueError``).
+        lettered: the prompt shows the choices as ``a) ...`` (``mcq``), not ``1. ...``.
+        partial: ``(request, reply text) -> {field: value}``: what an invalid reply still gave
+            in format (``form``: its readable fields, kept on the abstention), or None.
+    """
+
+    name: str
+    tag: str | None
+    parse: Callable[[ActionRequest, str], tuple[Any, str]]
+    instruction: Callable[[ActionRequest], str]
+    grammar: Callable[[ActionRequest], tuple[str, list[str]]] | None = None
+    schema: Callable[[ActionRequest], dict[str, dict]] | None = None
+    render: Callable[[ActionRequest, dict], list[str] | None] | None = None
+    max_tokens: int = 256
+    max_tokens_no_thought: int = 128
+    extra_tokens: Callable[[ActionRequest], int] | None = None
+    forced: bool = False
+    needs_choices: bool = False
+    lettered: bool = False
+    partial: Callable[[ActionRequest, str], dict[str, Any]] | None = None
+
+
+_ACTION_KINDS: dict[str, ActionKind] = {}
+
+
+def register_kind(kind: ActionKind, *, replace: bool = False) -> ActionKind:
+    """Register ``kind`` (one call per kind of move) and return it.
+
+    Raises:
+        ValueError: the name is empty or already registered (unless ``replace``), or the tag is
+            empty or holds a colon or a line break.
+    """
+    if not kind.name or not isinstance(kind.name, str):
+        raise ValueError(f"an action kind needs a name, got {kind.name!r}")
+    if kind.tag is not None and (not kind.tag.strip() or any(c in kind.tag for c in ":\n")):
+        raise ValueError(f"action kind {kind.name!r}: tag {kind.tag!r} must be a non-empty word without ':' or a line break")
+    if kind.name in _ACTION_KINDS and not replace:
+        raise ValueError(f"action kind {kind.name!r} is already registered")
+    _ACTION_KINDS[kind.name] = kind
+    return kind
+
+
+def unregister_kind(name: str) -> None:
+    """Forget the kind ``name`` (a test's own kind); a name never registered is ignored."""
+    _ACTION_KINDS.pop(name, None)
+
+
+def action_kind(name: str) -> ActionKind:
+    """The registered record of the kind ``name``.
+
+    Raises:
+        ValueError: no such kind is registered (the built-in ones are registered when
+            :mod:`mas_agents.kinds` is imported, which the agent core does).
+    """
+    try:
+        return _ACTION_KINDS[name]
+    except KeyError:
+        raise ValueError(f"no registered action kind {name!r} (registered: {', '.join(_ACTION_KINDS)})") from None
+
+
+class _KindNames(Sequence):
+    """The action kinds a request may name: :data:`BUILTIN_KINDS`, then every other registered
+    kind in registration order (a live view, read like a tuple)."""
+
+    def _names(self) -> tuple[str, ...]:
+        return BUILTIN_KINDS + tuple(k for k in _ACTION_KINDS if k not in BUILTIN_KINDS)
+
+    def __getitem__(self, i):
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in BUILTIN_KINDS or name in _ACTION_KINDS
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+class KindTable(Mapping):
+    """A read-only live table over the registered kinds: ``kind name -> get(record)``, for the
+    kinds where that is not None (e.g. :data:`TAGS`; the agent's token tables)."""
+
+    def __init__(self, get: Callable[[ActionKind], Any]):
+        self._get = get
+
+    def _table(self) -> dict[str, Any]:
+        return {n: v for n, k in _ACTION_KINDS.items() if (v := self._get(k)) is not None}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return repr(self._table())
+
+
+#: Action kinds a game may request (:data:`BUILTIN_KINDS` and every registered one).
+KINDS = _KindNames()
+
+#: The tag each kind's reply must carry, e.g. ``Vote: Chief Wang`` (from the registry).
+TAGS = KindTable(lambda k: k.tag)
+
 
 @dataclass
 class ActionRequest:
