@@ -282,7 +282,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **config})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
-        from eval.reproduce.estimate import save
+        from eval.reproduce.common import save_estimate as save
         save(out, estimate)
     planned = plan_games(data_root, limit, conds)
     progress = Progress(len(planned), tick, paper=PAPER)
@@ -330,7 +330,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
                                      if "pgm_paper" in results else {}),
               "cost": cost}
     if estimate is not None:
-        from eval.reproduce.estimate import versus_actual
+        from eval.reproduce.common import versus_actual
         result["estimate_vs_actual"] = versus_actual(estimate, cost)
     result["headline"] = headline(result)
     markdown = report_md(result, papers_dir=None)
@@ -561,7 +561,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
                   + ", ".join(f"{CONDITION_LABELS[c]} (`{CONDITIONS[c]}`)" for c in gone)
                   + ". Table 4's differences that need them say \"not run\".", ""]
     if result.get("estimate_vs_actual"):
-        from eval.reproduce.estimate import versus_lines
+        from eval.reproduce.common import versus_lines
         lines += versus_lines(result["estimate_vs_actual"])
 
     # ---- Table 1
