@@ -567,12 +567,15 @@ class ModelPool:
         temperature: sampling temperature given to :func:`make_chat_model` for every spec string
             (e.g. 0 for MAgIC's protocol, §4: all agents at temperature 0); None keeps its
             default. A chat-model object is used as it is.
+        phase: the phase its models' calls are recorded under (``"gameplay"``; the WellPlay
+            evaluation's pool: ``"evaluation"``).
     """
 
-    def __init__(self, recorder: Any, seed: int = 0, temperature: float | None = None):
+    def __init__(self, recorder: Any, seed: int = 0, temperature: float | None = None, phase: str = "gameplay"):
         self.recorder = recorder
         self.seed = seed
         self.temperature = temperature
+        self.phase = phase
         self._models: dict[str, Any] = {}
 
     def models(self) -> list:
@@ -586,16 +589,20 @@ class ModelPool:
 
     def get(self, spec: Any):
         """The :class:`~mas_agents.accounting.AccountedModel` for ``spec`` (built on first use;
-        an ``openai:`` model is shared with the other pools of the process: :func:`_shared_remote`)."""
+        an ``openai:`` model is shared with the other pools of the process: :func:`_shared_remote`).
+        An ``AccountedModel`` given as ``spec`` is used as it is (already accounted: e.g. the one
+        model the WellPlay evaluation's agents share)."""
         from mas_agents.accounting import AccountedModel
         key = spec if isinstance(spec, str) else f"obj:{id(spec)}"
+        if key not in self._models and isinstance(spec, AccountedModel):
+            self._models[key] = spec
         if key not in self._models:
             sampling = {} if self.temperature is None else {"temperature": self.temperature}
             if isinstance(spec, str) and spec.strip().startswith("openai:") and _SPEC_OVERRIDE is None:
                 chat = _shared_remote(spec, self.seed, sampling)
             else:
                 chat = make_chat_model(spec, seed=self.seed, **sampling)
-            self._models[key] = AccountedModel(chat, self.recorder, label=model_label(spec), phase="gameplay")
+            self._models[key] = AccountedModel(chat, self.recorder, label=model_label(spec), phase=self.phase)
         return self._models[key]
 
 

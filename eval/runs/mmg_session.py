@@ -73,7 +73,7 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     parse_spec(agent)
     check_human(sc, human)
     settings = settings or MemorySettings()
-    agents = build_mmg_agents(sc, agent, seats.model(), default_embedder(), settings)
+    agents = build_mmg_agents(sc, agent, seats, default_embedder(), settings)
     if human is not None:   # a person plays this character (eval/runs/human.py)
         from eval.runs.human import HumanCharacter
         agents[human] = HumanCharacter(agents[human].persona, seats.human_dir)

@@ -23,17 +23,20 @@ class Seats:
         temperature: sampling temperature of models built from spec strings; None keeps the
             model's default.
         out: the run directory (a person's seat talks through ``out/human``).
+        phase: the phase the models' calls are recorded under: ``"gameplay"`` for a game,
+            ``"evaluation"`` for the WellPlay evaluation's answerers
+            (:func:`eval.runs.wellplay_run.build_eval_agent`).
     """
 
     def __init__(self, recorder: Any, model: Any = "local", seed: int = 0, temperature: float | None = None,
-                 out: Path | None = None):
+                 out: Path | None = None, phase: str = "gameplay"):
         from mas_agents.llm import ModelPool
         self.recorder = recorder
         self.default_model = model
         self.seed = seed
         self.temperature = temperature
         self.out = Path(out) if out is not None else None
-        self._pool = ModelPool(recorder, seed, temperature=temperature)
+        self._pool = ModelPool(recorder, seed, temperature=temperature, phase=phase)
         #: seat name -> the model spec it plays with (:meth:`seat`), in seating order
         self.seat_models: dict[str, str] = {}
 
@@ -72,13 +75,18 @@ class Seats:
         return None if self.out is None else self.out / "human"
 
     def agent(self, persona: Any, spec: str, game: Any, *, memory: Any = None, embedder: Any = None,
-              settings: Any = None):
+              settings: Any = None, extra_scripts: Any = ()):
         """An :class:`mas_agents.agent.Agent` playing ``persona`` from the spec ``BLOCKS[@MODEL]``.
+
+        Every agent of this repository is built here: the games' seats, the murder mystery's
+        characters (:func:`graphs.mmg.players.build_mmg_agents`) and the WellPlay evaluation's
+        answerers (:func:`eval.runs.wellplay_run.build_eval_agent`).
 
         Args:
             game: the :class:`planners.base.GameInfo` its requests carry.
             memory: the agent's memory (None: none), unless ``embedder`` is given: then a FAISS
-                memory holding ``persona.script`` with the budgets ``settings``
+                memory holding ``persona.script`` (and ``extra_scripts``, ``(name, text)`` of
+                other characters' scripts) with the budgets ``settings``
                 (:func:`mas_agents.specs.build_agent`).
 
         Raises:
@@ -90,5 +98,5 @@ class Seats:
         model = self.model(model_spec)
         self.seat(persona.name, spec)
         if embedder is not None:
-            return build_agent(persona, blocks, model, embedder, settings, game=game)
+            return build_agent(persona, blocks, model, embedder, settings, extra_scripts=list(extra_scripts), game=game)
         return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(blocks), spec=blocks, game=game)

@@ -329,24 +329,23 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     """Build the agent that answers ``name``'s questions for ``method``.
 
     ``pp``: own script only; ``op``: every character's script; ``session``: own script plus the
-    dialogue it heard in the game. The model is built once and reused (``accounted``).
+    dialogue it heard in the game. The agent and its model are built as a game's are
+    (:class:`eval.runs.seats.Seats`, :class:`mas_agents.llm.ModelPool`), their calls recorded
+    under the ``evaluation`` phase; the model is built once and reused (``accounted``).
 
     Returns:
         ``(agent, accounted_model)``.
     """
+    from eval.runs.seats import Seats
     from graphs.mmg.rules import GAME as MMG_GAME
-    from mas_agents.accounting import AccountedModel
-    from mas_agents.llm import make_chat_model, model_label
     from graphs.mmg.players import persona_for
-    from mas_agents.specs import build_agent
     from memory import default_embedder
 
-    if accounted is None:
-        accounted = AccountedModel(make_chat_model(model, seed=seed), recorder, label=model_label(model),
-                                   phase="evaluation")
+    seats = Seats(recorder, model if accounted is None else accounted, seed, phase="evaluation")
     persona = persona_for(sc, name, role="respondent")  # after the game everyone answers truthfully
     extra = [(c.name, c.script) for c in sc.characters] if method == "op" else []
-    agent = build_agent(persona, spec, accounted, default_embedder(), settings, extra_scripts=extra, game=MMG_GAME)
+    agent = seats.agent(persona, spec, MMG_GAME, embedder=default_embedder(), settings=settings, extra_scripts=extra)
+    accounted = seats.model()
     if method == "session":
         agent.observe(game_events)
     agent.dialogue_closed = True   # the game is over: what it heard is fixed (prompt layout, issue 48)

@@ -9,7 +9,6 @@ from typing import Any
 from graphs.mmg.prompts import system_prompt
 from graphs.mmg.rules import GAME, MURDERER_SPEC
 from mas_agents.agent import Agent, Persona
-from mas_agents.specs import build_agent
 
 
 def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
@@ -32,15 +31,18 @@ def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
                    players=players, system=system_prompt(ch.name, script.name, role, ch.goals, victims, players))
 
 
-def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
+def build_mmg_agents(script: Any, spec: str, seats: Any, embedder: Any,
                      settings: Any = None) -> dict[str, Agent]:
-    """One agent per character of a loaded WellPlay script, each with its own FAISS memory.
+    """One agent per character of a loaded WellPlay script, each with its own FAISS memory, built
+    by the run's seats as every game's agents are.
 
     Args:
         script: an :class:`eval.datasets.wellplay.Script` (duck-typed: ``characters``,
             ``character(name)``, ``name``, ``victims``).
         spec: the agent spec of every civilian; murderers play :data:`MURDERER_SPEC` (PLAYER* §4.1).
-        model: the accounted chat model they share; embedder: the memory's embedding model.
+        seats: the run's :class:`eval.runs.seats.Seats` (duck-typed: ``agent(persona, spec, game,
+            embedder=, settings=)``); the specs name no model, so every character plays the
+            run's model. embedder: the memory's embedding model.
         settings: retrieval budgets (:class:`memory.MemorySettings`), default when None.
 
     Returns:
@@ -53,5 +55,5 @@ def build_mmg_agents(script: Any, spec: str, model: Any, embedder: Any,
     for ch in script.characters:
         persona = persona_for(script, ch.name)
         s = MURDERER_SPEC if persona.role == "murderer" else spec
-        agents[ch.name] = build_agent(persona, s, model, embedder, settings, game=GAME)
+        agents[ch.name] = seats.agent(persona, s, GAME, embedder=embedder, settings=settings)
     return agents

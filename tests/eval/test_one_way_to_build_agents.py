@@ -1,0 +1,64 @@
+"""One way to build an agent and a model (issue 51 item 4): the games' seats, the murder mystery's
+characters and the WellPlay evaluation's answerers are all built by :class:`eval.runs.seats.Seats`
+on a :class:`mas_agents.llm.ModelPool`."""
+
+import pytest
+
+from eval.datasets.wellplay import load_script
+from eval.runs.seats import Seats
+from mas_agents.accounting import AccountedModel, CallRecorder
+from tests.fakes import RuleChat
+
+
+def _no_call(messages):
+    raise AssertionError("building an agent calls no model")
+
+
+def test_seats_record_their_calls_under_their_phase():
+    rec = CallRecorder(None)
+    seats = Seats(rec, RuleChat(rule=lambda m: "Vote: Bob", seen=[]), seed=3, phase="evaluation")
+    text, _ = seats.model().chat([], actor="Ann", purpose="vote")
+    assert text == "Vote: Bob"
+    assert [c.phase for c in rec.calls()] == ["evaluation"]
+    game = Seats(rec, "openai:m")
+    assert game._pool.phase == "gameplay"
+
+
+def test_an_accounted_model_given_to_a_pool_is_used_as_it_is():
+    from mas_agents.llm import ModelPool
+    acc = AccountedModel(RuleChat(rule=_no_call, seen=[]), CallRecorder(None), label="fake", phase="evaluation")
+    pool = ModelPool(CallRecorder(None))
+    assert pool.get(acc) is acc and pool.models() == [acc]
+
+
+@pytest.mark.realdata
+def test_the_murder_mystery_characters_are_built_by_the_seats(real_data_root):
+    from graphs.mmg.players import build_mmg_agents
+    from memory import HashEmbedder
+    sc = load_script(real_data_root, "Sin")
+    seats = Seats(CallRecorder(None), RuleChat(rule=_no_call, seen=[]))
+    agents = build_mmg_agents(sc, "plain+pgm", seats, HashEmbedder())
+    assert list(agents) == [c.name for c in sc.characters]
+    assert all(a.model is seats.model() for a in agents.values())            # one accounted model
+    assert list(seats.seat_models) == list(agents)                           # every seat recorded
+    murderers = {n for v in sc.victims for n in sc.murderers_of(v)}
+    assert murderers and {n: a.spec for n, a in agents.items()} == {
+        n: ("plain" if n in murderers else "plain+pgm") for n in agents}    # MURDERER_SPEC (PLAYER* §4.1)
+
+
+@pytest.mark.realdata
+def test_the_evaluation_builds_its_agent_and_model_as_a_game_does(real_data_root, monkeypatch):
+    """An ``openai:`` model of the evaluation is the process's shared one, as a game's pool gets
+    it (one SDK client), its calls recorded under ``evaluation``; the model is built once."""
+    from eval.runs.wellplay_run import build_eval_agent
+    from mas_agents.llm import ModelPool
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    sc = load_script(real_data_root, "Sin")
+    rec = CallRecorder(None)
+    me = sc.characters[0].name
+    agent, acc = build_eval_agent(sc, me, "pp", [], "openai:m", 1, recorder=rec)
+    assert agent.model is acc and acc.phase == "evaluation" and acc.recorder is rec
+    assert acc.model is ModelPool(CallRecorder(None), seed=1).get("openai:m").model
+    other, again = build_eval_agent(sc, sc.characters[1].name, "pp", [], "openai:m", 1, recorder=rec, accounted=acc)
+    assert again is acc and other.model is acc
