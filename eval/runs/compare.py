@@ -138,6 +138,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
            "eval_calls": ev["llm"]["calls"], "eval_input_tokens": ev["llm"]["input_tokens"],
            "eval_output_tokens": ev["llm"]["output_tokens"], "eval_wall_s": ev["wall_time_s"],
            "eval_model_s": ev["llm"]["latency_s"], "eval_cache_hit": ev["llm"].get("cache_hit"),
+           "eval_reusable": (ev["llm"].get("prompt_cost") or {}).get("reusable_share"), "game_reusable": None,
            "game_cache_hit": None, "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
            "game_seat_calls": 0, "game_seat_input_tokens": 0, "game_seat_output_tokens": 0,
            "murderer_caught": None, "invalid_actions": None}
@@ -148,6 +149,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
         row.update(game_calls=llm["calls"], game_input_tokens=llm["input_tokens"],
                    game_output_tokens=llm["output_tokens"], game_wall_s=gr["wall_time_s"],
                    game_model_s=llm["latency_s"], game_cache_hit=llm.get("cache_hit"),
+                   game_reusable=(llm.get("prompt_cost") or {}).get("reusable_share"),
                    murderer_caught=(gr.get("outcome") or {}).get("murderer_caught"),
                    invalid_actions=gr.get("invalid_actions"))
         seat = game_seat_cost(d / "game")
@@ -185,7 +187,8 @@ def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
         caught = [r["murderer_caught"] for r in rs if r["murderer_caught"] is not None]
         agg["murderer_caught"] = statistics.fmean(caught) if caught else None
         agg["murderer_caught_interval"] = wilson(sum(bool(c) for c in caught), len(caught)).to_dict()
-        for k in ("game_cache_hit", "eval_cache_hit"):   # servers that report no cache: None
+        # servers that report no cache, runs without prompt records: None
+        for k in ("game_cache_hit", "eval_cache_hit", "game_reusable", "eval_reusable"):
             hits = [r[k] for r in rs if r.get(k) is not None]
             agg[k] = statistics.fmean(hits) if hits else None
         for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_wall_s", "game_model_s",
@@ -357,8 +360,8 @@ def report_md(result: dict) -> str:
              "| method | weighted [95 % interval] (n) | std over seeds | objective | reasoning | relation | murderer caught | "
              "seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | "
              "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained | "
-             "cache hit game/eval |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "cache hit game/eval | ideal-cache reusable game/eval |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in result["table"]:
         caught = _caught_text(t)
         seat = ("- | -" if t.get("game_seat_calls") is None else
@@ -369,7 +372,8 @@ def report_md(result: dict) -> str:
             + f" | {caught} | {seat} | {_times(t.get('seat_calls_vs_cheapest_baseline'))} | "
               f"{_times(t.get('seat_calls_vs_plain'))} | {t['game_calls']:.0f} | {t['game_input_tokens']:.0f}/{t['game_output_tokens']:.0f} | "
               f"{t['game_model_s']:.0f} | {t['eval_calls']:.0f} | {t['eval_input_tokens']:.0f}/{t['eval_output_tokens']:.0f} | "
-              f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} | {_pct(t.get('game_cache_hit'))}/{_pct(t.get('eval_cache_hit'))} |")
+              f"{t['eval_model_s']:.0f} | {t['abstained']:.1f} | {_pct(t.get('game_cache_hit'))}/{_pct(t.get('eval_cache_hit'))} | "
+              f"{_pct(t.get('game_reusable'))}/{_pct(t.get('eval_reusable'))} |")
     cheapest = (result.get("gameplay_cost") or {}).get("cheapest_baseline")
     lines += ["", result["fewer_calls"], "",
               "Weighted score: the mean over cells with its 95 % percentile-bootstrap interval and n: over seeds "

@@ -134,3 +134,20 @@ def test_calls_made_at_once_are_taken_in_the_order_of_their_events(tmp_path):
     assert cost["by_actor"]["Bob"]["reusable_tokens"] == 0                        # the game's order: Bob first
     assert cost["by_actor"]["Ann"]["reusable_tokens"] == round(100 * len(prompt_text(short)) / len(prompt_text(long_)))
     assert prompt_cost(tmp_path, events[::-1])["by_actor"]["Ann"]["reusable_tokens"] == 0
+
+
+def test_compare_rows_carry_the_ideal_cache_share(tmp_path):
+    """``mas wellplay compare``'s cost columns: the reusable share of the cell's game and evaluation."""
+    from types import SimpleNamespace
+
+    from eval.runs.compare import summary_row
+    ev = {"weighted_score": 0.5, "accuracy": {}, "runs": [{"abstained": 0}], "wall_time_s": 1.0,
+          "llm": {"calls": 2, "input_tokens": 10, "output_tokens": 2, "latency_s": 0.5,
+                  "prompt_cost": {"reusable_share": 0.625}}}
+    game = {"wall_time_s": 1.0, "roles": {}, "llm": {"calls": 1, "input_tokens": 5, "output_tokens": 1,
+                                                      "latency_s": 0.1, "prompt_cost": {"reusable_share": 0.25}}}
+    for sub, data in (("eval", ev), ("game", game)):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "result.json").write_text(json.dumps(data))
+    row = summary_row("plain", SimpleNamespace(name="Sin"), 0, tmp_path)
+    assert (row["game_reusable"], row["eval_reusable"]) == (0.25, 0.625)
