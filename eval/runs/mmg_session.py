@@ -225,6 +225,9 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
               f"LLM calls: {llm.get('calls')}, prompt tokens: {llm.get('input_tokens')}, "
               f"completion tokens: {llm.get('output_tokens')}, wall time: {result['wall_time_s']:.1f} s, "
               f"invalid actions: {result['invalid_actions']}", ""]
+    if (llm.get("prompt_cost") or {}).get("calls"):   # what a prefix cache reused, and could have
+        from eval.metrics.cost import cost_line
+        lines += [f"Prompt cost: {cost_line(llm['prompt_cost'])}.", ""]
     return "\n".join(lines)
 
 

@@ -151,3 +151,16 @@ def test_compare_rows_carry_the_ideal_cache_share(tmp_path):
         (tmp_path / sub / "result.json").write_text(json.dumps(data))
     row = summary_row("plain", SimpleNamespace(name="Sin"), 0, tmp_path)
     assert (row["game_reusable"], row["eval_reusable"]) == (0.25, 0.625)
+
+
+def test_murder_mystery_transcript_names_the_prompt_cost():
+    from types import SimpleNamespace
+
+    from eval.runs.mmg_session import transcript
+    rt = SimpleNamespace(title="Toy", players=[], agents={}, victims=["Vic"])
+    cost = {"calls": 3, "prompt_tokens": 1200, "cached_tokens": 0, "cached_share": None,
+            "reusable_tokens": 600, "reusable_share": 0.5}
+    text = transcript(rt, [], {"llm": {"calls": 3, "input_tokens": 1200, "output_tokens": 30, "prompt_cost": cost},
+                               "wall_time_s": 2.0, "invalid_actions": 0})
+    assert ("Prompt cost: prompt tokens 1,200; served from the server's prefix cache n/a; "
+            "reusable by an ideal prefix cache 50.0 %.") in text
