@@ -151,3 +151,21 @@ def test_seats_no_recording_can_play_are_refused():
         params_of({"kind": "mmg", "human": "Officer Li", "script": "Sin"}, None)
     with pytest.raises(NotReplayable, match="kind 'nope' is no registered game"):
         params_of({"kind": "nope"}, None)
+
+
+def test_the_run_page_says_whether_the_run_can_be_replayed(wis_run, tmp_path):
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import create_app
+    root = tmp_path / "runs"
+    shutil.copytree(wis_run, root / "ok")
+    shutil.copytree(wis_run, root / "bare")
+    (root / "bare" / "llm_prompts.jsonl.gz").unlink()
+    cfg = json.loads((root / "bare" / "config.json").read_text())
+    (root / "bare" / "config.json").write_text(json.dumps({**cfg, "record_prompts": False}))
+    c = TestClient(create_app(root, tmp_path / "none.sqlite"))
+    ok, bare = c.get("/run/ok").text, c.get("/run/bare").text
+    assert 'id="replayable">Replayable without its model' in ok and "<code>mas rerun RUNS/ok</code>" in ok
+    assert 'id="replayable">Not replayable: its prompts were not recorded (--no-record-prompts).' in bare

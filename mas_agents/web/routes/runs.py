@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from eval import games as game_registry
+from mas_agents.replay import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import HERE, RAW_TYPES, Site, as_dict, get_site
@@ -64,7 +65,8 @@ def run_page(rel: str, site: Site = Depends(get_site)):
                      has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
                      has_report=(d / "report.md").exists(), seats=site.seats(d),
                      has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
-                     evaluations=_evaluations(site, d, every) if evaluated_by else [])
+                     evaluations=_evaluations(site, d, every) if evaluated_by else [],
+                     replay=replayable(d))   # (whether mas rerun can re-execute it, why): issue 50
 
 
 def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
