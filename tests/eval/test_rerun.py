@@ -169,3 +169,23 @@ def test_the_run_page_says_whether_the_run_can_be_replayed(wis_run, tmp_path):
     ok, bare = c.get("/run/ok").text, c.get("/run/bare").text
     assert 'id="replayable">Replayable without its model' in ok and "<code>mas rerun RUNS/ok</code>" in ok
     assert 'id="replayable">Not replayable: its prompts were not recorded (--no-record-prompts).' in bare
+
+
+def test_the_verify_action_reruns_the_run_and_shows_the_outcome(wis_run, tmp_path):
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import create_app
+    root = tmp_path / "runs"
+    shutil.copytree(wis_run, root / "ok")
+    shutil.copytree(wis_run, root / "bare")
+    (root / "bare" / "llm_prompts.jsonl.gz").unlink()
+    c = TestClient(create_app(root, tmp_path / "none.sqlite"))
+    assert 'action="/verify/ok"' in c.get("/run/ok").text
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    r = c.post("/verify/ok")
+    assert r.status_code == 200 and "<h1>ok: identical</h1>" in r.text and "identical (" in r.text
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before   # nothing written under --runs
+    r = c.post("/verify/bare")
+    assert r.status_code == 409 and "bare: it has no prompt log" in r.text

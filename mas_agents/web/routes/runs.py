@@ -1,7 +1,10 @@
-"""The runs list (``/``), one run's page (``/run/{rel}``) and its progress (``/api/progress/{rel}``)."""
+"""The runs list (``/``), one run's page (``/run/{rel}``), its progress (``/api/progress/{rel}``)
+and its check on its recording (``POST /verify/{rel}``: ``mas rerun``, issue 50)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from fastapi import APIRouter, Depends
@@ -86,3 +89,39 @@ def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
 def api_progress(rel: str, site: Site = Depends(get_site)):
     d = site.locate(rel)
     return JSONResponse(site.progress(d, rs.detect_kind(d) or ""))
+
+
+#: Seconds a ``POST /verify`` waits for ``mas rerun`` (a murder mystery's rerun loads the
+#: retrieval embedder: ~20 s on the shared project machine, benchmarks/results/rerun.md).
+VERIFY_TIMEOUT_S = 600
+
+
+@router.post("/verify/{rel:path}", response_class=HTMLResponse)
+def verify(rel: str, site: Site = Depends(get_site)):
+    """Re-execute the run on its recorded prompts and show whether it comes out identical.
+
+    Runs ``mas rerun RUN_DIR`` in a child process (its replay replaces every model spec
+    process-wide, which must not reach the games this server plays) into a temporary directory
+    (nothing under ``--runs`` is written), with ``--data-dir`` of this server. Answers 409 for a
+    run that cannot be replayed, 504 after :data:`VERIFY_TIMEOUT_S`; else the page with the
+    command's exit code (0 identical, 1 a difference, 2 refused) and its output.
+    """
+    d = site.locate(rel)
+    ok, why = replayable(d)
+    if not ok:
+        return site.page("error.html", 409, title="Not replayable", message=f"{rel}: {why}")
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="mas-verify-") as tmp:
+        cmd = [sys.executable, "-c", "from mas_agents.cli import app; app()", "rerun", str(d), "--out", tmp]
+        if site.data_root is not None:
+            cmd += ["--data-dir", str(site.data_root)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=VERIFY_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return site.page("error.html", 504, title="Verification too long",
+                             message=f"{rel}: mas rerun did not finish in {VERIFY_TIMEOUT_S} s; run it from a shell")
+    verdict = {0: "identical", 1: "differs"}.get(proc.returncode, "could not be re-executed")
+    # the rerun's own directory is removed with the temporary one: its line is not shown
+    output = "\n".join(x for x in (proc.stdout + proc.stderr).strip().splitlines()
+                       if not x.strip().startswith("the rerun is kept in "))
+    return site.page("verify.html", rel=rel, verdict=verdict, rc=proc.returncode, output=output)
