@@ -160,24 +160,30 @@ def partial_note(limit: int | None, done: int, planned_full: int, what: str) -> 
 class Progress:
     """One line per finished cell with an estimate of the model calls still to make.
 
-    ``Progress(total, say)``; call ``done(label, calls)`` after each cell with the calls that
-    cell made; the estimate is the mean calls of the cells played here (those that made calls)
-    × the cells left (``?`` until such a cell has finished). A reused cell (0 calls: finished by
-    an earlier run) is not in the mean: counted there, it pulled the mean down, and the estimate
-    rose as played cells finished. ``say`` gets the line (the CLI prints it on stderr).
+    ``Progress(total, say, free=k)``; call ``done(label, calls, free=...)`` after each cell with
+    the calls that cell made; the estimate is the mean calls of the cells played here (those that
+    made calls) × the cells left that make calls (``?`` until such a cell has finished). A reused
+    cell (0 calls: finished by an earlier run) is not in the mean: counted there, it pulled the
+    mean down, and the estimate rose as played cells finished. ``free``: how many of the ``total``
+    cells never call a model (PLAYER*'s chance lines), each finished with ``done(..., free=True)``:
+    they are not cells left to pay for (the last PLAYER* cells said "~154 model calls left" when
+    none were). ``say`` gets the line (the CLI prints it on stderr).
     """
 
-    def __init__(self, total: int, say: Callable[[str], None] | None, paper: str = "") -> None:
-        self.total, self.say, self.paper = total, say, paper
+    def __init__(self, total: int, say: Callable[[str], None] | None, paper: str = "", free: int = 0) -> None:
+        self.total, self.say, self.paper, self.free = total, say, paper, free
         self.finished, self.played, self.calls, self.start = 0, 0, 0, time.monotonic()
+        self.free_done = 0
 
-    def done(self, label: str, calls: int = 0) -> None:
-        """Count one finished cell that made ``calls`` model calls (0 for a reused cell)."""
+    def done(self, label: str, calls: int = 0, free: bool = False) -> None:
+        """Count one finished cell that made ``calls`` model calls (0 for a reused cell);
+        ``free``: a cell that never calls a model."""
         self.finished += 1
+        self.free_done += bool(free)
         self.played += calls > 0
         self.calls += calls
-        left = self.total - self.finished
-        est = "?" if self.calls == 0 else f"~{round(self.calls / self.played * left)}"
+        left = (self.total - self.free) - (self.finished - self.free_done)
+        est = "?" if self.calls == 0 else f"~{round(self.calls / self.played * max(left, 0))}"
         if self.say:
             self.say(f"{self.paper + ': ' if self.paper else ''}cell {self.finished}/{self.total} done ({label}); "
                      f"{est} model calls left, {(time.monotonic() - self.start) / 60:.1f} min")

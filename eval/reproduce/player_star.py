@@ -556,7 +556,8 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
                                      "murderer_agent": MURDERER_SPEC,
                                      "scripts": {lang: [s.name for s in v] for lang, v in chosen.items()}})
     methods = [*model_methods, *CHANCE]
-    progress = Progress(sum(len(v) for v in chosen.values()) * len(methods), tick, paper=PAPER)
+    progress = Progress(sum(len(v) for v in chosen.values()) * len(methods), tick, paper=PAPER,
+                        free=sum(len(v) for v in chosen.values()) * len(CHANCE))
     if tick:
         tick(plan_line(chosen, model_methods, eval_runs))
     evaluate = functools.partial(evaluate or run_wellplay_eval, runs=eval_runs)
@@ -579,7 +580,7 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
                     if p.exists():
                         calls += json.loads(p.read_text(encoding="utf-8")).get("llm", {}).get("calls", 0)
             with lock:
-                progress.done(f"{lang} / {label_}", calls)
+                progress.done(f"{lang} / {label_}", calls, free=m in CHANCE)
 
         run_compare(data_root=data_root, out=lang_out, methods=methods, scripts=chosen[lang], seeds=1, model=model,
                     lang=lang, rounds=ROUNDS, questions=QUESTIONS, tick=cell_done, play=play, evaluate=evaluate)

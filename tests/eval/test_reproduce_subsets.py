@@ -182,3 +182,15 @@ def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tm
     assert res["llm"]["calls"] == 2 * n + 2 and res["llm"]["failures"] == 1
     events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
     assert len([e for e in events if e["kind"] == "mcq"]) == 2 * n
+
+
+def test_progress_does_not_count_the_free_chance_cells_as_calls_left():
+    from eval.reproduce.common import Progress
+    lines = []
+    p = Progress(4, lines.append, paper="player-star", free=2)
+    p.done("en / player_star", 77)
+    p.done("en / pp", 36)
+    p.done("en / always_a", 0, free=True)
+    p.done("en / random", 0, free=True)
+    assert [line.split("; ")[1].split(",")[0] for line in lines] == ["~77 model calls left", "~0 model calls left",
+                                                                     "~0 model calls left", "~0 model calls left"]
