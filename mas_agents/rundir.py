@@ -335,6 +335,39 @@ def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
     return True, ""
 
 
+class RunConflict(FileExistsError, ValueError):
+    """``out`` holds a run that this run may not write into: one of another configuration
+    (:func:`eval.runs.record.check_same_run`), or one another live process is playing
+    (:func:`marks_run`).
+
+    Both a :class:`FileExistsError` (the directory is taken) and a :class:`ValueError` (an option
+    differs), so every command's one-line handler of either catches it. The message names
+    ``<out>/config.json``, the field (dotted for a nested one), the stored and the asked value; or
+    ``<out>``, the pid and the command line of the process playing it.
+    """
+
+
+#: The marker each live :func:`marks_run` call found in its run directory before writing its own
+#: (None: none), by resolved directory: a refused run puts it back (:func:`restore_run_marker`).
+_REPLACED_MARKERS: dict[str, dict[str, Any] | None] = {}
+
+
+def restore_run_marker(out: Path) -> None:
+    """Undo this process's :func:`marks_run` marker in ``out`` after a refusal: write back the
+    marker that was there before (e.g. a stopped run's ``stopped`` and ``argv``), or remove the
+    file when there was none. Does nothing when ``out/run.lock`` is not this process's live
+    marker (another process's, or one already ended with ``error``/``stopped``)."""
+    out = Path(out)
+    m = read_run_marker(out)
+    if m is None or m.get("pid") != os.getpid() or m.get("error") or m.get("stopped"):
+        return
+    old = _REPLACED_MARKERS.get(str(out.resolve()))
+    if old is None:
+        (out / RUN_MARKER).unlink(missing_ok=True)
+    else:
+        write_json(out / RUN_MARKER, old)
+
+
 def marks_run(fn):
     """Decorator of a runner whose argument ``out`` is its run directory: ``out/run.lock`` says
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
@@ -343,7 +376,14 @@ def marks_run(fn):
     :class:`mas_agents.accounting.StopRequested` raised by a model call after it), which
     :func:`marker_process` reports as a stop, not a failure; both with ``ended``. A process that is killed leaves
     it behind with a pid that is gone: ``mas serve`` then shows the run as stopped, not running.
-    A directory the call created and left empty is removed again."""
+    A directory the call created and left empty is removed again.
+
+    Raises:
+        RunConflict: ``out/run.lock`` names another process that is still alive
+            (:func:`marker_process`): two processes must not write one run (its events, its call
+            log). A marker whose process is gone, stopped or failed is replaced. When the runner
+            itself raises :class:`RunConflict` (a refused run), the marker that was there before
+            is written back (none: the file is removed), so the refusal changes nothing."""
     import functools
     import inspect
 
@@ -356,11 +396,21 @@ def marks_run(fn):
             return fn(*args, **kwargs)
         out = Path(out)
         created = not out.exists()
+        old = read_run_marker(out) if not created else None
+        if old is not None and old.get("pid") != os.getpid() and marker_process(old)[0] is True:
+            argv = " ".join(str(a) for a in old.get("argv") or []) or "command line not recorded"
+            raise RunConflict(f"{out} is being played by pid {old['pid']} ({argv}); "
+                              f"wait for it or choose another --out")
         out.mkdir(parents=True, exist_ok=True)
+        key = str(out.resolve())
+        outer = _REPLACED_MARKERS.get(key, False)   # a nested marks_run call into the same out
+        _REPLACED_MARKERS[key] = old
         mine = write_run_marker(out)
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:
+            if isinstance(exc, RunConflict) and read_run_marker(out) == mine:
+                restore_run_marker(out)   # a refused run leaves the directory as it was
             if read_run_marker(out) == mine:
                 if created and set(os.listdir(out)) <= {RUN_MARKER}:
                     (out / RUN_MARKER).unlink(missing_ok=True)
@@ -373,6 +423,11 @@ def marks_run(fn):
                         write_json(out / RUN_MARKER, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
                                                       "ended": ended})
             raise
+        finally:
+            if outer is False:
+                _REPLACED_MARKERS.pop(key, None)
+            else:
+                _REPLACED_MARKERS[key] = outer
         if read_run_marker(out) == mine:
             (out / RUN_MARKER).unlink(missing_ok=True)
         return result

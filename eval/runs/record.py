@@ -49,18 +49,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from mas_agents.rundir import RunConflict  # noqa: F401  (defined with marks_run, which raises it too)
+
 #: Fields of ``config.json`` that are not part of a run's configuration (see the module text).
 NOT_CONFIGURATION = frozenset({"versions", "events_format", "endpoints", "record_prompts", "executor", "command",
                                "data_dir", "model", "default_model", "prefix_cache_mb"})
-
-
-class RunConflict(FileExistsError, ValueError):
-    """``out`` holds a run whose configuration differs from the one asked for.
-
-    Both a :class:`FileExistsError` (the directory is taken) and a :class:`ValueError` (an option
-    differs), so every command's one-line handler of either catches it. The message names
-    ``<out>/config.json``, the field (dotted for a nested one), the stored and the asked value.
-    """
 
 
 def seat_model(spec: str, default: Any) -> str:
@@ -175,15 +168,12 @@ def check_same_run(out: Path, config: Mapping[str, Any], *, may_differ: Iterable
 
 
 def _drop_own_marker(out: Path) -> None:
-    """Remove the process marker this process's runner has just put in ``out``
-    (:func:`mas_agents.rundir.marks_run`), so that a refused run leaves the directory as it was
-    (a marker kept with the refusal as its error would show a finished run as stopped)."""
-    import os
-
-    from mas_agents.rundir import RUN_MARKER, read_run_marker
-    m = read_run_marker(out)
-    if m is not None and m.get("pid") == os.getpid() and not m.get("error") and not m.get("stopped"):
-        (out / RUN_MARKER).unlink(missing_ok=True)
+    """Undo the process marker this process's runner has just put in ``out``
+    (:func:`mas_agents.rundir.marks_run`), so that a refused run leaves the directory as it was:
+    the marker that was there before (a stopped run's ``stopped`` and ``argv``) is written back,
+    none is removed (:func:`mas_agents.rundir.restore_run_marker`)."""
+    from mas_agents.rundir import restore_run_marker
+    restore_run_marker(out)
 
 
 def holds_record(out: Path) -> bool:
