@@ -317,8 +317,10 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
            "players": players, "settings": settings, "rounds": rounds, "lang": lang, "speak_timeout": speak_timeout,
            "model": used.pop("model"), **used}
     # a resumed grid must not mix settings; more benches extend it
-    check_same_run(out, {**cfg, "benches": benches}, may_differ=("benches",))
-    write_json(out / "config.json", {**cfg, "benches": benches, "command": command,
+    stored = check_same_run(out, {**cfg, "benches": benches}, may_differ=("benches",))
+    # config.json names every bench the run holds: those run before and those asked now
+    held = set(benches) | set((stored or {}).get("benches") or [])
+    write_json(out / "config.json", {**cfg, "benches": [b for b in BENCHES if b in held], "command": command,
                                      "record_prompts": record_prompts(), "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": base, "blocks": blocks, "variants": grid,
                               "model": cfg["model"], "models": cfg["models"],

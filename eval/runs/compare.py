@@ -35,7 +35,7 @@ from eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.llm import spec_text
-from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields
+from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
@@ -437,6 +437,11 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
                 play: Callable | None = None, evaluate: Callable | None = None) -> dict:
     """Run every cell (skipping finished ones) and write ``result.json``, ``report.md``, ``scores.png``.
 
+    A rerun into the same ``out`` with other methods, scripts or seeds extends the run: only the
+    cells asked are played; ``config.json`` and the result name the union of the stored and asked
+    methods, scripts (a stored one is loaded by name), seeds (the larger count) and models, and the
+    result counts every finished cell of that union (an unfinished earlier cell is not played unasked).
+
     Args:
         scripts: loaded :class:`eval.datasets.wellplay.Script` objects.
         seeds: seeds ``0 .. seeds-1``.
@@ -459,9 +464,28 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
               **used}
     # a rerun may add methods, scripts or seeds (finished cells are reused); the model given
     # (default_model, which every seat runs), lang, rounds and questions must be the same
-    check_same_run(out, config, may_differ=EXTENDS, ignore=NOT_CONFIGURATION - {"default_model"})
+    stored = check_same_run(out, config, may_differ=EXTENDS, ignore=NOT_CONFIGURATION - {"default_model"})
+    asked = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
+    # an extending rerun adds to the record: config.json and the result keep what was run before
+    # (the union of the stored and asked methods, scripts, seeds and models); only the cells asked
+    # now are played, earlier ones count when they are finished (an unfinished one is not played
+    # unasked: it is resumed by asking for it again)
+    earlier: list = []
+    if stored:
+        held = set(methods)
+        methods = list(methods) + [m for m in stored.get("methods") or [] if m not in held]
+        names = {sc.name for sc in scripts}
+        from eval.datasets.wellplay import load_script
+        scripts = list(scripts) + [load_script(data_root, n, lang) for n in stored.get("scripts") or []
+                                   if n not in names]
+        seeds = max(seeds, int(stored.get("seeds") or 0))
+        wanted = {(m, sc.name, s) for m, sc, s in asked}
+        earlier = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods
+                   if (m, sc.name, s) not in wanted and cell_finished(cell_dir(out, m, sc.id, s))]
+        config.update(model_fields(recorded_models(stored) + list(config["models"]), model))
+        config.update(methods=methods, scripts=[sc.name for sc in scripts], seeds=seeds)
     write_json(out / "config.json", {**config, "record_prompts": record_prompts(), "versions": versions()})
-    cells = [(m, sc, s) for s in range(seeds) for sc in scripts for m in methods]
+    cells = asked
 
     def one(cell, root: Path):
         m, sc, s = cell
@@ -477,6 +501,8 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     rows = run_cells(cells, one, root=out, rel=rel, models=[model], concurrency=concurrency,
                      finished=lambda c: cell_finished(out / rel(c)),
                      done=(lambda c, r: tick(f"{c[0]} / {c[1].name} / seed {c[2]}")) if tick else None)
+    rows = list(rows) + [{**summary_row(m, sc, s, cell_dir(out, m, sc.id, s)), "reused": True}
+                         for m, sc, s in earlier]
     table = aggregate(rows, methods)
     result = {"methods": methods, "scripts": [s.name for s in scripts], "seeds": seeds, "lang": lang,
               "model": config["model"], "models": config["models"], "rounds": rounds,

@@ -56,6 +56,33 @@ def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tu
     return games
 
 
+def union_settings(a: str | None, b: str | None) -> str | None:
+    """The settings of two runs into one directory: None (all of each scenario) when either is
+    None, else both id lists joined (:func:`eval.datasets.magic.parse_range` syntax, parts not
+    repeated): ``union_settings("0-1", "3") == "0-1,3"``."""
+    if a is None or b is None:
+        return None
+    parts: list[str] = []
+    for p in f"{a},{b}".replace(" ", "").split(","):
+        if p and p not in parts:
+            parts.append(p)
+    return ",".join(parts)
+
+
+def finished_games(out: Path, scenarios: list[str], settings: str | None) -> list[Path]:
+    """The game directories under ``out`` of ``scenarios`` x ``settings`` (None: all of each; ids
+    a scenario does not have are passed over) x each side that hold a ``result.json``."""
+    from eval.datasets.magic import parse_range, setting_ids
+    from eval.runs.magic_session import SIDES
+    found = []
+    for sc in scenarios:
+        have = setting_ids(sc)
+        ids = [i for i in parse_range(settings) if i in have] if settings else have
+        found += [d for i in ids for side in SIDES[sc]
+                  if ((d := game_dir(out, sc, side, i)) / "result.json").exists()]
+    return found
+
+
 def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
     return out / "games" / f"{scenario}-{side}-s{setting_id:02d}"
 
@@ -89,11 +116,17 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     cfg = {"challenger": challenger, "defender": defender, "model": used.pop("model"),
            "replay_openings": replay_openings, "seed": seed, "temperature": temperature, **used}
     # more scenarios or settings extend the run (finished games are reused); nothing else may differ
-    check_same_run(out, {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings},
-                   may_differ=("scenarios", "settings"))
-    write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings,
-                                     "record_prompts": record_prompts(), "versions": versions()})
+    stored = check_same_run(out, {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings},
+                            may_differ=("scenarios", "settings"))
     games = plan(data_root, scenarios, settings)
+    # an extending rerun adds to the record: config.json names the scenarios and settings of every
+    # run into ``out`` (the union; None = all settings), the result counts every finished game there
+    held_scenarios, held_settings = scenarios, settings
+    if stored:
+        held_scenarios = [s for s in SCENARIOS if s in set(scenarios) | set(stored.get("scenarios") or [])]
+        held_settings = union_settings(stored.get("settings"), settings)
+    write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
+                                     "record_prompts": record_prompts(), "versions": versions()})
 
     def rel(g) -> str:
         sc, st, side = g
@@ -120,7 +153,10 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     done = run_cells(games, one, root=out, rel=rel, models=seat_models, concurrency=concurrency,
                      finished=finished,
                      done=(lambda g, r: tick(f"{g[0]} {g[2]} s{g[1].id}")) if tick else None)
-    dirs = sorted(out / r for r, _ in done)
+    # the games asked now, and those of the held scenarios and settings an earlier run into ``out``
+    # finished (same configuration: check_same_run above), so that a rerun naming other scenarios
+    # or settings drops none; a game directory outside them is no part of the run
+    dirs = sorted({out / r for r, _ in done} | set(finished_games(out, held_scenarios, held_settings)))
     logs = [read_events(d / "events.jsonl") for d in dirs]
     m = scenario_metrics(logs)
     results = [read_json(d / "result.json") for d in dirs]
@@ -130,12 +166,12 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
             "wall_s": round(sum(r["wall_time_s"] for r in results), 1),
             "invalid_actions": sum(r["invalid_actions"] for r in results),
             "model_actions": sum(r["model_actions"] for r in results)}
-    result = {**cfg, "scenarios": scenarios, "settings": settings,
+    result = {**cfg, "scenarios": held_scenarios, "settings": held_settings,
               "metrics": {k: m[k] for k in (*CAPABILITIES, "win_rate")},
               "intervals": intervals(m, dirs, logs),
               "per_scenario": m["per_scenario"], "per_scenario_intervals": per_scenario_intervals(logs),
               "components": m["components"], "counts": m["counts"],
-              "cost": cost, "reused_games": sum(1 for _, r in done if r), "games": [str(d.name) for d in dirs]}
+              "cost": cost, "reused_games": len(dirs) - sum(1 for _, r in done if not r), "games": [str(d.name) for d in dirs]}
     write_json(out / "result.json", result)
     radar_chart(result["metrics"], out / "radar.png", title=f"{challenger} vs {defender}")
     (out / "report.md").write_text(report_md(result, paper_rows(data_root)), encoding="utf-8")
