@@ -42,11 +42,11 @@ def test_a_rerun_of_a_fresh_game_is_identical_and_writes_the_same_files(wis_run,
     assert cfg["models"] == ["RuleChat"] and cfg["events_format"] == 1
 
 
-def test_an_edited_prompt_sentence_is_reported_with_the_call_and_the_diff(wis_run, monkeypatch):
+def test_an_edited_prompt_sentence_is_reported_with_the_call_and_the_diff(wis_run, monkeypatch, tmp_path):
     from graphs.wis import player
     task = player.TASKS["en"]["describe"]
     monkeypatch.setitem(player.TASKS["en"], "describe", task.replace("in one short sentence", "in one brief sentence"))
-    o = rerun(wis_run)
+    o = rerun(wis_run, tmp_path / "rerun")
     assert o.status == "prompt"
     assert "is not in the recording: message 2 (user) differs from the nearest recorded request" in o.detail
     assert "(describe#1)" in o.detail
@@ -56,11 +56,11 @@ def test_an_edited_prompt_sentence_is_reported_with_the_call_and_the_diff(wis_ru
     assert f"the rerun is kept in {o.out}" in o.text()
 
 
-def test_a_changed_rule_is_reported_as_the_first_event_that_differs(wis_run, monkeypatch):
+def test_a_changed_rule_is_reported_as_the_first_event_that_differs(wis_run, monkeypatch, tmp_path):
     from graphs.wis import rules
     real = rules.game_scores
     monkeypatch.setattr(rules, "game_scores", lambda *a, **k: {p: s + 1 for p, s in real(*a, **k).items()})
-    o = rerun(wis_run)
+    o = rerun(wis_run, tmp_path / "rerun")
     assert o.status == "events"
     # the outcome event's text (its first field that differs) names the scores, now one point more
     assert o.detail.startswith("event ") and "(outcome by game, round " in o.detail and ": content was " in o.detail
@@ -68,12 +68,12 @@ def test_a_changed_rule_is_reported_as_the_first_event_that_differs(wis_run, mon
     assert "Scores: Player 1 5" in was and "Scores: Player 1 6" in now
 
 
-def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatch):
+def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatch, tmp_path):
     r = CliRunner().invoke(app, ["rerun", str(wis_run)])
     assert r.exit_code == 0 and "identical" in r.output
     from graphs.wis import player
     monkeypatch.setitem(player.TASKS["en"], "vote", "Round {round}: vote for the spy. Choose one of:")
-    r = CliRunner().invoke(app, ["rerun", str(wis_run)])
+    r = CliRunner().invoke(app, ["rerun", str(wis_run), "--out", str(tmp_path / "rerun")])
     assert r.exit_code == 1 and "differs (prompt)" in r.output and "(vote#1)" in r.output
     assert "+Round 1: vote for the spy. Choose one of:" in r.output
 
