@@ -31,6 +31,8 @@ anything outside is answered 403):
 ``/play``                         start a game with a human seat (the form of its ``GameView.play``:
                                   Who is Spy)
 ``/play/{rel}``                   the human seat: what that player sees, and the answer form
+``POST /verify/{rel}``            ``mas rerun`` of the run on its recorded prompts (a child process, a
+                                  temporary directory): identical, or the first difference
 ``/favicon.ico``                  the icon (also ``/static/favicon.svg``, which pages name)
 ================================  ===============================================================
 
