@@ -189,3 +189,16 @@ def test_the_verify_action_reruns_the_run_and_shows_the_outcome(wis_run, tmp_pat
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before   # nothing written under --runs
     r = c.post("/verify/bare")
     assert r.status_code == 409 and "bare: it has no prompt log" in r.text
+
+
+def test_a_get_of_the_verify_address_shows_its_button_and_reexecutes_nothing(wis_run, tmp_path):
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import create_app
+    root = tmp_path / "runs"
+    shutil.copytree(wis_run, root / "ok")
+    r = TestClient(create_app(root, tmp_path / "none.sqlite")).get("/verify/ok")
+    assert r.status_code == 200 and "<h1>Verify ok</h1>" in r.text and 'method="post" action="/verify/ok"' in r.text
+    assert "identical" not in r.text.split("<h1>")[1].split("</h1>")[0]

@@ -96,6 +96,16 @@ def api_progress(rel: str, site: Site = Depends(get_site)):
 VERIFY_TIMEOUT_S = 600
 
 
+@router.get("/verify/{rel:path}", response_class=HTMLResponse)
+def verify_form(rel: str, site: Site = Depends(get_site)):
+    """What ``POST /verify/{rel}`` does, and its button (a GET never re-executes anything)."""
+    d = site.locate(rel)
+    ok, why = replayable(d)
+    if not ok:
+        return site.page("error.html", 409, title="Not replayable", message=f"{rel}: {why}")
+    return site.page("verify.html", rel=rel, verdict=None, rc=None, output="")
+
+
 @router.post("/verify/{rel:path}", response_class=HTMLResponse)
 def verify(rel: str, site: Site = Depends(get_site)):
     """Re-execute the run on its recorded prompts and show whether it comes out identical.
