@@ -58,6 +58,7 @@ __all__ = [
     "LocalLlamaChat",
     "EMBEDDED_PACKAGE",
     "EMBEDDED_FILE",
+    "check_spec",
     "embedded_model_path",
     "make_chat_model",
     "model_label",
@@ -447,6 +448,64 @@ def _scheme_factory(scheme: str) -> Callable[..., BaseChatModel]:
     return f
 
 
+def check_spec(spec: "str | BaseChatModel") -> None:
+    """Check a model spec as :func:`make_chat_model` reads it, without building the model (a local
+    one would load its weights, a replay one read its recording): the one check both
+    :func:`make_chat_model` and ``mas serve``'s ``/play`` form use.
+
+    Accepted: a ``BaseChatModel`` object; ``local`` (the embedded model's package installed);
+    ``local:PATH`` of an existing file; ``openai:NAME`` with ``OPENAI_API_KEY`` or
+    ``OPENAI_BASE_URL`` set, every ``OPENAI_BASE_URL`` entry an http(s) URL; ``SCHEME:REST`` of a
+    :data:`SPEC_SCHEMES` scheme with a non-empty ``REST`` (``replay:RUN_DIR``: an existing
+    directory). While :func:`set_spec_override` holds a factory, every string is accepted (the
+    factory reads it).
+
+    Raises:
+        ValueError: an unknown form (the message lists :data:`CLI_SPEC_FORMS`), an empty model name
+            or run directory, ``openai:`` with neither variable set, or a bad ``OPENAI_BASE_URL``.
+        FileNotFoundError: the ``local:`` file, the embedded model's package, or the replay run
+            directory is missing.
+        TypeError: ``spec`` is neither a string nor a ``BaseChatModel``.
+    """
+    if isinstance(spec, BaseChatModel):
+        return
+    if not isinstance(spec, str):
+        raise TypeError(f"model spec must be a string or a BaseChatModel, got {type(spec).__name__}; "
+                        f"accepted: {', '.join(SPEC_FORMS)}")
+    if _SPEC_OVERRIDE is not None:
+        return
+    s = spec.strip()
+    scheme, colon, rest = s.partition(":")
+    if colon and scheme in SPEC_SCHEMES:
+        if not rest.strip():
+            what = "run directory" if scheme == "replay" else "value"
+            raise ValueError(f"model spec {spec!r}: missing {what} after '{scheme}:'")
+        if scheme == "replay" and not Path(rest.strip()).expanduser().is_dir():
+            raise FileNotFoundError(f"model spec {spec!r}: no run directory at {Path(rest.strip()).expanduser()}")
+        return
+    if s == "local":
+        embedded_model_path()
+        return
+    if s.startswith("local:"):
+        raw = s[len("local:"):].strip()
+        if raw and not Path(raw).expanduser().is_file():
+            raise FileNotFoundError(f"model spec {spec!r}: GGUF file not found: {Path(raw).expanduser()}")
+        if not raw:
+            embedded_model_path()
+        return
+    if s.startswith("openai:"):
+        if not s[len("openai:"):].strip():
+            raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
+        from mas_agents.remote import parse_base_urls
+
+        urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
+        if not urls and not os.environ.get("OPENAI_API_KEY"):
+            raise ValueError(f"model spec {spec!r}: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
+                             "(an OpenAI-compatible server)")
+        return
+    raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(CLI_SPEC_FORMS)}")
+
+
 def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float = 0.7, max_tokens: int = 256,
                     seed: int = 0, n_ctx: int = 4096, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
     """Build the chat model named by ``spec``.
@@ -481,11 +540,9 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
     """
     if isinstance(spec, BaseChatModel):
         return spec
-    if not isinstance(spec, str):
-        raise TypeError(f"model spec must be a string or a BaseChatModel, got {type(spec).__name__}; "
-                        f"accepted: {', '.join(SPEC_FORMS)}")
     if max_retries < 0:
         raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    check_spec(spec)   # the form, the file, the environment: the one check (mas serve's /play uses it too)
     s = spec.strip()
     if _SPEC_OVERRIDE is not None:
         return _SPEC_OVERRIDE(s, temperature=temperature, max_tokens=max_tokens, seed=seed, n_ctx=n_ctx)
@@ -494,35 +551,19 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         return _scheme_factory(scheme)(s, temperature=temperature, max_tokens=max_tokens, seed=seed, n_ctx=n_ctx)
     if s == "local" or s.startswith("local:"):
         raw = s[len("local:"):].strip() if s.startswith("local:") else ""
-        if raw:
-            path = Path(raw).expanduser()
-            if not path.is_file():
-                raise FileNotFoundError(f"model spec {spec!r}: GGUF file not found: {path}")
-            model_path = str(path.resolve())
-        else:
-            model_path = embedded_model_path()
+        model_path = str(Path(raw).expanduser().resolve()) if raw else embedded_model_path()
         return LocalLlamaChat(model_path=model_path, n_ctx=n_ctx, temperature=temperature, max_tokens=max_tokens,
                               seed=seed, metadata={"mas_max_retries": max_retries})
-    if s.startswith("openai:"):
-        name = s[len("openai:"):].strip()
-        if not name:
-            raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
-        from mas_agents.remote import RemoteChat, parse_base_urls
+    # openai:NAME, the one form left that check_spec accepts
+    from mas_agents.remote import RemoteChat, parse_base_urls
 
-        urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
-        base_url = urls[0] if urls else None
-        api_key = os.environ.get("OPENAI_API_KEY") or None
-        if api_key is None:
-            if base_url is None:
-                raise ValueError(f"model spec {spec!r}: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
-                                 "(an OpenAI-compatible server)")
-            api_key = OPENAI_PLACEHOLDER_KEY
-        model = RemoteChat(model=name, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
-                           temperature=temperature, max_tokens=max_tokens, seed=seed,
-                           replica_urls=urls if len(urls) > 1 else None)
-        model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
-        return model
-    raise ValueError(f"unknown model spec {spec!r}; accepted: {', '.join(CLI_SPEC_FORMS)}")
+    urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
+    model = RemoteChat(model=s[len("openai:"):].strip(), base_url=urls[0] if urls else None,
+                       api_key=os.environ.get("OPENAI_API_KEY") or OPENAI_PLACEHOLDER_KEY, timeout=timeout,
+                       max_retries=0, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                       replica_urls=urls if len(urls) > 1 else None)
+    model.metadata = {**(model.metadata or {}), "mas_max_retries": max_retries}
+    return model
 
 
 def spec_text(spec: Any) -> str:

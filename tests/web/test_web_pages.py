@@ -21,9 +21,9 @@ from tests.web.runs_fixture import wis_model
 def test_play_refuses_a_seat_whose_model_is_not_one_and_starts_nothing(tmp_path):
     root = tmp_path / "runs"
     client = TestClient(create_app(root, tmp_path / "none.sqlite", model=wis_model()))
-    for agents, said in (("human,plain@foo:bar,plain", "unknown model 'foo:bar'"),
-                         ("human,plain@local:/no/such.gguf,plain", "no GGUF file at /no/such.gguf"),
-                         ("human,plain@openai:,plain", "no model name after 'openai:'")):
+    for agents, said in (("human,plain@foo:bar,plain", "unknown model spec 'foo:bar'"),
+                         ("human,plain@local:/no/such.gguf,plain", "GGUF file not found: /no/such.gguf"),
+                         ("human,plain@openai:,plain", "missing model name after 'openai:'")):
         r = client.post("/play", data={"agents": agents, "pair": "tea/coffee"}, follow_redirects=False)
         assert r.status_code == 400 and 'id="play-error"' in r.text, agents
         assert said in r.text.replace("&#39;", "'"), (agents, re.findall(r'id="play-error">(.*?)</p>', r.text))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import os
 import random
 import threading
 from datetime import datetime
@@ -23,9 +22,9 @@ from markupsafe import Markup
 from eval import games as game_registry
 from eval.game_view import PlayForm
 from eval.runs.human import read_view, submit_answer
-from mas_agents.llm import CLI_SPEC_FORMS
+from mas_agents.llm import check_spec
 from mas_agents.web import runs as rs
-from mas_agents.web.site import HERE, Site, form_fields, get_site, short
+from mas_agents.web.site import HERE, Site, form_fields, get_site
 
 router = APIRouter()
 
@@ -202,28 +201,16 @@ async def play_answer(rel: str, request: Request, site: Site = Depends(get_site)
 
 
 def check_model_spec(spec: str) -> None:
-    """Check a model spec as :func:`mas_agents.llm.make_chat_model` would read it, without
-    building the model (a local one would load its weights): ``local``, ``local:PATH`` of an
-    existing file, ``openai:NAME`` with ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` set.
+    """Check a seat's model spec as :func:`mas_agents.llm.make_chat_model` reads it, without
+    building the model: :func:`mas_agents.llm.check_spec` (one check for both), its missing file
+    or bad type reported like a bad form.
 
     Raises:
-        ValueError: in a sentence naming the spec and what is accepted.
+        ValueError: in a sentence naming the spec and what is wrong or what is accepted.
     """
-    s = spec.strip()
-    if s == "local":
-        return
-    if s.startswith("local:"):
-        path = Path(s[len("local:"):].strip()).expanduser()
-        if not path.is_file():
-            raise ValueError(f"model {short(spec, 60)!r}: no GGUF file at {short(str(path), 80)}")
-        return
-    if s.startswith("openai:"):
-        if not s[len("openai:"):].strip():
-            raise ValueError(f"model {short(spec, 60)!r}: no model name after 'openai:'")
-        if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
-            raise ValueError(f"model {short(spec, 60)!r}: this server has neither OPENAI_API_KEY nor "
-                             "OPENAI_BASE_URL set")
-        return
-    raise ValueError(f"unknown model {short(spec, 60)!r}; accepted: {', '.join(CLI_SPEC_FORMS)}")
+    try:
+        check_spec(spec)
+    except (FileNotFoundError, TypeError) as exc:
+        raise ValueError(str(exc)) from exc
 
 
