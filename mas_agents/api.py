@@ -168,9 +168,9 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
         ValueError: an unknown block or game; ``name`` not a character of the script.
         eval.datasets.DataError: a script name not found under the datasets root.
     """
-    from mas_agents.accounting import AccountedModel, CallRecorder
+    from eval.runs.seats import Seats
+    from mas_agents.accounting import CallRecorder
     from mas_agents.agent import Persona
-    from mas_agents.llm import make_chat_model, model_label
 
     r = recipe(spec, model=model, settings=settings)
     info = _game_info(game)
@@ -185,15 +185,15 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
         persona = persona_for(sc, who)
     else:
         persona = Persona(name=name or "Player", script=script or "")
-    mem = None
-    if persona.script:
-        from memory import MemorySettings, VectorMemory, default_embedder
-        mem = VectorMemory(default_embedder(), chunk_tokens=(settings or MemorySettings()).chunk_tokens)
-        mem.add_script(persona.script)
     spec_model = r.model_spec if r.model_spec is not None else "local"
-    acc = AccountedModel(make_chat_model(spec_model, seed=seed), recorder if recorder is not None else CallRecorder(None),
-                         label=model_label(spec_model))
-    a = r.build(persona, info, acc, mem)
+    # built as every seat of a game is (issue 51 item 4): the model from a ModelPool (an openai:
+    # model is the process's shared one), a scripted agent's FAISS memory by specs.build_agent
+    seats = Seats(recorder if recorder is not None else CallRecorder(None), spec_model, seed=seed)
+    embedder = None
+    if persona.script:
+        from memory import default_embedder
+        embedder = default_embedder()
+    a = seats.agent(persona, r.blocks, info, embedder=embedder, settings=settings)
     a.recipe = dataclasses.replace(r, model=spec_model)
     return a
 

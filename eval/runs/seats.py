@@ -99,4 +99,5 @@ class Seats:
         self.seat(persona.name, spec)
         if embedder is not None:
             return build_agent(persona, blocks, model, embedder, settings, extra_scripts=list(extra_scripts), game=game)
-        return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(blocks), spec=blocks, game=game)
+        return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(blocks), spec=blocks, game=game,
+                     **({} if settings is None else {"settings": settings}))
