@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from mas_agents.web import calls as cl
 from mas_agents.web import runs as rs
+from mas_agents.web.paths import read_json
 from mas_agents.web.site import Site, get_site, query, short
 
 router = APIRouter()
@@ -42,7 +43,10 @@ def calls_page(rel: str, actor: str = "", phase: str = "", purpose: str = "", fa
     shown, page_no, pages = cl.paginate(hits, page_no, cl.CALLS_PER_PAGE)
     f = {"actor": actor, "phase": phase, "purpose": purpose, "failed": failed, "q": q}
     kind = rs.detect_kind(d) or ""
+    # what the prompts cost and what a prefix cache reused (eval.metrics.cost.prompt_cost, in result.json)
+    cost = ((read_json(d / "result.json") or {}).get("llm") or {}).get("prompt_cost")
     return site.page("calls.html", rel=site.rel(d), log=log, calls=shown, n_hits=len(hits), total=log.totals,
+                     prompt_cost=cost if isinstance(cost, dict) and cost.get("calls") else None,
                      columns=cl.columns(log.calls), actors=cl.choices(log.calls, "actor"),
                      phases=cl.choices(log.calls, "phase"), purposes=cl.choices(log.calls, "purpose"), f=f,
                      page_no=page_no, pages=pages, per=cl.CALLS_PER_PAGE, query=query(f), searched=bool(q.strip()),
