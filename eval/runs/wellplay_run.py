@@ -156,6 +156,23 @@ class AgentBuilds:
         return Answerer(name, guarded("answer"), guarded("prepare"))
 
 
+def same_run_path(out: Path, run: str | None) -> str | None:
+    """``run`` (the game a ``session`` evaluation reads) as ``out/config.json`` stores it when both
+    name the same directory: ``config.json`` keeps the path as first given, and a rerun naming it
+    another way (``./runs/x`` for ``runs/x``, or absolute) is the same run. Paths are compared
+    resolved against the current directory (a relative path stored from another directory may then
+    differ, and the rerun is refused naming both). ``run`` itself otherwise."""
+    if run is None:
+        return None
+    try:
+        stored = read_json(Path(out) / "config.json").get("run")
+    except (OSError, ValueError, AttributeError):
+        return run
+    if isinstance(stored, str) and stored != run and Path(stored).expanduser().resolve() == Path(run).expanduser().resolve():
+        return stored
+    return run
+
+
 @marks_run
 def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | None = None,
                       lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
@@ -220,6 +237,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
               "record_prompts": record_prompts() and method not in MODEL_FREE, "prefix_cache_mb": prefix_cache_mb(),
               "versions": versions()}
     if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
+        config["run"] = same_run_path(out, config["run"])
         check_same_run(out, config)
         if (out / "result.json").exists():
             log.warning("%s already holds this finished evaluation (same configuration): reused, not run again; "
