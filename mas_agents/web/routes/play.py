@@ -39,24 +39,59 @@ class GameStarter:
             word pair; None: the form must give it).
     """
 
+    #: At most this many games' errors are kept (the oldest dropped first): a long-lived server
+    #: must not grow without limit; a dropped one is still in the run's ``run.lock``
+    #: (:func:`mas_agents.rundir.marks_run`), which the seat page then reads.
+    MAX_ERRORS = 256
+
     def __init__(self, model: Any, data_root: Path | None):
         self.model = model
         self.data_root = data_root
         self.errors: dict[str, str] = {}
+        #: the threads of the games still being played (a finished one is dropped at the next start)
         self.threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
 
     def start(self, out: Path, key: str, play: PlayForm, **arguments: Any) -> None:
         """Play the game of ``play`` with ``arguments`` (its ``check``'s) into ``out`` in a daemon
-        thread (its error, if any, under ``key``)."""
+        thread (its error, if any, under ``key``; at most :attr:`MAX_ERRORS` kept)."""
         def run() -> None:
             try:
                 play.start(out, model=self.model, **arguments)
             except BaseException as exc:   # shown on the seat page; the server goes on
-                self.errors[key] = f"{type(exc).__name__}: {exc}"
+                with self._lock:
+                    self.errors.pop(key, None)
+                    self.errors[key] = f"{type(exc).__name__}: {exc}"
+                    while len(self.errors) > self.MAX_ERRORS:
+                        del self.errors[next(iter(self.errors))]
 
         th = threading.Thread(target=run, name=f"{play.folder}-{key}", daemon=True)
-        self.threads[key] = th
+        with self._lock:
+            for k in [k for k, t in self.threads.items() if not t.is_alive()]:
+                del self.threads[k]
+            self.threads[key] = th
         th.start()
+
+
+def new_run_dir(root: Path, folder: str, rng: random.Random | None = None, tries: int = 20) -> Path:
+    """Make and return a new, empty run directory directly under ``root`` (``--runs``: its seat
+    is ``/play/<name>``, its run ``/run/<name>``) named ``<folder>-<YYYYmmdd-HHMMSS>-<4 hex>``; a
+    name already taken (two games started in one second) is never shared: another suffix is drawn.
+
+    Raises:
+        FileExistsError: ``tries`` names in a row were taken.
+    """
+    rng = rng or random.Random()
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    root.mkdir(parents=True, exist_ok=True)
+    for _ in range(tries):
+        out = root / f"{folder}-{stamp}-{rng.randrange(16**4):04x}"
+        try:
+            out.mkdir()
+        except FileExistsError:
+            continue
+        return out
+    raise FileExistsError(f"{root}: no free name for a new {folder} run after {tries} tries")
 
 
 def playable() -> tuple[str, PlayForm] | None:
@@ -111,10 +146,7 @@ async def play_start(request: Request, site: Site = Depends(get_site)):
     except ValueError as exc:
         # shown by this handler, with the form as it was filled (never through the address)
         return _form_page(site, 400, error=str(exc), form=form)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    # directly under --runs: its seat is /play/<folder>-..., its run /run/<folder>-...
-    out = site.root / f"{play.folder}-{stamp}-{random.Random().randrange(16**4):04x}"
-    out.mkdir(parents=True)
+    out = new_run_dir(site.root, play.folder)
     key = site.rel(out)
     site.starter.start(out, key, play, **game)
     return RedirectResponse(f"/play/{quote(key)}", status_code=303)
