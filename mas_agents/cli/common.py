@@ -387,12 +387,18 @@ def _watch(fd: int) -> None:
     from rich.markup import escape
     console.print(f"[yellow]stopped:[/yellow] {escape(f'quit {STOP_GRACE_S:g} s after Ctrl-C without waiting for the model calls in flight{waiting}. Finished work is kept; {_LAST_HINT}.')}",
                   soft_wrap=True, highlight=False, markup=True)
+    _flush_streams()
+    os._exit(STOP_EXIT)
+
+
+def _flush_streams() -> None:
+    """Flush stdout and stderr before ``os._exit`` (which skips the interpreter's own flush);
+    a closed pipe (``mas ... | head``) is passed over: there is nothing more to say to it."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
             pass
-    os._exit(STOP_EXIT)
 
 
 def _flush_logs(timeout: float) -> None:
@@ -430,11 +436,7 @@ def stopped(exc: BaseException) -> None:
         # module took 1-3 s of a loaded 2-core machine (issue 46, item 3). Not when a Ray
         # instance runs: its clean-up at exit stops the cluster this process started.
         _flush_logs(1.0)
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
-                pass
+        _flush_streams()
         os._exit(STOP_EXIT)
     raise typer.Exit(STOP_EXIT)
 

@@ -1,0 +1,54 @@
+"""The stream flush before ``os._exit`` is one function (review finding 7), used by both ways a
+Ctrl-C ends a command, and a closed pipe does not stop the exit."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+import mas_agents.cli.common as common
+
+
+class _Closed(io.StringIO):
+    def flush(self):
+        raise ValueError("I/O operation on closed file")
+
+
+class _Exited(Exception):
+    pass
+
+
+def test_a_closed_stream_is_passed_over_and_the_other_flushed(monkeypatch):
+    flushed = []
+
+    class _Open(io.StringIO):
+        def flush(self):
+            flushed.append(True)
+
+    monkeypatch.setattr(sys, "stdout", _Closed())
+    monkeypatch.setattr(sys, "stderr", _Open())
+    common._flush_streams()
+    assert flushed == [True]
+
+
+def test_the_stop_after_a_real_ctrl_c_flushes_through_it(monkeypatch):
+    calls = []
+    monkeypatch.setattr(common, "_SIGINTS", 1)
+    monkeypatch.setattr(common, "_ray_running", lambda: False)
+    monkeypatch.setattr(common, "_flush_logs", lambda timeout: calls.append("logs"))
+    monkeypatch.setattr(common, "_flush_streams", lambda: calls.append("streams"))
+
+    def fake_exit(code):
+        calls.append(code)
+        raise _Exited
+
+    monkeypatch.setattr(common.os, "_exit", fake_exit)
+    import threading
+    announced = threading.Event()
+    announced.set()
+    monkeypatch.setattr(common, "_ANNOUNCED", announced)   # the watchdog's line: already printed
+    with pytest.raises(_Exited):
+        common.stopped(KeyboardInterrupt())
+    assert calls == ["logs", "streams", common.STOP_EXIT]
