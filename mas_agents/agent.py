@@ -424,15 +424,6 @@ class Agent:
             out[f"{source}_whole"] = budget >= mem.total_tokens(source)
         return prompts.Recall(**out)
 
-    def excerpts(self, query: str) -> tuple[str, str]:
-        """``(script, dialogue)`` excerpts retrieved for ``query`` under the settings' token
-        budgets, each in document order, one chunk per line (empty without a memory)."""
-        if self.memory is None:
-            return "", ""
-        return tuple("\n".join(c.text for c in self.memory.retrieve(query, budget, source))
-                     for source, budget in (("script", self.settings.script_budget),
-                                            ("dialogue", self.settings.dialogue_budget)))
-
 
 def dialogue_text(event: dict[str, Any]) -> str:
     """The dialogue-memory text of an event ('' for events that are not dialogue)."""
