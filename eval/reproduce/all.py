@@ -34,6 +34,31 @@ def wis_pool(model: str, others: str | None) -> str:
     return f"{model},{others or model}"
 
 
+def part_options(folder: str, model: str, others: str | None, pool: str) -> dict:
+    """The ``model`` and ``others`` one part of ``all`` runs with: WiS the pool (:func:`wis_pool`),
+    the others ``--model``; PLAYER*'s protocol seats every character with one model, so it gets no
+    ``--others``."""
+    return {"model": pool if folder == "wis" else model, "others": None if folder == "player-star" else others}
+
+
+def check_out(*, out: Path, model: str, others: str | None, limit: int | None, seed: int = 0) -> None:
+    """Check every part's options and run directory (``out/<folder>``, each paper module's
+    ``check_out``) before any part runs, writing nothing.
+
+    ``--limit`` may differ from an earlier ``all`` run only where every part allows it: MAgIC
+    extends its run, PLAYER* and WiS refuse another limit (other scripts / games per arm are
+    another run). Without this check the first part would run in full and a later one refuse.
+
+    Raises:
+        ValueError: a bad option, or a part's ``config.json`` holding other settings
+            (:class:`eval.runs.record.RunConflict`, names that file and field).
+    """
+    pool = wis_pool(model, others)
+    for folder, module, _title in PARTS:
+        mod = importlib.import_module(f"eval.reproduce.{module}")
+        mod.check_out(out=Path(out) / folder, **part_options(folder, model, others, pool), limit=limit, seed=seed)
+
+
 def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None, limit: int | None,
                   seed: int = 0, tick: Callable[[str], None] | None = None) -> dict:
     """Run the three papers' protocols and write the summary card; returns its ``result.json``.
@@ -45,17 +70,16 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
     out = Path(out)
     config = {"model": model, "others": others, "limit": limit, "seed": seed,
               "models": sorted({model, others or model})}   # every seat's model (eval.runs.record)
-    # never over another run; another limit may differ, as in each paper's run
+    # never over another run; another limit may differ here, but the parts decide (check_out below)
     check_same_run(out, {"kind": "reproduce", "paper": "all", **config}, may_differ=("limit",),
                    ignore=NOT_CONFIGURATION - {"model"})
+    check_out(out=out, model=model, others=others, limit=limit, seed=seed)
     parts = []
     for folder, module, title in PARTS:
         mod = importlib.import_module(f"eval.reproduce.{module}")
-        m = pool if folder == "wis" else model
-        # PLAYER*'s protocol seats every character with one model: --others is not passed to it
-        res = mod.reproduce(data_root=data_root, out=out / folder, model=m,
-                            others=None if folder == "player-star" else others, limit=limit, seed=seed, tick=tick)
-        parts.append({"paper": folder, "title": title, "model": m, "headline": res.get("headline", ""),
+        opts = part_options(folder, model, others, pool)
+        res = mod.reproduce(data_root=data_root, out=out / folder, **opts, limit=limit, seed=seed, tick=tick)
+        parts.append({"paper": folder, "title": title, "model": opts["model"], "headline": res.get("headline", ""),
                       "partial": bool(res.get("partial", limit is not None)), "report": f"{folder}/report.md"})
     lines = [f"# Social-reasoning card: {model}", "",
              f"Three papers' protocols against one endpoint: `--model {model}`"

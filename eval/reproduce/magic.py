@@ -227,6 +227,36 @@ def seat_specs(model: str, others: str | None, conditions: object = None) -> dic
 # ------------------------------------------------------------------------------------ the run
 
 
+def check_out(*, out: Path, model: str | list[str], others: str | None = None, limit: int | None = None,
+              seed: int = 0, conditions: object = None) -> dict:
+    """Check the options and that ``out`` may hold this run, writing and running nothing: what
+    :func:`reproduce` checks first, callable before a costly step (the CLI's estimate, ``mas
+    reproduce all``'s other parts).
+
+    Returns:
+        The configuration compared with ``out/config.json`` (``model``, ``others``, ``seed``,
+        ``temperature``, ``models``, ``default_model``). ``limit`` is not part of it: a rerun
+        with another limit extends the run (each condition's run reuses its finished games).
+
+    Raises:
+        ValueError: a bad option (:func:`seat_specs`, :func:`settings_for`), or ``out`` holding
+            a run with another model, others or seed (:class:`eval.runs.record.RunConflict`).
+    """
+    if isinstance(model, (list, tuple)):
+        if len(model) != 1:
+            raise ValueError(f"--model: magic takes one model, got {len(model)} ({', '.join(model)})")
+        model = model[0]
+    seat_specs(model, others, conditions)
+    settings_for(limit)
+    others = others or model
+    cfg = {"model": model, "others": others, "seed": seed, "temperature": TEMPERATURE}
+    # the models every seat ran (eval.runs.record): the challenger's and the defenders'
+    cfg.update(models=sorted({model, others}), default_model=model)
+    # "model" here is the model under test, part of the configuration; another limit may differ
+    check_same_run(Path(out), {"kind": "reproduce", "paper": PAPER, **cfg}, ignore=NOT_CONFIGURATION - {"model"})
+    return cfg
+
+
 @marks_run
 def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None = None,
               limit: int | None = None, seed: int = 0, tick: Callable[[str], None] | None = None,
@@ -259,10 +289,8 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     from eval.runs.magic_bench import radar_chart, run_magic
     from graphs.magic.events import SCENARIOS
 
-    if isinstance(model, (list, tuple)):
-        if len(model) != 1:
-            raise ValueError(f"--model: magic takes one model, got {len(model)} ({', '.join(model)})")
-        model = model[0]
+    cfg = check_out(out=out, model=model, others=others, limit=limit, seed=seed, conditions=conditions)
+    model = cfg["model"]
     specs = seat_specs(model, others, conditions)
     conds = tuple(specs)
     left_out = [c for c in CONDITIONS if c not in specs]
@@ -270,11 +298,6 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     out = Path(out)
     settings = settings_for(limit)
     partial = settings is not None or bool(left_out)
-    cfg = {"model": model, "others": others, "seed": seed, "temperature": TEMPERATURE}
-    # the models every seat ran (eval.runs.record): the challenger's and the defenders'
-    cfg.update(models=sorted({model, others}), default_model=model)
-    # "model" here is the model under test, part of the configuration; another limit may differ
-    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **cfg}, ignore=NOT_CONFIGURATION - {"model"})
     config = {**cfg, "limit": limit, "settings": settings, "conditions": {c: {"challenger": ch, "defender": de}
                                                                           for c, (ch, de) in specs.items()}}
     if left_out:

@@ -483,6 +483,44 @@ def plan_line(chosen: dict[str, list], methods: tuple[str, ...] = METHODS, eval_
             f"{evals} evaluation calls ({eval_runs} runs x {len(methods)} methods x the questions)")
 
 
+def check_out(*, out: Path, model: Any, others: str | None = None, limit: int | None = None, seed: int = 0,
+              langs: Any = None, methods: Any = None, eval_runs: int | None = None) -> dict:
+    """Check the options and that ``out`` may hold this run, writing and running nothing: what
+    :func:`reproduce` checks first, callable before a costly step (the CLI's estimate, ``mas
+    reproduce all``'s other parts).
+
+    Returns:
+        The settings compared with ``out/config.json``: ``model`` (its text), ``limit``, ``rounds``,
+        ``questions``, ``eval_runs``, ``methods`` (the model's then the chance lines), ``models``,
+        ``langs``. A rerun may add methods or languages; another ``limit`` is another run (other
+        scripts, so other tables), refused.
+
+    Raises:
+        ValueError: the option errors listed in :func:`reproduce`, or ``out`` holding a run with
+            other settings (:class:`eval.runs.record.RunConflict`, names config.json).
+    """
+    from mas_agents.llm import spec_text
+    from eval.runs.record import NOT_CONFIGURATION, check_same_run
+    if isinstance(model, (list, tuple)):
+        if len(model) != 1:
+            raise ValueError(f"--model: player-star plays every seat with one model, got {len(model)}")
+        model = model[0]
+    if others is not None and others != model:
+        raise ValueError("--others: player-star seats every character with --model (the paper: one model); drop --others")
+    if seed != 0:
+        raise ValueError("--seed: player-star runs seed 0 only (one game per method and script, evaluation runs 0, 1, 2)")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {limit}")
+    langs, model_methods, eval_runs = check_subsets(langs, methods, eval_runs)
+    label = spec_text(model)
+    settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": eval_runs,
+                "methods": [*model_methods, *CHANCE], "models": [label]}   # one model seats every character
+    # a rerun may add languages or methods (finished cells are reused); the rest must be the same
+    check_same_run(Path(out), {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs)},
+                   may_differ=("methods", "langs"), ignore=NOT_CONFIGURATION - {"model"})
+    return {**settings, "langs": list(langs)}
+
+
 def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = None, limit: int | None = None,
               seed: int = 0, tick: Callable[[str], None] | None = None, play: Callable | None = None,
               evaluate: Callable | None = None, langs: Any = None, methods: Any = None,
@@ -518,29 +556,17 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     from eval.runs.compare import cell_dir, run_compare
     from eval.runs.wellplay_run import run_wellplay_eval
     from graphs.mmg.rules import MURDERER_SPEC
-    from mas_agents.llm import spec_text
-    from eval.runs.record import NOT_CONFIGURATION, check_same_run
     from mas_agents.rundir import write_json
 
-    if isinstance(model, (list, tuple)):
-        if len(model) != 1:
-            raise ValueError(f"--model: player-star plays every seat with one model, got {len(model)}")
+    if isinstance(model, (list, tuple)) and len(model) == 1:
         model = model[0]
-    if others is not None and others != model:
-        raise ValueError("--others: player-star seats every character with --model (the paper: one model); drop --others")
-    if seed != 0:
-        raise ValueError("--seed: player-star runs seed 0 only (one game per method and script, evaluation runs 0, 1, 2)")
-    if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be at least 1, got {limit}")
-    langs, model_methods, eval_runs = check_subsets(langs, methods, eval_runs)
+    settings = check_out(out=out, model=model, others=others, limit=limit, seed=seed, langs=langs, methods=methods,
+                         eval_runs=eval_runs)
+    langs, eval_runs = tuple(settings.pop("langs")), settings["eval_runs"]
+    model_methods = tuple(m for m in settings["methods"] if m not in CHANCE)
     out = Path(out)
-    label = spec_text(model)
-    settings = {"model": label, "limit": limit, "rounds": ROUNDS, "questions": QUESTIONS, "eval_runs": eval_runs,
-                "methods": [*model_methods, *CHANCE], "models": [label]}   # one model seats every character
+    label = settings["model"]
     out.mkdir(parents=True, exist_ok=True)
-    # a rerun may add languages or methods (finished cells are reused); the rest must be the same
-    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings, "langs": list(langs)},
-                   may_differ=("methods", "langs"), ignore=NOT_CONFIGURATION - {"model"})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
         from eval.reproduce.common import save_estimate as save
         save(out, estimate)

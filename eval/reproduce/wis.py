@@ -369,6 +369,35 @@ def _write_json(path: Path, data: Any) -> None:
     write_json(path, data)
 
 
+def check_out(*, out: Path, model: str | list[str], others: str | None = None, limit: int | None = None,
+              seed: int = 0) -> dict:
+    """Check the options and that ``out`` may hold this run, writing and running nothing: what
+    :func:`reproduce` checks first, callable before a costly step (the CLI's estimate, ``mas
+    reproduce all``'s other parts).
+
+    Returns:
+        The settings compared with ``out/config.json``: ``pool``, ``others``, ``limit``, ``seed``,
+        ``lang``, ``models``. Every one must match: another ``limit`` plays other games per arm.
+
+    Raises:
+        ValueError: a bad ``--model``/``--others``/``--limit``, or ``out`` holding a run with
+            other settings (:class:`eval.runs.record.RunConflict`, names config.json).
+    """
+    from eval.runs.record import check_same_run
+    pool = parse_pool(model)
+    if others is not None:
+        others = others.strip()
+        parse_pool(others)
+        if "," in others:
+            raise ValueError(f"--others {others!r}: give one model for the other seats of the experiments")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit {limit}: must be >= 1")
+    settings = {"pool": pool, "others": others, "limit": limit, "seed": seed, "lang": LANG,
+                "models": sorted(set(pool) | ({others} if others else set()))}   # every seat's (eval.runs.record)
+    check_same_run(Path(out), {"kind": "reproduce", "paper": PAPER, **settings})
+    return settings
+
+
 def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None = None,
               limit: int | None = None, seed: int = 0, tick: Callable[[str], None] | None = None,
               play: Callable | None = None, estimate: dict | None = None) -> dict:
@@ -397,20 +426,10 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     from eval.reports.wis_leaderboard import Leaderboard
     from eval.runs.wis_session import speak_limit
     from eval.runs.wis_tournament import run_experiment, run_tournament, schedule
-    from eval.runs.record import check_same_run
 
-    pool = parse_pool(model)
-    if others is not None:
-        others = others.strip()
-        parse_pool(others)
-        if "," in others:
-            raise ValueError(f"--others {others!r}: give one model for the other seats of the experiments")
-    if limit is not None and limit < 1:
-        raise ValueError(f"--limit {limit}: must be >= 1")
+    settings = check_out(out=out, model=model, others=others, limit=limit, seed=seed)
+    pool, others = settings["pool"], settings["others"]
     out = Path(out)
-    settings = {"pool": pool, "others": others, "limit": limit, "seed": seed, "lang": LANG,
-                "models": sorted(set(pool) | ({others} if others else set()))}   # every seat's (eval.runs.record)
-    check_same_run(out, {"kind": "reproduce", "paper": PAPER, **settings})
     out.mkdir(parents=True, exist_ok=True)
     if not (out / "config.json").exists():
         _write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings})

@@ -181,7 +181,9 @@ def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game,
     from eval.reproduce import all as rall
 
     def fake(name):
-        return types.SimpleNamespace(reproduce=lambda **kw: {"headline": f"{name} ok", "partial": True})
+        # check_out: the parts write no run here, so each part's own check passes (eval.reproduce.all.check_out)
+        return types.SimpleNamespace(reproduce=lambda **kw: {"headline": f"{name} ok", "partial": True},
+                                     check_out=lambda **kw: None)
     for m in ("magic", "player_star", "wis"):
         monkeypatch.setitem(sys.modules, f"eval.reproduce.{m}", fake(m))
     before = snapshot(spy_game)

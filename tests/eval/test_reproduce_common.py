@@ -64,7 +64,8 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
             calls.append((name, kw["model"], kw["out"].name, kw["limit"]))
             others.append(kw["others"])
             return {"headline": f"{name} ok", "partial": True}
-        return types.SimpleNamespace(reproduce=reproduce)
+        return types.SimpleNamespace(reproduce=reproduce, check_out=lambda **kw: checked.append((name, kw["limit"])))
+    checked = []
     for m in ("magic", "player_star", "wis"):
         monkeypatch.setitem(sys.modules, f"eval.reproduce.{m}", fake(m))
     res = rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
@@ -76,6 +77,7 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
     assert cfg["kind"] == "reproduce" and cfg["paper"] == "all"
     assert res["headline"].startswith("magic: magic ok; player-star: player_star ok")
     assert others == [None, None, None]
+    assert checked == [("magic", 1), ("player_star", 1), ("wis", 1)]    # every part checked before any ran
     calls.clear(), others.clear()
     rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all2", model="openai:m", others="openai:o", limit=None)
     # magic's other seats and the WiS pool take --others; PLAYER* seats one model, so it gets none

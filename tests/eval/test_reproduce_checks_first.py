@@ -1,0 +1,47 @@
+"""`mas reproduce`: a conflicting --out is refused before anything costly runs (review findings:
+`all` ran MAgIC in full before PLAYER* refused another --limit; the CLI made the estimate's dry
+run before the paper's check)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval.reproduce import all as rall
+from eval.reproduce import magic, player_star, wis
+from eval.runs.record import RunConflict
+
+
+def _player_star_run(out, limit):
+    """A PLAYER* run's config.json as `reproduce` writes it, for --model openai:m and ``limit``."""
+    P = player_star
+    config = {"kind": "reproduce", "paper": P.PAPER, "model": "openai:m", "limit": limit, "rounds": P.ROUNDS,
+              "questions": P.QUESTIONS, "eval_runs": P.EVAL_RUNS, "methods": [*P.METHODS, *P.CHANCE],
+              "models": ["openai:m"], "langs": list(P.LANGS)}
+    out.mkdir(parents=True)
+    (out / "config.json").write_text(json.dumps(config))
+
+
+def test_all_refuses_another_limit_of_a_later_part_before_running_any_part(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(magic, "reproduce", lambda **kw: ran.append("magic") or {})
+    monkeypatch.setattr(wis, "reproduce", lambda **kw: ran.append("wis") or {})
+    _player_star_run(tmp_path / "all" / "player-star", limit=1)
+    with pytest.raises(RunConflict, match=r"player-star/config\.json: field 'limit' is 1 but this run asks for None"):
+        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=None)
+    assert ran == []                                   # MAgIC did not run in full first
+    assert not (tmp_path / "all" / "magic").exists()
+    # the same limit is the same run: the check passes and the parts run
+    monkeypatch.setattr(player_star, "reproduce", lambda **kw: ran.append("player-star") or {})
+    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
+    assert ran == ["magic", "player-star", "wis"]
+
+
+def test_all_checks_a_part_s_options_before_running_any_part(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(magic, "reproduce", lambda **kw: ran.append("magic") or {})
+    with pytest.raises(ValueError, match="--seed: player-star runs seed 0 only"):
+        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1, seed=3)
+    assert ran == []
+
