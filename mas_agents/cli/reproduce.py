@@ -101,6 +101,8 @@ def reproduce(
             reproduce_all(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
         else:
             mod = importlib.import_module(f"eval.reproduce.{MODULES[paper]}")
+            # refuse a conflicting --out (or a bad option) before the estimate's dry run, not after it
+            mod.check_out(out=out, model=model, others=others, limit=limit, seed=seed, **options)
             kw = dict(options)
             if paper in est_mod.COMPARED:   # the estimate the report sets beside the actual cost
                 kw["estimate"] = est_mod.estimate_for_run(out, paper, data_root=root, model=model, others=others,

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
 from eval.reproduce import all as rall
+from eval.reproduce import estimate as E
 from eval.reproduce import magic, player_star, wis
 from eval.runs.record import RunConflict
 
@@ -45,3 +47,16 @@ def test_all_checks_a_part_s_options_before_running_any_part(tmp_path, monkeypat
         rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1, seed=3)
     assert ran == []
 
+
+def test_the_cli_refuses_a_conflicting_out_before_the_estimate_s_dry_run(tmp_path, monkeypatch):
+    from mas_agents.cli import app
+    _player_star_run(tmp_path / "o", limit=1)
+    estimated = []
+    monkeypatch.setattr(E, "estimate_for_run", lambda *a, **kw: estimated.append(a) or {})
+    monkeypatch.setattr(E, "estimate", lambda *a, **kw: estimated.append(a) or {})
+    r = CliRunner().invoke(app, ["reproduce", "player-star", "--model", "openai:m", "--out", str(tmp_path / "o"),
+                                 "--data-dir", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    assert "error:" in r.output and "config.json: field 'limit' is 1" in r.output
+    assert estimated == []                             # no dry run before the refusal
+    assert json.loads((tmp_path / "o" / "config.json").read_text())["limit"] == 1
