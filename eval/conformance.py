@@ -36,8 +36,9 @@ class Conformance:
             holds, else one line per problem found (a walk of the log may stop at its first).
         rescore: ``rescore(config, events, result) -> {field: (recomputed, stored)}``: the
             ``result.json`` fields recomputed from the events alone (the recomputed value first,
-            then what ``result.json`` holds for it); the kit requires each pair to be equal. The
-            shape of :data:`eval.runs.rescore.RESCORERS` (``mas rerun --rescore``).
+            then what ``result.json`` holds for it); the kit requires each pair to be equal.
+            ``mas rerun --rescore`` (:mod:`eval.runs.rescore`) calls it through the registry: a
+            game without it has no re-scorer there.
     """
 
     checks: Callable[[dict, list, dict], list[str]]

@@ -9,6 +9,8 @@ the questions per round now come from the game's ``config.json`` instead of the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from eval.conformance import Conformance, need, problems
 
 
@@ -111,11 +113,26 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 
 
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
-    """``{field: (recomputed, stored)}``: the outcome (each victim's accusation from the ballots),
-    the action counts and the invalid actions recomputed from the events alone, by ``mas rerun
-    --rescore``'s re-scorer (:mod:`eval.runs.rescore`)."""
-    from eval.runs.rescore import RESCORERS
-    return RESCORERS["mmg"](events, config, result)
+    """``{field: (recomputed, stored)}``: the outcome (each victim's accusation from the voting
+    ballots, ``graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names;
+    ``rules.game_outcome``), the action counts and the invalid actions, recomputed from the events
+    alone; ``mas rerun --rescore`` and the conformance kit call it through the registry
+    (:attr:`eval.games.GameDef.conformance`).
+
+    Raises:
+        KeyError, TypeError: an event lacks a field it needs.
+    """
+    from graphs.mmg import rules
+    ballots: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e.get("phase") == "voting" and e.get("kind") in ("vote", "invalid") and "victim" in (e.get("data") or {}):
+            ballots.setdefault(e["data"]["victim"], {})[e["actor"]] = e["data"].get("choice")
+    per_victim = [rules.victim_outcome(e["data"]["victim"], ballots.get(e["data"]["victim"], {}), e["data"]["murderers"])
+                  for e in events if e.get("kind") == "accuse"]
+    counts = {k: sum(1 for e in events if e.get("kind") == k) for k in ("introduce", "ask", "answer", "vote")}
+    return {"outcome": (rules.game_outcome(per_victim), result.get("outcome")),
+            "counts": (counts, result.get("counts")),
+            "invalid_actions": (sum(1 for e in events if e.get("kind") == "invalid"), result.get("invalid_actions"))}
 
 
 CONFORMANCE = Conformance(checks=checks, rescore=rescore)

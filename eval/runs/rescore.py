@@ -7,16 +7,25 @@ a run written before the field existed has format 1), recomputes the scores with
 own rules and the metric modules of this version, and compares them with the run's
 ``result.json``:
 
-* Who is Spy (``wis``): the rounds, eliminations, scores (``graphs.wis.rules.game_scores``) and
+Each game re-scores itself: the ``rescore`` hook of its registration
+(:attr:`eval.games.GameDef.conformance`, :class:`eval.conformance.Conformance`), the same the
+conformance kit checks. The built-in games' hooks:
+
+* Who is Spy (``wis``, :func:`eval.runs.wis_checks.rescore`): the rounds, eliminations, scores (``graphs.wis.rules.game_scores``) and
   outcome, from the ``describe`` / ``foul`` / ``vote_result`` events
   (:func:`eval.reports.wis_replay.record_from_events`);
-* the murder mystery (``mmg``): each victim's accusation from the ballots
+* the murder mystery (``mmg``, :func:`eval.runs.mmg_checks.rescore`): each victim's accusation from the ballots
   (``graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names), the
   game's outcome, the action counts and the invalid actions;
 * a MAgIC bench (``magic-bench``, ``mas magic run``): the capability metrics, win rate, per-scenario
   values, components and counts (:func:`eval.metrics.magic.scenario_metrics`);
-* any other game: the events are read and their format checked; there is no re-scorer for it yet
-  (said in the outcome, never counted as equal).
+* a single MAgIC game (``magic``, :func:`eval.runs.magic_checks.rescore`): its outcome and invalid
+  actions;
+* a game registered without ``conformance``: the events are read and their format checked; no
+  re-scorer (said in the outcome, never counted as equal).
+
+A log a game's re-scorer cannot read (an event or field missing, a rule broken: ``KeyError``,
+``StopIteration``, :class:`eval.conformance.Violation`...) is a difference, named in the outcome.
 """
 
 from __future__ import annotations
@@ -24,12 +33,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from mas_agents.events import EVENTS_FORMAT, read_events
 from mas_agents.rundir import read_json
 
-__all__ = ["EventsFormatError", "Rescored", "events_format", "rescore_run", "RESCORERS"]
+__all__ = ["EventsFormatError", "Rescored", "events_format", "rescore_run"]
 
 #: The events formats this version reads.
 READS = (1,)
@@ -49,6 +58,8 @@ class Rescored:
         same: the recomputed values equal ``result.json``'s (False also when no re-scorer).
         checked: the ``result.json`` fields recomputed.
         detail: what differs, or why nothing was recomputed.
+        rescorer: False when the game declares no re-scorer (nothing could be compared:
+            ``mas rerun --rescore`` exits 2, not 1).
     """
 
     run: Path
@@ -56,6 +67,7 @@ class Rescored:
     same: bool
     checked: tuple[str, ...] = ()
     detail: str = ""
+    rescorer: bool = True
 
     def text(self) -> str:
         if self.same:
@@ -86,42 +98,6 @@ def _first_diff(checked: dict[str, tuple[Any, Any]]) -> str | None:
     return None
 
 
-def _wis(events: list[dict], config: dict, result: dict) -> dict[str, tuple[Any, Any]]:
-    """Who is Spy re-scored (see the module text): ``{field: (recomputed, stored)}``."""
-    from eval.reports.wis_replay import record_from_events
-    from graphs.wis import rules
-    rec = record_from_events(events, config)
-    roles = {p["name"]: p["role"] for p in rec["players"]}
-    spy = next(p for p, r in roles.items() if r == "spy")
-    eliminated = rec["eliminated"]
-    alive = [p for p in roles if p not in eliminated]
-    spy_round = eliminated.get(spy, {}).get("round")
-    votes = [r["votes"] for r in rec["rounds"]]
-    scores = rules.game_scores(roles, spy_round, alive, votes)
-    outcome = {"winner": "civilians" if spy_round else "spy", "spy": spy, "spy_eliminated_round": spy_round}
-    keep = ("round", "fouled", "votes", "voted_out", "alive_after")
-    return {"eliminated": (eliminated, result.get("eliminated")),
-            "scores": (scores, result.get("scores")),
-            "outcome": (outcome, {k: (result.get("outcome") or {}).get(k) for k in outcome}),
-            "rounds": ([{k: r[k] for k in keep} for r in rec["rounds"]],
-                       [{k: r.get(k) for k in keep} for r in result.get("rounds") or []])}
-
-
-def _mmg(events: list[dict], config: dict, result: dict) -> dict[str, tuple[Any, Any]]:
-    """The murder mystery re-scored (see the module text)."""
-    from graphs.mmg import rules
-    ballots: dict[str, dict[str, Any]] = {}
-    for e in events:
-        if e.get("phase") == "voting" and e.get("kind") in ("vote", "invalid") and "victim" in (e.get("data") or {}):
-            ballots.setdefault(e["data"]["victim"], {})[e["actor"]] = e["data"].get("choice")
-    per_victim = [rules.victim_outcome(e["data"]["victim"], ballots.get(e["data"]["victim"], {}), e["data"]["murderers"])
-                  for e in events if e.get("kind") == "accuse"]
-    counts = {k: sum(1 for e in events if e.get("kind") == k) for k in ("introduce", "ask", "answer", "vote")}
-    return {"outcome": (rules.game_outcome(per_victim), result.get("outcome")),
-            "counts": (counts, result.get("counts")),
-            "invalid_actions": (sum(1 for e in events if e.get("kind") == "invalid"), result.get("invalid_actions"))}
-
-
 def _magic_bench(run: Path, result: dict) -> dict[str, tuple[Any, Any]]:
     """A MAgIC bench re-scored from its games' events."""
     from eval.metrics.magic import load_games, scenario_metrics
@@ -131,26 +107,37 @@ def _magic_bench(run: Path, result: dict) -> dict[str, tuple[Any, Any]]:
             "components": (m["components"], result.get("components")), "counts": (m["counts"], result.get("counts"))}
 
 
-#: Re-scorers of single games by run kind: ``(events, config, result) -> {field: (now, stored)}``.
-RESCORERS: dict[str, Callable[[list, dict, dict], dict]] = {"wis": _wis, "mmg": _mmg}
+#: What a game's re-scorer raises on a log without the shape its rules give (an event or a
+#: field missing, a wrong type): reported as a difference, never a traceback.
+MALFORMED = (StopIteration, KeyError, IndexError, TypeError, AttributeError)
 
 
 def _one(d: Path) -> Rescored:
+    from eval.conformance import Violation
+    from eval.games import find
     config = read_json(d / "config.json")
     kind = str(config.get("kind"))
     events_format(config, d)
     if not (d / "result.json").is_file():
         return Rescored(d, kind, False, detail="no result.json (an unfinished run): nothing to compare with")
     result = read_json(d / "result.json")
-    if kind == "magic-bench":
-        checked = _magic_bench(d, result)
-    else:
-        events = read_events(d / "events.jsonl")
-        fn = RESCORERS.get(kind)
-        if fn is None:
-            return Rescored(d, kind, False, detail=f"{len(events)} events read (format {config.get('events_format', 1)}); "
-                                                   f"no re-scorer for run kind {kind!r} in this version")
-        checked = fn(events, config, result)
+    try:
+        if kind == "magic-bench":
+            checked = _magic_bench(d, result)
+        else:
+            events = read_events(d / "events.jsonl")
+            game = find(kind)
+            hook = game.conformance.rescore if game is not None and game.conformance is not None else None
+            if hook is None:
+                return Rescored(d, kind, False, rescorer=False,
+                                detail=f"{len(events)} events read (format {config.get('events_format', 1)}); "
+                                       f"the game {kind!r} declares no re-scorer (GameDef.conformance)")
+            checked = hook(config, events, result)
+    except Violation as exc:
+        return Rescored(d, kind, False, detail=f"the events break a rule of the game: {exc}")
+    except MALFORMED as exc:
+        return Rescored(d, kind, False, detail=f"the events do not have the shape the game's re-scorer reads: "
+                                               f"{type(exc).__name__}: {exc}")
     diff = _first_diff(checked)
     return Rescored(d, kind, diff is None, tuple(checked), diff or "")
 

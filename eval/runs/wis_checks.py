@@ -9,6 +9,8 @@ assertions kept one for one as :func:`eval.conformance.need` calls. The rules ar
 
 from __future__ import annotations
 
+from typing import Any
+
 from eval.conformance import Conformance, need, problems
 
 #: What :func:`walk` replays of each seat (keys of :func:`eval.metrics.wis.player_rows`).
@@ -153,10 +155,31 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 
 
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
-    """``{field: (recomputed, stored)}``: eliminations, scores, outcome and rounds recomputed from
-    the events alone, by ``mas rerun --rescore``'s re-scorer (:mod:`eval.runs.rescore`)."""
-    from eval.runs.rescore import RESCORERS
-    return RESCORERS["wis"](events, config, result)
+    """``{field: (recomputed, stored)}``: eliminations, scores (``graphs.wis.rules.game_scores``),
+    outcome and rounds recomputed from the ``describe`` / ``foul`` / ``vote_result`` events alone
+    (:func:`eval.reports.wis_replay.record_from_events`); ``mas rerun --rescore`` and the
+    conformance kit call it through the registry (:attr:`eval.games.GameDef.conformance`).
+
+    Raises:
+        StopIteration, KeyError, IndexError, TypeError: the log lacks an event or field it needs.
+    """
+    from eval.reports.wis_replay import record_from_events
+    from graphs.wis import rules
+    rec = record_from_events(events, config)
+    roles = {p["name"]: p["role"] for p in rec["players"]}
+    spy = next(p for p, r in roles.items() if r == "spy")
+    eliminated = rec["eliminated"]
+    alive = [p for p in roles if p not in eliminated]
+    spy_round = eliminated.get(spy, {}).get("round")
+    votes = [r["votes"] for r in rec["rounds"]]
+    scores = rules.game_scores(roles, spy_round, alive, votes)
+    outcome = {"winner": "civilians" if spy_round else "spy", "spy": spy, "spy_eliminated_round": spy_round}
+    keep = ("round", "fouled", "votes", "voted_out", "alive_after")
+    return {"eliminated": (eliminated, result.get("eliminated")),
+            "scores": (scores, result.get("scores")),
+            "outcome": (outcome, {k: (result.get("outcome") or {}).get(k) for k in outcome}),
+            "rounds": ([{k: r[k] for k in keep} for r in rec["rounds"]],
+                       [{k: r.get(k) for k in keep} for r in result.get("rounds") or []])}
 
 
 CONFORMANCE = Conformance(checks=checks, rescore=rescore)

@@ -42,8 +42,12 @@ def rerun(
             results = rescore_run(run_dir)
         except (EventsFormatError, ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
+        none = [r for r in results if not r.rescorer]
         for r in results:
-            print(r.text())
+            if r.rescorer:
+                print(r.text())
+        if none:          # nothing could be compared: bad input, not a difference
+            cli.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
         raise typer.Exit(0 if all(r.same for r in results) else 1)
     from eval.datasets import DataError, resolve_data_dir
     from eval.runs.rerun import rerun_cells
