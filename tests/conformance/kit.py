@@ -24,7 +24,8 @@ c. **resume**: a game that checkpoints (:attr:`eval.games.GameDef.checkpoint`) i
    so does its ``result.json`` (for a checkpointed game except ``llm``, which also counts the
    failed and redone calls); its rules and re-scoring hold again;
 d. **hidden information**: no seat's prompt holds what an event's ``visible_to`` hides from that
-   seat (:func:`hidden_leaks`, read from the prompt log).
+   seat (:func:`hidden_leaks`, read from the prompt log): neither a line of the event's content
+   nor a value of its ``data`` (a word, a role) the seat had no way to know (:func:`hidden_value_leaks`).
 
 The model: :class:`scripts.fake_runs.HashChat` (its reply is a pure function of the prompt),
 through :func:`scripts.fake_runs._fake_make` patched over :func:`mas_agents.llm.make_chat_model`,
@@ -36,6 +37,7 @@ answer sometimes and an unreadable one sometimes (HashChat alone never answers `
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +55,7 @@ from tests.conformance.fake import SALT, SPLITS, TRIP, UNREADABLE, GameChat, Tri
 
 __all__ = ["SALT", "SPLITS", "TRIP", "UNREADABLE", "GameChat", "Tripwire", "fake_model", "make_fake_model", "Case",
            "CASES", "add_cases", "cases_of", "params", "play", "Reference", "reference", "read_json", "read_events",
-           "normal_events", "normal_result", "game_problems", "hidden_leaks", "MIN_LEAK_CHARS", "stop_points",
+           "normal_events", "normal_result", "game_problems", "hidden_leaks", "hidden_value_leaks", "MIN_LEAK_CHARS", "MIN_VALUE_CHARS", "stop_points",
            "interrupted_then_resumed", "resumed_at_every_step", "conforms"]
 
 # ----------------------------------------------------------------------------------------------
@@ -222,7 +224,9 @@ def hidden_leaks(game: Path) -> list[str]:
     made before the event (any seat's: the game's own wording, a listed option), or in the content
     of an event that seat may see (said to it another way).
 
-    Returns one line per leak (the seat, the call, the line, the event); ``[]`` when none.
+    Then the short leaks a line misses (a word, a role alone): :func:`hidden_value_leaks`.
+
+    Returns one line per leak (the seat, the call, the line or value, the event); ``[]`` when none.
 
     Raises:
         AssertionError: the game recorded no prompts (``record_prompts`` off): nothing to read.
@@ -260,6 +264,89 @@ def hidden_leaks(game: Path) -> list[str]:
                     continue
                 leaks.append(f"{seat}'s prompt (call {calls[hit]['call_id']}) holds {line[:80]!r} of event "
                              f"{e.get('step')} ({e.get('kind')}, visible to {sorted(shown - {None})})")
+    return leaks + hidden_value_leaks(events, calls, texts, by_seat, at)
+
+
+#: Shortest ``data`` string value that :func:`hidden_value_leaks` looks for (a word such as "spy").
+MIN_VALUE_CHARS = 3
+
+
+def _strings(v: Any) -> set[str]:
+    """The string values in ``v`` (an event's ``data``: dicts and lists walked), stripped."""
+    if isinstance(v, str):
+        return {v.strip()}
+    if isinstance(v, dict):
+        return set().union(*(_strings(x) for x in v.values()))
+    if isinstance(v, (list, tuple)):
+        return set().union(*(_strings(x) for x in v))
+    return set()
+
+
+def _has(value: str, text: str) -> bool:
+    """Whether ``value`` occurs in ``text`` as whole words (case-insensitive; "apple" not in "pineapple")."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def hidden_value_leaks(events: list[dict], calls: list[dict], texts: list[str], by_seat: dict[str, list[int]],
+                       at: dict[str, int]) -> list[str]:
+    """The short leak that :func:`hidden_leaks`'s line check misses: a ``data`` string value of a
+    hidden event (a WiS word, a role: at least :data:`MIN_VALUE_CHARS` long), found as whole words
+    in the prompt of a seat that made a model call and is neither in the event's ``visible_to``
+    nor its actor.
+
+    The rule for what a seat may legitimately have in its prompt, so that a value found there is
+    no leak:
+
+    * the value is in the content or ``data`` of an event the seat may see (a public event, one
+      shown to it, its own) logged before that prompt: e.g. two civilians dealt the same word, a
+      word said aloud (a word revealed at the game's end does not excuse an earlier prompt);
+    * it is a seat's name (the actors of the events: the table is public);
+    * it is the game's wording: in any prompt made before the event (as in :func:`hidden_leaks`),
+      or in a prompt line that every seat which called the model had (the rules text, the list of
+      roles; a game's fixed text is the same for every seat, a seat's secret is not).
+
+    Known limit: a value that the game writes into one line of every seat's prompt looks like
+    the game's wording and is not reported.
+
+    Args:
+        events: the game's events in order; calls: the call log rows in order (``call_id``,
+        ``actor``); texts: each call's prompt (system and user messages); by_seat: each seat's
+        call indices; at: ``call_id`` -> index.
+
+    Returns one line per (seat, value, event); ``[]`` when none.
+    """
+    names = {str(e.get("actor")) for e in events if e.get("actor")}
+    lines_of = {s: {ln.strip() for i in idx for ln in texts[i].splitlines() if ln.strip()} for s, idx in by_seat.items()}
+    common = "\n".join(set.intersection(*lines_of.values())) if len(lines_of) > 1 else ""
+    when, now = [], -1             # per event: the last call made by its time (it is news from the next call on)
+    for e in events:
+        now = max([now, *(at[c] for c in e.get("llm_call_ids") or [] if c in at)])
+        when.append(now)
+
+    def told(seat: str, value: str, call: int) -> bool:
+        """Whether an event the seat may see, logged before its call ``call``, holds ``value``."""
+        return any(when[k] < call and ("*" in (v.get("visible_to") or []) or seat in (v.get("visible_to") or [])
+                                       or v.get("actor") == seat)
+                   and _has(value, str(v.get("content") or "") + "\n" + "\n".join(_strings(v.get("data"))))
+                   for k, v in enumerate(events))
+
+    leaks, found = [], set()
+    for k, e in enumerate(events):
+        shown = set(e.get("visible_to") or []) | {e.get("actor")}
+        if "*" in shown:
+            continue
+        for value in sorted(_strings(e.get("data"))):
+            if len(value) < MIN_VALUE_CHARS or value in names or _has(value, common) \
+                    or any(_has(value, texts[i]) for i in range(when[k] + 1)):
+                continue
+            for seat, idx in by_seat.items():
+                if seat in shown or (seat, value) in found:
+                    continue
+                hit = next((i for i in idx if _has(value, texts[i]) and not told(seat, value, i)), None)
+                if hit is not None:
+                    found.add((seat, value))
+                    leaks.append(f"{seat}'s prompt (call {calls[hit]['call_id']}) holds {value[:80]!r} of event "
+                                 f"{e.get('step')} ({e.get('kind')} data, visible to {sorted(shown - {None})})")
     return leaks
 
 

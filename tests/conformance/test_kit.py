@@ -65,3 +65,28 @@ def test_need_names_the_rule_and_problems_turns_a_walk_into_lines():
         assert str(exc).endswith(": {'a': 1}")
     else:
         raise AssertionError("need(False) raised nothing")
+
+
+def _dealt(seat: str, word: str, role: str) -> dict:
+    return {"actor": "game", "kind": "deal", "content": f"{seat} gets the word '{word}'.", "visible_to": [seat],
+            "data": {"player": seat, "word": word, "role": role}, "llm_call_ids": []}
+
+
+RULES = "Rules: one player is the spy, with another word; each civilian finds the spy."
+DEAL = [_dealt("A", "apple", "civilian"), _dealt("B", "pear", "spy"), _dealt("C", "apple", "civilian")]
+
+
+def test_a_hidden_word_alone_in_another_seat_s_prompt_is_a_leak(tmp_path):
+    calls = [("A", f"{RULES}\nYour word: apple"), ("B", f"{RULES}\nYour word: pear\nHint: Apple."),
+             ("C", f"{RULES}\nYour word: apple\nB said pear")]
+    assert hidden_leaks(_run(tmp_path / "leak", [dict(e) for e in DEAL], calls)) == [
+        "B's prompt (call c1) holds 'apple' of event 0 (deal data, visible to ['A', 'game'])",
+        "C's prompt (call c2) holds 'pear' of event 1 (deal data, visible to ['B', 'game'])"]
+
+
+def test_a_word_the_seat_shares_saw_said_or_that_the_rules_use_is_no_leak(tmp_path):
+    said = {"actor": "B", "kind": "say", "content": "mine is a pear", "visible_to": ["*"], "llm_call_ids": []}
+    calls = [("A", f"{RULES}\nYour word: apple\nB: mine is a pear"),     # said aloud to everyone
+             ("B", f"{RULES}\nYour word: pear\nA pineapple."),           # not the word "apple"
+             ("C", f"{RULES}\nYour word: apple")]                          # C was dealt "apple" too
+    assert hidden_leaks(_run(tmp_path / "ok", [*(dict(e) for e in DEAL), said], calls)) == []
