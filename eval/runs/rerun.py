@@ -39,14 +39,14 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from eval.games import find
 from mas_agents.events import read_events
 from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
 from mas_agents.rundir import read_json
 
-__all__ = ["Outcome", "rerun", "rerun_cells", "game_cells", "params_of", "compare_runs", "CLOCK_KEYS"]
+__all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "params_of", "compare_runs", "CLOCK_KEYS"]
 
 #: JSON keys whose values are clock readings or depend on the server's transient faults, not on
 #: the game: left out of the comparison (WiS's per-move ``seconds``, call latency and start time,
@@ -55,6 +55,10 @@ CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "re
 #: The run kind of a WellPlay evaluation (``mas wellplay eval``), re-executed by
 #: :func:`eval.runs.wellplay_run.run_wellplay_eval`.
 WELLPLAY = "wellplay-eval"
+
+
+#: ``mas rerun``'s exit code by :attr:`Outcome.status` (any other status is a difference, 1).
+EXIT_CODES = {"identical": 0, "refused": 2, "failed": 2, "error": 3}
 
 
 @dataclass
@@ -66,7 +70,9 @@ class Outcome:
         status: ``"identical"``, ``"prompt"`` (a request not in the recording), ``"events"`` (an
             event differs), ``"result"`` (``result.json`` differs), ``"calls"`` (the rerun made
             fewer calls than the run recorded, or its call records differ: tokens, caps, format,
-            finish reasons) or ``"error"`` (the rerun failed otherwise).
+            finish reasons), ``"refused"`` (the cell cannot be replayed:
+            :class:`mas_agents.replay.NotReplayable`), ``"failed"`` (bad input: a parameter or data
+            file missing, ``out`` holds a run) or ``"error"`` (the rerun failed otherwise).
         detail: one paragraph saying what differs (empty when identical).
         versions: ``{package: (recorded, now)}`` of the package versions that differ.
         calls: model calls answered from the recording.
@@ -83,8 +89,16 @@ class Outcome:
     def identical(self) -> bool:
         return self.status == "identical"
 
+    @property
+    def exit_code(self) -> int:
+        """``mas rerun``'s exit code for this outcome: 0 identical, 1 a difference, 2 refused or
+        failed on bad input, 3 a fault that stopped the rerun (``"error"``)."""
+        return EXIT_CODES.get(self.status, 1)
+
     def text(self) -> str:
         """The outcome in a few lines, as ``mas rerun`` prints it."""
+        if self.status in ("refused", "failed", "error"):
+            return f"{self.run}: {self.status}: {self.detail}"
         head = f"{self.run}: identical ({self.calls} calls replayed)" if self.identical else \
             f"{self.run}: differs ({self.status}): {self.detail}\n  the rerun is kept in {self.out}"
         if self.versions:
@@ -311,7 +325,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         run: a game's run directory (``config.json`` with a registered ``kind``, ``events.jsonl``,
             ``result.json``, the call and prompt logs), or a WellPlay evaluation's.
         out: where to write the rerun (created; must not hold a run); None: a temporary
-            directory, removed when the rerun is identical.
+            directory, removed when the rerun is identical or raises.
         data_root: the datasets root (WellPlay scripts, MAgIC settings).
 
     Returns:
@@ -337,34 +351,38 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
     else:
         kind, params = params_of(config, data_root)
     temp = out is None
-    out = Path(tempfile.mkdtemp(prefix="mas-rerun-")) if out is None else Path(out)
-    if (out / "config.json").exists():
+    if not temp and (Path(out) / "config.json").exists():
         raise ValueError(f"--out {out} already holds a run; choose an empty directory")
+    out = Path(tempfile.mkdtemp(prefix="mas-rerun-")) if out is None else Path(out)
     model = config.get("default_model") or config.get("model") or "local"
     outcome = Outcome(run=run, out=out, status="error", versions=_versions_diff(config))
-    with replaying(run) as rec:
-        try:
-            if kind == WELLPLAY:
-                from eval.runs.wellplay_run import run_wellplay_eval
-                run_wellplay_eval(out=out, model=model, **params)
-            else:
-                play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
-                     **params)
-        except ReplayMismatch as exc:
-            outcome.status, outcome.detail = "prompt", str(exc)
-        outcome.calls = sum(1 for r in rec.records if r.used)
-        if outcome.status == "error" and rec.mismatches:      # swallowed by the game, still a changed prompt
-            outcome.status, outcome.detail = "prompt", str(rec.mismatches[0])
-        if outcome.status == "error":
-            outcome.status, outcome.detail = compare_runs(run, out)
-            left = rec.unused()
-            if outcome.identical and left:
-                c = left[0]
-                outcome.status = "calls"
-                outcome.detail = (f"the rerun made {len(rec.records) - len(left)} of the {len(rec.records)} recorded calls; "
-                                  f"first not made: {c['call_id']} of {c.get('actor')} ({c.get('purpose')})")
-    if temp and outcome.identical:
-        shutil.rmtree(out, ignore_errors=True)
+    keep = False          # a temporary directory is kept only for a finished rerun that differs
+    try:
+        with replaying(run) as rec:
+            try:
+                if kind == WELLPLAY:
+                    from eval.runs.wellplay_run import run_wellplay_eval
+                    run_wellplay_eval(out=out, model=model, **params)
+                else:
+                    play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
+                         **params)
+            except ReplayMismatch as exc:
+                outcome.status, outcome.detail = "prompt", str(exc)
+            outcome.calls = sum(1 for r in rec.records if r.used)
+            if outcome.status == "error" and rec.mismatches:      # swallowed by the game, still a changed prompt
+                outcome.status, outcome.detail = "prompt", str(rec.mismatches[0])
+            if outcome.status == "error":
+                outcome.status, outcome.detail = compare_runs(run, out)
+                left = rec.unused()
+                if outcome.identical and left:
+                    c = left[0]
+                    outcome.status = "calls"
+                    outcome.detail = (f"the rerun made {len(rec.records) - len(left)} of the {len(rec.records)} recorded "
+                                      f"calls; first not made: {c['call_id']} of {c.get('actor')} ({c.get('purpose')})")
+        keep = not outcome.identical
+    finally:
+        if temp and not keep:     # identical, or the rerun raised: nothing in it to look at
+            shutil.rmtree(out, ignore_errors=True)
     return outcome
 
 
@@ -387,16 +405,47 @@ def game_cells(run: Path) -> list[Path]:
     return sorted(p.parent for p in run.rglob("config.json") if p.parent != run and is_game(p.parent))
 
 
-def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = None) -> list[Outcome]:
+def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = None,
+                on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     """:func:`rerun` of every game cell of ``run`` (:func:`game_cells`), each into
     ``out / <its path below run>`` (or a temporary directory), one after another.
 
+    A cell that cannot be rerun does not stop the others: it becomes an :class:`Outcome` of
+    status ``"refused"`` (:class:`mas_agents.replay.NotReplayable`), ``"failed"`` (bad input:
+    ``ValueError``, ``OSError``, :class:`eval.datasets.DataError`) or ``"error"`` (any other
+    exception), its detail the one-line reason.
+
+    Args:
+        on_outcome: called with each cell's outcome as soon as it is known (``mas rerun`` prints
+            it), so a long run shows its cells as they finish.
+
+    Returns:
+        One outcome per cell, in :func:`game_cells`'s order.
+
     Raises:
         NotReplayable: ``run`` holds no game (a WellPlay evaluation has no game to replay yet).
-        What :func:`rerun` raises, for the first cell that cannot be replayed.
     """
+    from eval.datasets import DataError
     run = Path(run)
     cells = game_cells(run)
     if not cells:
         raise NotReplayable(f"{run} holds no game's run directory (a config.json whose kind is a registered game)")
-    return [rerun(c, None if out is None else Path(out) / c.relative_to(run), data_root=data_root) for c in cells]
+    outcomes = []
+    for c in cells:
+        target = None if out is None else Path(out) / c.relative_to(run)
+        try:
+            o = rerun(c, target, data_root=data_root)
+        except NotReplayable as exc:
+            o = Outcome(run=c, out=target or c, status="refused", detail=_one_line(exc))
+        except (ValueError, OSError, DataError) as exc:
+            o = Outcome(run=c, out=target or c, status="failed", detail=_one_line(exc))
+        except Exception as exc:  # noqa: BLE001 - a fault of one cell is that cell's outcome
+            o = Outcome(run=c, out=target or c, status="error", detail=f"{type(exc).__name__}: {_one_line(exc)}")
+        outcomes.append(o)
+        if on_outcome is not None:
+            on_outcome(o)
+    return outcomes
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

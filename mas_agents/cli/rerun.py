@@ -50,7 +50,7 @@ def rerun(
             cli.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
         raise typer.Exit(0 if all(r.same for r in results) else 1)
     from eval.datasets import DataError, resolve_data_dir
-    from eval.runs.rerun import rerun_cells
+    from eval.runs.rerun import game_cells, rerun_cells
     try:
         root = resolve_data_dir(data_dir)
     except DataError as exc:
@@ -58,14 +58,22 @@ def rerun(
             cli.fail(str(exc))
         root = None            # a game that needs no dataset (the toy game, WiS with its pair in config.json)
     try:
+        cells = game_cells(run_dir)
+    except OSError as exc:
+        cli.fail(f"RUN_DIR {run_dir}: {exc}")
+    if len(cells) > 1:       # each cell's outcome printed as it finishes; a bad cell stops none
+        outcomes = rerun_cells(run_dir, out, data_root=root, on_outcome=lambda o: print(o.text(), flush=True))
+        same = sum(o.identical for o in outcomes)
+        print(f"{same} of {len(outcomes)} games identical")
+        raise typer.Exit(max(o.exit_code for o in outcomes))
+    try:
         outcomes = rerun_cells(run_dir, out, data_root=root)
     except NotReplayable as exc:
         cli.fail(str(exc))
-    except (ValueError, FileNotFoundError, FileExistsError, DataError) as exc:
-        cli.fail(str(exc))
-    for o in outcomes:
-        print(o.text())
-    if len(outcomes) > 1:
-        same = sum(o.identical for o in outcomes)
-        print(f"{same} of {len(outcomes)} games identical")
-    raise typer.Exit(0 if all(o.identical for o in outcomes) else 1)
+    [o] = outcomes
+    if o.status in ("refused", "failed"):
+        cli.fail(o.detail)
+    if o.status == "error":
+        cli.fail(o.detail, code=3)
+    print(o.text())
+    raise typer.Exit(o.exit_code)

@@ -79,3 +79,60 @@ def test_a_game_without_a_rescore_hook_is_refused_in_one_line_with_exit_2(toy, t
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "declares no re-scorer" in lines[0]
+
+
+# --- one bad cell does not discard a multi-cell rerun (review finding 2) ---------------------
+
+@pytest.fixture(scope="module")
+def three_cells(tmp_path_factory) -> Path:
+    """A run of three WiS cells: ``a`` and ``c`` replayable, ``b`` played by a person (refused)."""
+    from eval.runs.session import run
+    from tests.fakes import RuleChat, wis_player
+    root = tmp_path_factory.mktemp("cells") / "tour"
+    run("wis", root / "a", model=RuleChat(rule=wis_player()), agents=["plain"] * 4,
+        pair={"civilian": "tea", "spy": "coffee"}, seed=3)
+    shutil.copytree(root / "a", root / "b")
+    shutil.copytree(root / "a", root / "c")
+    cfg = json.loads((root / "b" / "config.json").read_text())
+    cfg["human"] = "Player 2"
+    (root / "b" / "config.json").write_text(json.dumps(cfg))
+    (root / "config.json").write_text(json.dumps({"kind": "tournament"}))   # the experiment's own record
+    return root
+
+
+def test_a_refused_cell_is_an_outcome_and_the_other_cells_are_rerun(three_cells):
+    from eval.runs.rerun import rerun_cells
+    seen = []
+    outcomes = rerun_cells(three_cells, on_outcome=seen.append)
+    assert [(o.run.name, o.status) for o in outcomes] == [("a", "identical"), ("b", "refused"), ("c", "identical")]
+    assert seen == outcomes
+    assert outcomes[1].text() == (f"{three_cells / 'b'}: refused: a person played 'Player 2': "
+                                  "a person's answers are not replayed")
+    assert [o.exit_code for o in outcomes] == [0, 2, 0]
+
+
+def test_the_cli_prints_every_cell_and_exits_with_the_worst(three_cells):
+    r = CliRunner().invoke(app, ["rerun", str(three_cells)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2, r.output
+    assert lines[0].startswith(f"{three_cells / 'a'}: identical (") and lines[2].startswith(f"{three_cells / 'c'}: identical (")
+    assert lines[1] == f"{three_cells / 'b'}: refused: a person played 'Player 2': a person's answers are not replayed"
+    assert lines[3] == "2 of 3 games identical" and len(lines) == 4
+
+
+def test_a_rerun_that_raises_leaves_no_temporary_directory(three_cells, tmp_path, monkeypatch):
+    import tempfile
+
+    import eval.runs.session as session
+    from eval.runs.rerun import rerun_cells
+
+    def broken(*a, **k):
+        raise RuntimeError("the game broke")
+    monkeypatch.setattr(session, "run", broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    outcomes = rerun_cells(three_cells)
+    assert [(o.status, o.detail) for o in outcomes] == [("error", "RuntimeError: the game broke"),
+                                                         ("refused", outcomes[1].detail),
+                                                         ("error", "RuntimeError: the game broke")]
+    assert list(tmp_path.iterdir()) == []
+    assert [o.exit_code for o in outcomes] == [3, 2, 3]
