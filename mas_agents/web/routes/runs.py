@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from fastapi import APIRouter, Depends
@@ -94,6 +95,10 @@ def api_progress(rel: str, site: Site = Depends(get_site)):
 #: Seconds a ``POST /verify`` waits for ``mas rerun`` (a murder mystery's rerun loads the
 #: retrieval embedder: ~20 s on the shared project machine, benchmarks/results/rerun.md).
 VERIFY_TIMEOUT_S = 600
+#: One ``POST /verify`` at a time per server: each holds a worker thread for up to
+#: :data:`VERIFY_TIMEOUT_S` and starts a child process (the project machine has 2 cores shared
+#: with the games the server plays). Taken without blocking: a second one answers 409.
+VERIFYING = threading.BoundedSemaphore(1)
 
 
 @router.get("/verify/{rel:path}", response_class=HTMLResponse)
@@ -113,13 +118,25 @@ def verify(rel: str, site: Site = Depends(get_site)):
     Runs ``mas rerun RUN_DIR`` in a child process (its replay replaces every model spec
     process-wide, which must not reach the games this server plays) into a temporary directory
     (nothing under ``--runs`` is written), with ``--data-dir`` of this server. Answers 409 for a
-    run that cannot be replayed, 504 after :data:`VERIFY_TIMEOUT_S`; else the page with the
-    command's exit code (0 identical, 1 a difference, 2 refused) and its output.
+    run that cannot be replayed or while another verification runs (:data:`VERIFYING`), 504
+    after :data:`VERIFY_TIMEOUT_S`; else the page with the command's exit code (0 identical,
+    1 a difference, 2 refused) and its output.
     """
     d = site.locate(rel)
     ok, why = replayable(d)
     if not ok:
         return site.page("error.html", 409, title="Not replayable", message=f"{rel}: {why}")
+    if not VERIFYING.acquire(blocking=False):
+        return site.page("error.html", 409, title="A verification is running",
+                         message=f"{rel}: a verification is running on this server; try again when it has finished")
+    try:
+        return _verify(d, rel, site)
+    finally:
+        VERIFYING.release()
+
+
+def _verify(d: Path, rel: str, site: Site):
+    """``mas rerun`` of ``d`` in a child process (:func:`verify`, which holds :data:`VERIFYING`)."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="mas-verify-") as tmp:
         cmd = [sys.executable, "-c", "from mas_agents.cli import app; app()", "rerun", str(d), "--out", tmp]
