@@ -4,6 +4,8 @@ same (:mod:`eval.runs.rerun`, issue 50); ``--rescore`` recomputes its scores fro
 
 Exit codes: 0 identical (or re-scored equal), 1 a difference (the first one is printed), 2 bad
 input or a run that cannot be replayed (one ``error:`` line), 3 a fault that stopped the rerun.
+A run of many cells prints each cell's outcome as it finishes (a cell that cannot be rerun is
+its own "refused"/"failed"/"error" line and stops none of the others) and exits with the worst.
 """
 
 from __future__ import annotations
