@@ -115,7 +115,9 @@ def _magic_result() -> dict:
     est = Estimate(0.5, 0.25, 0.75, 4).to_dict()
     conds = {c: {"challenger": f"{spec}@local", "metrics": {k: 0.5 for k in METRICS},
                  "intervals": {k: est for k in METRICS}} for c, spec in CONDITIONS.items()}
-    return {"model": "local", "others": "local", "temperature": 0.0, "limit": 1, "partial": True,
+    from eval.reproduce.magic import settings_for
+    return {"model": "local", "others": "local", "temperature": 0.0, "limit": 1, "settings": settings_for(1),
+            "partial": True, "left_out": [],
             "games_per_condition": {c: 7 for c in CONDITIONS}, "full_games_per_condition": 143,
             "conditions": conds,
             "table4": {k: {"vanilla": 0.5, "pgm": 0.5, "paired": Estimate(0.0, -0.1, 0.1, 3).to_dict()} for k in METRICS},
