@@ -457,19 +457,25 @@ def game_theory(run_dir: Path, names: list[str]) -> dict[str, dict]:
             "pg_wr": wilson(pg_won, pg_n).to_dict(), "pg_payback": bootstrap_mean(paybacks, seed=0).to_dict()}
 
 
+def _challenger_events(run_dir: Path, names: list[str], kind: str):
+    """Each game's scenario and its ``kind`` events made by a challenger seat, in ``names`` order:
+    ``(scenario, [event, ...])`` per game of ``run_dir/games``."""
+    from mas_agents.events import read_events
+    for name in names:
+        d = Path(run_dir) / "games" / name
+        r = read_json(d / "result.json")
+        seats = set(r.get("challenger_seats") or [])
+        yield r["scenario"], [e for e in read_events(d / "events.jsonl") if e.get("kind") == kind and e.get("actor") in seats]
+
+
 def paper_analyses(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]:
     """Per scenario, the paper's agent at work (+PGM condition): ``{"games", "analyses"
     (``pgm_analysis`` events of a challenger seat: one per analysis written, each readable in the
     call viewer through its ``llm_call_ids``), "empty" (analyses whose text is empty: the call
     failed or the reply was empty)}``."""
-    from mas_agents.events import read_events
     out: dict[str, dict[str, int]] = {}
-    for name in names:
-        d = Path(run_dir) / "games" / name
-        r = read_json(d / "result.json")
-        seats = set(r.get("challenger_seats") or [])
-        evs = [e for e in read_events(d / "events.jsonl") if e.get("kind") == "pgm_analysis" and e.get("actor") in seats]
-        row = out.setdefault(r["scenario"], {"games": 0, "analyses": 0, "empty": 0})
+    for scenario, evs in _challenger_events(run_dir, names, "pgm_analysis"):
+        row = out.setdefault(scenario, {"games": 0, "analyses": 0, "empty": 0})
         row["games"] += 1
         row["analyses"] += len(evs)
         row["empty"] += sum(1 for e in evs if str(e.get("content") or "").startswith("(no analysis"))
@@ -480,14 +486,9 @@ def pgm_engagement(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]
     """Per scenario, whether the PGM blocks of the challenger took part: ``{"games", "with_tables"
     (games with at least one ``belief_table`` event of a challenger seat), "tables" (those events),
     "shown" (those put into a prompt: ``data.shown`` not false)}``."""
-    from mas_agents.events import read_events
     out: dict[str, dict[str, int]] = {}
-    for name in names:
-        d = Path(run_dir) / "games" / name
-        r = read_json(d / "result.json")
-        seats = set(r.get("challenger_seats") or [])
-        tables = [e for e in read_events(d / "events.jsonl") if e.get("kind") == "belief_table" and e.get("actor") in seats]
-        row = out.setdefault(r["scenario"], {"games": 0, "with_tables": 0, "tables": 0, "shown": 0})
+    for scenario, tables in _challenger_events(run_dir, names, "belief_table"):
+        row = out.setdefault(scenario, {"games": 0, "with_tables": 0, "tables": 0, "shown": 0})
         row["games"] += 1
         row["with_tables"] += bool(tables)
         row["tables"] += len(tables)
