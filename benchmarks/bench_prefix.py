@@ -91,9 +91,9 @@ def merged_cost(dirs: list[Path]) -> dict:
     return tot
 
 
-def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict) -> list[dict]:
-    """Every play of :data:`PLAYS` with the ``mas`` of ``tree`` (None: this one) into ``out``."""
-    rows = []
+def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict, rows: list[dict]) -> list[dict]:
+    """Every play of :data:`PLAYS` with the ``mas`` of ``tree`` (None: this one) into ``out``; each finished
+    row is appended to ``rows`` at once (so a run stopped part-way still reports it); returns ``rows``."""
     for name, phase, argv in PLAYS:
         args = argv.format(o=out, m=model, b=budgets if "{b}" in argv else "").split()
         e = dict(env)
@@ -106,6 +106,7 @@ def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict) -> l
         if p.returncode != 0:
             raise RuntimeError(f"mas {' '.join(args[:2])} failed ({p.returncode}): {p.stderr.strip()[-800:]}")
         rows.append({"play": name, "wall_s": round(wall, 1), **merged_cost(run_dirs(out, name))})
+        print(f"{out.name}: {rows[-1]}", file=sys.stderr, flush=True)
     return rows
 
 
@@ -137,6 +138,9 @@ def table(results: dict) -> str:
     for engine, sides in results.items():
         for i, row in enumerate(sides["before"]):
             for side in ("before", "after"):
+                if i >= len(sides[side]):
+                    lines.append(f"| {engine} | {row['play']} | {side} | not run (stopped) | | | | |")
+                    continue
                 r = sides[side][i]
                 lines.append(f"| {engine} | {r['play']} | {side} | {r['calls']} | {r['prompt_tokens']:,} | "
                              f"{pct(r['cached_share'])} | {pct(r['reusable_share'])} | {r['wall_s']} |")
@@ -155,15 +159,19 @@ def main() -> None:
     ap.add_argument("--default-budgets", action="store_true",
                     help="(b) at the default retrieval budgets (800 / 500 tokens) instead of the paper's")
     ap.add_argument("--model-name", default="smol", help="the served model's name for (b) (openai:NAME)")
+    ap.add_argument("--keep", action="store_true", help="keep the run folders (their path is printed) to read")
     args = ap.parse_args()
+    # SIGTERM (e.g. a deadline's kill) ends through the finally below, so finished rows are written
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM; finished rows written"))
     old = worktree(args.before)
     work = Path(tempfile.mkdtemp(prefix="bench-prefix-"))
     env = {**os.environ, "MAS_DATA_DIR": os.environ.get("MAS_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))}
     results: dict = {}
     try:
         if "a" in args.engines:
-            results["(a) embedded"] = {side: play(tree, work / f"a-{side}", "local", "", env)
-                                       for side, tree in (("before", old), ("after", None))}
+            results["(a) embedded"] = sides = {"before": [], "after": []}
+            for side, tree in (("before", old), ("after", None)):
+                play(tree, work / f"a-{side}", "local", "", env, sides[side])
         if "b" in args.engines:
             server = None if args.base_url else start_server(args.port, env)
             try:
@@ -171,14 +179,15 @@ def main() -> None:
                 budgets = "" if args.default_budgets else "--script-budget 4000 --dialogue-budget 4000"
                 label = (f"(b) {args.base_url}" if args.base_url else "(b) llama_cpp.server --cache true") + \
                     (", default budgets" if args.default_budgets else ", budgets 4000/4000")
-                results[label] = {
-                    side: play(tree, work / f"b-{side}", f"openai:{args.model_name}", budgets, {**senv})
-                    for side, tree in (("before", old), ("after", None))}
+                results[label] = sides = {"before": [], "after": []}
+                for side, tree in (("before", old), ("after", None)):
+                    play(tree, work / f"b-{side}", f"openai:{args.model_name}", budgets, {**senv}, sides[side])
             finally:
                 if server is not None:
                     os.killpg(server.pid, signal.SIGTERM)
                     server.wait(timeout=30)
     finally:
+        results = {k: v for k, v in results.items() if v["before"]}
         if results:
             args.out.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
             args.out.write_text(
@@ -187,7 +196,10 @@ def main() -> None:
                 "2 cores. *Served from cache*: the engine's own `cached_tokens` (n/a where the server reports "
                 "none); *reusable (ideal)*: the prompt tokens an ideal prefix cache could reuse "
                 "(`eval.metrics.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"run folders kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
