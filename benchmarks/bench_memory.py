@@ -102,8 +102,8 @@ def main() -> None:
     import sentence_transformers
     import torch
 
-    import memory.embeddings as emb_mod
-    from memory import Embedder, MemorySettings, VectorMemory, pack_chunks
+    import mas_agents.memory.embeddings as emb_mod
+    from mas_agents.memory import Embedder, MemorySettings, VectorMemory, pack_chunks
 
     import_s = time.perf_counter() - t0
     cache_dir = Path(tempfile.mkdtemp(prefix="bench_memory_cache_"))

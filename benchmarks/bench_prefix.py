@@ -16,7 +16,7 @@ Before / after: "before" runs the ``mas`` command of a git worktree of ``--befor
 ``531ad79``, the commit the issue measured; the old layout, and on (a) only the last prompt's
 state kept), made under ``/tmp`` and put first on ``PYTHONPATH``; "after" runs this tree (the
 layout of :mod:`mas_agents.prompts`; on (a) the prefix cache of ``--prefix-cache-mb``'s default).
-Both are measured by this tree's :func:`eval.metrics.cost.prompt_cost` on the run directories
+Both are measured by this tree's :func:`mas_agents.eval.metrics.cost.prompt_cost` on the run directories
 (the prompt logs of both commits hold the messages as sent). Each pair runs back to back in one
 invocation, so the machine's load is as alike as it gets.
 
@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval.metrics.cost import prompt_cost  # noqa: E402
+from mas_agents.eval.metrics.cost import prompt_cost  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")
 #: (name, phase to report, argv after ``mas``; {o} = the run's folder, {m} = the model, {b} = budgets)
@@ -195,7 +195,7 @@ def main() -> None:
                 f"`benchmarks/bench_prefix.py` (before = {args.before}, after = this tree), one run, "
                 "2 cores. *Served from cache*: the engine's own `cached_tokens` (n/a where the server reports "
                 "none); *reusable (ideal)*: the prompt tokens an ideal prefix cache could reuse "
-                "(`eval.metrics.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
+                "(`mas_agents.eval.metrics.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
         if args.keep:
             print(f"run folders kept in {work}", file=sys.stderr)
         else:

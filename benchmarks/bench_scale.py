@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     import logging
     logging.basicConfig(level=logging.WARNING)
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_tournament import run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     out: dict = {"command": " ".join(["benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])]),

@@ -13,8 +13,8 @@ How:
   :func:`reply_table`) that keeps every action valid: six distinct descriptions per round
   (a repeat would be a foul), a vote for the first listed candidate, ``Answer: a`` for WellPlay.
 * Every cell runs the real code paths: ``remote.configure(structured="prompt",
-  max_connections=C)`` (no grammar probe), then ``eval.runs.wis_tournament.run_tournament(...,
-  model="openai:stub", concurrency=C)`` or ``eval.runs.wellplay_run.run_wellplay_eval(method="pp",
+  max_connections=C)`` (no grammar probe), then ``mas_agents.eval.runs.wis_tournament.run_tournament(...,
+  model="openai:stub", concurrency=C)`` or ``mas_agents.eval.runs.wellplay_run.run_wellplay_eval(method="pp",
   model="openai:stub", concurrency=C)``.
 * **Calling phase**: from the ``llm_calls.jsonl`` records, first ``started_at`` to the last
   ``started_at + latency_s`` (``started_at`` has millisecond precision). For WellPlay this leaves
@@ -470,7 +470,7 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
              profile: "ThreadProfile | None" = None) -> dict:
     """One tournament of ``games`` 6-player games (agents ``plain``) on ``c`` threads and ``c``
     connections; returns the cell's numbers."""
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import run_tournament
 
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wis{c}-", dir=tmp))
@@ -508,8 +508,8 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which every
     commit since the cache exists reads; the caller's setting is restored afterwards.
     """
-    from eval.runs.wellplay_run import run_wellplay_eval, scripts_for
-    import memory.embeddings as emb
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval, scripts_for
+    import mas_agents.memory.embeddings as emb
 
     user_setting = os.environ.get("MAS_EMBED_CACHE")
     if vectors == "process":
@@ -757,13 +757,13 @@ BOUNDARIES = (
     ("EndpointLimiter.__enter__ (waiting for a connection slot; CPU only)", "mas_agents/remote/limits.py", "__enter__"),
     ("CallRecorder.record (llm_calls.jsonl line, queued to the writer thread)", "mas_agents/accounting.py", "record"),
     ("the writer thread's batches (mas_agents.appender)", "mas_agents/appender.py", "_run"),
-    ("graphs.wis.graph.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis/graph.py",
+    ("mas_agents.graphs.wis.graph.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis/graph.py",
      "build_graph"),
     ("importlib.metadata.version (rundir.versions(), per game config.json)", "importlib/metadata/__init__.py",
      "version"),
     ("Leaderboard.add_game (SQLite, per game)", "eval/reports/wis_leaderboard.py", "add_game"),
 )
-OURS = ("mas_agents", "graphs", "eval", "memory", "planners")
+OURS = ("mas_agents", "graphs", "eval", "memory", "planners")   # the repository's top-level folders
 
 
 def short_path(file: str) -> str:
@@ -859,8 +859,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import logging
     logging.basicConfig(level=logging.WARNING)
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wis import load_pairs
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wis import load_pairs
 
     data_root = resolve_data_dir(args.data_dir)
     pairs = load_pairs(data_root, "en")

@@ -34,9 +34,9 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args()
 
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_session import play_game
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_session import play_game
     from mas_agents.llm import make_chat_model
 
     root = resolve_data_dir(args.data_dir)

@@ -20,7 +20,7 @@ whole stack, game and engine included; at many games in flight the thread hand-o
 this does not see. ``--narrow`` plays each round's votes as a game does at 64 in flight (one
 after another on the game's thread): 2,845,519 instructions a call at ``90c7d55`` against
 3,452,803 with the votes fanned out as LangGraph tasks (``Send``), and 2,867,554 with them fanned
-out inside their step (``graphs.fanout``, session 23). About a minute for 10 games (callgrind
+out inside their step (``mas_agents.graphs.fanout``, session 23). About a minute for 10 games (callgrind
 runs code ~50 times slower). Without valgrind the script just plays the games.
 """
 
@@ -63,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.narrow:
         import mas_agents.cells as cells
         cells.cell_fanout = lambda models: 1
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_tournament import run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     with tempfile.TemporaryDirectory(prefix="mas-instr-") as t:

@@ -1,5 +1,5 @@
 """A griffe extension for the documentation site: Sphinx cross-reference roles in our docstrings
-(``:func:`play```, ``:class:`planners.base.GameInfo```, ``:data:`STOP```...) are shown as code,
+(``:func:`play```, ``:class:`mas_agents.planners.base.GameInfo```, ``:data:`STOP```...) are shown as code,
 the way the text reads in ``help()``, instead of as literal ``:func:`` markup.
 
 mkdocs.yml loads it (mkdocstrings' python handler, ``extensions``). The docstrings stay as they

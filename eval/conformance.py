@@ -1,6 +1,6 @@
 """What a game declares so that one conformance kit checks any game (issue 51 item 2).
 
-A game's :class:`eval.games.GameDef` may carry a :class:`Conformance`: its own rules invariants
+A game's :class:`mas_agents.eval.games.GameDef` may carry a :class:`Conformance`: its own rules invariants
 (``checks``) and its event-log re-scoring (``rescore``). The kit (``tests/conformance/kit.py``)
 plays every registered game on a deterministic fake model and calls these two hooks on each
 game it played, with no per-game code of its own; it also checks, for every game alike, that an
@@ -27,7 +27,7 @@ __all__ = ["Conformance", "Violation", "need", "problems"]
 
 @dataclass(frozen=True)
 class Conformance:
-    """A game's own conformance hooks (:attr:`eval.games.GameDef.conformance`).
+    """A game's own conformance hooks (:attr:`mas_agents.eval.games.GameDef.conformance`).
 
     Attributes:
         checks: ``checks(config, events, result) -> list[str]``: the rules invariants of one
@@ -37,7 +37,7 @@ class Conformance:
         rescore: ``rescore(config, events, result) -> {field: (recomputed, stored)}``: the
             ``result.json`` fields recomputed from the events alone (the recomputed value first,
             then what ``result.json`` holds for it); the kit requires each pair to be equal.
-            ``mas rerun --rescore`` (:mod:`eval.runs.rescore`) calls it through the registry: a
+            ``mas rerun --rescore`` (:mod:`mas_agents.eval.runs.rescore`) calls it through the registry: a
             game without it has no re-scorer there.
     """
 

@@ -1,4 +1,4 @@
-"""How ``mas serve`` shows a game: the view part of the game contract (:attr:`eval.games.GameDef.view`).
+"""How ``mas serve`` shows a game: the view part of the game contract (:attr:`mas_agents.eval.games.GameDef.view`).
 
 A game's replay, players panel and "the truth" come from its :class:`GameView`; the web app
 (:mod:`mas_agents.web.replay`) does the rest the same way for every game: it groups the events by
@@ -11,7 +11,7 @@ hook                default (a game that sets none)
 ==================  ==========================================================================
 ``sentence``        None for every event: the web's generic sentences
 ``seats``           :func:`default_seats`: the players the events name, in order, with the
-                    specs of :attr:`eval.games.GameDef.seat_specs`
+                    specs of :attr:`mas_agents.eval.games.GameDef.seat_specs`
 ``truth``           nothing
 ``titles``          the web's titles ("Round 1", "The vote", "Outcome"...)
 ``role_text``       roles as written
@@ -19,7 +19,7 @@ hook                default (a game that sets none)
 ``hidden_roles``    False: roles are shown from the start
 ``variant``         ``""`` (MAgIC names its scenario: it is shown beside the game's title)
 ``table``           None: no event is shown as a table
-``names``           :attr:`eval.games.GameDef.title` in every language
+``names``           :attr:`mas_agents.eval.games.GameDef.title` in every language
 ``recognizes``      no event kind (a run with no ``kind`` in its ``config.json`` is never taken
                     for this game)
 ``evaluations``     False (True: other runs may evaluate a run of this game; its run page lists them)

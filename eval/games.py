@@ -1,7 +1,7 @@
 """The game contract and the game registry: every game runs through one runner.
 
-A game registers one :class:`GameDef` (its run kind, title, :class:`planners.base.GameInfo`, how a
-table is set up, whether it resumes mid-game). :func:`eval.runs.session.run` owns the run
+A game registers one :class:`GameDef` (its run kind, title, :class:`mas_agents.planners.base.GameInfo`, how a
+table is set up, whether it resumes mid-game). :func:`mas_agents.eval.runs.session.run` owns the run
 directory for every game: ``config.json``, ``events.jsonl`` (streamed as the game goes),
 ``llm_calls.jsonl`` and the prompt log, ``checkpoints.sqlite`` when the game resumes mid-game,
 ``result.json``, ``transcript.md`` and ``run.lock``. A game only says what is its own: the seats
@@ -24,13 +24,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from eval.conformance import Conformance
-from eval.game_view import DEFAULT as DEFAULT_VIEW
-from eval.game_view import GameView
+from mas_agents.eval.conformance import Conformance
+from mas_agents.eval.game_view import DEFAULT as DEFAULT_VIEW
+from mas_agents.eval.game_view import GameView
 
 #: The games this project ships: run kind -> the module that registers it (imported on first use).
-BUILTIN: dict[str, str] = {"mmg": "eval.runs.mmg_session", "wis": "eval.runs.wis_session",
-                           "magic": "eval.runs.magic_session"}
+BUILTIN: dict[str, str] = {"mmg": "mas_agents.eval.runs.mmg_session", "wis": "mas_agents.eval.runs.wis_session",
+                           "magic": "mas_agents.eval.runs.magic_session"}
 ENTRY_POINT_GROUP = "mas_agents.games"
 
 
@@ -39,7 +39,7 @@ class Table:
     """One game set up and ready to play: what :attr:`GameDef.setup` returns.
 
     Attributes:
-        graph: the game's graph bound to its runtime (:class:`graphs.compiled.BoundGraph`, or any
+        graph: the game's graph bound to its runtime (:class:`mas_agents.graphs.compiled.BoundGraph`, or any
             object with LangGraph's ``stream``; with ``get_state`` too when the game checkpoints).
         start: the graph's input state (``{"events": []}`` and whatever else the game starts with).
         step_bound: LangGraph ``recursion_limit`` for the game (an upper bound on its steps).
@@ -77,10 +77,10 @@ class GameDef:
     Attributes:
         kind: the run kind, ``config.json``'s ``"kind"`` and the registry key (``"wis"``).
         title: a human name (``"Who is Spy?"``).
-        info: the :class:`planners.base.GameInfo` its agents get, or a mapping name -> GameInfo
+        info: the :class:`mas_agents.planners.base.GameInfo` its agents get, or a mapping name -> GameInfo
             for a family of games sharing one graph (MAgIC's five scenarios).
         setup: ``setup(seats, out=..., **params) -> Table``: build the seats (through the
-            :class:`eval.runs.seats.Seats` given, which records every model call of the run) and
+            :class:`mas_agents.eval.runs.seats.Seats` given, which records every model call of the run) and
             the runtime from the game's parameters. Raises ValueError on a bad parameter, before
             anything is written but ``out`` itself.
         checkpoint: the game resumes mid-game from LangGraph's SQLite checkpoint
@@ -91,11 +91,11 @@ class GameDef:
             runner's generic line (calls and invalid actions).
         seat_specs: ``seat_specs(config) -> list[str]``, the agent specs a run seated (the runs
             list's agent filter; the players panel's agents, in seat order); None: none listed.
-        view: how ``mas serve`` replays its runs (:class:`eval.game_view.GameView`: sentences,
+        view: how ``mas serve`` replays its runs (:class:`mas_agents.eval.game_view.GameView`: sentences,
             seats, round titles, hidden roles, the truth at the end); None: every default of
-            :data:`eval.game_view.DEFAULT` (round headings and a players panel from the events).
+            :data:`mas_agents.eval.game_view.DEFAULT` (round headings and a players panel from the events).
         conformance: the game's own rules invariants and event-log re-scoring
-            (:class:`eval.conformance.Conformance`), which the conformance kit
+            (:class:`mas_agents.eval.conformance.Conformance`), which the conformance kit
             (``tests/conformance/kit.py``) runs on every game it plays; None: the kit has no
             rules of the game to check (it still checks resume and hidden information).
     """
@@ -186,8 +186,8 @@ def find(kind: Any) -> GameDef | None:
 
 
 def view_of(kind: Any) -> GameView:
-    """The :class:`eval.game_view.GameView` of the game ``kind`` (a kind or a GameDef): its own,
-    else :data:`eval.game_view.DEFAULT` (also for a kind that is no registered game). Never raises."""
+    """The :class:`mas_agents.eval.game_view.GameView` of the game ``kind`` (a kind or a GameDef): its own,
+    else :data:`mas_agents.eval.game_view.DEFAULT` (also for a kind that is no registered game). Never raises."""
     game = kind if isinstance(kind, GameDef) else find(kind)
     return (game.view if game is not None else None) or DEFAULT_VIEW
 

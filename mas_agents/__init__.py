@@ -8,7 +8,7 @@
 
 The names of :data:`__all__` live in :mod:`mas_agents.api` (the composition root, the top layer
 of the import contracts: it reaches ``eval`` and ``graphs``) and in the block contract
-(:mod:`planners.base`). They are looked up on first use (PEP 562 ``__getattr__``), through
+(:mod:`mas_agents.planners.base`). They are looked up on first use (PEP 562 ``__getattr__``), through
 ``importlib`` so that no import statement of this package names a module above the agent core:
 ``import mas_agents`` alone imports neither LangGraph nor torch, and ``from mas_agents import
 prompts`` inside the core stays an import of the core.
@@ -28,8 +28,8 @@ _WHERE = {
     "node": "mas_agents.api", "end_round": "mas_agents.api", "builder": "mas_agents.api",
     "recorder": "mas_agents.api", "games": "mas_agents.api", "register_game": "mas_agents.api",
     "blocks": "mas_agents.api", "register_block": "mas_agents.api",
-    "ActionRequest": "planners.base", "Action": "planners.base", "Contribution": "planners.base",
-    "GameInfo": "planners.base", "Persona": "mas_agents.agent", "PlannerBlock": "planners.base", "BlockAgent": "planners.base",
+    "ActionRequest": "mas_agents.planners.base", "Action": "mas_agents.planners.base", "Contribution": "mas_agents.planners.base",
+    "GameInfo": "mas_agents.planners.base", "Persona": "mas_agents.agent", "PlannerBlock": "mas_agents.planners.base", "BlockAgent": "mas_agents.planners.base",
 }
 
 __all__ = sorted(_WHERE)

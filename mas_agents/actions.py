@@ -2,12 +2,12 @@
 
 A game node asks an agent for one :class:`ActionRequest`; the agent answers with an
 :class:`Action` holding the parsed value and the raw model text (the request and action types are the
-block contract, :mod:`planners.base`). Parsing is strict: each kind expects one tagged line (``Vote: <name>``,
+block contract, :mod:`mas_agents.planners.base`). Parsing is strict: each kind expects one tagged line (``Vote: <name>``,
 ``Answer: <letter>``...). A reply that does not parse raises :class:`ParseError`; the agent
 re-prompts once and then records an invalid action (abstain). A legal move is never scraped out
 of free prose: a name merely *mentioned* somewhere in a reply is not a vote.
 
-How each kind is read is its :class:`planners.base.ActionKind` record's ``parse`` (the built-in
+How each kind is read is its :class:`mas_agents.planners.base.ActionKind` record's ``parse`` (the built-in
 kinds and the reading helpers re-exported here: :mod:`mas_agents.kinds`).
 """
 
@@ -17,14 +17,14 @@ from typing import Any
 
 from mas_agents.kinds import (LETTERS, ParseError, clean_free_text, form_fields, match_choice,  # noqa: F401  (re-exported)
                               parse_letters, tagged_field)
-from planners.base import TAGS, Action, ActionRequest, action_kind  # noqa: F401  (Action, ActionRequest: the contract, re-exported)
+from mas_agents.planners.base import TAGS, Action, ActionRequest, action_kind  # noqa: F401  (Action, ActionRequest: the contract, re-exported)
 
 _clean_free_text = clean_free_text
 
 
 def parse_reply(request: ActionRequest, text: str) -> tuple[Any, str]:
     """Parse a model reply for ``request``; return ``(value, reasoning)``: the kind's registered
-    parser (:attr:`planners.base.ActionKind.parse`).
+    parser (:attr:`mas_agents.planners.base.ActionKind.parse`).
 
     Formats of the built-in kinds (the prompts in :mod:`mas_agents.prompts` ask for exactly these):
         introduce: ``Introduction: <text>``

@@ -32,16 +32,16 @@ from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
 from mas_agents.errors import CallFailed
 from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
-from memory import MemorySettings, VectorMemory
-from planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
+from mas_agents.memory import MemorySettings, VectorMemory
+from mas_agents.planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
 
 log = logging.getLogger(__name__)
 
 #: Completion budget per action kind (tokens), with a thought line before the tag: a live view of
-#: the registered kinds' :attr:`planners.base.ActionKind.max_tokens` (built-in: mas_agents.kinds).
+#: the registered kinds' :attr:`mas_agents.planners.base.ActionKind.max_tokens` (built-in: mas_agents.kinds).
 MAX_TOKENS = KindTable(lambda k: k.max_tokens)
 #: Completion budget when the reply has no thought line (a bare tagged line): the kinds'
-#: :attr:`planners.base.ActionKind.max_tokens_no_thought`.
+#: :attr:`mas_agents.planners.base.ActionKind.max_tokens_no_thought`.
 MAX_TOKENS_NO_THOUGHT = KindTable(lambda k: k.max_tokens_no_thought)
 #: Characters of an unreadable reply echoed back in the re-prompt. Any reply a grammar allows (a
 #: thought of mas_agents.grammar.THOUGHT_CHARS, tags, a TEXT_MAX utterance: under 800) is echoed
@@ -127,7 +127,7 @@ class Persona:
         goals: the character's objectives (``acts_goal``).
         victims: the case's victims.
         players: every character in the game, this one included.
-        system: the full system prompt, written by the game (``graphs.mmg.players.persona_for``,
+        system: the full system prompt, written by the game (``mas_agents.graphs.mmg.players.persona_for``,
             the Who-is-Spy player, the MAgIC session); when empty, :func:`mas_agents.prompts.default_system`.
     """
 
@@ -157,7 +157,7 @@ class Agent:
             in whatever way the model takes it: a GBNF grammar for a local GGUF model, the server's
             structured-output fields for a remote one (see :meth:`AccountedModel.constrain`);
             ``None`` = whenever the model takes one, ``False`` = never (prompt only).
-        game: the game this agent plays (:class:`planners.base.GameInfo`, set by the game's
+        game: the game this agent plays (:class:`mas_agents.planners.base.GameInfo`, set by the game's
             composition root); given to every request that names no game of its own.
         dialogue_closed: the dialogue it remembers no longer grows (the game is over: the WellPlay
             evaluation sets it), so its prompts lay the dialogue out as fixed memory

@@ -2,14 +2,14 @@
 
 Everything here composes what the CLI composes, so a call from Python is recorded and accounted
 as ``mas`` records it (``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log,
-``result.json``; the run-record contract of :mod:`eval.runs.record`):
+``result.json``; the run-record contract of :mod:`mas_agents.eval.runs.record`):
 
 * :func:`agent` builds an agent from a spec (``"plain+player_star"``) and a model (a spec string
   such as ``"local"`` or ``"openai:NAME"``, or a langchain-core chat model); :func:`recipe` is
   the same agent as a small picklable value (what a seat of an experiment cell can carry to a
   Ray worker, :mod:`mas_agents.cells`).
-* :func:`play` plays any registered game (:mod:`eval.games`) through the one runner
-  (:func:`eval.runs.session.run`); a seat takes a spec string, an agent or a recipe, and the
+* :func:`play` plays any registered game (:mod:`mas_agents.eval.games`) through the one runner
+  (:func:`mas_agents.eval.runs.session.run`); a seat takes a spec string, an agent or a recipe, and the
   persona and system prompt of a seat always come from the game (what the seat is told).
 * :func:`evaluate` is the WellPlay evaluation (``mas wellplay eval``), :func:`reproduce` a
   paper's protocol (``mas reproduce``).
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-#: Aliases :func:`node` accepts for the action kinds of :data:`planners.base.KINDS`: the
+#: Aliases :func:`node` accepts for the action kinds of :data:`mas_agents.planners.base.KINDS`: the
 #: decisions of issue 49 (speak, question, vote, answer).
 NODE_KINDS = {"speak": "introduce", "question": "ask", "vote": "vote", "answer": "answer"}
 
@@ -43,7 +43,7 @@ class AgentRecipe:
 
     Picklable when ``model`` is a spec string (or None), so it travels to another process (a Ray
     worker) and is built there into the run's own accounted model. :func:`play` builds it at the
-    seat it is given, with the persona, memory and :class:`planners.base.GameInfo` the game makes
+    seat it is given, with the persona, memory and :class:`mas_agents.planners.base.GameInfo` the game makes
     for that seat.
 
     Attributes:
@@ -81,7 +81,7 @@ class AgentRecipe:
         accounted ``model`` (:class:`mas_agents.accounting.AccountedModel`) and ``memory``."""
         from mas_agents.agent import Agent
         from mas_agents.specs import build_blocks
-        from memory import MemorySettings
+        from mas_agents.memory import MemorySettings
         return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(self.blocks),
                      settings=self.settings or MemorySettings(), spec=self.blocks, constrained=self.constrained,
                      game=game)
@@ -111,19 +111,19 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> A
 
 
 def _game_info(game: Any) -> Any:
-    """The :class:`planners.base.GameInfo` of ``game``: a GameInfo as it is; a registered kind's
+    """The :class:`mas_agents.planners.base.GameInfo` of ``game``: a GameInfo as it is; a registered kind's
     own (``"wis"``, ``"mmg"``); a MAgIC scenario by its name (``"chameleon"``); None: UNSPECIFIED.
 
     Raises:
         ValueError: no such game (names the registered kinds), or a family of games (``magic``)
             named without its scenario.
     """
-    from planners.base import UNSPECIFIED, GameInfo
+    from mas_agents.planners.base import UNSPECIFIED, GameInfo
     if game is None:
         return UNSPECIFIED
     if isinstance(game, GameInfo):
         return game
-    from eval import games as registry
+    from mas_agents.eval import games as registry
     for g in registry.games().values():
         if isinstance(g.info, Mapping) and game in g.info:
             return g.info[game]
@@ -144,12 +144,12 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
         model: a model spec (``"local"``: the embedded SmolLM2; ``"openai:NAME"``) or a
             langchain-core chat model; ``@MODEL`` in ``spec`` wins.
         game: what the agent plays: a registered kind (``"mmg"``, ``"wis"``), a MAgIC scenario
-            (``"chameleon"``), a :class:`planners.base.GameInfo` of one's own game, or None.
+            (``"chameleon"``), a :class:`mas_agents.planners.base.GameInfo` of one's own game, or None.
         name: the character or seat it plays (default ``"Player"``, or the script's first
             character).
         script: for ``game="mmg"``, a WellPlay script (its name or id, e.g. ``"Sin"``, read from
-            ``data_dir``; or a loaded :class:`eval.datasets.wellplay.Script`): the persona and
-            system prompt are the game's own (:func:`graphs.mmg.players.persona_for`). For any
+            ``data_dir``; or a loaded :class:`mas_agents.eval.datasets.wellplay.Script`): the persona and
+            system prompt are the game's own (:func:`mas_agents.graphs.mmg.players.persona_for`). For any
             other game, the agent's private script text (kept in its FAISS memory).
         persona: for one's own game, the whole :class:`mas_agents.agent.Persona` (name, role,
             script, goals, victims, players, and the system prompt the game writes); ``name``
@@ -166,9 +166,9 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
 
     Raises:
         ValueError: an unknown block or game; ``name`` not a character of the script.
-        eval.datasets.DataError: a script name not found under the datasets root.
+        mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
     """
-    from eval.runs.seats import Seats
+    from mas_agents.eval.runs.seats import Seats
     from mas_agents.accounting import CallRecorder
     from mas_agents.agent import Persona
 
@@ -177,7 +177,7 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
     if persona is not None:
         pass
     elif game == "mmg" and script is not None:
-        from graphs.mmg.players import persona_for
+        from mas_agents.graphs.mmg.players import persona_for
         sc = _load_script(script, data_dir, lang)
         who = name or sc.characters[0].name
         if who not in [c.name for c in sc.characters]:
@@ -191,7 +191,7 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
     seats = Seats(recorder if recorder is not None else CallRecorder(None), spec_model, seed=seed)
     embedder = None
     if persona.script:
-        from memory import default_embedder
+        from mas_agents.memory import default_embedder
         embedder = default_embedder()
     a = seats.agent(persona, r.blocks, info, embedder=embedder, settings=settings)
     a.recipe = dataclasses.replace(r, model=spec_model)
@@ -202,8 +202,8 @@ def _load_script(script: Any, data_dir: Any, lang: str) -> Any:
     """A loaded WellPlay script: ``script`` as it is, or loaded by name or id from the datasets root."""
     if not isinstance(script, str):
         return script
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wellplay import load_script
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wellplay import load_script
     return load_script(resolve_data_dir(data_dir), script, lang)
 
 
@@ -244,7 +244,7 @@ def _placeholder(seat: Any) -> str:
 
 def _seated(seat: Any, base: Any, seats: Any) -> Any:
     """The agent that plays a place whose game-built agent is ``base``: the game's persona,
-    system prompt and :class:`planners.base.GameInfo` (what the seat is told), with the blocks,
+    system prompt and :class:`mas_agents.planners.base.GameInfo` (what the seat is told), with the blocks,
     budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); its model recording
     into the run (``seats.model``). A hand-built agent keeps its own memory when it plays the
     same character, else takes the game's."""
@@ -319,7 +319,7 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
          progress: Callable[[int, int, str], None] | None = None, **params: Any) -> dict:
     """Play one game of any registered kind into a run directory and return its ``result.json``.
 
-    The one runner plays it (:func:`eval.runs.session.run`, what ``mas game play`` runs): the run
+    The one runner plays it (:func:`mas_agents.eval.runs.session.run`, what ``mas game play`` runs): the run
     directory holds ``config.json`` (with ``models``/``seat_models``/``model``/``default_model``),
     ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log, ``result.json``, ``transcript.md``.
 
@@ -345,10 +345,10 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
     Raises:
         ValueError: an unknown game, seat, block or parameter (before anything is written but
             ``out`` itself); what the game's set-up refuses.
-        eval.runs.record.RunConflict: ``out`` holds a run of another configuration.
+        mas_agents.eval.runs.record.RunConflict: ``out`` holds a run of another configuration.
     """
-    from eval import games as registry
-    from eval.runs.session import run
+    from mas_agents.eval import games as registry
+    from mas_agents.eval.runs.session import run
     from mas_agents.rundir import default_run_dir
 
     g = registry.get(game)
@@ -383,19 +383,19 @@ def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, 
     after a game) into ``out``; returns its ``result.json``.
 
     Args:
-        method: one of :data:`eval.runs.wellplay_eval.METHODS` (``pp``, ``op``, ``session``, and
+        method: one of :data:`mas_agents.eval.runs.wellplay_eval.METHODS` (``pp``, ``op``, ``session``, and
             the model-free ``always_a``/``random``).
         out: the run directory (rerun the same call to resume it).
         script: a script's name or id, or ``"all"``; model: model spec or chat model.
         data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``).
-        options: the rest of :func:`eval.runs.wellplay_run.run_wellplay_eval` (``lang``, ``seed``,
+        options: the rest of :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (``lang``, ``seed``,
             ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings``, ``agent_spec``...).
 
     Raises:
-        ValueError: an unknown method or script; eval.datasets.DataError: no datasets root.
+        ValueError: an unknown method or script; mas_agents.eval.datasets.DataError: no datasets root.
     """
-    from eval.datasets import resolve_data_dir
-    from eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
     return run_wellplay_eval(data_root=resolve_data_dir(data_dir), method=method, out=Path(out), script=script,
                              model=model, **options)
 
@@ -416,30 +416,30 @@ def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: st
     """
     import importlib
 
-    from eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets import resolve_data_dir
     modules = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
     root = resolve_data_dir(data_dir)
     if paper == "all":
-        from eval.reproduce.all import reproduce_all
+        from mas_agents.eval.reproduce.all import reproduce_all
         options.setdefault("others", None)
         options.setdefault("limit", None)
         return reproduce_all(data_root=root, out=Path(out), model=model, **options)
     if paper not in modules:
         raise ValueError(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
-    mod = importlib.import_module(f"eval.reproduce.{modules[paper]}")
+    mod = importlib.import_module(f"mas_agents.eval.reproduce.{modules[paper]}")
     return mod.reproduce(data_root=root, out=Path(out), model=model, **options)
 
 
 # ------------------------------------------------------------------------ registries, graphs
 def games() -> Mapping[str, Any]:
-    """Every registered game by kind (:class:`eval.games.GameDef`: ``title``, ``info``, ``params``)."""
-    from eval import games as registry
+    """Every registered game by kind (:class:`mas_agents.eval.games.GameDef`: ``title``, ``info``, ``params``)."""
+    from mas_agents.eval import games as registry
     return registry.games()
 
 
 def register_game(game: Any) -> Any:
-    """Register an :class:`eval.games.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
-    from eval import games as registry
+    """Register an :class:`mas_agents.eval.games.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
+    from mas_agents.eval import games as registry
     return registry.register(game)
 
 
@@ -474,14 +474,14 @@ def builder(game: str, variant: str | None = None) -> Any:
         ValueError: another game, or ``magic`` without a variant.
     """
     if game == "mmg":
-        from graphs.mmg.graph import builder as b
+        from mas_agents.graphs.mmg.graph import builder as b
         return b()
     if game == "wis":
-        from graphs.wis.graph import builder as b
+        from mas_agents.graphs.wis.graph import builder as b
         return b()
     if game == "magic":
-        from graphs.magic.graph import builder as b
-        from graphs.magic.graph import graph_kind
+        from mas_agents.graphs.magic.graph import builder as b
+        from mas_agents.graphs.magic.graph import graph_kind
         if variant is None:
             raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
         return b(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
@@ -503,7 +503,7 @@ def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str]
 
     The node gives the agent the events of ``state[events]`` it has not seen (its memory and its
     blocks' ``on_event`` hooks read them, as in our games: :meth:`mas_agents.agent.Agent.observe`),
-    asks it an :class:`planners.base.ActionRequest` (strict parsing, one re-prompt, its blocks
+    asks it an :class:`mas_agents.planners.base.ActionRequest` (strict parsing, one re-prompt, its blocks
     consulted) and returns ``{events: [its blocks' planning events..., the decision's event]}``:
     add ``events: Annotated[list, operator.add]`` to the graph's state. The decision's event is a
     :func:`mas_agents.events.make_event` dict (``kind``, ``actor``, ``content``, ``llm_call_ids``
@@ -514,7 +514,7 @@ def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str]
         agent: an agent (:func:`agent`).
         kind: ``"speak"`` (an introduction: ``Introduction: ...``), ``"question"`` (``To:`` one of
             ``choices`` and ``Question:``), ``"answer"``, ``"vote"`` (one of ``choices``), or any
-            kind of :data:`planners.base.KINDS`.
+            kind of :data:`mas_agents.planners.base.KINDS`.
         prompt: the task text, or ``prompt(state) -> str``.
         choices: legal choices (``vote``, ``question``: whom to ask), or ``choices(state)``.
         context: the request's facts (``{"asker": ..., "question": ...}`` for ``answer``: its
@@ -533,7 +533,7 @@ def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str]
         ValueError: an unknown kind (when the node is made).
     """
     from mas_agents.events import make_event
-    from planners.base import KINDS, ActionRequest
+    from mas_agents.planners.base import KINDS, ActionRequest
 
     k = NODE_KINDS.get(kind, kind)
     if k not in KINDS:

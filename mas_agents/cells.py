@@ -154,7 +154,7 @@ def cell_fanout(models: list[Any]) -> int | None:
     games at 8 in flight). The steps of one LangGraph superstep see the same state and their
     writes are applied together at its end, so the results do not depend on this width. A graph
     may fan out inside one step instead and read the width from its config (``max_concurrency``):
-    the Who-is-Spy graph's ``voting`` (:func:`graphs.fanout.fan_out`; at a width of 1 the votes
+    the Who-is-Spy graph's ``voting`` (:func:`mas_agents.graphs.fanout.fan_out`; at a width of 1 the votes
     run one after another on the game's thread).
     """
     at_once, left = getattr(_CELL, "run", (1, 0))

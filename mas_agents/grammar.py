@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mas_agents.actions import ActionRequest
 from mas_agents.kinds import TEXT_MAX, TEXT_MIN, letter_sets, literal, one_line, text_schema  # noqa: F401  (TEXT_*: re-exported)
-from planners.base import ActionKind, action_kind
+from mas_agents.planners.base import ActionKind, action_kind
 
 #: Longest private thought line, in characters (keeps chain-of-thought short on small models).
 #: It must fit in the smallest completion budget even at one token per character (gibberish
@@ -46,7 +46,7 @@ def _kind_for(request: ActionRequest, what: str) -> ActionKind:
 def reply_grammar(request: ActionRequest, think: bool = True) -> str:
     """GBNF text for the reply format of ``request`` (see :func:`mas_agents.actions.parse_reply`):
     an optional thought line, then the kind's registered grammar
-    (:attr:`planners.base.ActionKind.grammar`).
+    (:attr:`mas_agents.planners.base.ActionKind.grammar`).
 
     Args:
         request: the action request (its kind, choices and ``multi`` flag fix the grammar).
@@ -73,7 +73,7 @@ def reply_schema(request: ActionRequest, think: bool = True) -> dict:
     """JSON schema of the reply of ``request``: the same fields and limits as
     :func:`reply_grammar` (a thought of at most :data:`THOUGHT_CHARS` characters when ``think``,
     then one property per tagged line, choices as ``enum``: the kind's registered
-    :attr:`planners.base.ActionKind.schema`), every property required, no others.
+    :attr:`mas_agents.planners.base.ActionKind.schema`), every property required, no others.
 
     Used for servers that take OpenAI's ``response_format: {"type": "json_schema"}`` but no
     grammar; :func:`render_json_reply` turns the object back into the tagged lines.

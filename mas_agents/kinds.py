@@ -1,20 +1,20 @@
-"""The built-in action kinds, one :class:`planners.base.ActionKind` record each, and the helpers
+"""The built-in action kinds, one :class:`mas_agents.planners.base.ActionKind` record each, and the helpers
 a kind's functions are made of.
 
 Every kind of move says here, in one place, how it is asked (the answer-format line that ends the
 prompt), read (the strict parser: one tagged line such as ``Vote: <name>``, never a choice scraped
 out of free prose), constrained (the llama.cpp GBNF grammar and the JSON schema of its reply, and
 how a JSON reply is put back into the tagged lines) and budgeted (``max_tokens`` with and without a
-thought line). The agent core dispatches through :func:`planners.base.action_kind`:
+thought line). The agent core dispatches through :func:`mas_agents.planners.base.action_kind`:
 :func:`mas_agents.actions.parse_reply`, :mod:`mas_agents.grammar`, :func:`mas_agents.prompts.format_instruction`
 and :func:`mas_agents.agent.completion_budget` import this module, so the built-in kinds are
 registered before any of them runs.
 
-A game with a new kind of move calls :func:`planners.base.register_kind` once, in its own
+A game with a new kind of move calls :func:`mas_agents.planners.base.register_kind` once, in its own
 module; no module here changes. :func:`tagged_kind` makes the common shape, one tagged line::
 
     from mas_agents.kinds import tagged_kind
-    from planners.base import register_kind
+    from mas_agents.planners.base import register_kind
 
     register_kind(tagged_kind("accuse", "Accusation",
                               'End with a line "Accusation: ..." holding exactly one name from the list.',
@@ -38,7 +38,7 @@ import re
 import string
 from typing import Any, Callable
 
-from planners.base import ActionKind, ActionRequest, register_kind
+from mas_agents.planners.base import ActionKind, ActionRequest, register_kind
 
 LETTERS = string.ascii_lowercase
 
@@ -376,7 +376,7 @@ def _form_extra_tokens(request: ActionRequest) -> int:
 
 _NUM_RULE = 'num ::= [0-9] | [1-9] [0-9] | "100"'
 
-#: The built-in kinds, in :data:`planners.base.BUILTIN_KINDS` order. Budgets in tokens: 256 with a
+#: The built-in kinds, in :data:`mas_agents.planners.base.BUILTIN_KINDS` order. Budgets in tokens: 256 with a
 #: thought line for every kind (the grammar's thought line, ``mas_agents.grammar.THOUGHT_CHARS``
 #: characters, must fit even at one token per character); without one, a description is at most
 #: 400 characters (Who is Spy), a vote one name.

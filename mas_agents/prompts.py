@@ -23,7 +23,7 @@ leads with what changes least and ends with what is specific to the call:
 Retrieved excerpts are in document order (:meth:`memory.VectorMemory.retrieve`, unchanged: the
 set a budget selects is the same). Measured on the README demo with the fake model of
 ``scripts/fake_runs.py``, share of the prompt text an ideal prefix cache could reuse
-(:func:`eval.metrics.cost.prompt_cost`): the evaluation at the default budgets 25 % with the layout
+(:func:`mas_agents.eval.metrics.cost.prompt_cost`): the evaluation at the default budgets 25 % with the layout
 before issue 48 (script excerpts, then the dialogue, then the question), 46 % with this one; 87 %
 when the script budget covers the script. The gameplay's order was already the better one (53 %
 against 26 % with the dialogue first).
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mas_agents.actions import LETTERS, ActionRequest
-from planners.base import action_kind
+from mas_agents.planners.base import action_kind
 
 
 def default_system(name: str, goals: str = "") -> str:
@@ -57,7 +57,7 @@ def format_choices(request: ActionRequest) -> str:
 
 def format_instruction(request: ActionRequest) -> str:
     """The answer-format line the strict parser expects for ``request``: its kind's registered
-    :attr:`planners.base.ActionKind.instruction` (the built-in kinds' lines: :mod:`mas_agents.kinds`)."""
+    :attr:`mas_agents.planners.base.ActionKind.instruction` (the built-in kinds' lines: :mod:`mas_agents.kinds`)."""
     return action_kind(request.kind).instruction(request)
 
 

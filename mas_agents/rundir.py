@@ -337,7 +337,7 @@ def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
 
 class RunConflict(FileExistsError, ValueError):
     """``out`` holds a run that this run may not write into: one of another configuration
-    (:func:`eval.runs.record.check_same_run`), or one another live process is playing
+    (:func:`mas_agents.eval.runs.record.check_same_run`), or one another live process is playing
     (:func:`marks_run`).
 
     Both a :class:`FileExistsError` (the directory is taken) and a :class:`ValueError` (an option

@@ -12,14 +12,14 @@ from typing import Callable
 
 from mas_agents.accounting import AccountedModel
 from mas_agents.agent import Agent, Persona
-from memory import Embedder, MemorySettings, VectorMemory
-from planners.base import UNSPECIFIED, GameInfo, PlannerBlock
-from planners.baselines import FACTORIES as BASELINES
-from planners.cot import ChainOfThought
-from planners.pgm import FACTORIES as PGM
-from planners.pgm_paper import FACTORIES as PGM_PAPER
-from planners.player_star import player_star_blocks
-from planners.strategies import FACTORIES as WIS_STRATEGIES
+from mas_agents.memory import Embedder, MemorySettings, VectorMemory
+from mas_agents.planners.base import UNSPECIFIED, GameInfo, PlannerBlock
+from mas_agents.planners.baselines import FACTORIES as BASELINES
+from mas_agents.planners.cot import ChainOfThought
+from mas_agents.planners.pgm import FACTORIES as PGM
+from mas_agents.planners.pgm_paper import FACTORIES as PGM_PAPER
+from mas_agents.planners.player_star import player_star_blocks
+from mas_agents.planners.strategies import FACTORIES as WIS_STRATEGIES
 
 #: spec name -> factory of the blocks it adds (fresh blocks per agent: blocks hold per-agent state).
 BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
@@ -34,7 +34,7 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
 
 def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
     """Make a custom block usable in agent specs (``plain+<name>``) everywhere: games, compare,
-    tournaments, MAgIC and ``eval.runs.ablate.run_ablate``.
+    tournaments, MAgIC and ``mas_agents.eval.runs.ablate.run_ablate``.
 
     Args:
         name: spec name (letters, digits, ``_``); must not contain ``+`` or ``@``.

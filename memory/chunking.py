@@ -2,11 +2,11 @@
 
 PLAYER* (Zhu et al. 2024, arXiv:2404.17662) §2.2 stores each character's script in a vector
 memory as chunks of about 50 tokens; Appendix C.1 gives the 50-token chunk size and the 4,000
-token retrieval budgets (see :class:`memory.vector_memory.MemorySettings`). This module does the
+token retrieval budgets (see :class:`mas_agents.memory.vector_memory.MemorySettings`). This module does the
 text side of that: split a script into sentences, then pack consecutive sentences greedily into
 chunks that never exceed a token limit.
 
-Token counts come from a ``count_tokens(text) -> int`` callable. :class:`memory.vector_memory.
+Token counts come from a ``count_tokens(text) -> int`` callable. :class:`mas_agents.memory.vector_memory.
 VectorMemory` passes its embedder's tokenizer (all-MiniLM-L6-v2 WordPiece, no special tokens);
 the default here is :func:`simple_token_count` (whitespace words, one token per CJK character),
 which needs no model. The paper counted with OpenAI's ``cl100k_base``; for English the MiniLM
@@ -60,7 +60,7 @@ def simple_token_count(text: str) -> int:
     token and each CJK character (ideograph, kana, hangul, CJK/full-width punctuation) is one.
 
     ``simple_token_count("He took the poison.") == 4``; ``simple_token_count("你好，世界") == 5``.
-    Used by :class:`memory.embeddings.HashEmbedder` and as :func:`pack_chunks`'s default.
+    Used by :class:`mas_agents.memory.embeddings.HashEmbedder` and as :func:`pack_chunks`'s default.
     """
     return len(_SIMPLE_TOKEN_RE.findall(text))
 

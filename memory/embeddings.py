@@ -444,7 +444,7 @@ class HashEmbedder(Embedder):
     stop words) and single CJK characters, each hashed with blake2b into one of ``dim`` buckets
     with a ±1 sign, then L2-normalised; texts sharing words get positive inner products. A text
     with no words gets the zero vector. ``count_tokens`` is
-    :func:`memory.chunking.simple_token_count` (whitespace words, one per CJK character).
+    :func:`mas_agents.memory.chunking.simple_token_count` (whitespace words, one per CJK character).
     Uses :meth:`Embedder.encode`'s caches under its own :attr:`name`; never loads a model.
 
     Args:

@@ -10,7 +10,7 @@ the score is cosine similarity and the ranking is exact, not approximate.
 A :class:`VectorMemory` holds FAISS indexes and must not go into LangGraph state (state is
 snapshotted every step). Rebuild it from the run's events instead with
 :meth:`VectorMemory.rebuild`: adding the same texts again is cheap because every vector is
-cached by content hash (:mod:`memory.embeddings`) and chunking is memoised.
+cached by content hash (:mod:`mas_agents.memory.embeddings`) and chunking is memoised.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class VectorMemory:
     """One agent's memory: a FAISS ``IndexFlatIP`` per source over normalised vectors.
 
     Args:
-        embedder: the :class:`memory.embeddings.Embedder` (or ``HashEmbedder`` in tests) that
+        embedder: the :class:`mas_agents.memory.embeddings.Embedder` (or ``HashEmbedder`` in tests) that
             embeds chunks and queries and counts tokens.
         chunk_tokens: max tokens per script chunk (PLAYER* §2.2: 50), >= 1.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import BlockAgent, Contribution
+from mas_agents.planners.base import BlockAgent, Contribution
 
 _INSTRUCTIONS = {
     "introduce": "First think in one or two short sentences about what to reveal and what to keep to yourself.",

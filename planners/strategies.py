@@ -13,9 +13,9 @@ The paper prints no Chinese prompts: the Chinese texts are ours, of the same kin
 reproduction, the English texts were ours too: a "[System notice: ...]" in the same spirit.)
 The paper's case study (v1 Table 6) shows o1-mini injecting a different text from Table 1's; we use
 Table 1's, the one the paper names for the setting. They act only in games that list them in
-:attr:`planners.base.GameInfo.strategies` (their texts speak of a judge and a secret word), and
+:attr:`mas_agents.planners.base.GameInfo.strategies` (their texts speak of a judge and a secret word), and
 ``attack`` and ``defense`` only when the agent holds the game's hidden role
-(:attr:`~planners.base.GameInfo.hidden_role`): the harness tells the block the role (``Persona.role``),
+(:attr:`~mas_agents.planners.base.GameInfo.hidden_role`): the harness tells the block the role (``Persona.role``),
 as in the paper's controlled experiments where the tested agent plays the spy; the prompt still
 never reveals it. They are planner blocks, so any agent spec can carry them
 (``plain+attack``, ``player_star+reasoning``...).
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import BlockAgent, Contribution
+from mas_agents.planners.base import BlockAgent, Contribution
 
 #: WiS v1 Table 1, "Attacking" (English verbatim).
 ATTACK_TEXT = {

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# Tests never read or write the user's embedding cache (memory.embeddings.default_cache_dir): a
+# Tests never read or write the user's embedding cache (mas_agents.memory.embeddings.default_cache_dir): a
 # vector cached by an earlier run would hide the model call a test means to make. Set before any
 # project module is imported; subprocesses (the CLI tests) inherit it; tests of the disk cache
 # give their own folder.
@@ -112,7 +112,7 @@ def mixed_root(real_data_root, tmp_path_factory) -> Path:
 def _restore_script_ids():
     """Loading a script that names its own id (``mas_id``) registers it for the process; undo
     that after each test so that no test sees another test's scripts."""
-    from eval.datasets import wellplay
+    from mas_agents.eval.datasets import wellplay
     before = dict(wellplay.SCRIPT_IDS)
     yield
     if wellplay.SCRIPT_IDS != before:

@@ -116,7 +116,7 @@ def polite_player(vote_for: str | None = None) -> Callable[[list[BaseMessage]], 
     return rule
 
 
-#: The reply-line label of each PLAYER* sensor (planners.player_star.sensors.FIELD) -> sensor.
+#: The reply-line label of each PLAYER* sensor (mas_agents.planners.player_star.sensors.FIELD) -> sensor.
 SENSOR_LABELS = {"emotion": "emotion", "motive": "motivation", "opportunity": "opportunity",
                  "information": "information"}
 #: What :func:`star_rule` answers for a sensor its table does not fill.

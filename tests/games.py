@@ -1,7 +1,7 @@
-"""Every game's :class:`planners.base.GameInfo` by name, for tests that build requests by hand,
-read from the game registry (:mod:`eval.games`; MAgIC registers a family of five)."""
+"""Every game's :class:`mas_agents.planners.base.GameInfo` by name, for tests that build requests by hand,
+read from the game registry (:mod:`mas_agents.eval.games`; MAgIC registers a family of five)."""
 
-from eval import games as _games
+from mas_agents.eval import games as _games
 
 
 def _infos() -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import mas_agents as mas
 from mas_agents.accounting import CallRecorder
 from mas_agents.llm import ModelPool
-from memory import MemorySettings
+from mas_agents.memory import MemorySettings
 from tests.fakes import RuleChat, wis_player
 
 

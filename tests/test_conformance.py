@@ -2,8 +2,8 @@
 for every game, run on the cases of the registered built-in games
 (:mod:`tests.conformance.builtin_cases`: the murder mystery on "Sin", Who is Spy with 4, 5 and
 6 seats, the five MAgIC scenarios). Each game's own rules and re-scoring live beside it
-(:mod:`eval.runs.mmg_checks`, :mod:`eval.runs.wis_checks`, :mod:`eval.runs.magic_checks`,
-registered as its :attr:`eval.games.GameDef.conformance`); any other game runs the same kit
+(:mod:`mas_agents.eval.runs.mmg_checks`, :mod:`mas_agents.eval.runs.wis_checks`, :mod:`mas_agents.eval.runs.magic_checks`,
+registered as its :attr:`mas_agents.eval.games.GameDef.conformance`); any other game runs the same kit
 from a test beside its own registration, with a case of its own.
 
 Tests at the end pin production bugs found here, once strict ``xfail`` tests: an abstained
@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from eval import games
+from mas_agents.eval import games
 from tests.conformance import builtin_cases, kit
 from tests.conformance.kit import fake_model, normal_events, normal_result, read_events  # noqa: F401  (fixture)
 

@@ -28,8 +28,8 @@ def _read(out: Path) -> tuple[dict, list[dict], list[dict]]:
 
 def test_import_mas_agents_is_cheap_and_names_the_public_api():
     code = ("import json, sys, mas_agents as mas\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "{'torch', 'langgraph', 'langchain_core', 'faiss', 'eval', 'graphs', 'planners', 'memory'})\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'langgraph', 'langchain_core', "
+            "'faiss'} or m.split('.')[:2] in ([\"mas_agents\", s] for s in ('eval', 'graphs', 'planners', 'memory')))\n"
             "print(json.dumps({'heavy': heavy, 'all': mas.__all__}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     got = json.loads(out)
@@ -111,7 +111,7 @@ def test_node_refuses_an_unknown_kind():
 
 @pytest.mark.realdata
 def test_play_seats_a_hand_built_agent_in_the_murder_mystery(tmp_path, real_data_root):
-    from eval.datasets.wellplay import load_script
+    from mas_agents.eval.datasets.wellplay import load_script
     sc = load_script(real_data_root, "Sin")
     civilian = next(c.name for c in sc.characters if not c.is_murderer)
     fake = RuleChat(rule=star_rule())
@@ -138,8 +138,8 @@ def test_a_game_builder_takes_a_checkpointer_and_an_interrupt_of_the_users_own(t
     before the votes (where a person would step in): it stops there, and resumes to the end."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from eval.games import get
-    from eval.runs.seats import Seats
+    from mas_agents.eval.games import get
+    from mas_agents.eval.runs.seats import Seats
     from mas_agents.accounting import CallRecorder
 
     seats = Seats(CallRecorder(None), RuleChat(rule=wis_player()), seed=1)

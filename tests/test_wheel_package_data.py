@@ -33,17 +33,21 @@ import pytest
 from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the repository's top-level folders; ``graphs/ planners/ memory/ eval/`` ship as ``mas_agents.*``
+#: (the symlinks ``mas_agents/X -> ../X``, ARCHITECTURE.md "One import name")
 PACKAGES = ("mas_agents", "graphs", "planners", "memory", "eval")
 pytestmark = pytest.mark.integration
 
 
 def _data_files() -> set[str]:
-    """Every file under the packages that is not Python source (the files the wheel must carry)."""
+    """Every file under the packages that is not Python source (the files the wheel must carry),
+    named as in the wheel (``eval/x.csv`` is ``mas_agents/eval/x.csv``)."""
     out = set()
     for pkg in PACKAGES:
         for p in (ROOT / pkg).rglob("*"):
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".py", ".pyc"):
-                out.add(p.relative_to(ROOT).as_posix())
+                rel = p.relative_to(ROOT).as_posix()
+                out.add(rel if pkg == "mas_agents" else f"mas_agents/{rel}")
     return out
 
 
@@ -55,8 +59,8 @@ def installed(tmp_path_factory) -> dict:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for pkg in PACKAGES:
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for pkg in PACKAGES:   # the symlinks mas_agents/{eval,...} are copied as links: they point at the copies
+        shutil.copytree(ROOT / pkg, src / pkg, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     dist = tmp / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
                     "-q", "-w", str(dist), str(src)], check=True, cwd=tmp)
@@ -83,19 +87,22 @@ def _env() -> dict:
 
 def test_the_wheel_holds_every_data_file_of_the_packages(installed):
     files = _data_files()
-    assert {f for f in files if f.startswith("eval/reproduce/papers/")} >= {
-        "eval/reproduce/papers/magic_table1.csv", "eval/reproduce/papers/player_star_released_logs.csv",
-        "eval/reproduce/papers/player_star_protocol_differences.md"}
+    assert {f for f in files if f.startswith("mas_agents/eval/reproduce/papers/")} >= {
+        "mas_agents/eval/reproduce/papers/magic_table1.csv",
+        "mas_agents/eval/reproduce/papers/player_star_released_logs.csv",
+        "mas_agents/eval/reproduce/papers/player_star_protocol_differences.md"}
     assert files - installed["names"] == set()
+    # one import name: nothing of the wheel is a top-level eval/graphs/planners/memory package
+    assert {n.split("/")[0] for n in installed["names"]} == {"mas_agents", "mas_agents-0.1.0.dist-info"}
 
 
 def test_the_installed_package_is_not_the_checkout(installed):
     out = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c",
-                          "import eval.reproduce.common as c, mas_agents, sys; "
+                          "import mas_agents.eval.reproduce.common as c, mas_agents, sys; "
                           "print(c.PAPERS_DIR); print(mas_agents.__file__); print(sys.path)"],
                          check=True, capture_output=True, text=True, cwd=installed["tmp"], env=_env()).stdout
     papers, init, path = out.splitlines()
-    assert Path(papers) == installed["site"] / "eval" / "reproduce" / "papers"
+    assert Path(papers) == installed["site"] / "mas_agents" / "eval" / "reproduce" / "papers"
     assert Path(init).is_relative_to(installed["site"])
     # nothing of the checkout on sys.path but its .venv's site-packages (the dependencies)
     entries = [Path(e).resolve() for e in ast.literal_eval(path) if e]
@@ -198,7 +205,7 @@ def test_one_fake_model_game_of_every_registered_game_from_the_wheel(installed, 
     calls = [l for p in out.rglob("llm_calls.jsonl") for l in p.read_text().splitlines()]
     assert calls
     # the registered kinds are exactly these three: a new built-in game needs a line here
-    from eval.games import BUILTIN
+    from mas_agents.eval.games import BUILTIN
     assert set(BUILTIN) == {"wis", "mmg", "magic"}
 
 

@@ -1,7 +1,7 @@
 """The toy murder mystery the agent, planner and graph tests share, and the helpers that build it.
 
 Four players (Ann, Bob, Cid, Dee); Bob poisoned Vic. :func:`make_agent` builds one agent on a
-:class:`tests.fakes.RuleChat`; :func:`toy_runtime` builds a whole :class:`graphs.mmg.graph.MMGRuntime`.
+:class:`tests.fakes.RuleChat`; :func:`toy_runtime` builds a whole :class:`mas_agents.graphs.mmg.graph.MMGRuntime`.
 ``tests/conftest.py`` exposes :func:`make_agent` and :func:`toy_runtime` as fixtures; module-level
 helpers of a test module, and the PLAYER* tests (:func:`star_agent`), import them from here.
 """
@@ -13,7 +13,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.agent import Agent, Persona
-from memory import HashEmbedder, MemorySettings, VectorMemory
+from mas_agents.memory import HashEmbedder, MemorySettings, VectorMemory
 from tests.fakes import RuleChat
 
 #: Seat order of the toy game.
@@ -44,7 +44,7 @@ def make_agent(rule: Callable, blocks: Sequence = (), *, name: str = "Ann", role
                victims: Sequence[str] = (TOY_VICTIM,), players: Sequence[str] = TOY_PLAYERS,
                script_budget: int = 80, dialogue_budget: int = 80, spec: str = "plain") -> ToyAgent:
     """One agent of the toy game on a :class:`RuleChat` fake replying ``rule(messages)``, with a new
-    in-memory call recorder and the murder mystery's :class:`planners.base.GameInfo` (as the game's
+    in-memory call recorder and the murder mystery's :class:`mas_agents.planners.base.GameInfo` (as the game's
     composition root sets it).
 
     Args:
@@ -52,7 +52,7 @@ def make_agent(rule: Callable, blocks: Sequence = (), *, name: str = "Ann", role
         script: the persona's script; ``memory_script`` (default: the same) is what its hash-embedding
             memory holds.
     """
-    from graphs.mmg.rules import GAME as MMG
+    from mas_agents.graphs.mmg.rules import GAME as MMG
     rec = CallRecorder(None)
     chat = RuleChat(rule=rule, seen=[])
     model = AccountedModel(chat, rec, label="fake")
@@ -67,13 +67,13 @@ def make_agent(rule: Callable, blocks: Sequence = (), *, name: str = "Ann", role
 
 def star_agent(rule: Callable, *, config=None, **kw) -> ToyAgent:
     """:func:`make_agent` with the PLAYER* blocks (``config``: a ``PlayerStarConfig``)."""
-    from planners.player_star import player_star_blocks
+    from mas_agents.planners.player_star import player_star_blocks
     return make_agent(rule, player_star_blocks(config), spec="player_star", **kw)
 
 
 def state_of(agent: Agent):
     """The PLAYER* state of ``agent`` (set up for it)."""
-    from planners.player_star import find_state
+    from mas_agents.planners.player_star import find_state
     st = find_state(agent)
     assert st is not None, f"{agent.name} has no PLAYER* blocks"
     return st.ensure(agent)
@@ -81,7 +81,7 @@ def state_of(agent: Agent):
 
 def _persona(name: str, role: str, script: str, goals: str, victims: Sequence[str], players: Sequence[str]) -> Persona:
     """A murder-mystery persona with the system prompt the game gives it."""
-    from graphs.mmg.prompts import system_prompt
+    from mas_agents.graphs.mmg.prompts import system_prompt
     return Persona(name=name, title="Toy", role=role, script=script, goals=goals, victims=list(victims),
                    players=list(players), system=system_prompt(name, "Toy", role, goals, list(victims), list(players)))
 
@@ -95,7 +95,7 @@ def toy_persona(name: str, goals: str = "Find the killer.", script: str | None =
 def toy_runtime(tmp_path: Path, rules: Mapping[str, Callable] | Callable, *, rounds: int = 2, questions: int = 1,
                 goals: str = "Find the killer.", build: Callable | None = None,
                 scripts: Mapping[str, str] | None = None, script_budget: int = 60, dialogue_budget: int = 60):
-    """A toy game ready for :func:`eval.runs.mmg_session.run_game`.
+    """A toy game ready for :func:`mas_agents.eval.runs.mmg_session.run_game`.
 
     Args:
         tmp_path: the run directory is ``tmp_path / "run"`` (created); the call log is its
@@ -109,8 +109,8 @@ def toy_runtime(tmp_path: Path, rules: Mapping[str, Callable] | Callable, *, rou
     Returns:
         ``(runtime, recorder, run_dir)``.
     """
-    from graphs.mmg.graph import MMGRuntime
-    from graphs.mmg.rules import GAME as MMG_GAME
+    from mas_agents.graphs.mmg.graph import MMGRuntime
+    from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.specs import build_agent
 
     out = tmp_path / "run"

@@ -3,8 +3,8 @@
 Source: MAgIC (arXiv 2311.08562) §3 and Appendix A; the files are the benchmark's released
 settings, described in ``<data_root>/magic/README.md`` (section "Schemas"). They are read from
 ``<data_root>/magic/settings/<dir>/<id>.json``, ``<dir>`` from
-:data:`graphs.magic.events.SETTINGS_DIR`; ``data_root`` is the datasets root of
-:func:`eval.datasets.resolve_data_dir` (the folder that holds ``magic/``). Nothing is copied into the
+:data:`mas_agents.graphs.magic.events.SETTINGS_DIR`; ``data_root`` is the datasets root of
+:func:`mas_agents.eval.datasets.resolve_data_dir` (the folder that holds ``magic/``). Nothing is copied into the
 repository.
 
 ====================  ==============  =====  ===============================================
@@ -31,8 +31,8 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Iterable
 
-from graphs.magic.events import SCENARIOS, SETTINGS_DIR
-from graphs.magic.rules import PD_TABLE_KEYS, PLAYERS
+from mas_agents.graphs.magic.events import SCENARIOS, SETTINGS_DIR
+from mas_agents.graphs.magic.rules import PD_TABLE_KEYS, PLAYERS
 
 #: Number of settings per scenario (MAgIC §3: 20 per deduction game, 21 = 7 × 3 seats otherwise).
 SETTING_COUNTS = {"chameleon": 20, "undercover": 20, "cost_sharing": 21, "prisoners_dilemma": 21,
@@ -92,7 +92,7 @@ class CostSharingSetting:
     ``first_msg`` says $650,000 / $175,000 / $175,000, i.e. 65 / 17.5 / 17.5, so the percent list
     is a truncation). The data README says "ids 9–11", but id 11's Player 3 entry is
     ``[70, 20, 10]``; only ids 9 and 10 contain the sum-99 list.
-    :func:`graphs.magic.rules.valid_split` with its default tolerance 0.5 does **not** accept it;
+    :func:`mas_agents.graphs.magic.rules.valid_split` with its default tolerance 0.5 does **not** accept it;
     the loader neither fixes nor rejects it (a game that must show a valid opener can use
     ``parse_split(first_msg[name])`` instead, which gives 65 / 17.5 / 17.5).
     """
@@ -108,7 +108,7 @@ class CostSharingSetting:
 @dataclass(frozen=True)
 class PDSetting:
     """One iterated prisoner's dilemma: the test seat and the payoff table
-    (``cooperate``, ``defect``, ``one_defect``, ``two_defect``; see :func:`graphs.magic.rules.pd_payoffs`)."""
+    (``cooperate``, ``defect``, ``one_defect``, ``two_defect``; see :func:`mas_agents.graphs.magic.rules.pd_payoffs`)."""
 
     id: int
     test_player: str
@@ -131,7 +131,7 @@ Setting = ChameleonSetting | UndercoverSetting | CostSharingSetting | PDSetting 
 # --------------------------------------------------------------------------- ids and ranges
 
 def scenario_name(scenario: str) -> str:
-    """The canonical scenario name (:data:`graphs.magic.events.SCENARIOS`); the settings folder
+    """The canonical scenario name (:data:`mas_agents.graphs.magic.events.SCENARIOS`); the settings folder
     names (``airportfee``, ``prisoner``) are accepted as aliases.
 
     Raises:

@@ -4,7 +4,7 @@ All rules below cite ``wellplay/README.md`` in the data folder (called "README" 
 documents the layout, the schemas and every known oddity of the upstream files. The files are
 read as they are (never copied or rewritten); the few malformed CSV rows are repaired in memory
 by the explicit rules in :func:`_parse_row`, and every repair is recorded in ``Script.repairs``.
-Anything else that does not fit the schema raises :class:`~eval.datasets.DataError`.
+Anything else that does not fit the schema raises :class:`~mas_agents.eval.datasets.DataError`.
 
 Layout (README "Layout")::
 
@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eval.datasets import DataError
+from mas_agents.eval.datasets import DataError
 
 __all__ = [
     "CATEGORIES", "LANGS", "POOLED_FILE", "SCRIPT_IDS", "Character", "DataError", "Question",

@@ -14,10 +14,10 @@ def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
 
     Raises:
         FileNotFoundError: the pairs file is missing (its path is named).
-        ValueError: ``lang`` is not a language of the game (en or zh, :func:`graphs.wis.rules.check_lang`);
+        ValueError: ``lang`` is not a language of the game (en or zh, :func:`mas_agents.graphs.wis.rules.check_lang`);
             a line that is not JSON or lacks ``civilian``/``spy`` (file and line named).
     """
-    from graphs.wis.rules import check_lang
+    from mas_agents.graphs.wis.rules import check_lang
     check_lang(lang)
     path = Path(data_root) / "whoisspy" / f"pairs_{lang}.jsonl"
     if not path.exists():

@@ -30,7 +30,7 @@ def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
 def method_seats(roles: dict[str, str]) -> set[str]:
     """The seats a method plays in a murder-mystery game: the characters of ``roles`` (a game
     ``result.json``'s ``roles``, name -> role) whose role is not ``"murderer"``. The murderer plays
-    the fixed :data:`graphs.mmg.rules.MURDERER_SPEC` whatever the method (PLAYER* §4.1), so its
+    the fixed :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC` whatever the method (PLAYER* §4.1), so its
     calls are not the method's cost."""
     return {p for p, r in roles.items() if r != "murderer"}
 

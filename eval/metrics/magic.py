@@ -1,7 +1,7 @@
 """MAgIC capability metrics and win rate, computed from game event logs only (no LLM, no replay).
 
 A *game* is the list of event dicts one MAgIC game wrote to ``events.jsonl`` (kinds and payloads
-in :mod:`graphs.magic.events`); it holds exactly one ``setup`` and one ``outcome`` event. The
+in :mod:`mas_agents.graphs.magic.events`); it holds exactly one ``setup`` and one ``outcome`` event. The
 *challenger* is the spec under test: it plays the seats ``setup.data.challenger_seats`` on the
 side ``setup.data.side``. :func:`scenario_metrics` scores a list of games; :func:`load_games`
 reads them from a run directory.
@@ -71,7 +71,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphs.magic.rules import (  # the one credit table (each game worth 2 / 3)
+from mas_agents.graphs.magic.rules import (  # the one credit table (each game worth 2 / 3)
     CHAMELEON_CREDIT,
     UNDERCOVER_CREDIT,
 )

@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from eval.datasets.wellplay import Question
+from mas_agents.eval.datasets.wellplay import Question
 
 __all__ = ["LETTERS", "WEIGHTS", "is_correct", "score", "shuffled_view"]
 

@@ -1,6 +1,6 @@
 """Per-agent metrics of Who is Spy? (WiS) games, computed from game records (no I/O).
 
-A game record is a ``result.json`` dict as described in :mod:`graphs.wis.rules`. An *agent* is
+A game record is a ``result.json`` dict as described in :mod:`mas_agents.graphs.wis.rules`. An *agent* is
 the ``agent`` label of a seat (a spec such as ``plain+reasoning`` or a URL); several seats of one
 game may hold the same agent.
 
@@ -9,7 +9,7 @@ Where the definitions come from:
 * Scores, wins and the rank score follow the WiS paper (Hu et al. 2024, arXiv 2412.03359):
   zero-sum game scores per Appendix A (taken as recorded in ``scores``), win rates by role and
   average scores as reported in §4.1, and rank score = 100 + Σ game scores − number of games
-  (§3.5, :func:`graphs.wis.rules.rank_score`).
+  (§3.5, :func:`mas_agents.graphs.wis.rules.rank_score`).
 * Vote accuracy (share of a civilian's votes that name the spy) and foul rate (share of
   descriptions the judge ruled a foul) are the attack/defence statistics of §4.1, as we compute
   them from the record.
@@ -20,7 +20,7 @@ Our choices (the paper does not pin them down):
   seats of one game, both seats count, for the rank score as for every rate.
 * **Vote accuracy** = correct votes / vote turns as a civilian, where an *abstention* (``None``
   in ``votes``, or a name that was not an alive player other than the voter, as in
-  :func:`graphs.wis.rules.tally`) counts in the denominator: abstaining is
+  :func:`mas_agents.graphs.wis.rules.tally`) counts in the denominator: abstaining is
   a vote turn not used to find the spy. Votes cast as the spy are not counted.
 * **Survival rounds** of a seat = number of rounds at whose end the player was still alive:
   eliminated in round ``r`` (by foul or by vote) → ``r − 1``; never eliminated →
@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graphs.wis.rules import rank_score
+from mas_agents.graphs.wis.rules import rank_score
 
 __all__ = ["ROW_KEYS", "agent_metrics", "player_rows"]
 
@@ -85,7 +85,7 @@ def player_rows(game: Mapping[str, Any]) -> list[dict[str, Any]]:
             if name in ballot:
                 target = ballot[name]
                 if target is not None and "alive_after" in rnd:
-                    # as graphs.wis.rules.tally: a name not on the list is an abstention
+                    # as mas_agents.graphs.wis.rules.tally: a name not on the list is an abstention
                     voters = set(rnd["alive_after"]) | {rnd.get("voted_out")}
                     if target not in voters or target == name:
                         target = None

@@ -1,8 +1,8 @@
 """SQLite store and leaderboard of Who is Spy? (WiS) tournaments (stdlib :mod:`sqlite3`).
 
 One database holds any number of tournaments. Each finished game is stored as its full record
-(the ``result.json`` dict of :mod:`graphs.wis.rules`) plus one ``players`` row per seat (from
-:func:`eval.metrics.wis.player_rows`), in a single transaction: a game is stored entirely or
+(the ``result.json`` dict of :mod:`mas_agents.graphs.wis.rules`) plus one ``players`` row per seat (from
+:func:`mas_agents.eval.metrics.wis.player_rows`), in a single transaction: a game is stored entirely or
 not at all, so an interrupted tournament resumes from :meth:`Leaderboard.finished_indices`.
 
 Tables::
@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from eval.metrics.wis import agent_metrics, player_rows
+from mas_agents.eval.metrics.wis import agent_metrics, player_rows
 
 __all__ = ["HEADERS", "Leaderboard", "connect_read_only", "default_db_path", "format_leaderboard",
            "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
@@ -328,7 +328,7 @@ class Leaderboard:
         return out
 
     def metrics(self, tid: str | None = None) -> list[dict[str, Any]]:
-        """:func:`eval.metrics.wis.agent_metrics` of the stored games of ``tid`` (or all)."""
+        """:func:`mas_agents.eval.metrics.wis.agent_metrics` of the stored games of ``tid`` (or all)."""
         return agent_metrics(self.games(tid))
 
 

@@ -1,6 +1,6 @@
 """Self-contained HTML replay of one Who is Spy? game (the WiS platform's "Watch List").
 
-Reads only the game record ``result.json`` (shape in :mod:`graphs.wis.rules`) and, if present,
+Reads only the game record ``result.json`` (shape in :mod:`mas_agents.graphs.wis.rules`) and, if present,
 ``events.jsonl`` beside it (only ``reasoning`` events are used, to show private reasoning).
 The page has inline CSS, no external assets and no JavaScript: the words, the roles and the
 private reasoning (which usually names the player's word) sit after the last round, folded in
@@ -12,7 +12,7 @@ A game that stopped before its end (no ``result.json``) is replayed from ``event
 
 Usage::
 
-    python -m eval.reports.wis_replay runs/wis/<game_dir>   # writes <game_dir>/replay.html
+    python -m mas_agents.eval.reports.wis_replay runs/wis/<game_dir>   # writes <game_dir>/replay.html
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from graphs.wis.rules import FOUL_TEXT, FOULS
+from mas_agents.graphs.wis.rules import FOUL_TEXT, FOULS
 from mas_agents.events import read_events
 
 #: Fields a record must have to be replayed. ``outcome`` and ``scores`` may be missing
@@ -39,7 +39,7 @@ END_TEXT = {
 
 def _fouls_by_kind(record: Mapping[str, Any]) -> dict[str, list[str]]:
     """``{foul code: [players, in the order they fouled]}`` over every round of ``record``, in
-    the order of :data:`graphs.wis.rules.FOULS` (a code the rules do not know comes last)."""
+    the order of :data:`mas_agents.graphs.wis.rules.FOULS` (a code the rules do not know comes last)."""
     found: dict[str, list[str]] = {}
     for rnd in record.get("rounds") or []:
         for d in rnd.get("descriptions") or []:
@@ -56,11 +56,11 @@ def game_summary(record: Mapping[str, Any]) -> str:
 
     E.g. ``"the spy wins after round 1: fewer than 3 players were left, no vote was held; 4 of 6
     seats fouled (did not answer in time: Player 2, Player 4, Player 5; said their own word:
-    Player 1); spy Player 3"``. A late vote (an abstention, :class:`graphs.wis.graph.WisRuntime`) is
+    Player 1); spy Player 3"``. A late vote (an abstention, :class:`mas_agents.graphs.wis.graph.WisRuntime`) is
     counted. A record without an outcome (a stopped game) says so.
 
     Args:
-        record: a game record (``result.json``, shape in :mod:`graphs.wis.rules`).
+        record: a game record (``result.json``, shape in :mod:`mas_agents.graphs.wis.rules`).
     """
     players = record.get("players") or []
     rounds = record.get("rounds") or []
@@ -355,7 +355,7 @@ def replay_html(record: dict, events: list[dict] | None = None) -> str:
 def record_from_events(events: list[dict], config: Mapping[str, Any] | None = None,
                        game_id: str = "") -> dict:
     """The game record of a game that stopped before its end, rebuilt from its ``events.jsonl``
-    (the events of :mod:`graphs.wis.graph`: ``start``, ``word``, ``round_start``, ``describe``,
+    (the events of :mod:`mas_agents.graphs.wis.graph`: ``start``, ``word``, ``round_start``, ``describe``,
     ``foul``, ``vote_result``) and its ``config.json`` (``agents``, ``pair``, ``spy_seat``,
     ``game_id``; each optional).
 
@@ -487,7 +487,7 @@ def write_replay(game_dir: Path, out: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m eval.reports.wis_replay GAME_DIR [GAME_DIR ...]", file=sys.stderr)
+        print("usage: python -m mas_agents.eval.reports.wis_replay GAME_DIR [GAME_DIR ...]", file=sys.stderr)
         return 2
     for d in args:
         print(write_replay(Path(d)))

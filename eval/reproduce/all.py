@@ -1,7 +1,7 @@
 """``mas reproduce all``: the three papers against one endpoint, with one summary page (a model's
 social-reasoning card).
 
-Runs :mod:`eval.reproduce.magic`, :mod:`eval.reproduce.player_star` and :mod:`eval.reproduce.wis`
+Runs :mod:`mas_agents.eval.reproduce.magic`, :mod:`mas_agents.eval.reproduce.player_star` and :mod:`mas_agents.eval.reproduce.wis`
 in ``out/magic``, ``out/player-star`` and ``out/wis`` (each resumable on its own), one after the
 other, then writes ``out/report.md`` linking the three reports with each one's headline.
 
@@ -15,7 +15,7 @@ import importlib
 from pathlib import Path
 from typing import Callable
 
-from eval.reproduce.common import md_table, write_report
+from mas_agents.eval.reproduce.common import md_table, write_report
 
 #: (folder / ``mas reproduce`` name, module, title).
 PARTS = (("magic", "magic", "MAgIC (Xu et al.)"),
@@ -51,11 +51,11 @@ def check_out(*, out: Path, model: str, others: str | None, limit: int | None, s
 
     Raises:
         ValueError: a bad option, or a part's ``config.json`` holding other settings
-            (:class:`eval.runs.record.RunConflict`, names that file and field).
+            (:class:`mas_agents.eval.runs.record.RunConflict`, names that file and field).
     """
     pool = wis_pool(model, others)
     for folder, module, _title in PARTS:
-        mod = importlib.import_module(f"eval.reproduce.{module}")
+        mod = importlib.import_module(f"mas_agents.eval.reproduce.{module}")
         mod.check_out(out=Path(out) / folder, **part_options(folder, model, others, pool), limit=limit, seed=seed)
 
 
@@ -65,18 +65,18 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
 
     Raises:
         ValueError: bad options (from :func:`wis_pool` or a paper module)."""
-    from eval.runs.record import NOT_CONFIGURATION, check_same_run
+    from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
     pool = wis_pool(model, others)
     out = Path(out)
     config = {"model": model, "others": others, "limit": limit, "seed": seed,
-              "models": sorted({model, others or model})}   # every seat's model (eval.runs.record)
+              "models": sorted({model, others or model})}   # every seat's model (mas_agents.eval.runs.record)
     # never over another run; another limit may differ here, but the parts decide (check_out below)
     check_same_run(out, {"kind": "reproduce", "paper": "all", **config}, may_differ=("limit",),
                    ignore=NOT_CONFIGURATION - {"model"})
     check_out(out=out, model=model, others=others, limit=limit, seed=seed)
     parts = []
     for folder, module, title in PARTS:
-        mod = importlib.import_module(f"eval.reproduce.{module}")
+        mod = importlib.import_module(f"mas_agents.eval.reproduce.{module}")
         opts = part_options(folder, model, others, pool)
         res = mod.reproduce(data_root=data_root, out=out / folder, **opts, limit=limit, seed=seed, tick=tick)
         parts.append({"paper": folder, "title": title, "model": opts["model"], "headline": res.get("headline", ""),

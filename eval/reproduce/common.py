@@ -1,7 +1,7 @@
 """What the ``mas reproduce`` papers share: the papers' tables as data, the side-by-side table,
 the progress line, the protocol-differences list and the report files.
 
-The contract of a paper module ``eval.reproduce.<paper>``::
+The contract of a paper module ``mas_agents.eval.reproduce.<paper>``::
 
     reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None,
               limit: int | None, seed: int = 0, tick: Callable[[str], None] | None = None,
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from eval.stats import Estimate
+from mas_agents.eval.stats import Estimate
 
 PAPERS_DIR = Path(__file__).with_name("papers")
 PAPERS = ("magic", "player-star", "wis")
@@ -202,7 +202,7 @@ def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown:
     tmp.replace(out / "report.md")
 
 
-# ------------------------------------------------------------ estimate vs actual (eval.reproduce.estimate)
+# ------------------------------------------------------------ estimate vs actual (mas_agents.eval.reproduce.estimate)
 
 
 def price(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:
@@ -211,7 +211,7 @@ def price(tokens_in: int, tokens_out: int, price_in: float, price_out: float) ->
 
 
 def save_estimate(out: Path, est: dict) -> None:
-    """Keep ``est`` (:func:`eval.reproduce.estimate.estimate`) as ``out/estimate.json`` (the run's own
+    """Keep ``est`` (:func:`mas_agents.eval.reproduce.estimate.estimate`) as ``out/estimate.json`` (the run's own
     folder, after its check)."""
     from mas_agents.rundir import write_json
     write_json(Path(out) / "estimate.json", {k: v for k, v in est.items() if k not in ("price_in", "price_out")})

@@ -48,11 +48,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from eval.reproduce.common import md_table, price, save_estimate as save, versus_actual, versus_lines  # noqa: F401
+from mas_agents.eval.reproduce.common import md_table, price, save_estimate as save, versus_actual, versus_lines  # noqa: F401
 
 #: Papers whose real run makes an estimate first and reports it beside the actual cost.
 COMPARED = ("magic", "player-star", "wis")
-#: ``mas reproduce`` paper -> module under :mod:`eval.reproduce`.
+#: ``mas reproduce`` paper -> module under :mod:`mas_agents.eval.reproduce`.
 MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
 
 #: Characters of the dry-run replies: ``thought`` (the line before a tagged line; the grammar
@@ -294,18 +294,18 @@ def estimate(paper: str, *, data_root: Path, model: str, others: str | None = No
                 scale = 1
                 m, o = model, others
                 if paper == "all":
-                    from eval.reproduce.all import wis_pool
+                    from mas_agents.eval.reproduce.all import wis_pool
                     if p == "wis":
                         m = wis_pool(model, others)
                     if p == "player-star":
                         o = None
                 if p == "player-star":
-                    from eval.reproduce.player_star import check_subsets
+                    from mas_agents.eval.reproduce.player_star import check_subsets
                     _, _, runs = check_subsets(kw.get("langs"), kw.get("methods"), kw.get("eval_runs"))
                     scale, kw["eval_runs"] = runs, 1
                     if runs > 1:
                         notes.append(f"player-star: one evaluation run answered, counted {runs} times")
-                mod = importlib.import_module(f"eval.reproduce.{MODULES[p]}")
+                mod = importlib.import_module(f"mas_agents.eval.reproduce.{MODULES[p]}")
                 mod.reproduce(data_root=data_root, out=Path(tmp) / p, model=m, others=o, limit=limit, seed=seed,
                               tick=tick, **kw)
                 cells += [{"paper": p, **c} for c in collect(p, Path(tmp) / p, eval_scale=scale)]

@@ -7,17 +7,17 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   *defender* (``--others``; default ``--model``; the paper: GPT-4). Every seat's model runs at
   temperature 0 (:data:`TEMPERATURE`; the released configs give every backend ``temperature: 0``).
 * **Settings.** All 103 released settings (20 Chameleon, 20 Undercover, 21 each of Cost Sharing,
-  Prisoner's Dilemma and Public Good; :data:`eval.datasets.magic.SETTING_COUNTS`); in the two
+  Prisoner's Dilemma and Public Good; :data:`mas_agents.eval.datasets.magic.SETTING_COUNTS`); in the two
   social-deduction games the challenger plays each side of every setting (chameleon and
   non-chameleon; undercover and civilian), elsewhere the setting's test seat: 40 + 40 + 63 = 143
   games per condition (:data:`GAMES_PER_CONDITION`).
 * **Conditions** (:data:`CONDITIONS`, issue 47 item 5): ``vanilla`` (the challenger is
   ``plain``); ``pgm_paper`` (``plain+pgm_paper``: the PGM-aware agent as the paper built it, §4.1,
   §4.2, App. A.7: the LLM writes the two-hop analysis in the paper's template, then decides with
-  it, :mod:`planners.pgm_paper`), the like-for-like counterpart of the paper's "+PGM" rows; and
-  ``pgm`` (``plain+pgm``: this project's pgmpy Bayesian networks, :mod:`planners.pgm`, including
-  the two-hop share model of Cost Sharing, :mod:`planners.pgm.shares`). The defenders are
-  ``plain`` in all three. Each condition is one :func:`eval.runs.magic_bench.run_magic` run under
+  it, :mod:`mas_agents.planners.pgm_paper`), the like-for-like counterpart of the paper's "+PGM" rows; and
+  ``pgm`` (``plain+pgm``: this project's pgmpy Bayesian networks, :mod:`mas_agents.planners.pgm`, including
+  the two-hop share model of Cost Sharing, :mod:`mas_agents.planners.pgm.shares`). The defenders are
+  ``plain`` in all three. Each condition is one :func:`mas_agents.eval.runs.magic_bench.run_magic` run under
   ``out/<condition>/`` (resumable game by game). ``conditions=`` runs a subset (the report names
   those left out); a rerun may add conditions.
 * **Openings.** Defenders seated before the challenger replay the setting's recorded round-1
@@ -26,18 +26,18 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   says it is partial.
 
 Resuming: rerunning with the same ``out`` reuses every finished game; another model, others or
-seed is refused (:func:`eval.runs.record.check_same_run`, here and in each condition's run). Another
+seed is refused (:func:`mas_agents.eval.runs.record.check_same_run`, here and in each condition's run). Another
 ``limit`` is allowed: the games both plans share are the same games, so a ``--limit 1`` run grows
 into the full run in place.
 
 Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` beside it):
 
 1. **Table 1**: win rate and the seven metrics of each condition (95 % interval and n as
-   :func:`eval.runs.magic_bench.intervals` computes them) beside the paper's Table 1 rows
+   :func:`mas_agents.eval.runs.magic_bench.intervals` computes them) beside the paper's Table 1 rows
    (``papers/magic_table1.csv``, the EMNLP 2024 table) and the pre-EMNLP leaderboard as a second,
    labelled reference (``papers/magic_table1_pre_emnlp.csv``).
 2. **Table 4**: the pooled values of every condition run and the paired differences over
-   settings (:func:`eval.stats.paired_difference`, the unit a setting of a scenario that both
+   settings (:func:`mas_agents.eval.stats.paired_difference`, the unit a setting of a scenario that both
    conditions played; :data:`PAIRS`): ``pgm_paper − vanilla``, the like-for-like counterpart of the
    paper's improvement, beside the paper's per-model improvements (each "X+PGM" row minus the "X"
    row of ``papers/magic_table4.csv``), its printed average and the mean of its improvements
@@ -55,7 +55,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from eval.reproduce.common import (
+from mas_agents.eval.reproduce.common import (
     PaperDataError,
     PaperTable,
     Progress,
@@ -67,7 +67,7 @@ from eval.reproduce.common import (
     source_line,
     write_report,
 )
-from eval.runs.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.rundir import marks_run, read_json, write_json
 
 PAPER = "magic"
@@ -160,7 +160,7 @@ def settings_for(limit: int | None) -> str | None:
     Raises:
         ValueError: ``limit`` < 1.
     """
-    from eval.datasets.magic import SETTING_COUNTS
+    from mas_agents.eval.datasets.magic import SETTING_COUNTS
     if limit is None:
         return None
     if limit < 1:
@@ -193,15 +193,15 @@ def plan_games(data_root: Path, limit: int | None = None,
                conditions: object = None) -> list[tuple[str, str, str, int]]:
     """Every game of the protocol: ``[(condition, scenario, side, setting_id), ...]``.
 
-    Every condition plays the same games (:func:`eval.runs.magic_bench.plan` of all scenarios on
+    Every condition plays the same games (:func:`mas_agents.eval.runs.magic_bench.plan` of all scenarios on
     :func:`settings_for`): 143 per condition in full, 7 per condition with ``limit=1``;
     ``conditions`` as :func:`check_conditions` takes them.
 
     Raises:
         FileNotFoundError / ValueError: a missing or malformed setting file (named), a bad condition.
     """
-    from eval.runs.magic_bench import plan
-    from graphs.magic.events import SCENARIOS
+    from mas_agents.eval.runs.magic_bench import plan
+    from mas_agents.graphs.magic.events import SCENARIOS
     conds = check_conditions(conditions)
     games = plan(Path(data_root), list(SCENARIOS), settings_for(limit))
     return [(cond, sc, side, st.id) for cond in conds for sc, st, side in games]
@@ -240,7 +240,7 @@ def check_out(*, out: Path, model: str | list[str], others: str | None = None, l
 
     Raises:
         ValueError: a bad option (:func:`seat_specs`, :func:`settings_for`), or ``out`` holding
-            a run with another model, others or seed (:class:`eval.runs.record.RunConflict`).
+            a run with another model, others or seed (:class:`mas_agents.eval.runs.record.RunConflict`).
     """
     if isinstance(model, (list, tuple)):
         if len(model) != 1:
@@ -250,7 +250,7 @@ def check_out(*, out: Path, model: str | list[str], others: str | None = None, l
     settings_for(limit)
     others = others or model
     cfg = {"model": model, "others": others, "seed": seed, "temperature": TEMPERATURE}
-    # the models every seat ran (eval.runs.record): the challenger's and the defenders'
+    # the models every seat ran (mas_agents.eval.runs.record): the challenger's and the defenders'
     cfg.update(models=sorted({model, others}), default_model=model)
     # "model" here is the model under test, part of the configuration; another limit may differ
     check_same_run(Path(out), {"kind": "reproduce", "paper": PAPER, **cfg}, ignore=NOT_CONFIGURATION - {"model"})
@@ -272,10 +272,10 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         limit: only the first N settings of every scenario (a partial, smoke run).
         seed: sampling seed of every model.
         tick: receives one progress line per finished game.
-        play: the game player (default :func:`eval.runs.magic_session.play_magic_game`; tests).
+        play: the game player (default :func:`mas_agents.eval.runs.magic_session.play_magic_game`; tests).
         concurrency: games at once (default: ``--max-connections`` when every model is remote).
         conditions: the conditions to run (:func:`check_conditions`; default all three).
-        estimate: :func:`eval.reproduce.estimate.estimate` of this run made before it: kept as
+        estimate: :func:`mas_agents.eval.reproduce.estimate.estimate` of this run made before it: kept as
             ``out/estimate.json`` and set beside the actual calls and tokens in the report.
 
     Returns:
@@ -286,8 +286,8 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     Raises:
         ValueError: a bad option, or ``out`` holds a run with another model, others or seed.
     """
-    from eval.runs.magic_bench import radar_chart, run_magic
-    from graphs.magic.events import SCENARIOS
+    from mas_agents.eval.runs.magic_bench import radar_chart, run_magic
+    from mas_agents.graphs.magic.events import SCENARIOS
 
     cfg = check_out(out=out, model=model, others=others, limit=limit, seed=seed, conditions=conditions)
     model = cfg["model"]
@@ -305,14 +305,14 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **config})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
-        from eval.reproduce.common import save_estimate as save
+        from mas_agents.eval.reproduce.common import save_estimate as save
         save(out, estimate)
     planned = plan_games(data_root, limit, conds)
     progress = Progress(len(planned), tick, paper=PAPER)
     calls: dict[str, int] = {}
 
     def counting_play(d, **kw):
-        from eval.runs.magic_session import play_magic_game
+        from mas_agents.eval.runs.magic_session import play_magic_game
         res = (play or play_magic_game)(d, **kw)
         calls[str(d)] = int(((res or {}).get("llm") or {}).get("calls", 0))
         return res
@@ -323,7 +323,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
 
         def step(line: str, cond=cond, run_dir=run_dir) -> None:
             sc, side, sid = line.split(" ")
-            from eval.runs.magic_bench import game_dir
+            from mas_agents.eval.runs.magic_bench import game_dir
             d = game_dir(run_dir, sc, side, int(sid[1:]))
             n = calls.pop(str(d), None)
             if n is None and (d / "result.json").exists():
@@ -353,7 +353,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
                                      if "pgm_paper" in results else {}),
               "cost": cost}
     if estimate is not None:
-        from eval.reproduce.common import versus_actual
+        from mas_agents.eval.reproduce.common import versus_actual
         result["estimate_vs_actual"] = versus_actual(estimate, cost)
     result["headline"] = headline(result)
     markdown = report_md(result, papers_dir=None)
@@ -377,10 +377,10 @@ def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[di
 
 def setting_metrics(run_dir: Path, names: list[str]) -> dict[str, dict[str, float | None]]:
     """Per setting (``"<scenario>/<id>"``), the eight numbers of
-    :func:`eval.metrics.magic.scenario_metrics` over that setting's games (None where the setting's
+    :func:`mas_agents.eval.metrics.magic.scenario_metrics` over that setting's games (None where the setting's
     scenario does not measure a metric, e.g. Judgement in Cost Sharing). A setting's win rate is the
     mean of its scenario's win-rate parts."""
-    from eval.metrics.magic import scenario_metrics
+    from mas_agents.eval.metrics.magic import scenario_metrics
     out = {}
     for key, logs in _games_by_setting(run_dir, names).items():
         m = scenario_metrics(logs)
@@ -392,8 +392,8 @@ def table4_ours(results: dict[str, dict], per_setting: dict[str, dict]) -> dict[
     """Per metric: each condition run's pooled value (0–1, keyed by condition) and ``"paired"``:
     ``{"<a>-<b>": estimate}`` for every pair of :data:`PAIRS` whose two conditions ran, the mean
     of (a − b) over the settings where both measured the metric, with a percentile-bootstrap 95 %
-    interval (:func:`eval.stats.paired_difference`, n = settings)."""
-    from eval.stats import paired_difference
+    interval (:func:`mas_agents.eval.stats.paired_difference`, n = settings)."""
+    from mas_agents.eval.stats import paired_difference
     out = {}
     for k in METRICS:
         row: dict = {c: results[c]["metrics"][k] for c in results}
@@ -425,10 +425,10 @@ def game_theory(run_dir: Path, names: list[str]) -> dict[str, dict]:
     * ``pg_payback``: the challenger's final holding ÷ its endowment of 100, mean over games;
       bootstrap, n = games.
 
-    Every value is an :meth:`eval.stats.Estimate.to_dict` (rates in 0–1).
+    Every value is an :meth:`mas_agents.eval.stats.Estimate.to_dict` (rates in 0–1).
     """
-    from eval.stats import bootstrap_mean, wilson
-    from graphs.magic.rules import PLAYERS
+    from mas_agents.eval.stats import bootstrap_mean, wilson
+    from mas_agents.graphs.magic.rules import PLAYERS
     cs_n = cs_agreed = pd_n = pd_won = pg_n = pg_won = 0
     costs: list[float] = []
     scores: list[float] = []
@@ -585,13 +585,13 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
                   + ", ".join(f"{CONDITION_LABELS[c]} (`{CONDITIONS[c]}`)" for c in gone)
                   + ". Table 4's differences that need them say \"not run\".", ""]
     if result.get("estimate_vs_actual"):
-        from eval.reproduce.common import versus_lines
+        from mas_agents.eval.reproduce.common import versus_lines
         lines += versus_lines(result["estimate_vs_actual"])
 
     # ---- Table 1
     lines += ["## Table 1: win rate and the seven metrics", "",
               "Ours: percent with a 95 % interval and n (Wilson for the six proportions; a bootstrap over "
-              "settings for win rate and deception; `eval.runs.magic_bench.intervals`). Paper: the rows of its "
+              "settings for win rate and deception; `mas_agents.eval.runs.magic_bench.intervals`). Paper: the rows of its "
               "Table 1, every model against GPT-4 defenders on all 103 settings.", ""]
     rows = []
     for cond in run:
@@ -621,7 +621,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     lines += ["## Table 4: the PGM-aware agent against vanilla", "",
               "Ours: the pooled value of each condition, and paired differences: the mean over settings of "
               "(a − b) on the settings where both conditions measured the metric, with a paired-bootstrap 95 % "
-              "interval (n = settings; `eval.stats.paired_difference`); points are percentage points. The "
+              "interval (n = settings; `mas_agents.eval.stats.paired_difference`); points are percentage points. The "
               "like-for-like column is **the paper's +PGM − vanilla**: the paper's agent as the paper built it "
               "(`plain+pgm_paper`), to set beside the paper's per-model improvements (+PGM − the same model), its "
               "printed average and the mean of its printed rows computed here from the CSV.", ""]
@@ -713,7 +713,7 @@ def headline(result: dict) -> str:
     """One line for the runs list and ``mas reproduce all``: each condition's win rate with its n
     and interval, and how much of the protocol was played, e.g. ``win rate: vanilla 57.1 % [no
     interval, n=1], +PGM 57.1 % [...], +pgm ...; 7 of 143 games per condition (partial)``."""
-    from eval.stats import Estimate
+    from mas_agents.eval.stats import Estimate
 
     parts = []
     for cond, label in (("vanilla", "vanilla"), ("pgm_paper", "+PGM"), ("pgm", "+pgm")):

@@ -3,7 +3,7 @@
 The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
 
 * every seat is played by one model (``--model``); the murderer plays the fixed framework
-  :data:`graphs.mmg.rules.MURDERER_SPEC` (``plain``: the chain-of-thought agent) whatever the
+  :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC` (``plain``: the chain-of-thought agent) whatever the
   method, which is what ``mas wellplay compare`` does (PLAYER* §4.1);
 * :data:`ROUNDS` = 3 open questioning rounds, :data:`QUESTIONS` = 1 question per agent per round;
 * methods (:data:`METHODS`): ``player_star`` (PLAYER*), ``werewolf``, ``ocot`` (O-CoT),
@@ -15,10 +15,10 @@ The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
   sees the same shuffles);
 * English and Chinese scripts (:data:`LANGS`).
 
-It composes :func:`eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
+It composes :func:`mas_agents.eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
 cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's) and reads the
 cells back for the paper's aggregation (:func:`paper_aggregate`), the per-question 95 %
-intervals (:func:`eval.runs.wellplay_eval.score_interval`), the cost table in the form of
+intervals (:func:`mas_agents.eval.runs.wellplay_eval.score_interval`), the cost table in the form of
 PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims.
 
 ``--limit N`` keeps the first N scripts of each language in :func:`script_order` (fewest
@@ -29,7 +29,7 @@ along, they cost nothing) and of the evaluation runs (``--eval-runs 1`` or 2 of 
 :func:`left_out` lists what a run left out, and the report then marks itself partial and says so.
 A rerun may add languages or methods to a run (finished cells are reused); the evaluation runs
 must stay the same. An evaluation cut off midway resumes at its next unanswered question
-(:func:`eval.runs.wellplay_run.run_wellplay_eval`).
+(:func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.reproduce.common import (
+from mas_agents.eval.reproduce.common import (
     claim,
     differences,
     load_table,
@@ -119,14 +119,14 @@ def left_out(langs: tuple[str, ...], methods: tuple[str, ...], eval_runs: int) -
 # ----------------------------------------------------------------------------- scripts
 
 def script_order(data_root: Path, lang: str) -> list:
-    """Every WellPlay script of ``lang`` (loaded :class:`eval.datasets.wellplay.Script`), cheapest
+    """Every WellPlay script of ``lang`` (loaded :class:`mas_agents.eval.datasets.wellplay.Script`), cheapest
     first: by number of characters (a game's calls grow with the seats), then number of
     per-character questions (an evaluation's calls), then script id. The order is the same in en
     and zh (the counts are identical, data README "Counts"); ``--limit N`` takes the first N.
 
     Raises:
-        eval.datasets.DataError: a missing or malformed script (names the file)."""
-    from eval.datasets.wellplay import load_all
+        mas_agents.eval.datasets.DataError: a missing or malformed script (names the file)."""
+    from mas_agents.eval.datasets.wellplay import load_all
     return sorted(load_all(data_root, lang), key=lambda s: (len(s.characters), len(s.all_questions()), s.id))
 
 
@@ -202,20 +202,20 @@ def paper_aggregate(per_script_runs: list[list[dict]]) -> dict:
 
 
 def _cells(lang_out: Path, method: str, scripts: list) -> list[Path]:
-    from eval.runs.compare import cell_dir
+    from mas_agents.eval.runs.compare import cell_dir
     return [cell_dir(lang_out, method, s.id, 0) for s in scripts]
 
 
 def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
     """One method in one language from its finished cells: the paper's aggregation
     (:func:`paper_aggregate`), the 95 % interval of the weighted score over questions (pooled over
-    scripts and runs, :func:`eval.runs.wellplay_eval.score_interval`), and the cost means per
+    scripts and runs, :func:`mas_agents.eval.runs.wellplay_eval.score_interval`), and the cost means per
     script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens).
 
     Raises:
         FileNotFoundError: a cell has no ``eval/result.json`` (not finished)."""
-    from eval.runs.compare import game_seat_cost
-    from eval.runs.wellplay_eval import score_interval
+    from mas_agents.eval.runs.compare import game_seat_cost
+    from mas_agents.eval.runs.wellplay_eval import score_interval
     from mas_agents.rundir import read_json
 
     per_script, records, cost = [], [], []
@@ -336,7 +336,7 @@ def _pm(a: dict) -> str:
 
 def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
     """The Markdown report (see the module docstring for what each table holds)."""
-    from eval.stats import Estimate
+    from mas_agents.eval.stats import Estimate
 
     logs = tables["released_logs"]
     lines = ["# PLAYER* on WellPlay (Zhu et al. 2024, arXiv:2404.17662)", "",
@@ -497,10 +497,10 @@ def check_out(*, out: Path, model: Any, others: str | None = None, limit: int | 
 
     Raises:
         ValueError: the option errors listed in :func:`reproduce`, or ``out`` holding a run with
-            other settings (:class:`eval.runs.record.RunConflict`, names config.json).
+            other settings (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
     """
     from mas_agents.llm import spec_text
-    from eval.runs.record import NOT_CONFIGURATION, check_same_run
+    from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
     if isinstance(model, (list, tuple)):
         if len(model) != 1:
             raise ValueError(f"--model: player-star plays every seat with one model, got {len(model)}")
@@ -536,13 +536,13 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
         others: must be None or equal to ``model`` (all seats one model).
         limit: the first N scripts of each language in :func:`script_order`; None = all 12.
         seed: must be 0 (compare's seed 0: the games and evaluation runs use seeds 0, 1, 2).
-        tick: one progress line per finished cell (:class:`eval.reproduce.common.Progress`).
-        play, evaluate: passed to :func:`eval.runs.compare.run_compare` (tests inject counting
-            wrappers); ``evaluate`` (default :func:`eval.runs.wellplay_run.run_wellplay_eval`) is
+        tick: one progress line per finished cell (:class:`mas_agents.eval.reproduce.common.Progress`).
+        play, evaluate: passed to :func:`mas_agents.eval.runs.compare.run_compare` (tests inject counting
+            wrappers); ``evaluate`` (default :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`) is
             called with ``runs=eval_runs``.
         langs, methods, eval_runs: a subset of the protocol (:func:`check_subsets`; default the
             whole: both languages, the six methods, 3 evaluation runs); the chance lines always run.
-        estimate: :func:`eval.reproduce.estimate.estimate` of this run made before it (the report
+        estimate: :func:`mas_agents.eval.reproduce.estimate.estimate` of this run made before it (the report
             then sets it beside the actual calls and tokens); None: none.
 
     Returns:
@@ -553,9 +553,9 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
             ``--limit`` < 1, a rerun into ``out`` with other settings (names config.json), or
             WellPlay data that is missing or malformed (names the file).
     """
-    from eval.runs.compare import cell_dir, run_compare
-    from eval.runs.wellplay_run import run_wellplay_eval
-    from graphs.mmg.rules import MURDERER_SPEC
+    from mas_agents.eval.runs.compare import cell_dir, run_compare
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.graphs.mmg.rules import MURDERER_SPEC
     from mas_agents.rundir import write_json
 
     if isinstance(model, (list, tuple)) and len(model) == 1:
@@ -568,11 +568,11 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
     label = settings["model"]
     out.mkdir(parents=True, exist_ok=True)
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
-        from eval.reproduce.common import save_estimate as save
+        from mas_agents.eval.reproduce.common import save_estimate as save
         save(out, estimate)
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
               "released_logs": load_table("player_star_released_logs")}
-    from eval.datasets import DataError
+    from mas_agents.eval.datasets import DataError
     try:
         ordered = {lang: script_order(data_root, lang) for lang in langs}
     except DataError as exc:   # the CLI prints a ValueError as one line
@@ -645,7 +645,7 @@ def reproduce(*, data_root: Path, out: Path, model: Any, others: str | None = No
               "paper_tables": {k: {"source": t.source, "rows": [r for r in t.rows if r.get("script_id", "all") == "all"]}
                                for k, t in tables.items()}}
     if estimate is not None:
-        from eval.reproduce.common import versus_actual
+        from mas_agents.eval.reproduce.common import versus_actual
         result["estimate_vs_actual"] = versus_actual(estimate, actual_cost(out, langs, methods, chosen))
     result["headline"] = headline(result)
     write_report(out, paper=PAPER, config={**settings, "langs": list(langs), "murderer_agent": MURDERER_SPEC,
@@ -675,7 +675,7 @@ def actual_cost(out: Path, langs: tuple[str, ...], methods: list[str], chosen: d
     """What the run's cells cost, from their records: ``{"calls", "input_tokens",
     "output_tokens"}`` summed over every game and evaluation of the chosen cells (a resumed
     evaluation's calls before the stop too)."""
-    from eval.runs.compare import cell_dir
+    from mas_agents.eval.runs.compare import cell_dir
     tot = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
     for lang in langs:
         for m in methods:
@@ -691,6 +691,6 @@ def actual_cost(out: Path, langs: tuple[str, ...], methods: list[str], chosen: d
 
 
 def estimate_lines(rows: dict) -> list[str]:
-    """The report's "estimate vs actual" table (:func:`eval.reproduce.estimate.versus_actual`)."""
-    from eval.reproduce.common import versus_lines
+    """The report's "estimate vs actual" table (:func:`mas_agents.eval.reproduce.estimate.versus_actual`)."""
+    from mas_agents.eval.reproduce.common import versus_lines
     return versus_lines(rows)

@@ -1,21 +1,21 @@
 """``mas reproduce wis``: the WiS paper's protocol (Hu et al., arXiv:2412.03359 v1), its Tables 2–4
 beside ours.
 
-What it plays (every game through :mod:`eval.runs.wis_tournament`, stored in ``<out>/wis.sqlite``):
+What it plays (every game through :mod:`mas_agents.eval.runs.wis_tournament`, stored in ``<out>/wis.sqlite``):
 
 * **Main experiment** (v1 §5.1, Table 2): a pool of K models (``--model A,B,...``), 6-seat games with
-  1 spy and at most 3 rounds (§3.1, App. A), :func:`eval.runs.wis_tournament.schedule` seating:
+  1 spy and at most 3 rounds (§3.1, App. A), :func:`mas_agents.eval.runs.wis_tournament.schedule` seating:
   every model holds the spy seat in game ``i`` when ``i mod K`` is its index, the civilian seats
   cycle through the others, so with a multiple of K games every model is seated equally often (and
   is the spy equally often). The paper: ten models, "each experiment was repeated over 90 times";
   Table 2's rates fit 90 seats per model, i.e. 150 games. The full protocol here is 90 seats per
   pool model: ``15 K`` games. Metrics per model: win rate as spy / civilian / overall, average
   score per seat-game, and the rank score 100 + Σ score − N (§3.5) of the leaderboard
-  (:func:`eval.metrics.wis.agent_metrics`).
+  (:func:`mas_agents.eval.metrics.wis.agent_metrics`).
 * **Attack / defense** (§5.3, Table 3) and **reasoning** (§5.4, Table 4): for each distinct model
-  of the pool, :func:`eval.runs.wis_tournament.run_experiment` (baseline arm vs the strategy arm on
+  of the pool, :func:`mas_agents.eval.runs.wis_tournament.run_experiment` (baseline arm vs the strategy arm on
   the same seating, words and seeds) with the paper's prompts verbatim (v1 Table 1, in
-  :mod:`planners.strategies`); the other seats are ``--others`` or the same model. The paper:
+  :mod:`mas_agents.planners.strategies`); the other seats are ``--others`` or the same model. The paper:
   "each experiment being repeated more than 24 times"; here 24 games per arm.
 
 ``--limit N`` plays the first N games of the main experiment and N games per experiment arm; the
@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.reproduce.common import (
+from mas_agents.eval.reproduce.common import (
     PaperTable,
     Progress,
     differences,
@@ -46,8 +46,8 @@ from eval.reproduce.common import (
     source_line,
     write_report,
 )
-from eval.stats import bootstrap_mean, bootstrap_ratio, wilson
-from graphs.wis import rules
+from mas_agents.eval.stats import bootstrap_mean, bootstrap_ratio, wilson
+from mas_agents.graphs.wis import rules
 
 PAPER = "wis"
 #: Seats per model in the paper's main experiment (v1 §5.1 "repeated over 90 times"; Table 2's
@@ -58,7 +58,7 @@ EXPERIMENT_GAMES = 24
 #: Players and spies per game, rounds at most (v1 §3.1 and Appendix A).
 PLAYERS, SPIES, MAX_ROUNDS = rules.DEFAULT_PLAYERS, 1, rules.MAX_ROUNDS
 #: Seconds to describe before it is a foul (v1 Appendix A); not applied when a seat plays on the
-#: embedded model (:func:`eval.runs.wis_session.speak_limit`, the rule of every WiS command).
+#: embedded model (:func:`mas_agents.eval.runs.wis_session.speak_limit`, the rule of every WiS command).
 SPEAK_TIMEOUT = rules.SPEAK_TIMEOUT
 #: The experiments, in the paper's order: Table 3 (attack = PIA, defense = PID), Table 4.
 EXPERIMENTS = ("attack", "defense", "reasoning")
@@ -191,14 +191,14 @@ def _deal_civilians(labels: list[str], spies: list[str], target: int) -> list[li
 
 
 def main_plan(labels: list[str], games: int, pairs: list[dict], seed: int) -> list[dict]:
-    """The main experiment's seating: :func:`eval.runs.wis_tournament.schedule` on the pool's labels
+    """The main experiment's seating: :func:`mas_agents.eval.runs.wis_tournament.schedule` on the pool's labels
     (the spy seat rotates over the models, civilian seats cycle: equal seats and spy turns when
     ``games`` is a multiple of K), then, when that leaves the seats unequal, the civilian seats
     re-dealt (spies, words, seats and first speakers kept) so that each model has ``6 games / K``
     seats if that can be done (:func:`_deal_civilians`). Each game carries ``labels`` (the pool
     label of each seat) besides the schedule's fields.
     """
-    from eval.runs.wis_tournament import schedule
+    from mas_agents.eval.runs.wis_tournament import schedule
     plan = schedule(labels, games, PLAYERS, pairs=pairs, seed=seed)
     k = len(labels)
     seats = Counter(a for g in plan for a in g["agents"])
@@ -240,7 +240,7 @@ def model_estimates(games: list[dict], label: str, seed: int = 0) -> dict:
     win rates (Wilson over seats), average score (bootstrap over games of the member's summed
     score / its seats in the game), vote accuracy and foul rate (Wilson), rank score (point value).
     """
-    from eval.metrics.wis import agent_metrics, player_rows
+    from mas_agents.eval.metrics.wis import agent_metrics, player_rows
     rows_by_game = [[r for r in player_rows(g) if r["agent"] == label] for g in games]
     rows = [r for rs in rows_by_game for r in rs]
     spy = [r for r in rows if r["role"] == "spy"]
@@ -269,7 +269,7 @@ def checks(games: list[dict], *, seat_counts: Counter | None = None, labels: lis
            metrics: list[dict] | None = None, can_balance: bool = True) -> list[dict]:
     """The checks any WiS reimplementation must pass, on ``games`` (records, each seat's ``agent`` its
     pool label): ``[{"check", "source", "passed", "evidence"}]``, ``passed`` None when there is nothing
-    to check. ``metrics`` (:func:`eval.metrics.wis.agent_metrics` of the games) adds the rank-score
+    to check. ``metrics`` (:func:`mas_agents.eval.metrics.wis.agent_metrics` of the games) adds the rank-score
     check (§3.5); ``seat_counts`` and ``labels`` the equal-seating check (§5.1), which passes only
     with equal counts and is n/a when ``can_balance`` is False (the game count cannot seat the pool
     equally) and the counts differ."""
@@ -381,9 +381,9 @@ def check_out(*, out: Path, model: str | list[str], others: str | None = None, l
 
     Raises:
         ValueError: a bad ``--model``/``--others``/``--limit``, or ``out`` holding a run with
-            other settings (:class:`eval.runs.record.RunConflict`, names config.json).
+            other settings (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
     """
-    from eval.runs.record import check_same_run
+    from mas_agents.eval.runs.record import check_same_run
     pool = parse_pool(model)
     if others is not None:
         others = others.strip()
@@ -393,7 +393,7 @@ def check_out(*, out: Path, model: str | list[str], others: str | None = None, l
     if limit is not None and limit < 1:
         raise ValueError(f"--limit {limit}: must be >= 1")
     settings = {"pool": pool, "others": others, "limit": limit, "seed": seed, "lang": LANG,
-                "models": sorted(set(pool) | ({others} if others else set()))}   # every seat's (eval.runs.record)
+                "models": sorted(set(pool) | ({others} if others else set()))}   # every seat's (mas_agents.eval.runs.record)
     check_same_run(Path(out), {"kind": "reproduce", "paper": PAPER, **settings})
     return settings
 
@@ -411,9 +411,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         limit: N games of the main experiment and N per experiment arm (a smoke run).
         seed: seating, word pairs and game seeds.
         tick: receives one progress line per finished game.
-        estimate: :func:`eval.reproduce.estimate.estimate` of this run made before it: kept as
+        estimate: :func:`mas_agents.eval.reproduce.estimate.estimate` of this run made before it: kept as
             ``out/estimate.json`` and set beside the actual calls and tokens in the report.
-        play: game function (tests; default :func:`eval.runs.wis_session.play_game`).
+        play: game function (tests; default :func:`mas_agents.eval.runs.wis_session.play_game`).
 
     Returns:
         ``result.json``'s dict (``main``, ``experiments``, ``checks``, ``partial``...).
@@ -422,10 +422,10 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         ValueError: a bad ``--model``/``--others``/``--limit``, or ``out`` holding a run with other settings.
         FileNotFoundError: the word pairs are missing.
     """
-    from eval.datasets.wis import load_pairs
-    from eval.reports.wis_leaderboard import Leaderboard
-    from eval.runs.wis_session import speak_limit
-    from eval.runs.wis_tournament import run_experiment, run_tournament, schedule
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.eval.runs.wis_session import speak_limit
+    from mas_agents.eval.runs.wis_tournament import run_experiment, run_tournament, schedule
 
     settings = check_out(out=out, model=model, others=others, limit=limit, seed=seed)
     pool, others = settings["pool"], settings["others"]
@@ -434,7 +434,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     if not (out / "config.json").exists():
         _write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
-        from eval.reproduce.common import save_estimate
+        from mas_agents.eval.reproduce.common import save_estimate
         save_estimate(out, estimate)
     pairs = load_pairs(data_root, LANG)
     labels = pool_labels(pool)
@@ -473,7 +473,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
                          games_plan=run_plan, play=play, tick=ticker(out / "main" / "games", "main"))
     board = Leaderboard(db)
     main_games = relabel(board.games(res["id"]), plan)
-    from eval.metrics.wis import agent_metrics
+    from mas_agents.eval.metrics.wis import agent_metrics
     metrics = agent_metrics(main_games)
     seat_counts = Counter(p["agent"] for g in main_games for p in g["players"])
     spy_counts = Counter(p["agent"] for g in main_games for p in g["players"] if p["role"] == "spy")
@@ -531,7 +531,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         "games_played": played, "games_planned_full": planned_full, "llm_calls": calls,
     }
     if estimate is not None:
-        from eval.reproduce.common import versus_actual
+        from mas_agents.eval.reproduce.common import versus_actual
         result["estimate_vs_actual"] = versus_actual(estimate, {k: sum(int((g.get("llm") or {}).get(k) or 0)
                                                                        for g in all_games)
                                                                 for k in ("calls", "input_tokens", "output_tokens")})
@@ -605,7 +605,7 @@ DIFFERENCES = [
     "Word list: the platform's word list is unpublished (v1 prints only Tea/Coffee and Sand/Soil in its case "
     "studies); we draw English pairs from the dataset (`whoisspy/pairs_en.jsonl`, from leaf-playground-hub and "
     "LLMArena), without replacement, reshuffled when used up.",
-    "Judge: the platform's judge code is unpublished; ours is `graphs.wis.rules.foul` (own word after "
+    "Judge: the platform's judge code is unpublished; ours is `mas_agents.graphs.wis.rules.foul` (own word after "
     "normalisation, repeat of any earlier description, no answer, time).",
     "Agents: the platform's agents ran the authors' agent code; ours are this project's `plain` agent (chain of "
     "thought) with our prompts, told only their word, never their role.",
@@ -640,7 +640,7 @@ def report_markdown(result: dict, tables: dict[str, PaperTable], main_games: lis
     L += partial_note(result["limit"], result["games_played"], result["games_planned_full"], "games (main experiment "
                       "plus every experiment arm)")
     if result.get("estimate_vs_actual"):
-        from eval.reproduce.common import versus_lines
+        from mas_agents.eval.reproduce.common import versus_lines
         L += versus_lines(result["estimate_vs_actual"])
     L += [f"Pool: {', '.join(f'`{lb}`' for lb in result['labels'])} (each seat: our `plain` agent on that model); "
           f"experiments' other seats: `{result['others'] or 'the subject model'}`; seed {result['seed']}; "
@@ -675,8 +675,8 @@ def report_markdown(result: dict, tables: dict[str, PaperTable], main_games: lis
           "Ours: win rates with a Wilson 95 % interval over seats (n = seats; a model holding several seats of one "
           "game is not independent across them, so read these as indicative); average score per seat with a "
           "percentile-bootstrap 95 % interval over games (n = games). The paper prints no n or interval.", ""]
-    from eval.reports.wis_leaderboard import leaderboard_markdown
-    from eval.metrics.wis import agent_metrics
+    from mas_agents.eval.reports.wis_leaderboard import leaderboard_markdown
+    from mas_agents.eval.metrics.wis import agent_metrics
     L += ["Our leaderboard (`mas spy leaderboard` columns; vote accuracy and foul rate as §4.1 defines them):", "",
           leaderboard_markdown(agent_metrics(main_games)).rstrip(), ""]
     L += ["Own-word fouls at our table (the description said the speaker's word): "

@@ -6,16 +6,16 @@ seeds, scripts, word pairs and settings (a paired design):
 
 * **wellplay**: each variant plays the script and is evaluated with ``session``, beside ``pp``,
   ``op``, ``always_a`` and ``random`` under the same per-seed option shuffle
-  (:mod:`eval.runs.compare`). Unit = seed.
+  (:mod:`mas_agents.eval.runs.compare`). Unit = seed.
 * **spy**: each variant is the subject of a tournament against the base agent: one seat is the
   subject, the others play ``base``; the subject is the spy in the even-numbered games and a
   civilian in the odd ones; seats, word pairs and first speakers are the same for every variant.
   Unit = game.
-* **magic**: each variant is the challenger against ``base`` as defender (:mod:`eval.runs.magic_bench`).
+* **magic**: each variant is the challenger against ``base`` as defender (:mod:`mas_agents.eval.runs.magic_bench`).
   Unit = setting (a bootstrap resample draws setting ids and recomputes every metric from the
   events of those settings' games).
 
-Every number carries n and a 95 % percentile-bootstrap interval (:mod:`eval.stats`); each
+Every number carries n and a 95 % percentile-bootstrap interval (:mod:`mas_agents.eval.stats`); each
 variant's paired difference from the base, for every metric, has its own interval, and the
 report says when an interval includes zero. Costs (LLM calls, tokens, seconds of model time) are
 summed per variant and bench over the variant's own seats: in WellPlay the characters it plays
@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-from eval.metrics.cost import actor_cost, method_seats
-from eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, paired_difference
+from mas_agents.eval.metrics.cost import actor_cost, method_seats
+from mas_agents.eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, paired_difference
 from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
-from eval.runs.record import check_same_run, model_fields
+from mas_agents.eval.runs.record import check_same_run, model_fields
 from mas_agents.rundir import marks_run, versions, write_json
 
 BENCHES = ("wellplay", "spy", "magic")
@@ -76,7 +76,7 @@ def _est(values: list[float | None], seed: int) -> dict:
 
 
 def _paired(arm: dict, base: dict) -> dict:
-    """Paired difference ``arm - base`` over the units (keys) present in both (:func:`eval.stats.paired_difference`)."""
+    """Paired difference ``arm - base`` over the units (keys) present in both (:func:`mas_agents.eval.stats.paired_difference`)."""
     return paired_difference(arm, base).to_dict()
 
 
@@ -115,8 +115,8 @@ def _hit(cost: dict) -> str:
 def run_wellplay(out: Path, grid: list[str], *, data_root: Path, script: str, seeds: int, model: Any, lang: str,
                  rounds: int, concurrency: int | None, tick: Callable | None = None) -> dict:
     """The WellPlay part: compare cells for every variant and baseline; estimates per method."""
-    from eval.datasets.wellplay import load_script
-    from eval.runs.compare import cell_dir, run_compare
+    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.eval.runs.compare import cell_dir, run_compare
     sc = load_script(data_root, script, lang)
     res = run_compare(data_root=data_root, out=out, methods=grid + list(BASELINES), scripts=[sc], seeds=seeds,
                       model=model, lang=lang, rounds=rounds, concurrency=concurrency, tick=tick)
@@ -162,7 +162,7 @@ def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir:
     """Per game index: the subject's score, role, whether it won, its civilian votes (correct,
     cast), fouls (of which timeouts), and the subject's own LLM cost (from
     ``games_dir/g<index>/llm_calls.jsonl``, see :func:`actor_cost`)."""
-    from eval.metrics.wis import player_rows
+    from mas_agents.eval.metrics.wis import player_rows
     out = {}
     for g in games:
         idx = int(g["game_id"].rsplit("-g", 1)[1])
@@ -200,9 +200,9 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
     ``speak_timeout``: the WiS speaking limit in seconds (the answer's whole wall time, a block's
     readings included); ``None`` = no limit, the ablation default, so that a block's extra model
     calls on a slow machine are not scored as timeout fouls."""
-    from eval.reports.wis_leaderboard import Leaderboard
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_tournament import run_tournament
     pairs = load_pairs(data_root, lang)
     plan = spy_plan(games, players, pairs, seed)
     base = grid[0]
@@ -256,8 +256,8 @@ def _magic_by_setting(run_dir: Path, names: list[str]) -> tuple[dict[int, list[l
 def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list] | None = None, *,
                     n_boot: int = 1000, seed: int = 0) -> dict[str, dict]:
     """Per MAgIC metric: the estimate over settings (resample setting ids, recompute from events),
-    and with ``base_by_setting`` the paired difference (:func:`eval.stats.bootstrap_units`)."""
-    from eval.metrics.magic import scenario_metrics
+    and with ``base_by_setting`` the paired difference (:func:`mas_agents.eval.stats.bootstrap_units`)."""
+    from mas_agents.eval.metrics.magic import scenario_metrics
 
     def metrics(games_by_unit: list[list]) -> dict:
         return scenario_metrics([g for games in games_by_unit for g in games])
@@ -269,8 +269,8 @@ def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list
 def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: str, seed: int, model: Any,
                     tick: Callable | None = None, concurrency: int | None = None) -> dict:
     """The MAgIC part: each variant challenges the base on the same settings."""
-    from eval.runs.magic_bench import radar_chart, run_magic
-    from graphs.magic.events import SCENARIOS
+    from mas_agents.eval.runs.magic_bench import radar_chart, run_magic
+    from mas_agents.graphs.magic.events import SCENARIOS
     base = grid[0]
     dirs, by_setting, costs = {}, {}, {}
     for v in grid:
@@ -301,7 +301,7 @@ def run_ablate(*, out: Path, data_root: Path, benches: list[str], base: str = "p
 
     Raises:
         ValueError: unknown bench, block, script or settings range.
-        RunConflict: ``out`` holds a run of another configuration (:func:`eval.runs.record.check_same_run`;
+        RunConflict: ``out`` holds a run of another configuration (:func:`mas_agents.eval.runs.record.check_same_run`;
             ``<out>/config.json`` names the field). Benches may differ: a run can be extended
             bench by bench, and the report keeps the benches run before.
         FileNotFoundError / DataError: a data file is missing or malformed.
@@ -354,14 +354,14 @@ def _check_inputs(data_root: Path, benches: list[str], *, script: str, lang: str
     """Load what each bench needs before anything is written, so that a typo (a script or a
     settings range) fails at once and does not leave a ``config.json`` that refuses the fix."""
     if "wellplay" in benches:
-        from eval.datasets.wellplay import load_script
+        from mas_agents.eval.datasets.wellplay import load_script
         load_script(data_root, script, lang)
     if "spy" in benches:
-        from eval.datasets.wis import load_pairs
+        from mas_agents.eval.datasets.wis import load_pairs
         load_pairs(data_root, lang)
     if "magic" in benches:
-        from eval.runs.magic_bench import plan
-        from graphs.magic.events import SCENARIOS
+        from mas_agents.eval.runs.magic_bench import plan
+        from mas_agents.graphs.magic.events import SCENARIOS
         plan(data_root, list(SCENARIOS), settings)
 
 
@@ -370,7 +370,7 @@ def _e(d: dict) -> Estimate:
 
 
 # MAgIC Deception is not a rate: (won as chameleon/undercover ÷ those games) + 0.25 × (wrong word
-# guesses ÷ word guesses) (eval.metrics.magic, the paper's definition), so it lies in [0, 1.25].
+# guesses ÷ word guesses) (mas_agents.eval.metrics.magic, the paper's definition), so it lies in [0, 1.25].
 # It is printed in percent like every other metric (one scale in every report and page, as MAgIC's
 # Tables 1 and 4 print it), its interval clipped to [0, 125] % and its header saying so.
 METRIC_MAX = {"deception": 1.25}

@@ -29,13 +29,13 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.metrics.cost import actor_cost, method_seats
-from eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
-from eval.stats import Estimate, bootstrap_mean, wilson
+from mas_agents.eval.metrics.cost import actor_cost, method_seats
+from mas_agents.eval.runs.wellplay_eval import CATEGORIES, MODEL_FREE
+from mas_agents.eval.stats import Estimate, bootstrap_mean, wilson
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.llm import spec_text
-from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
+from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
@@ -75,13 +75,13 @@ def run_cell(*, out: Path, method: str, sc: Any, seed: int, data_root: Path, mod
              evaluate: Callable | None = None) -> dict:
     """Play (if needed) and evaluate one cell; returns a summary row. Skips finished work.
 
-    ``play`` / ``evaluate`` default to :func:`eval.runs.mmg_session.play_script` and
-    :func:`eval.runs.wellplay_run.run_wellplay_eval` (tests inject fakes through ``model``).
+    ``play`` / ``evaluate`` default to :func:`mas_agents.eval.runs.mmg_session.play_script` and
+    :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (tests inject fakes through ``model``).
     """
     if play is None:
-        from eval.runs.mmg_session import play_script as play
+        from mas_agents.eval.runs.mmg_session import play_script as play
     if evaluate is None:
-        from eval.runs.wellplay_run import run_wellplay_eval as evaluate
+        from mas_agents.eval.runs.wellplay_run import run_wellplay_eval as evaluate
     d = cell_dir(out, method, sc.id, seed)
     game = d / "game"
     ev = d / "eval"
@@ -104,11 +104,11 @@ def game_seat_cost(game: Path) -> dict | None:
     """The gameplay cost of the seats a method plays in one finished game directory ``game``.
 
     The seats are the characters whose role in ``game/result.json`` (``roles``: name -> role) is
-    not ``"murderer"``: the murderer plays :data:`graphs.mmg.rules.MURDERER_SPEC` whatever the
+    not ``"murderer"``: the murderer plays :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC` whatever the
     method (PLAYER* §4.1), so its calls are not the method's cost. The calls are the lines of
     ``game/llm_calls.jsonl`` whose ``actor`` is one of those seats (every call of the game, a
-    resumed game's calls before the resume too; :func:`eval.metrics.cost.actor_cost` over
-    :func:`eval.metrics.cost.method_seats`).
+    resumed game's calls before the resume too; :func:`mas_agents.eval.metrics.cost.actor_cost` over
+    :func:`mas_agents.eval.metrics.cost.method_seats`).
 
     Returns:
         ``{"calls": int, "input_tokens": int, "output_tokens": int}`` (counts, summed over the
@@ -426,7 +426,7 @@ def bar_chart(table: list[dict], path: Path) -> None:
 
 
 #: Fields of ``config.json`` a rerun into the same directory may change: it extends the run
-#: (the models then follow the methods); see :mod:`eval.runs.record`.
+#: (the models then follow the methods); see :mod:`mas_agents.eval.runs.record`.
 EXTENDS = ("methods", "scripts", "seeds", "models")
 
 
@@ -443,7 +443,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     result counts every finished cell of that union (an unfinished earlier cell is not played unasked).
 
     Args:
-        scripts: loaded :class:`eval.datasets.wellplay.Script` objects.
+        scripts: loaded :class:`mas_agents.eval.datasets.wellplay.Script` objects.
         seeds: seeds ``0 .. seeds-1``.
         concurrency: cells run at once on the configured executor (:func:`mas_agents.cells.run_cells`:
             threads, or Ray tasks in flight; in one process the local model serialises its own calls, so
@@ -453,7 +453,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
     Raises:
         ValueError: an unknown method.
         RunConflict: ``out`` holds a comparison with another model, lang, rounds or questions
-            (:func:`eval.runs.record.check_same_run`; other methods, scripts or seeds extend it).
+            (:func:`mas_agents.eval.runs.record.check_same_run`; other methods, scripts or seeds extend it).
     """
     check_methods(methods)
     out.mkdir(parents=True, exist_ok=True)
@@ -475,7 +475,7 @@ def run_compare(*, data_root: Path, out: Path, methods: list[str], scripts: list
         held = set(methods)
         methods = list(methods) + [m for m in stored.get("methods") or [] if m not in held]
         names = {sc.name for sc in scripts}
-        from eval.datasets.wellplay import load_script
+        from mas_agents.eval.datasets.wellplay import load_script
         scripts = list(scripts) + [load_script(data_root, n, lang) for n in stored.get("scripts") or []
                                    if n not in names]
         seeds = max(seeds, int(stored.get("seeds") or 0))

@@ -1,6 +1,6 @@
 """Seats played by a person: Who is Spy's agent spec ``human`` and a murder-mystery character.
 
-:class:`HumanSeat` is a :class:`graphs.wis.protocol_types.WisPlayer` whose ``interact`` waits for
+:class:`HumanSeat` is a :class:`mas_agents.graphs.wis.protocol_types.WisPlayer` whose ``interact`` waits for
 a person's answer instead of a model's; :class:`HumanCharacter` stands in for an
 :class:`mas_agents.agent.Agent` in the murder mystery (``mas mmg run --human NAME``). Both talk
 to the person through two files in the game's run directory, so any front end that can read and
@@ -30,13 +30,13 @@ agent, PLAYER* Appendix A.2), and a ``pending`` request with ``kind`` introduce 
 vote, the game's ``prompt`` and ``choices``.
 
 What the person sees is exactly what the protocol gives the seat (the same messages an agent's
-:class:`graphs.wis.player.AgentWisPlayer` reads: start, word, host lines, descriptions, votes, vote
+:class:`mas_agents.graphs.wis.player.AgentWisPlayer` reads: start, word, host lines, descriptions, votes, vote
 results, the end), never another player's word or role. What the person answers goes through the
 same strict parser as a model's reply (:func:`mas_agents.actions.parse_reply` of ``Description:
 <text>`` / ``Vote: <text>``, so a vote may be a listed name or its number), with the same one
 re-prompt after an unreadable answer (``mas_agents.agent``: a malformed reply is re-prompted
 once); the judge then applies the same fouls (own word, repeat, no valid description, too late:
-WiS §3.1, :mod:`graphs.wis.rules`). An answer later than the speaking limit is reported as timed
+WiS §3.1, :mod:`mas_agents.graphs.wis.rules`). An answer later than the speaking limit is reported as timed
 out, which the judge counts as a timeout foul (a late vote as an abstention).
 """
 
@@ -47,12 +47,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphs.wis.player import split_names
-from graphs.wis.protocol_types import response
-from graphs.wis.rules import GAME
+from mas_agents.graphs.wis.player import split_names
+from mas_agents.graphs.wis.protocol_types import response
+from mas_agents.graphs.wis.rules import GAME
 from mas_agents.actions import ActionRequest, ParseError, parse_reply
 from mas_agents.rundir import read_json, write_json
-from planners.base import TAGS
+from mas_agents.planners.base import TAGS
 
 #: The agent spec of a human seat (``mas spy play --agents human,plain,...``).
 HUMAN = "human"
@@ -260,7 +260,7 @@ class HumanCharacter:
     ``persona``, ``spec`` and ``stats``).
 
     Args:
-        persona: the character (:func:`graphs.mmg.players.persona_for`): its script and goals are
+        persona: the character (:func:`mas_agents.graphs.mmg.players.persona_for`): its script and goals are
             shown to the person, as its agent would have them.
         root: ``<run>/human``; the character's folder is ``root/<seat_dirname(name)>``.
         poll: seconds between looks for an answer.
@@ -321,7 +321,7 @@ class HumanCharacter:
         Raises:
             StopRequested: Ctrl-C while waiting.
         """
-        from planners.base import Action
+        from mas_agents.planners.base import Action
         errors: list[str] = []
         raw = ""
         for attempt in (1, 2):

@@ -3,7 +3,7 @@
 Plan: for each scenario and setting id, one game per challenger side (chameleon and
 non-chameleon; undercover and civilian; the test seat in the other three). Games go to
 ``<out>/games/<scenario>-<side>-s<id>/``; a game with a ``result.json`` is finished and is skipped
-when the same command is rerun. Metrics (:mod:`eval.metrics.magic`) are computed from the games'
+when the same command is rerun. Metrics (:mod:`mas_agents.eval.metrics.magic`) are computed from the games'
 ``events.jsonl`` only. Writes ``result.json`` (the eight numbers, per-scenario win rates, counts,
 cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``.
 """
@@ -15,12 +15,12 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.metrics.magic import CAPABILITIES, scenario_metrics
-from graphs.magic.events import SCENARIOS
+from mas_agents.eval.metrics.magic import CAPABILITIES, scenario_metrics
+from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.events import read_events
-from eval.runs.record import check_same_run, model_fields, seat_model
+from mas_agents.eval.runs.record import check_same_run, model_fields, seat_model
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
@@ -45,8 +45,8 @@ def parse_scenarios(text: str) -> list[str]:
 
 def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tuple[str, Any, str]]:
     """``[(scenario, setting, side), ...]`` for the given settings range (default: all of each)."""
-    from eval.datasets.magic import load_settings, parse_range, setting_ids
-    from eval.runs.magic_session import SIDES
+    from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
+    from mas_agents.eval.runs.magic_session import SIDES
     games = []
     for sc in scenarios:
         ids = parse_range(settings, sc) if settings else setting_ids(sc)
@@ -58,7 +58,7 @@ def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tu
 
 def union_settings(a: str | None, b: str | None) -> str | None:
     """The settings of two runs into one directory: None (all of each scenario) when either is
-    None, else both id lists joined (:func:`eval.datasets.magic.parse_range` syntax, parts not
+    None, else both id lists joined (:func:`mas_agents.eval.datasets.magic.parse_range` syntax, parts not
     repeated): ``union_settings("0-1", "3") == "0-1,3"``."""
     if a is None or b is None:
         return None
@@ -72,8 +72,8 @@ def union_settings(a: str | None, b: str | None) -> str | None:
 def finished_games(out: Path, scenarios: list[str], settings: str | None) -> list[Path]:
     """The game directories under ``out`` of ``scenarios`` x ``settings`` (None: all of each; ids
     a scenario does not have are passed over) x each side that hold a ``result.json``."""
-    from eval.datasets.magic import parse_range, setting_ids
-    from eval.runs.magic_session import SIDES
+    from mas_agents.eval.datasets.magic import parse_range, setting_ids
+    from mas_agents.eval.runs.magic_session import SIDES
     found = []
     for sc in scenarios:
         have = setting_ids(sc)
@@ -101,15 +101,15 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     else 1.
 
     ``config.json`` records the models the seats used (``models``: the challenger's and the
-    defender's, :mod:`eval.runs.record`) beside the ``--model`` default (``default_model``).
+    defender's, :mod:`mas_agents.eval.runs.record`) beside the ``--model`` default (``default_model``).
 
     Raises:
         ValueError: bad scenario/settings.
         RunConflict: ``out`` holds a run of another configuration (another challenger, defender,
             models, replay setting, seed or temperature; more scenarios or settings extend it),
-            before anything is written (:func:`eval.runs.record.check_same_run`).
+            before anything is written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.runs.magic_session import play_magic_game
     play = play or play_magic_game
     out.mkdir(parents=True, exist_ok=True)
     used = model_fields([seat_model(a, model) for a in (challenger, defender)], model)
@@ -197,12 +197,12 @@ def _count(counts: dict, keys: tuple) -> int:
 
 def per_scenario_intervals(logs: list) -> dict[str, Any]:
     """Each scenario's challenger credit / win rate (``per_scenario`` of
-    :func:`eval.metrics.magic.scenario_metrics`) with a percentile-bootstrap 95 % interval over the
-    games (``eval.stats.bootstrap_mean``; one game's value is ``per_scenario`` of that game alone,
+    :func:`mas_agents.eval.metrics.magic.scenario_metrics`) with a percentile-bootstrap 95 % interval over the
+    games (``mas_agents.eval.stats.bootstrap_mean``; one game's value is ``per_scenario`` of that game alone,
     so the mean over games equals the pooled value when every game of a side weighs the same).
     Shape: ``{"chameleon": {"chameleon": Estimate dict, ...}, "cost_sharing": Estimate dict, ...}``;
     a side or scenario with no game is left out."""
-    from eval.stats import bootstrap_mean
+    from mas_agents.eval.stats import bootstrap_mean
     values: dict[tuple, list[float]] = {}
     for log in logs:
         one = scenario_metrics([log])["per_scenario"]
@@ -221,16 +221,16 @@ def per_scenario_intervals(logs: list) -> dict[str, Any]:
 
 
 def intervals(m: dict, dirs: list[Path], logs: list) -> dict[str, dict]:
-    """95 % interval and n of every metric (:meth:`eval.stats.Estimate.to_dict`).
+    """95 % interval and n of every metric (:meth:`mas_agents.eval.stats.Estimate.to_dict`).
 
     The six proportions (judgement, reasoning, self-awareness, cooperation, coordination,
     rationality) get the Wilson score interval over their counts (n = votes, questions, answers,
-    games or decisions; :func:`eval.stats.wilson`). Win rate (a mean of seven parts) and Deception
+    games or decisions; :func:`mas_agents.eval.stats.wilson`). Win rate (a mean of seven parts) and Deception
     (a rate plus 0.25 × a rate, range [0, 1.25]) are not proportions: they get a percentile
     bootstrap over setting ids (n = settings; every game of a setting id is drawn together,
-    :func:`eval.stats.bootstrap_units`), clipped to their range; one setting gives no interval.
+    :func:`mas_agents.eval.stats.bootstrap_units`), clipped to their range; one setting gives no interval.
     """
-    from eval.stats import Estimate, bootstrap_units, clip, wilson
+    from mas_agents.eval.stats import Estimate, bootstrap_units, clip, wilson
     counts = m["counts"]
     out = {}
     for k, (num, den) in PROPORTIONS.items():
@@ -284,7 +284,7 @@ def report_md(result: dict, paper: list[dict]) -> str:
         iv = ivs.get(c)
         if not iv or result["metrics"][c] is None:
             return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
-        from eval.stats import Estimate
+        from mas_agents.eval.stats import Estimate
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
                            "mean": result["metrics"][c]}).fmt(unit="")
     head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
@@ -314,7 +314,7 @@ def report_md(result: dict, paper: list[dict]) -> str:
     def with_iv(vv, iv, g):
         """A credit / rate in percent with its bootstrap interval over games, else with its n."""
         if iv and vv is not None:
-            from eval.stats import Estimate
+            from mas_agents.eval.stats import Estimate
             e = Estimate(iv["mean"], iv["low"], iv["high"], iv["n"])
             unit = "game" if e.n == 1 else "games"
             if e.low is None:

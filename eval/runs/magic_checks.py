@@ -1,11 +1,11 @@
-"""MAgIC's conformance hooks (:class:`eval.conformance.Conformance`, registered with the game in
-:mod:`eval.runs.magic_session`): the rules invariants of one game's event log (:func:`walk`,
+"""MAgIC's conformance hooks (:class:`mas_agents.eval.conformance.Conformance`, registered with the game in
+:mod:`mas_agents.eval.runs.magic_session`): the rules invariants of one game's event log (:func:`walk`,
 :func:`checks`: the five scenarios' schedules, legal moves and outcomes) and its re-scoring from
 the events (:func:`rescore`).
 
 Moved from the per-game checker of ``tests/test_conformance.py`` (issue 51 item 2), its
-assertions kept one for one as :func:`eval.conformance.need` calls. The rules are
-:mod:`graphs.magic.rules` (MAgIC, Xu et al. 2024: chameleon, undercover, cost sharing,
+assertions kept one for one as :func:`mas_agents.eval.conformance.need` calls. The rules are
+:mod:`mas_agents.graphs.magic.rules` (MAgIC, Xu et al. 2024: chameleon, undercover, cost sharing,
 prisoner's dilemma, public good).
 """
 
@@ -14,26 +14,26 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from eval.conformance import Conformance, need, problems
+from mas_agents.eval.conformance import Conformance, need, problems
 
 
 def walk(config: dict, events: list[dict], result: dict) -> dict:
-    """One MAgIC game (:mod:`graphs.magic.rules`, :mod:`graphs.magic.events`): legal moves in
+    """One MAgIC game (:mod:`mas_agents.graphs.magic.rules`, :mod:`mas_agents.graphs.magic.events`): legal moves in
     schedule order, and the outcome recomputed with the rules' functions (``config`` unused: the
     setup event holds the setting; a public-good game's number of rounds is read from its setting
-    under the datasets root of :func:`eval.datasets.resolve_data_dir`).
+    under the datasets root of :func:`mas_agents.eval.datasets.resolve_data_dir`).
 
     Returns what a MAgIC run totals (``tests/conformance``): the game's ``scenario``, challenger
     ``side`` and ``seats``, ``roles`` (deduction games), the checked ``moves``, the stored
     ``outcome`` and the ``recomputed`` one.
 
     Raises:
-        eval.conformance.Violation: a rule the log breaks (the rule's line named).
-        eval.datasets.DataError: a public-good setting cannot be read.
+        mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
+        mas_agents.eval.datasets.DataError: a public-good setting cannot be read.
     """
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.magic import load_setting
-    from graphs.magic import rules as R
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.magic import load_setting
+    from mas_agents.graphs.magic import rules as R
 
     setup = events[0]
     need(setup["kind"] == "setup" and setup["visible_to"] == ["game"])
@@ -215,7 +215,7 @@ def rescore(config: dict, events: list[dict], result: dict) -> dict:
     functions (:func:`walk`), and the invalid actions counted in them.
 
     Raises:
-        eval.conformance.Violation: the log breaks a rule (the walk also compares the outcome it
+        mas_agents.eval.conformance.Violation: the log breaks a rule (the walk also compares the outcome it
             recomputes with ``result.json``'s, so a different stored outcome is raised here).
     """
     recomputed = walk(config, events, result)["recomputed"]

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eval.games import GameDef, Table, register
-from eval.runs import magic_checks, magic_view
-from eval.runs.seats import Seats
-from graphs.magic.graph import MagicRuntime, build_graph
-from graphs.magic.rules import GAMES
+from mas_agents.eval.games import GameDef, Table, register
+from mas_agents.eval.runs import magic_checks, magic_view
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.magic.graph import MagicRuntime, build_graph
+from mas_agents.graphs.magic.rules import GAMES
 
 #: The challenger's sides per scenario (MAgIC §3.2, A.1): in the deduction games it plays each
 #: side in turn; in the others it plays the setting's test seat.
@@ -36,7 +36,7 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
                     model: Any = "local", seed: int = 0, replay_openings: bool = False,
                     temperature: float | None = None) -> dict:
     """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest
-    (through the one runner, :func:`eval.runs.session.run`, as the registered game ``magic``).
+    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``magic``).
 
     Args:
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
@@ -51,14 +51,14 @@ def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challe
     Raises:
         ValueError: a side the scenario does not have; an unknown block in a spec.
     """
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     return run("magic", out, model=model, seed=seed, temperature=temperature, scenario=scenario, setting=setting,
                side=side, challenger=challenger, defender=defender, replay_openings=replay_openings)
 
 
 def setup(seats: Seats, *, out: Path, scenario: str, setting: Any, side: str, challenger: str, defender: str,
           replay_openings: bool = False) -> Table:
-    """The MAgIC table of :func:`play_magic_game`'s arguments (:attr:`eval.games.GameDef.setup`)."""
+    """The MAgIC table of :func:`play_magic_game`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`)."""
     from mas_agents.agent import Persona
 
     challenger_at = challenger_seats(scenario, setting, side)

@@ -1,16 +1,16 @@
-"""How ``mas serve`` shows a MAgIC game (:class:`eval.game_view.GameView` of the game ``magic``):
+"""How ``mas serve`` shows a MAgIC game (:class:`mas_agents.eval.game_view.GameView` of the game ``magic``):
 its runs-list headline, its sentences (English only: MAgIC's prompts are English), the seats with
 the challenger's part, and the roles, secret and outcome at the end.
 
 Rules worded here: the outcome codes of Chameleon and Undercover and the payoffs of the
-game-theory scenarios (MAgIC §3.2, Appendix A.1; :mod:`graphs.magic.rules`). Pure Python: no I/O.
+game-theory scenarios (MAgIC §3.2, Appendix A.1; :mod:`mas_agents.graphs.magic.rules`). Pure Python: no I/O.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from eval.game_view import GameView, SeatInfo, Table, players_of, vote_result_sentence, vote_sentence
+from mas_agents.eval.game_view import GameView, SeatInfo, Table, players_of, vote_result_sentence, vote_sentence
 
 #: MAgIC's scenario keys and the challenger's sides in words (MAgIC §3.2, A.1), for headlines.
 SCENARIOS = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost sharing",

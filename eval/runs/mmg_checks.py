@@ -1,9 +1,9 @@
-"""The murder mystery's conformance hooks (:class:`eval.conformance.Conformance`, registered with
-the game in :mod:`eval.runs.mmg_session`): the rules invariants of one game's event log
+"""The murder mystery's conformance hooks (:class:`mas_agents.eval.conformance.Conformance`, registered with
+the game in :mod:`mas_agents.eval.runs.mmg_session`): the rules invariants of one game's event log
 (:func:`walk`, :func:`checks`) and its re-scoring from the events (:func:`rescore`).
 
 Moved from the per-game checker of ``tests/test_conformance.py`` (issue 51 item 2), its
-assertions kept one for one as :func:`eval.conformance.need` calls (the script, the rounds and
+assertions kept one for one as :func:`mas_agents.eval.conformance.need` calls (the script, the rounds and
 the questions per round now come from the game's ``config.json`` instead of the test's setup).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eval.conformance import Conformance, need, problems
+from mas_agents.eval.conformance import Conformance, need, problems
 
 
 def _invalid_for(ev: dict, actor: str, action: str) -> bool:
@@ -19,23 +19,23 @@ def _invalid_for(ev: dict, actor: str, action: str) -> bool:
 
 
 def walk(config: dict, events: list[dict], result: dict) -> None:
-    """Walk one game's log in the order of the rules and graph (:mod:`graphs.mmg.rules`,
-    :mod:`graphs.mmg.graph`): the scripts dealt, introductions in seat order, the questioning
-    schedule (:func:`graphs.mmg.rules.question_schedule` of ``config.json``'s ``rounds`` and
+    """Walk one game's log in the order of the rules and graph (:mod:`mas_agents.graphs.mmg.rules`,
+    :mod:`mas_agents.graphs.mmg.graph`): the scripts dealt, introductions in seat order, the questioning
+    schedule (:func:`mas_agents.graphs.mmg.rules.question_schedule` of ``config.json``'s ``rounds`` and
     ``questions``; never asking oneself, answers by the one asked), secret ballots for every
     victim (a legal suspect, read at the first or second try; an unreadable one abstains), each
-    accusation re-scored (:func:`graphs.mmg.rules.victim_outcome`) and ``result.json``'s outcome,
+    accusation re-scored (:func:`mas_agents.graphs.mmg.rules.victim_outcome`) and ``result.json``'s outcome,
     invalid actions and counts. The players, victims and murderers are the script's
     (``config.json``'s ``script_id`` and ``lang`` under its ``data_dir``, else the datasets root of
-    :func:`eval.datasets.resolve_data_dir`).
+    :func:`mas_agents.eval.datasets.resolve_data_dir`).
 
     Raises:
-        eval.conformance.Violation: a rule the log breaks (the rule's line named).
-        eval.datasets.DataError: the script cannot be read.
+        mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
+        mas_agents.eval.datasets.DataError: the script cannot be read.
     """
-    from eval.datasets import resolve_data_dir
-    from eval.datasets.wellplay import load_script
-    from graphs.mmg import rules
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg import rules
 
     sc = load_script(resolve_data_dir(config.get("data_dir")), config["script_id"], config.get("lang", "en"))
     players = [c.name for c in sc.characters]
@@ -114,15 +114,15 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
     """``{field: (recomputed, stored)}``: the outcome (each victim's accusation from the voting
-    ballots, ``graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names;
+    ballots, ``mas_agents.graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names;
     ``rules.game_outcome``), the action counts and the invalid actions, recomputed from the events
     alone; ``mas rerun --rescore`` and the conformance kit call it through the registry
-    (:attr:`eval.games.GameDef.conformance`).
+    (:attr:`mas_agents.eval.games.GameDef.conformance`).
 
     Raises:
         KeyError, TypeError: an event lacks a field it needs.
     """
-    from graphs.mmg import rules
+    from mas_agents.graphs.mmg import rules
     ballots: dict[str, dict[str, Any]] = {}
     for e in events:
         if e.get("phase") == "voting" and e.get("kind") in ("vote", "invalid") and "victim" in (e.get("data") or {}):

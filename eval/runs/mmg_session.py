@@ -13,11 +13,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.games import GameDef, Table, register
-from eval.runs import mmg_checks, mmg_view
-from eval.runs.seats import Seats
-from graphs.mmg.graph import MMGRuntime, build_graph
-from graphs.mmg.rules import GAME
+from mas_agents.eval.games import GameDef, Table, register
+from mas_agents.eval.runs import mmg_checks, mmg_view
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.mmg.graph import MMGRuntime, build_graph
+from mas_agents.graphs.mmg.rules import GAME
 from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
 
@@ -27,15 +27,15 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
                 data_root: Path | None = None,
                 progress: Callable[[int, int, str], None] | None = None, human: str | None = None) -> dict:
     """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``
-    (through the one runner, :func:`eval.runs.session.run`, as the registered game ``mmg``).
+    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``mmg``).
 
     This is what ``mas mmg run`` and ``mas wellplay compare`` call.
 
     Args:
-        sc: a loaded :class:`eval.datasets.wellplay.Script`.
+        sc: a loaded :class:`mas_agents.eval.datasets.wellplay.Script`.
         out: run directory.
         agent: agent spec of the non-murderer characters (the murderer plays
-            :data:`graphs.mmg.rules.MURDERER_SPEC`).
+            :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC`).
         model: model spec or chat model object.
         rounds, questions, seed, lang: game options (recorded in ``config.json``).
         resume: continue the game in ``out``.
@@ -43,7 +43,7 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         data_root: recorded in ``config.json``.
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
         human: a character played by a person instead of its agent, through ``out/human/``
-            (:class:`eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
+            (:class:`mas_agents.eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
 
     Returns:
         The game's ``result.json`` content.
@@ -52,22 +52,22 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
         FileExistsError / FileNotFoundError: see :func:`run_game`.
     """
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     return run("mmg", out, model=model, seed=seed, resume=resume, progress=progress, script=sc, agent=agent,
                rounds=rounds, questions=questions, lang=lang, settings=settings, data_root=data_root, human=human)
 
 
 def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds: int = 3, questions: int = 1,
           lang: str = "en", settings=None, data_root: Path | None = None, human: str | None = None) -> Table:
-    """The murder-mystery table of :func:`play_script`'s arguments (:attr:`eval.games.GameDef.setup`).
+    """The murder-mystery table of :func:`play_script`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`).
 
     Raises:
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
     """
-    from graphs.mmg.players import build_mmg_agents
-    from graphs.mmg.rules import MURDERER_SPEC
+    from mas_agents.graphs.mmg.players import build_mmg_agents
+    from mas_agents.graphs.mmg.rules import MURDERER_SPEC
     from mas_agents.specs import parse_spec
-    from memory import MemorySettings, default_embedder
+    from mas_agents.memory import MemorySettings, default_embedder
 
     sc = script
     parse_spec(agent)
@@ -75,7 +75,7 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     settings = settings or MemorySettings()
     agents = build_mmg_agents(sc, agent, seats, default_embedder(), settings)
     if human is not None:   # a person plays this character (eval/runs/human.py)
-        from eval.runs.human import HumanCharacter
+        from mas_agents.eval.runs.human import HumanCharacter
         agents[human] = HumanCharacter(agents[human].persona, seats.human_dir)
     record_seats(seats, agents)
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
@@ -95,13 +95,13 @@ def record_seats(seats: Seats, agents: dict[str, Any]) -> None:
     """Record every character's model in ``seats`` (``config.json``'s ``seat_models``): the run's
     one model (the agent specs of a murder mystery name no model, :func:`setup`), or ``human``
     for a character a person plays."""
-    from eval.runs.human import HUMAN, HumanCharacter
+    from mas_agents.eval.runs.human import HUMAN, HumanCharacter
     for name, a in agents.items():
         seats.seat(name, HUMAN if isinstance(a, HumanCharacter) else "plain")
 
 
 def runtime_table(rt: MMGRuntime, config: dict[str, Any]) -> Table:
-    """The :class:`eval.games.Table` of a murder mystery whose runtime (agents included) is built."""
+    """The :class:`mas_agents.eval.games.Table` of a murder mystery whose runtime (agents included) is built."""
     def result(values: dict, *, llm: dict, wall_time_s: float) -> dict:
         return game_result(rt, values, llm, wall_time_s, config)
 
@@ -120,7 +120,7 @@ def check_human(sc: Any, human: str | None) -> None:
 def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str, Any], *,
              resume: bool = False, progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Play (or resume) the game of an already built runtime ``rt`` into ``out`` (the runner,
-    :func:`eval.runs.session.run`, with ``config``'s fields in ``config.json``).
+    :func:`mas_agents.eval.runs.session.run`, with ``config``'s fields in ``config.json``).
 
     Args:
         rt: the runtime with agents.
@@ -138,7 +138,7 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
         FileNotFoundError: ``resume`` is True but ``out`` holds no checkpoint.
     """
     from dataclasses import replace
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     fields = {k: v for k, v in config.items()
               if k not in ("kind", "endpoints", "record_prompts", "versions", "models", "seat_models", "default_model")}
     def prebuilt(seats: Seats, out: Path) -> Table:
@@ -226,7 +226,7 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
               f"completion tokens: {llm.get('output_tokens')}, wall time: {result['wall_time_s']:.1f} s, "
               f"invalid actions: {result['invalid_actions']}", ""]
     if (llm.get("prompt_cost") or {}).get("calls"):   # what a prefix cache reused, and could have
-        from eval.metrics.cost import cost_line
+        from mas_agents.eval.metrics.cost import cost_line
         lines += [f"Prompt cost: {cost_line(llm['prompt_cost'])}.", ""]
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-"""How ``mas serve`` shows a murder-mystery game (:class:`eval.game_view.GameView` of the game
+"""How ``mas serve`` shows a murder-mystery game (:class:`mas_agents.eval.game_view.GameView` of the game
 ``mmg``, PLAYER* on WellPlay): its runs-list headline, its sentences in English and Chinese, its
 seats (the murderer's agent hidden while the game is played) and the truth at the end.
 Pure Python: no I/O.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from eval.game_view import GameView, SeatInfo, names, players_of, role_word
+from mas_agents.eval.game_view import GameView, SeatInfo, names, players_of, role_word
 
 ROLE_TEXT = {"en": {"murderer": "murderer", "civilian": "civilian", "player": "player"},
              "zh": {"murderer": "凶手", "civilian": "平民", "player": "玩家"}}

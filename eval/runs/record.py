@@ -66,7 +66,7 @@ def seat_model(spec: str, default: Any) -> str:
     Raises:
         ValueError: an empty model after ``@`` (:func:`mas_agents.specs.split_model`).
     """
-    from eval.runs.human import HUMAN
+    from mas_agents.eval.runs.human import HUMAN
     from mas_agents.llm import spec_text
     from mas_agents.specs import is_remote, split_model
     if spec == HUMAN or is_remote(spec):

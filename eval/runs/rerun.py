@@ -1,7 +1,7 @@
 """Re-execute a recorded run without its model and check it comes out the same (issue 50).
 
 :func:`rerun` plays a run again from its ``config.json`` (the game, its parameters, the agents,
-the seed and temperature) through the one runner (:func:`eval.runs.session.run`), with every
+the seed and temperature) through the one runner (:func:`mas_agents.eval.runs.session.run`), with every
 model spec answering from the run's recording (:func:`mas_agents.replay.replaying`), and
 compares the new ``events.jsonl`` and ``result.json`` with the original's:
 
@@ -19,7 +19,7 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
   of langgraph or of our own package is the likely cause of a difference).
 
 A WellPlay evaluation (``mas wellplay eval``, run kind ``wellplay-eval``) is re-executed by
-:func:`eval.runs.wellplay_run.run_wellplay_eval` from its ``config.json`` the same way
+:func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` from its ``config.json`` the same way
 (:func:`wellplay_params`). A run whose prompts were not recorded (``--no-record-prompts``)
 cannot be replayed (:class:`mas_agents.replay.NotReplayable`). A run of many cells (a
 tournament, ``mas magic run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.games import find
+from mas_agents.eval.games import find
 from mas_agents.events import read_events
 from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
 from mas_agents.rundir import read_json
@@ -53,7 +53,7 @@ __all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "param
 #: wall time, retries of transient errors).
 CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "retries"})
 #: The run kind of a WellPlay evaluation (``mas wellplay eval``), re-executed by
-#: :func:`eval.runs.wellplay_run.run_wellplay_eval`.
+#: :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`.
 WELLPLAY = "wellplay-eval"
 
 
@@ -110,7 +110,7 @@ class Outcome:
 def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]]:
     """``(kind, the game's parameters)`` to set a recorded game up again from its ``config.json``.
 
-    The parameters of the game's set-up (:attr:`eval.games.GameDef.params`) are taken from the
+    The parameters of the game's set-up (:attr:`mas_agents.eval.games.GameDef.params`) are taken from the
     ``config.json`` fields of the same name; the built-in games' data objects are loaded again:
     the murder mystery's WellPlay ``script`` (by ``script_id``, in ``lang``) and its memory
     ``settings``; a MAgIC ``setting`` (``scenario`` and ``setting_id``). ``data_root`` is where
@@ -129,8 +129,8 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         raise NotReplayable(f"a person played {config['human']!r}: a person's answers are not replayed")
     params: dict[str, Any] = {n: config[n] for n in game.params if n in config}
     if kind == "mmg":
-        from eval.datasets.wellplay import load_script
-        from memory import MemorySettings
+        from mas_agents.eval.datasets.wellplay import load_script
+        from mas_agents.memory import MemorySettings
         recorded = Path(config["data_dir"]) if config.get("data_dir") else None
         root = recorded if recorded is not None and recorded.is_dir() else data_root
         if root is None:
@@ -140,12 +140,12 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         params["data_root"] = recorded
         params.pop("human", None)
     elif kind == "magic":
-        from eval.datasets.magic import load_setting
+        from mas_agents.eval.datasets.magic import load_setting
         if data_root is None:
             raise ValueError("MAgIC needs its settings: give --data-dir")
         params["setting"] = load_setting(data_root, config["scenario"], int(config["setting_id"]))
     elif kind == "wis":
-        from eval.runs.human import HUMAN
+        from mas_agents.eval.runs.human import HUMAN
         from mas_agents.specs import is_remote
         others = [a for a in config.get("agents", []) if a == HUMAN or is_remote(a)]
         if others:
@@ -157,7 +157,7 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
 
 
 def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
-    """The arguments of :func:`eval.runs.wellplay_run.run_wellplay_eval` (but ``out`` and
+    """The arguments of :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (but ``out`` and
     ``model``) that evaluate again what a WellPlay evaluation's ``config.json`` records: its
     method, scripts (one by name, else all), language, seed, runs, shuffle, scoring, memory
     settings, agent spec and, for the ``session`` method, the game directory it read.
@@ -166,8 +166,8 @@ def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
         NotReplayable: a model-free method (nothing was asked of a model).
         ValueError: no ``data_root``; a field is missing.
     """
-    from eval.runs.wellplay_eval import MODEL_FREE
-    from memory import MemorySettings
+    from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
+    from mas_agents.memory import MemorySettings
     if config.get("method") in MODEL_FREE:
         raise NotReplayable(f"method {config['method']!r} asks no model: nothing to replay")
     if data_root is None:
@@ -337,7 +337,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         ValueError: ``config.json`` lacks a parameter, a data file is missing, ``out`` holds a run.
         FileNotFoundError: ``run/config.json`` is missing.
     """
-    from eval.runs.session import run as play
+    from mas_agents.eval.runs.session import run as play
 
     run = Path(run)
     config = read_json(run / "config.json")
@@ -361,7 +361,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         with replaying(run) as rec:
             try:
                 if kind == WELLPLAY:
-                    from eval.runs.wellplay_run import run_wellplay_eval
+                    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
                     run_wellplay_eval(out=out, model=model, **params)
                 else:
                     play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
@@ -412,7 +412,7 @@ def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = 
 
     A cell that cannot be rerun does not stop the others: it becomes an :class:`Outcome` of
     status ``"refused"`` (:class:`mas_agents.replay.NotReplayable`), ``"failed"`` (bad input:
-    ``ValueError``, ``OSError``, :class:`eval.datasets.DataError`) or ``"error"`` (any other
+    ``ValueError``, ``OSError``, :class:`mas_agents.eval.datasets.DataError`) or ``"error"`` (any other
     exception), its detail the one-line reason.
 
     Args:
@@ -425,7 +425,7 @@ def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = 
     Raises:
         NotReplayable: ``run`` holds no game (a WellPlay evaluation has no game to replay yet).
     """
-    from eval.datasets import DataError
+    from mas_agents.eval.datasets import DataError
     run = Path(run)
     cells = game_cells(run)
     if not cells:

@@ -8,24 +8,24 @@ own rules and the metric modules of this version, and compares them with the run
 ``result.json``:
 
 Each game re-scores itself: the ``rescore`` hook of its registration
-(:attr:`eval.games.GameDef.conformance`, :class:`eval.conformance.Conformance`), the same the
+(:attr:`mas_agents.eval.games.GameDef.conformance`, :class:`mas_agents.eval.conformance.Conformance`), the same the
 conformance kit checks. The built-in games' hooks:
 
-* Who is Spy (``wis``, :func:`eval.runs.wis_checks.rescore`): the rounds, eliminations, scores (``graphs.wis.rules.game_scores``) and
+* Who is Spy (``wis``, :func:`mas_agents.eval.runs.wis_checks.rescore`): the rounds, eliminations, scores (``mas_agents.graphs.wis.rules.game_scores``) and
   outcome, from the ``describe`` / ``foul`` / ``vote_result`` events
-  (:func:`eval.reports.wis_replay.record_from_events`);
-* the murder mystery (``mmg``, :func:`eval.runs.mmg_checks.rescore`): each victim's accusation from the ballots
-  (``graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names), the
+  (:func:`mas_agents.eval.reports.wis_replay.record_from_events`);
+* the murder mystery (``mmg``, :func:`mas_agents.eval.runs.mmg_checks.rescore`): each victim's accusation from the ballots
+  (``mas_agents.graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names), the
   game's outcome, the action counts and the invalid actions;
 * a MAgIC bench (``magic-bench``, ``mas magic run``): the capability metrics, win rate, per-scenario
-  values, components and counts (:func:`eval.metrics.magic.scenario_metrics`);
-* a single MAgIC game (``magic``, :func:`eval.runs.magic_checks.rescore`): its outcome and invalid
+  values, components and counts (:func:`mas_agents.eval.metrics.magic.scenario_metrics`);
+* a single MAgIC game (``magic``, :func:`mas_agents.eval.runs.magic_checks.rescore`): its outcome and invalid
   actions;
 * a game registered without ``conformance``: the events are read and their format checked; no
   re-scorer (said in the outcome, never counted as equal).
 
 A log a game's re-scorer cannot read (an event or field missing, a rule broken: ``KeyError``,
-``StopIteration``, :class:`eval.conformance.Violation`...) is a difference, named in the outcome.
+``StopIteration``, :class:`mas_agents.eval.conformance.Violation`...) is a difference, named in the outcome.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _first_diff(checked: dict[str, tuple[Any, Any]]) -> str | None:
 
 def _magic_bench(run: Path, result: dict) -> dict[str, tuple[Any, Any]]:
     """A MAgIC bench re-scored from its games' events."""
-    from eval.metrics.magic import load_games, scenario_metrics
+    from mas_agents.eval.metrics.magic import load_games, scenario_metrics
     m = scenario_metrics(load_games(run))
     metrics = {k: m[k] for k in (result.get("metrics") or {})}
     return {"metrics": (metrics, result.get("metrics")), "per_scenario": (m["per_scenario"], result.get("per_scenario")),
@@ -113,8 +113,8 @@ MALFORMED = (StopIteration, KeyError, IndexError, TypeError, AttributeError)
 
 
 def _one(d: Path) -> Rescored:
-    from eval.conformance import Violation
-    from eval.games import find
+    from mas_agents.eval.conformance import Violation
+    from mas_agents.eval.games import find
     config = read_json(d / "config.json")
     kind = str(config.get("kind"))
     events_format(config, d)
@@ -151,7 +151,7 @@ def rescore_run(run: Path) -> list[Rescored]:
         FileNotFoundError, ValueError: ``config.json`` or ``events.jsonl`` missing or corrupt;
             nothing below ``run`` to re-score.
     """
-    from eval.games import find
+    from mas_agents.eval.games import find
     run = Path(run)
     benches, games = [], []
     for cfg_path in sorted([run / "config.json", *run.rglob("*/config.json")]):

@@ -1,7 +1,7 @@
 """The seats of one run: every model a game's agents use, and the agents built from specs.
 
-One :class:`Seats` per run, made by :func:`eval.runs.session.run` and given to the game's
-:attr:`eval.games.GameDef.setup`: its models all record into the run's ``llm_calls.jsonl``
+One :class:`Seats` per run, made by :func:`mas_agents.eval.runs.session.run` and given to the game's
+:attr:`mas_agents.eval.games.GameDef.setup`: its models all record into the run's ``llm_calls.jsonl``
 (one accounted wrapper per distinct model spec, :class:`mas_agents.llm.ModelPool`), and its
 :meth:`Seats.agent` builds an agent from a spec ``BLOCKS[@MODEL]`` the same way for every game.
 """
@@ -25,7 +25,7 @@ class Seats:
         out: the run directory (a person's seat talks through ``out/human``).
         phase: the phase the models' calls are recorded under: ``"gameplay"`` for a game,
             ``"evaluation"`` for the WellPlay evaluation's answerers
-            (:func:`eval.runs.wellplay_run.build_eval_agent`).
+            (:func:`mas_agents.eval.runs.wellplay_run.build_eval_agent`).
     """
 
     def __init__(self, recorder: Any, model: Any = "local", seed: int = 0, temperature: float | None = None,
@@ -50,7 +50,7 @@ class Seats:
 
     def seat(self, name: str, spec: str) -> str:
         """Record that seat ``name`` (as the events name it) plays the agent spec ``spec`` and
-        return the model spec it runs (:func:`eval.runs.record.seat_model`: ``@MODEL``, else the
+        return the model spec it runs (:func:`mas_agents.eval.runs.record.seat_model`: ``@MODEL``, else the
         default; a URL or ``human`` as it is). :meth:`agent` records its persona's seat itself; a
         game that seats players another way calls this for each seat, so ``config.json`` says
         which model every seat used (``seat_models``, ``models``).
@@ -58,7 +58,7 @@ class Seats:
         Raises:
             ValueError: an empty model after ``@``.
         """
-        from eval.runs.record import seat_model
+        from mas_agents.eval.runs.record import seat_model
         self.seat_models[name] = seat_model(spec, self.default_model)
         return self.seat_models[name]
 
@@ -79,11 +79,11 @@ class Seats:
         """An :class:`mas_agents.agent.Agent` playing ``persona`` from the spec ``BLOCKS[@MODEL]``.
 
         Every agent of this repository is built here: the games' seats, the murder mystery's
-        characters (:func:`graphs.mmg.players.build_mmg_agents`) and the WellPlay evaluation's
-        answerers (:func:`eval.runs.wellplay_run.build_eval_agent`).
+        characters (:func:`mas_agents.graphs.mmg.players.build_mmg_agents`) and the WellPlay evaluation's
+        answerers (:func:`mas_agents.eval.runs.wellplay_run.build_eval_agent`).
 
         Args:
-            game: the :class:`planners.base.GameInfo` its requests carry.
+            game: the :class:`mas_agents.planners.base.GameInfo` its requests carry.
             memory: the agent's memory (None: none), unless ``embedder`` is given: then a FAISS
                 memory holding ``persona.script`` (and ``extra_scripts``, ``(name, text)`` of
                 other characters' scripts) with the budgets ``settings``

@@ -1,4 +1,4 @@
-"""The one session runner: play any registered game (:mod:`eval.games`) into a run directory.
+"""The one session runner: play any registered game (:mod:`mas_agents.eval.games`) into a run directory.
 
 It owns the run directory for every game (README, "What a run writes"):
 
@@ -7,20 +7,20 @@ It owns the run directory for every game (README, "What a run writes"):
   ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.llm.prefix_cache_mb`;
   ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
-  contract of :mod:`eval.runs.record`), written before the first move;
+  contract of :mod:`mas_agents.eval.runs.record`), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
 * ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
   compressed when the game ends);
-* ``checkpoints.sqlite`` for a game with :attr:`eval.games.GameDef.checkpoint` (LangGraph
+* ``checkpoints.sqlite`` for a game with :attr:`mas_agents.eval.games.GameDef.checkpoint` (LangGraph
   ``SqliteSaver``, one thread named after the game's kind; ``resume=True`` continues from it);
 * ``result.json`` (with ``llm.prompt_cost``: prompt tokens, cached and reusable by an ideal prefix
-  cache, per phase and agent, :func:`eval.metrics.cost.prompt_cost`) and ``transcript.md`` at the
+  cache, per phase and agent, :func:`mas_agents.eval.metrics.cost.prompt_cost`) and ``transcript.md`` at the
   end, ``run.lock`` while it runs
   (:func:`mas_agents.rundir.marks_run`).
 
-Run again into a directory that holds a game (issue 46, :func:`eval.runs.record.check_same_run`):
-a game of another configuration is refused (:class:`eval.runs.record.RunConflict`, naming the
+Run again into a directory that holds a game (issue 46, :func:`mas_agents.eval.runs.record.check_same_run`):
+a game of another configuration is refused (:class:`mas_agents.eval.runs.record.RunConflict`, naming the
 field) and nothing is written; a finished game of the same configuration is reused (its
 ``result.json`` is returned, nothing is replayed or rewritten); an unfinished one is resumed
 (a game that checkpoints, with ``resume``) or replayed from the start (its call and prompt logs
@@ -34,12 +34,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.games import GameDef, Table, get
-from eval.runs.record import check_same_run, holds_record, model_fields
-from eval.runs.seats import Seats
+from mas_agents.eval.games import GameDef, Table, get
+from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
+from mas_agents.eval.runs.seats import Seats
 from mas_agents.accounting import CallRecorder, clear_call_log
 from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
-from eval.metrics.cost import prompt_cost
+from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.gc_tuning import fewer_collections
 from mas_agents.llm import prefix_cache_mb
 from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
@@ -56,7 +56,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
 
     Args:
         game: a registered run kind (``"wis"``, ``"mmg"``, ``"magic"``, or one a package
-            registered) or a :class:`eval.games.GameDef`.
+            registered) or a :class:`mas_agents.eval.games.GameDef`.
         out: the run directory (created).
         model: default model spec (``local``, ``openai:NAME``) or a chat model object.
         seed: sampling seed of models built from spec strings; the game may use it too.
@@ -65,7 +65,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
         recorder: the call recorder to use (it must write ``out/llm_calls.jsonl``); None: the
             runner makes one (reading the calls already there when ``resume``).
-        params: the game's own parameters (:attr:`eval.games.GameDef.params`: its set-up's
+        params: the game's own parameters (:attr:`mas_agents.eval.games.GameDef.params`: its set-up's
             keyword-only arguments).
 
     Returns:
@@ -111,7 +111,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             if new_log and calls.exists() and calls.stat().st_size == 0:
                 calls.unlink()   # a refused set-up leaves nothing behind
             raise
-        # the models the seats used (eval.runs.record), in the game's own dict: its result sees them
+        # the models the seats used (mas_agents.eval.runs.record), in the game's own dict: its result sees them
         fields = record_fields(seats, model)
         table.config["model"] = fields.pop("model")
         table.config.setdefault("seed", seed)
@@ -155,7 +155,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
 
 
 def record_fields(seats: Seats, model: Any) -> dict:
-    """The model fields of a game's ``config.json`` (:func:`eval.runs.record.model_fields`): the
+    """The model fields of a game's ``config.json`` (:func:`mas_agents.eval.runs.record.model_fields`): the
     models its seats used (``models``, ``seat_models``, ``model``) and the default given
     (``default_model``), from the seats the game's set-up recorded (:meth:`Seats.seat`)."""
     return model_fields(seats.used_models(), model, seats.seat_models or None)

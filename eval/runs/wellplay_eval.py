@@ -13,13 +13,13 @@ Methods (PLAYER* §3/§4: the game session, PP and OP; plus two model-free basel
 
 Options are shuffled with the run's seed by default, because the upstream keys are
 position-biased (data README: 779/1,481 keys are ``a``; always-``a`` scores 48.9 %).
-Scoring and weights are in :mod:`eval.metrics.wellplay`. A run directory gets ``config.json``,
+Scoring and weights are in :mod:`mas_agents.eval.metrics.wellplay`. A run directory gets ``config.json``,
 ``events.jsonl`` (one ``mcq`` event per answered question), ``answers.jsonl`` (re-scorable
 records), ``llm_calls.jsonl``, ``result.json`` and ``report.md``.
 
 So that a score never stands alone, every evaluation also reports (:func:`chance_and_interval`)
 the 95 % interval of its weighted score (percentile bootstrap over questions,
-:func:`eval.stats.bootstrap_ratio`) and the scores of ``always_a`` and ``random`` on the same
+:func:`mas_agents.eval.stats.bootstrap_ratio`) and the scores of ``always_a`` and ``random`` on the same
 questions under the same option shuffle, seeds and scoring (what ``--method always_a`` /
 ``--method random`` with the same options would score).
 """
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from eval.datasets.wellplay import Question, Script
-from eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
-from eval.stats import Estimate, bootstrap_ratio
+from mas_agents.eval.datasets.wellplay import Question, Script
+from mas_agents.eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
+from mas_agents.eval.stats import Estimate, bootstrap_ratio
 from mas_agents.actions import LETTERS, ActionRequest
 from mas_agents.events import make_event, read_events
 
@@ -161,7 +161,7 @@ def answer_order(jobs: list[tuple[Script, Any]]) -> list[tuple[int, int]]:
     answer at once. Each character's file is a chain of calls, so the longest chain started last
     would set the run's length; longest first is the classic LPT rule of list scheduling
     (Graham 1969), and the order agents are built in before they answer
-    (:func:`eval.runs.wellplay_run.run_wellplay_eval`)."""
+    (:func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`)."""
     counted = [(len(sc.questions.get(ch.name, [])), (i, j)) for i, (sc, _) in enumerate(jobs)
                for j, ch in enumerate(sc.characters)]
     return [key for n, key in sorted(counted, key=lambda c: -c[0]) if n]
@@ -219,7 +219,7 @@ def evaluate_script(script: Script, answerers: dict[str, Answerer], *, seed: int
 
 
 def summarise(records: Iterable[dict]) -> dict[str, Any]:
-    """Weighted score, per-category accuracy and counts (see :func:`eval.metrics.wellplay.score`),
+    """Weighted score, per-category accuracy and counts (see :func:`mas_agents.eval.metrics.wellplay.score`),
     plus abstentions."""
     records = list(records)
     s = score([(r["category"], r["correct"]) for r in records])
@@ -248,14 +248,14 @@ def score_interval(records: Iterable[dict], *, level: float = 0.95, n_boot: int 
     """The ``level`` percentile-bootstrap interval of the weighted score, over questions.
 
     Unit = one question (script, character, qid): its numerator is Σ over runs of w·correct and
-    its denominator Σ over runs of w (w = 10 / 5 / 2, :data:`eval.metrics.wellplay.WEIGHTS`), so
+    its denominator Σ over runs of w (w = 10 / 5 / 2, :data:`mas_agents.eval.metrics.wellplay.WEIGHTS`), so
     the pooled ratio is the mean over runs of the weighted score (every run asks the same
-    questions). Questions are resampled whole (:func:`eval.stats.bootstrap_ratio`, seeded, so the
+    questions). Questions are resampled whole (:func:`mas_agents.eval.stats.bootstrap_ratio`, seeded, so the
     same records give the same interval). It measures how much the score depends on which
     questions were asked, not run-to-run variation (that is the std over runs).
 
     Returns:
-        :meth:`eval.stats.Estimate.to_dict` (``mean``/``low``/``high`` as fractions 0..1, ``n`` =
+        :meth:`mas_agents.eval.stats.Estimate.to_dict` (``mean``/``low``/``high`` as fractions 0..1, ``n`` =
         questions) plus ``"unit": "question"``.
     """
     pooled: dict[tuple[str, str, str], list[int]] = {}
@@ -304,7 +304,7 @@ def chance_and_interval(scripts: list[Script], records: list[dict], *, seed: int
 
 def score_with_interval(score: float | None, interval: dict | None) -> str:
     """A weighted score (fraction 0..1) with its interval (a :func:`score_interval` dict) in percent,
-    e.g. ``"32.6 % [24.1, 41.3] (n=44)"`` (:meth:`eval.stats.Estimate.fmt`; n = questions); the
+    e.g. ``"32.6 % [24.1, 41.3] (n=44)"`` (:meth:`mas_agents.eval.stats.Estimate.fmt`; n = questions); the
     bare score when there is no interval."""
     if not interval:
         return "-" if score is None else f"{100 * score:.1f} %"
@@ -378,6 +378,6 @@ def report_md(result: dict[str, Any]) -> str:
         lines += ["", f"LLM calls: {llm['calls']}, prompt tokens: {llm.get('input_tokens')}, "
                       f"completion tokens: {llm.get('output_tokens')}, wall time {result['wall_time_s']:.1f} s"]
     if (llm.get("prompt_cost") or {}).get("calls"):
-        from eval.metrics.cost import cost_line
+        from mas_agents.eval.metrics.cost import cost_line
         lines += ["", f"Prompt cost: {cost_line(llm['prompt_cost'])}."]
     return "\n".join(lines) + "\n"

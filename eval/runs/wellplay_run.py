@@ -1,6 +1,6 @@
 """Run a WellPlay evaluation end to end into a run directory (``mas wellplay eval``).
 
-See :mod:`eval.runs.wellplay_eval` for the methods, shuffling and files written.
+See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and files written.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.datasets.wellplay import Script, load_all, load_script
-from eval.runs.record import check_same_run, holds_record, model_fields
-from eval.runs.wellplay_eval import (
+from mas_agents.eval.datasets.wellplay import Script, load_all, load_script
+from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
+from mas_agents.eval.runs.wellplay_eval import (
     METHODS,
     MODEL_FREE,
     Answerer,
@@ -31,7 +31,7 @@ from eval.runs.wellplay_eval import (
 )
 from mas_agents.accounting import STOP, CallRecorder, StopRequested, clear_call_log, record_prompts
 from mas_agents.events import write_events
-from eval.metrics.cost import prompt_cost
+from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
@@ -63,7 +63,7 @@ class AgentBuilds:
     """The answering agents of one evaluation run, each built when it is first needed.
 
     With ``background`` (several characters answer at once), one builder thread builds them in
-    ``order`` (:func:`eval.runs.wellplay_eval.answer_order`: most questions first), so the first
+    ``order`` (:func:`mas_agents.eval.runs.wellplay_eval.answer_order`: most questions first), so the first
     characters answer while later ones still embed their scripts; otherwise each is built in its
     cell as the cell starts. Building embeds a character's script chunks (PLAYER* §2.2): with all
     68 characters and nothing cached, 5,220 chunks at 21 ms of CPU each on the 2-core
@@ -185,16 +185,16 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
 
     ``result.json`` also holds ``interval`` (95 % bootstrap interval of the weighted score over
     questions) and ``chance`` (``always_a`` / ``random`` on the same questions, shuffle, seeds and
-    scoring): see :func:`eval.runs.wellplay_eval.chance_and_interval`.
+    scoring): see :func:`mas_agents.eval.runs.wellplay_eval.chance_and_interval`.
 
     Args:
-        data_root: datasets root (see :func:`eval.datasets.resolve_data_dir`).
-        method: one of :data:`eval.runs.wellplay_eval.METHODS`.
+        data_root: datasets root (see :func:`mas_agents.eval.datasets.resolve_data_dir`).
+        method: one of :data:`mas_agents.eval.runs.wellplay_eval.METHODS`.
         out: run directory (created).
         script: display name, id, or "all" (ignored for ``session``: the game's script).
         model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object.
         seed, runs: run ``i`` uses seed ``seed + i`` for the option shuffle and the model.
-        shuffle, scoring: see :mod:`eval.metrics.wellplay`.
+        shuffle, scoring: see :mod:`mas_agents.eval.metrics.wellplay`.
         run: the game directory for ``session``.
         settings: :class:`memory.MemorySettings` for retrieval budgets.
         agent_spec: agent spec answering for ``pp``/``op`` (``session`` uses each character's
@@ -207,7 +207,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
             of ``model`` (1 for a local model, ``--max-connections`` for a remote one). The files
             written do not depend on it.
 
-    Into a directory that holds an evaluation (issue 46, :func:`eval.runs.record.check_same_run`):
+    Into a directory that holds an evaluation (issue 46, :func:`mas_agents.eval.runs.record.check_same_run`):
     one of another configuration is refused, nothing written; a finished one of the same
     configuration is reused (its ``result.json`` returned, nothing run); an unfinished one
     resumes at the next unanswered question (issue 47 item 3): every answer is saved as it comes
@@ -215,7 +215,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
     they are, asks only the rest (an agent whose questions are all answered is not even built)
     and keeps counting into the same ``llm_calls.jsonl``. A character resumed mid-file does not
     recall its answers given before the stop. ``config.json`` records ``models`` (the answering
-    model; none for a model-free method) and ``default_model`` (:mod:`eval.runs.record`).
+    model; none for a model-free method) and ``default_model`` (:mod:`mas_agents.eval.runs.record`).
 
     Raises:
         ValueError: unknown method or scoring, or session without run.
@@ -324,7 +324,7 @@ PROGRESS = "answered.jsonl"
 
 def read_progress(path: Path) -> dict[int, dict[tuple[str, str, str], tuple[dict, dict]]]:
     """The answers saved in ``path`` (:data:`PROGRESS`): run index -> ``(script, character, qid)``
-    -> ``(record, event)`` (:data:`eval.runs.wellplay_eval.Answered`); ``{}`` when there is no file.
+    -> ``(record, event)`` (:data:`mas_agents.eval.runs.wellplay_eval.Answered`); ``{}`` when there is no file.
     A line that is not whole JSON (the process was killed while writing it) is skipped: that
     question is asked again."""
     out: dict[int, dict] = {}
@@ -348,16 +348,16 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
 
     ``pp``: own script only; ``op``: every character's script; ``session``: own script plus the
     dialogue it heard in the game. The agent and its model are built as a game's are
-    (:class:`eval.runs.seats.Seats`, :class:`mas_agents.llm.ModelPool`), their calls recorded
+    (:class:`mas_agents.eval.runs.seats.Seats`, :class:`mas_agents.llm.ModelPool`), their calls recorded
     under the ``evaluation`` phase; the model is built once and reused (``accounted``).
 
     Returns:
         ``(agent, accounted_model)``.
     """
-    from eval.runs.seats import Seats
-    from graphs.mmg.rules import GAME as MMG_GAME
-    from graphs.mmg.players import persona_for
-    from memory import default_embedder
+    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
+    from mas_agents.graphs.mmg.players import persona_for
+    from mas_agents.memory import default_embedder
 
     seats = Seats(recorder, model if accounted is None else accounted, seed, phase="evaluation")
     persona = persona_for(sc, name, role="respondent")  # after the game everyone answers truthfully

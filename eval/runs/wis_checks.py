@@ -1,38 +1,38 @@
-"""Who is Spy's conformance hooks (:class:`eval.conformance.Conformance`, registered with the game in
-:mod:`eval.runs.wis_session`): the rules invariants of one game's event log (:func:`walk`,
+"""Who is Spy's conformance hooks (:class:`mas_agents.eval.conformance.Conformance`, registered with the game in
+:mod:`mas_agents.eval.runs.wis_session`): the rules invariants of one game's event log (:func:`walk`,
 :func:`checks`) and its re-scoring from the events (:func:`rescore`).
 
 Moved from the per-game checker of ``tests/test_conformance.py`` (issue 51 item 2), its
-assertions kept one for one as :func:`eval.conformance.need` calls. The rules are
-:mod:`graphs.wis.rules` (Who is Spy, WiS platform rules: speaking order, fouls, voting, scores).
+assertions kept one for one as :func:`mas_agents.eval.conformance.need` calls. The rules are
+:mod:`mas_agents.graphs.wis.rules` (Who is Spy, WiS platform rules: speaking order, fouls, voting, scores).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from eval.conformance import Conformance, need, problems
+from mas_agents.eval.conformance import Conformance, need, problems
 
-#: What :func:`walk` replays of each seat (keys of :func:`eval.metrics.wis.player_rows`).
+#: What :func:`walk` replays of each seat (keys of :func:`mas_agents.eval.metrics.wis.player_rows`).
 SEAT_KEYS = ("agent", "role", "score", "won", "votes_cast_as_civilian", "correct_votes", "abstentions",
              "descriptions", "fouls", "timeouts", "survival_rounds")
 
 
 def walk(config: dict, events: list[dict], result: dict) -> list[dict]:
     """Walk one game's log (``config.json``'s ``speak_timeout`` says whether a timeout may occur;
-    the rest is in the events and ``result``) in the rules' order (:mod:`graphs.wis.rules`): the
+    the rest is in the events and ``result``) in the rules' order (:mod:`mas_agents.graphs.wis.rules`): the
     words dealt, speaking order of the alive players, the judge's fouls recomputed, alive voters
-    only and never oneself, the tally, the end, the scores (:func:`graphs.wis.rules.game_scores`) and ``result.json``'s rounds, eliminations,
-    outcome, invalid actions and per-seat metrics (:func:`eval.metrics.wis.player_rows`).
+    only and never oneself, the tally, the end, the scores (:func:`mas_agents.graphs.wis.rules.game_scores`) and ``result.json``'s rounds, eliminations,
+    outcome, invalid actions and per-seat metrics (:func:`mas_agents.eval.metrics.wis.player_rows`).
 
     Returns one row per seat, from the log and the re-scored outcome, with :data:`SEAT_KEYS`
     (what a tournament's leaderboard aggregates).
 
     Raises:
-        eval.conformance.Violation: a rule the log breaks (the rule's line named).
+        mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
     """
-    from eval.metrics.wis import player_rows
-    from graphs.wis import rules
+    from mas_agents.eval.metrics.wis import player_rows
+    from mas_agents.graphs.wis import rules
 
     seats = [p["name"] for p in result["players"]]
     roles = {p["name"]: p["role"] for p in result["players"]}
@@ -155,16 +155,16 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 
 
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
-    """``{field: (recomputed, stored)}``: eliminations, scores (``graphs.wis.rules.game_scores``),
+    """``{field: (recomputed, stored)}``: eliminations, scores (``mas_agents.graphs.wis.rules.game_scores``),
     outcome and rounds recomputed from the ``describe`` / ``foul`` / ``vote_result`` events alone
-    (:func:`eval.reports.wis_replay.record_from_events`); ``mas rerun --rescore`` and the
-    conformance kit call it through the registry (:attr:`eval.games.GameDef.conformance`).
+    (:func:`mas_agents.eval.reports.wis_replay.record_from_events`); ``mas rerun --rescore`` and the
+    conformance kit call it through the registry (:attr:`mas_agents.eval.games.GameDef.conformance`).
 
     Raises:
         StopIteration, KeyError, IndexError, TypeError: the log lacks an event or field it needs.
     """
-    from eval.reports.wis_replay import record_from_events
-    from graphs.wis import rules
+    from mas_agents.eval.reports.wis_replay import record_from_events
+    from mas_agents.graphs.wis import rules
     rec = record_from_events(events, config)
     roles = {p["name"]: p["role"] for p in rec["players"]}
     spy = next(p for p, r in roles.items() if r == "spy")

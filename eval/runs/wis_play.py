@@ -1,7 +1,7 @@
 """Who is Spy? started from ``mas serve``'s ``/play`` page with a person in one seat: its form
-(:data:`FORM`, the :attr:`eval.game_view.GameView.play` of the game ``wis``), how the form is read
+(:data:`FORM`, the :attr:`mas_agents.eval.game_view.GameView.play` of the game ``wis``), how the form is read
 (:func:`check_game`) and how the game is played (:func:`start`). The rules checked are the game's
-(:mod:`graphs.wis.rules`: 3 to 9 seats, two different words, WiS §3.1)."""
+(:mod:`mas_agents.graphs.wis.rules`: 3 to 9 seats, two different words, WiS §3.1)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import random
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from eval.datasets.wis import load_pairs
-from eval.game_view import FormField, PlayForm
-from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
-from eval.runs.session import run
-from graphs.wis import rules as wis_rules
+from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.eval.game_view import FormField, PlayForm
+from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+from mas_agents.eval.runs.session import run
+from mas_agents.graphs.wis import rules as wis_rules
 from mas_agents.specs import is_remote, parse_spec, split_model
 
 
@@ -85,7 +85,7 @@ def check_game(form: Mapping[str, str], data_root: Path | None, check_model: Cal
 def start(out: Path, *, model: Any, agents: list[str], pair: dict[str, str], lang: str, seed: int,
           speak_timeout: float | None) -> dict:
     """Play the game of :func:`check_game`'s arguments into ``out`` through the one runner, as
-    :func:`eval.runs.wis_session.play_game` does (which this module cannot import: the game's
+    :func:`mas_agents.eval.runs.wis_session.play_game` does (which this module cannot import: the game's
     registration there imports it)."""
     return run("wis", out, model=model, seed=seed, agents=agents, pair=pair, lang=lang, speak_timeout=speak_timeout)
 

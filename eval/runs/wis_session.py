@@ -1,8 +1,8 @@
 """Play one Who-is-Spy game into a directory.
 
 Writes ``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` (local seats), ``result.json`` (the
-game record of :mod:`graphs.wis.rules`) and ``transcript.md``. Seats are given as agent specs
-(``BLOCKS[@MODEL]``) or URLs of WiS-protocol agents (:mod:`graphs.wis.protocol`).
+game record of :mod:`mas_agents.graphs.wis.rules`) and ``transcript.md``. Seats are given as agent specs
+(``BLOCKS[@MODEL]``) or URLs of WiS-protocol agents (:mod:`mas_agents.graphs.wis.protocol`).
 
 Word pairs come from ``<data>/whoisspy/pairs_<lang>.jsonl`` (``{"civilian", "spy", ...}`` a line).
 """
@@ -13,11 +13,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from eval.games import GameDef, Table, register
-from eval.runs import wis_checks, wis_view
-from eval.runs.seats import Seats
-from graphs.wis import rules as rules
-from graphs.wis.graph import WisRuntime, build_graph
+from mas_agents.eval.games import GameDef, Table, register
+from mas_agents.eval.runs import wis_checks, wis_view
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.wis import rules as rules
+from mas_agents.graphs.wis.graph import WisRuntime, build_graph
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -25,7 +25,7 @@ def parse_pair(text: str) -> dict[str, str]:
 
     Raises:
         ValueError: not two non-empty words separated by ``/``, or the same word twice (compared as
-            the judge compares words, :func:`graphs.wis.rules.check_pair`).
+            the judge compares words, :func:`mas_agents.graphs.wis.rules.check_pair`).
     """
     parts = [p.strip() for p in text.split("/")]
     if len(parts) != 2 or not all(parts):
@@ -53,11 +53,11 @@ def speak_limit(agents: list[str], model: Any = "local", requested: float | None
         requested: :data:`AUTO`, or the limit asked for: a number of seconds, 0 or None for none.
 
     Returns:
-        With :data:`AUTO`: :data:`eval.runs.human.HUMAN_SPEAK_TIMEOUT` when a person holds a seat;
+        With :data:`AUTO`: :data:`mas_agents.eval.runs.human.HUMAN_SPEAK_TIMEOUT` when a person holds a seat;
         else None when any seat plays on the embedded model (``local``, ``local:PATH``, or a
         :class:`mas_agents.llm.LocalLlamaChat`): on a small machine its descriptions take longer
         than the limit and would foul on the clock, not on play; else
-        :data:`graphs.wis.rules.SPEAK_TIMEOUT` (10 s, WiS paper Appendix A "Detailed rules").
+        :data:`mas_agents.graphs.wis.rules.SPEAK_TIMEOUT` (10 s, WiS paper Appendix A "Detailed rules").
         Otherwise ``requested`` (0 -> None).
 
     Raises:
@@ -65,7 +65,7 @@ def speak_limit(agents: list[str], model: Any = "local", requested: float | None
     """
     import math
 
-    from eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
+    from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
     from mas_agents.cells import has_local_model
     from mas_agents.specs import is_remote, split_model
     if requested != AUTO:
@@ -84,24 +84,24 @@ class PlayerFactory:
     """Builds the player for one seat from a spec; its agents' models come from ``seats``.
 
     Args:
-        seats: the :class:`eval.runs.seats.Seats` of the run: the default model (for specs
+        seats: the :class:`mas_agents.eval.runs.seats.Seats` of the run: the default model (for specs
             without ``@MODEL``), the seed, the call recorder, one accounted model per spec, and
             where ``human`` seats keep their files (``seats.human_dir``; None: a ``human`` seat is
             refused).
         lang: prompt language.
         speak_timeout: used as the HTTP read timeout of remote seats (None: no timeout).
         safe_reply: local players answer a generic description rather than one that still says
-            their word after the re-prompt (:class:`graphs.wis.player.AgentWisPlayer`); set by
+            their word after the re-prompt (:class:`mas_agents.graphs.wis.player.AgentWisPlayer`); set by
             ``mas spy serve-agent``, off at our own table.
 
     Raises:
-        TypeError: ``seats`` is not a :class:`eval.runs.seats.Seats`.
+        TypeError: ``seats`` is not a :class:`mas_agents.eval.runs.seats.Seats`.
     """
 
     def __init__(self, seats: Seats, lang: str = "en", speak_timeout: float | None = 10.0,
                  safe_reply: bool = False):
         if not isinstance(seats, Seats):
-            raise TypeError(f"PlayerFactory takes the run's Seats (eval.runs.seats.Seats), got {type(seats).__name__}")
+            raise TypeError(f"PlayerFactory takes the run's Seats (mas_agents.eval.runs.seats.Seats), got {type(seats).__name__}")
         self.seats = seats
         self.lang = lang
         self.speak_timeout = speak_timeout
@@ -116,22 +116,22 @@ class PlayerFactory:
         return self.seats.model(spec)
 
     def __call__(self, spec: str, role: str):
-        """A :class:`~graphs.wis.protocol_types.WisPlayer` for ``spec`` playing ``role``.
+        """A :class:`~mas_agents.graphs.wis.protocol_types.WisPlayer` for ``spec`` playing ``role``.
 
         Raises:
             ValueError: an unknown block in ``spec``; a WiS-protocol agent (URL) that fails its
-                ``checkHealth`` or ``init`` (:meth:`graphs.wis.protocol.RemoteWisPlayer.check_ready`):
+                ``checkHealth`` or ``init`` (:meth:`mas_agents.graphs.wis.protocol.RemoteWisPlayer.check_ready`):
                 the game is refused before it starts; ``human`` without a ``human_dir``.
         """
-        from graphs.wis.player import AgentWisPlayer
+        from mas_agents.graphs.wis.player import AgentWisPlayer
         from mas_agents.specs import is_remote, parse_spec, split_model
-        from eval.runs.human import HUMAN, HumanSeat
-        if spec == HUMAN:   # a person, through files in the run directory (eval.runs.human)
+        from mas_agents.eval.runs.human import HUMAN, HumanSeat
+        if spec == HUMAN:   # a person, through files in the run directory (mas_agents.eval.runs.human)
             if self.seats.human_dir is None:
                 raise ValueError("a human seat needs a game directory to talk through")
             return HumanSeat(self.seats.human_dir, lang=self.lang)
         if is_remote(spec):
-            from graphs.wis.protocol import RemoteWisPlayer
+            from mas_agents.graphs.wis.protocol import RemoteWisPlayer
             # no speaking limit: still bound the HTTP wait, so a dead service cannot hang the game
             player = RemoteWisPlayer(spec, timeout=self.speak_timeout if self.speak_timeout is not None else 600.0)
             player.check_ready()
@@ -151,12 +151,12 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
               speak_timeout: float | None | str = AUTO, vote_timeout: float | None | str = "speak", game_id: str | None = None,
               players: dict[str, Any] | None = None) -> dict:
     """Play one game with one seat per entry of ``agents`` and write its files into ``out``
-    (through the one runner, :func:`eval.runs.session.run`, as the registered game ``wis``).
+    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``wis``).
 
     Args:
         agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
             ``http://127.0.0.1:7860``, ``human``: a person through ``out/human/``, see
-            :mod:`eval.runs.human`); seats are named ``Player 1..N``.
+            :mod:`mas_agents.eval.runs.human`); seats are named ``Player 1..N``.
         pair: ``{"civilian": word, "spy": word}``.
         model: default model for specs without ``@MODEL``.
         seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
@@ -164,16 +164,16 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
         speak_timeout: seconds to describe (foul after); :data:`AUTO` (default): :func:`speak_limit`'s
             rule (10 s, none with a seat on the embedded model); 0 or None: no limit.
         vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
-            the same as ``speak_timeout`` (see :class:`graphs.wis.graph.WisRuntime` for why).
+            the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.graph.WisRuntime` for why).
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
 
     Returns:
-        The game record (``result.json``), see :mod:`graphs.wis.rules`.
+        The game record (``result.json``), see :mod:`mas_agents.graphs.wis.rules`.
 
     Raises:
         ValueError: a player count outside 3..9, an unknown block, a bad seat index.
     """
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     return run("wis", out, model=model, seed=seed, agents=agents, pair=pair, lang=lang, spy_seat=spy_seat,
                first_speaker=first_speaker, speak_timeout=speak_timeout, vote_timeout=vote_timeout, game_id=game_id,
                players=players)
@@ -183,7 +183,7 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
           spy_seat: int | None = None, first_speaker: int | None = None, speak_timeout: float | None | str = AUTO,
           vote_timeout: float | None | str = "speak", game_id: str | None = None,
           players: dict[str, Any] | None = None) -> Table:
-    """The WiS table of :func:`play_game`'s arguments (:attr:`eval.games.GameDef.setup`).
+    """The WiS table of :func:`play_game`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`).
 
     Raises:
         ValueError: as :func:`play_game`, before any seat is built.

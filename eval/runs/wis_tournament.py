@@ -9,7 +9,7 @@
   finished game in the leaderboard in one transaction; rerunning the same command skips stored
   games, so an interrupted tournament loses no finished game. ``<out>/config.json`` (``kind:
   "wis-tournament"``, :func:`tournament_record`) records its options, the models its seats ran
-  and its id; another tournament into the same ``out`` is refused (:mod:`eval.runs.record`).
+  and its id; another tournament into the same ``out`` is refused (:mod:`mas_agents.eval.runs.record`).
 * :func:`run_experiment` (WiS §5.3–5.4, Tables 3–4) plays the same schedule twice, once with the
   subject as given (baseline) and once with the strategy block added, and tabulates the
   subject's vote accuracy, foul rate, average score and win rate (and the other seats' foul
@@ -27,11 +27,11 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from eval.metrics.wis import agent_metrics, player_rows
-from eval.reports.wis_leaderboard import Leaderboard
-from graphs.wis import rules as rules
+from mas_agents.eval.metrics.wis import agent_metrics, player_rows
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.graphs.wis import rules as rules
 from mas_agents.cells import default_concurrency, run_cells
-from eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
+from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
 from mas_agents.accounting import record_prompts
 from mas_agents.llm import spec_text
 from mas_agents.rundir import marks_run, versions, write_json
@@ -114,7 +114,7 @@ def _is_local_seat(spec: str, default_model: Any) -> bool:
 def tournament_record(tid: str, config: dict, model: Any) -> dict:
     """The tournament's own ``config.json`` (``kind: "wis-tournament"``) from its leaderboard
     ``config`` (:func:`run_tournament`): the options, the models its seats used (``models``: every
-    game's seats, :mod:`eval.runs.record`; a WiS-protocol agent by its URL), the ``--model``
+    game's seats, :mod:`mas_agents.eval.runs.record`; a WiS-protocol agent by its URL), the ``--model``
     default (``default_model``, which the id depends on) and the tournament ``id`` (a hash of the
     whole seating plan, :func:`tournament_id`), without the plan itself (the leaderboard keeps it)."""
     seats = {seat_model(a, model) for g in config["plan"] for a in g["agents"]}
@@ -143,17 +143,17 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         data_root: datasets root (for the word pairs) unless ``pairs`` is given.
         model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
         speak_timeout: ``"auto"`` (default), seconds, or 0/None for no limit: resolved once for the
-            whole tournament by :func:`eval.runs.wis_session.speak_limit` (the rule of every WiS
+            whole tournament by :func:`mas_agents.eval.runs.wis_session.speak_limit` (the rule of every WiS
             command: none when a seat plays on the embedded model, else WiS's 10 s).
         concurrency: games played at once on the configured executor (:func:`mas_agents.cells.run_cells`:
             threads, where the local model serialises its calls, or Ray tasks in flight); None =
             ``--max-connections`` when every seat's model is remote and there is no speaking
             limit, else 1.
-        db: leaderboard database (default :func:`eval.reports.wis_leaderboard.default_db_path`).
+        db: leaderboard database (default :func:`mas_agents.eval.reports.wis_leaderboard.default_db_path`).
         out: directory for the game directories (default ``runs/spy-<id>``).
         tid: tournament id (default :func:`tournament_id` of the config).
         games_plan: a ready schedule (experiments); default :func:`schedule`.
-        play: game function (default :func:`eval.runs.wis_session.play_game`).
+        play: game function (default :func:`mas_agents.eval.runs.wis_session.play_game`).
         tick: called with each game's index as it finishes, and at once for each game already
             stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
 
@@ -162,16 +162,16 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
     Raises:
         ValueError: bad arguments, or an existing tournament id with another config.
         RunConflict: ``out`` holds another tournament (other agents, games, options, models or
-            ``--model``), before anything is written (:func:`eval.runs.record.check_same_run`).
+            ``--model``), before anything is written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_session import play_game
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_session import play_game
     play = play or play_game
     if pairs is None:
         if data_root is None:
             raise ValueError("give data_root or pairs")
         pairs = load_pairs(data_root, lang)
-    from eval.runs.wis_session import speak_limit
+    from mas_agents.eval.runs.wis_session import speak_limit
     from mas_agents.specs import is_remote, split_model
     speak_timeout = speak_limit(sorted({a for g in games_plan for a in g["agents"]}) if games_plan else agents, model,
                                 speak_timeout)
@@ -263,14 +263,14 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
     Returns:
         ``{"kind", "subject", "others", "games", "players", "model", "models", "rows": [baseline
         metrics, strategy metrics], "table": markdown}`` (``models``: the subject's and the
-        others' models, :mod:`eval.runs.record`).
+        others' models, :mod:`mas_agents.eval.runs.record`).
 
     Raises:
         ValueError: unknown kind, or a subject that already carries the strategy block.
         RunConflict: ``out`` holds an experiment of another configuration, before anything is
-            written (:func:`eval.runs.record.check_same_run`).
+            written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from eval.datasets.wis import load_pairs
+    from mas_agents.eval.datasets.wis import load_pairs
     if kind not in EXPERIMENT_KINDS:
         raise ValueError(f"--kind {kind!r}: expected one of {', '.join(EXPERIMENT_KINDS)}")
     from mas_agents.specs import split_model
@@ -319,9 +319,9 @@ EXPERIMENT_RATES = {
 
 
 def _rate(r: dict, key: str) -> str:
-    """A rate in percent with its Wilson 95 % interval and n (``eval.stats.wilson``), e.g.
+    """A rate in percent with its Wilson 95 % interval and n (``mas_agents.eval.stats.wilson``), e.g.
     ``"100.0 % [34.2, 100.0] (n=2 games)"``; the bare rate for a row without its counts."""
-    from eval.stats import wilson
+    from mas_agents.eval.stats import wilson
     num, den, what = EXPERIMENT_RATES[key]
     if r.get(num) is None or r.get(den) is None:
         return _fmt(r.get(key))
@@ -333,9 +333,9 @@ def _rate(r: dict, key: str) -> str:
 
 def _avg_score(r: dict) -> str:
     """The subject's average score per game with a percentile-bootstrap 95 % interval over its games
-    (``eval.stats.bootstrap_mean``; games are the independent units), e.g. ``"2.40 [0.00, 4.80]
+    (``mas_agents.eval.stats.bootstrap_mean``; games are the independent units), e.g. ``"2.40 [0.00, 4.80]
     (n=5 games)"``; the bare mean for a row without per-game scores."""
-    from eval.stats import bootstrap_mean
+    from mas_agents.eval.stats import bootstrap_mean
     if r.get("avg_score") is None:
         return "-"
     scores = r.get("scores")

@@ -1,7 +1,7 @@
-"""How ``mas serve`` shows a Who-is-Spy game (:class:`eval.game_view.GameView` of the game ``wis``):
+"""How ``mas serve`` shows a Who-is-Spy game (:class:`mas_agents.eval.game_view.GameView` of the game ``wis``):
 its runs-list headline, its sentences in English and Chinese, its seats and the truth at the end.
 
-Rules worded here: the judge's fouls (:data:`graphs.wis.rules.FOUL_TEXT`), the end reasons and
+Rules worded here: the judge's fouls (:data:`mas_agents.graphs.wis.rules.FOUL_TEXT`), the end reasons and
 scores of the outcome (WiS paper, Appendix A "Detailed rules"). Pure Python: no I/O.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from eval.game_view import GameView, SeatInfo, players_of, vote_sentence
-from eval.runs import wis_play
-from graphs.wis.rules import FOUL_TEXT, MAX_CHARS
+from mas_agents.eval.game_view import GameView, SeatInfo, players_of, vote_sentence
+from mas_agents.eval.runs import wis_play
+from mas_agents.graphs.wis.rules import FOUL_TEXT, MAX_CHARS
 
-#: The judge's fouls (:data:`graphs.wis.rules.FOUL_TEXT`) in Chinese.
+#: The judge's fouls (:data:`mas_agents.graphs.wis.rules.FOUL_TEXT`) in Chinese.
 FOUL_ZH = {"own_word": "说出了自己的词语", "repeat": "重复了之前的描述", "timeout": "没有按时回答",
            "no_answer": "没有给出有效描述"}
 #: Why a game ended (``outcome`` ``end_reason``), per language.
@@ -43,7 +43,7 @@ def seat_specs(config: dict) -> list[str]:
 
 
 def foul_en(foul: Any) -> str:
-    """A foul key in English (:data:`graphs.wis.rules.FOUL_TEXT`)."""
+    """A foul key in English (:data:`mas_agents.graphs.wis.rules.FOUL_TEXT`)."""
     return FOUL_TEXT.get(str(foul), "broke a rule")
 
 

@@ -2,7 +2,7 @@
 
 Every MAgIC game (MAgIC §3, Appendix A) writes ``events.jsonl`` with the common
 event fields of :mod:`mas_agents.events` (``step, phase, round, actor, kind, content, visible_to,
-llm_call_ids, data``). Metrics (:mod:`eval.metrics.magic`) are computed from these events only,
+llm_call_ids, data``). Metrics (:mod:`mas_agents.eval.metrics.magic`) are computed from these events only,
 so a run can be re-scored. The kinds and their ``data`` payloads:
 
 ``setup`` (actor ``game``, ``visible_to=["game"]``: ground truth, seen by no player)::
@@ -56,10 +56,10 @@ before each clue)::
     prisoners_dilemma: {"totals": {name: int}, "winners": [names]}
     public_good: {"finals": {name: float}, "winners": [names]}
 
-``belief_table`` (private; the PGM block's posteriors each turn)::  free-form, see planners.pgm (``data.model``:
-    ``hidden_role``, ``moves`` or, in cost sharing, ``shares``: :mod:`planners.pgm.shares`)
+``belief_table`` (private; the PGM block's posteriors each turn)::  free-form, see mas_agents.planners.pgm (``data.model``:
+    ``hidden_role``, ``moves`` or, in cost sharing, ``shares``: :mod:`mas_agents.planners.pgm.shares`)
 
-Outcome codes (ours; the win-rate credit of each is in :data:`graphs.magic.rules.CHAMELEON_CREDIT`): chameleon 0 = chameleon accused and guessed the word wrong,
+Outcome codes (ours; the win-rate credit of each is in :data:`mas_agents.graphs.magic.rules.CHAMELEON_CREDIT`): chameleon 0 = chameleon accused and guessed the word wrong,
 1 = accused and guessed right, 2 = a wrong player accused, 3 = tie; undercover 0 = undercover
 accused, 1 = a wrong player accused, 2 = tie.
 """

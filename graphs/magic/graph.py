@@ -12,9 +12,9 @@ Flows (always 3 players, ``Player 1..3``)::
     prisoners_dilemma / public_good:
         START -> setup -> move (Send fan-out, hidden) -> reveal --round 5--> finish, else -> move
 
-Rules are the pure functions of :mod:`graphs.magic.rules`; settings come from
-:mod:`eval.datasets.magic`; every step writes the events of :mod:`graphs.magic.events`, from
-which :mod:`eval.metrics.magic` computes the capability metrics. Agents live in
+Rules are the pure functions of :mod:`mas_agents.graphs.magic.rules`; settings come from
+:mod:`mas_agents.eval.datasets.magic`; every step writes the events of :mod:`mas_agents.graphs.magic.events`, from
+which :mod:`mas_agents.eval.metrics.magic` computes the capability metrics. Agents live in
 :class:`MagicRuntime`, outside the state. Prompts are written here (our own); the upstream
 configs were read for the rules only.
 
@@ -35,9 +35,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graphs.compiled import BoundGraph, once
-from graphs.magic import rules as R
-from graphs.magic.prompts import AIRLINES, RULES
+from mas_agents.graphs.compiled import BoundGraph, once
+from mas_agents.graphs.magic import rules as R
+from mas_agents.graphs.magic.prompts import AIRLINES, RULES
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.agent import Agent
 from mas_agents.events import is_visible, make_event, vote_result_data
@@ -60,8 +60,8 @@ class MagicRuntime:
     """Everything a game needs that is not state.
 
     Attributes:
-        scenario: one of :data:`graphs.magic.events.SCENARIOS`.
-        setting: the loaded setting (:mod:`eval.datasets.magic`).
+        scenario: one of :data:`mas_agents.graphs.magic.events.SCENARIOS`.
+        setting: the loaded setting (:mod:`mas_agents.eval.datasets.magic`).
         agents: name -> agent (``Player 1..3``).
         challenger_seats: seats played by the challenger spec.
         side: the challenger's side (``chameleon``, ``non_chameleon``, ``undercover``, ``civilian``,

@@ -14,7 +14,7 @@ models and FAISS memories live in :class:`MMGRuntime`, outside the state, and ag
 their dialogue memory from the events on resume. Each node returns the :attr:`Agent.stats`
 changes its own work made (:func:`mas_agents.agent.counting`), so the state's ``agent_stats``
 counts every finished step once, across interruptions. Rules (schedule, tally, outcome) are the pure functions of
-:mod:`graphs.mmg.rules`.
+:mod:`mas_agents.graphs.mmg.rules`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graphs.compiled import BoundGraph, once
-from graphs.mmg import rules as rules
+from mas_agents.graphs.compiled import BoundGraph, once
+from mas_agents.graphs.mmg import rules as rules
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.agent import Agent, add_counts, counting
 from mas_agents.events import EVERYONE, make_event
@@ -45,7 +45,7 @@ class MMGState(TypedDict, total=False):
     vote_events: one ``{voter, victim, events}`` group per vote branch (its planning events and
         its vote / invalid event); ``tally`` moves them into ``events`` in seat order, so the log
         does not depend on which branch finished first (nor on a resume between them).
-    outcome: the result from :func:`graphs.mmg.rules.game_outcome` once tallied.
+    outcome: the result from :func:`mas_agents.graphs.mmg.rules.game_outcome` once tallied.
     agent_stats: character -> {counter: n}: the changes of each agent's ``stats`` (malformed
         replies, abstentions, re-prompt recoveries, forced moves...) made by the finished steps,
         summed through :func:`mas_agents.agent.add_counts`.
@@ -124,7 +124,7 @@ def build_graph(rt: MMGRuntime, checkpointer=None) -> BoundGraph:
         checkpointer: a LangGraph checkpointer (e.g. ``SqliteSaver``) for resume, or None.
 
     Returns:
-        A :class:`graphs.compiled.BoundGraph`; stream or invoke with ``{"events": []}`` and a config
+        A :class:`mas_agents.graphs.compiled.BoundGraph`; stream or invoke with ``{"events": []}`` and a config
         holding a ``thread_id`` and ``recursion_limit`` >= ``rt.step_bound()``.
     """
     return BoundGraph(compiled_graph(), rt, checkpointer)
@@ -141,7 +141,7 @@ def builder() -> StateGraph:
     """The murder mystery's uncompiled ``StateGraph`` (state :class:`MMGState`), for a user's own
     graph: compile it with a checkpointer, an ``interrupt_before`` for a person, or add nodes of
     one's own, then run it with ``context=`` an :class:`MMGRuntime` (its nodes read the game from
-    the run context, :mod:`graphs.compiled`). :func:`compiled_graph` compiles it as it is."""
+    the run context, :mod:`mas_agents.graphs.compiled`). :func:`compiled_graph` compiles it as it is."""
 
     def setup(state: MMGState, runtime: Runtime[MMGRuntime]) -> dict:
         rt = runtime.context

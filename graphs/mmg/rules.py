@@ -13,7 +13,7 @@ Source: PLAYER* (Zhu et al. 2024) Appendix A.2 and §4.1, with the choices this 
 * the outcome per victim is whether the accused is one of that victim's true murderers
   (WellPlay ``kill_by_me``).
 
-No I/O, no models: the LangGraph graph in :mod:`graphs.mmg.graph` wires these to agent calls.
+No I/O, no models: the LangGraph graph in :mod:`mas_agents.graphs.mmg.graph` wires these to agent calls.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
-from graphs.voting import plurality
-from planners.base import GameInfo
+from mas_agents.graphs.voting import plurality
+from mas_agents.planners.base import GameInfo
 
 #: What planner blocks may know of the murder mystery (PLAYER* Appendix A.2): the murderer is
 #: told its role, characters question each other and their statements are evidence, and each

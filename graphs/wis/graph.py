@@ -16,19 +16,19 @@ published as it is made (:attr:`WisRuntime.publish`), so a game in progress is w
 move as before.
 
 A round's votes and their tally are one step too. Every vote sees the same state (the round's
-descriptions); the votes are made in parallel by :func:`graphs.fanout.fan_out` (at most the
+descriptions); the votes are made in parallel by :func:`mas_agents.graphs.fanout.fan_out` (at most the
 step's ``max_concurrency`` at once: :func:`mas_agents.cells.cell_fanout` narrows the games of a
 busy tournament to one, so they vote one after another on the game's thread) and returned in
 voter order. A LangGraph fan-out (``Send``, a task per voter, then a tally step) did the same at
-17 % more client instructions a call (:mod:`graphs.fanout`). An interrupted game is replayed from
-its start (:mod:`eval.runs.session`), so no half-voted step needs keeping.
+17 % more client instructions a call (:mod:`mas_agents.graphs.fanout`). An interrupted game is replayed from
+its start (:mod:`mas_agents.eval.runs.session`), so no half-voted step needs keeping.
 
 Every player, local or remote, is driven only through the WiS protocol
-(:mod:`graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
+(:mod:`mas_agents.graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a
 description or a vote. State is plain data; players, words and roles live in :class:`WisRuntime`,
-the run context of a graph compiled once per process (:mod:`graphs.compiled`).
+the run context of a graph compiled once per process (:mod:`mas_agents.graphs.compiled`).
 Rules (fouls, truncation, order, tally, end, scores) are the pure functions of
-:mod:`graphs.wis.rules`.
+:mod:`mas_agents.graphs.wis.rules`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from graphs.compiled import BoundGraph, once
-from graphs.fanout import fan_out
-from graphs.wis import rules as rules
-from graphs.wis.protocol_types import WisPlayer, request
+from mas_agents.graphs.compiled import BoundGraph, once
+from mas_agents.graphs.fanout import fan_out
+from mas_agents.graphs.wis import rules as rules
+from mas_agents.graphs.wis.protocol_types import WisPlayer, request
 from mas_agents.errors import RunStopped
 from mas_agents.events import make_event, vote_result_data
 
@@ -62,7 +62,7 @@ class WisState(TypedDict, total=False):
     round: the current round (1-based).
     alive: alive players in seat order.
     order: this round's speaking order; turn: index of the next speaker in it.
-    descriptions: this round's descriptions so far (see :mod:`graphs.wis.rules`, game record).
+    descriptions: this round's descriptions so far (see :mod:`mas_agents.graphs.wis.rules`, game record).
     shown: every description text shown so far in the game (for the repeat foul).
     votes: vote records ``{round, voter, target, valid}`` of all rounds (parallel branches add).
     rounds: finished round records; eliminated: name -> {round, by}.
@@ -89,7 +89,7 @@ class WisRuntime:
     Attributes:
         seats: player names in seat order.
         roles: name -> ``"spy"`` / ``"civilian"``; words: name -> word.
-        players: name -> :class:`~graphs.wis.protocol_types.WisPlayer`.
+        players: name -> :class:`~mas_agents.graphs.wis.protocol_types.WisPlayer`.
         first: the first speaker (drawn at random by the session).
         lang: ``"en"`` / ``"zh"``.
         speak_timeout: seconds a player has to describe (WiS §3.1: 10 s by default); ``None`` = no
@@ -103,7 +103,7 @@ class WisRuntime:
             ``None`` = no limit.
         max_rounds: rounds before the spy wins (3).
         publish: called with each move's events as soon as the move is made inside the speaking
-            step (the session runner's :attr:`eval.games.Table.watch` sets it); None: nothing.
+            step (the session runner's :attr:`mas_agents.eval.games.Table.watch` sets it); None: nothing.
     """
 
     seats: list[str]
@@ -198,7 +198,7 @@ def _private_events(meta: dict, actor: str, rnd: int, kind: str) -> list[dict]:
 @once
 def compiled_graph():
     """The WiS graph, compiled once per process and shared by every game and thread
-    (:mod:`graphs.compiled`); run it with a game's :class:`WisRuntime` as the context::
+    (:mod:`mas_agents.graphs.compiled`); run it with a game's :class:`WisRuntime` as the context::
 
         compiled_graph().stream({"events": []}, {"recursion_limit": rt.step_bound()}, context=rt)
     """
@@ -351,7 +351,7 @@ def builder() -> StateGraph:
 
     def voting(state: WisState, runtime: Runtime[WisRuntime], config: RunnableConfig) -> dict:
         """The round's votes (at most ``max_concurrency`` of the config at once,
-        :func:`graphs.fanout.fan_out`), in voter order, then their tally."""
+        :func:`mas_agents.graphs.fanout.fan_out`), in voter order, then their tally."""
         out: dict[str, list] = {"votes": [], "events": []}
         for one in fan_out([partial(vote_one, b, runtime) for b in ballots(state)], config.get("max_concurrency")):
             out["votes"] += one["votes"]

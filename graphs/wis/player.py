@@ -1,6 +1,6 @@
 """A local Who-is-Spy player: one of our agents behind the WiS protocol.
 
-:class:`AgentWisPlayer` takes the game's protocol messages (:mod:`graphs.wis.protocol_types`),
+:class:`AgentWisPlayer` takes the game's protocol messages (:mod:`mas_agents.graphs.wis.protocol_types`),
 keeps the public history of the game as text, and answers ``round`` (describe) and ``vote``
 requests with one strict action each through :class:`mas_agents.agent.Agent`. It needs no
 vector memory: a WiS game is short enough for its whole history to be in every prompt.
@@ -20,8 +20,8 @@ import re
 import time
 from typing import Any, Callable
 
-from graphs.wis.protocol_types import response
-from graphs.wis.rules import GAME, MAX_CHARS, foul
+from mas_agents.graphs.wis.protocol_types import response
+from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
@@ -91,7 +91,7 @@ def safe_description(lang: str, word: str, earlier: list[str]) -> str | None:
     nothing away; cutting the word out of the model's reply would not do: the rest of that
     sentence was written around the word (``my secret word is ...``) and may still hold a form of
     it (a plural, a compound) that a judge stricter than ours counts as the word. A candidate is
-    taken only when :func:`graphs.wis.rules.foul` finds nothing in it (the own-word check is
+    taken only when :func:`mas_agents.graphs.wis.rules.foul` finds nothing in it (the own-word check is
     :func:`mas_agents.text.says_word`, the one our agents check themselves with) and, stricter,
     the word is not even inside it (``norm_text`` substring); ``earlier`` are the descriptions
     shown so far, this player's own included. None when every candidate is ruled out.
@@ -121,7 +121,7 @@ class AgentWisPlayer:
             (``safe_reply``) and a warning in the log. Off at our own table, whose judge is shown
             the text the model chose (an own-word foul there is what the attack experiments measure).
 
-    Accepts both our judge's sequence and the platform's (:mod:`graphs.wis.protocol_types`):
+    Accepts both our judge's sequence and the platform's (:mod:`mas_agents.graphs.wis.protocol_types`):
 
     * its own name from the ``start`` message's ``name``, or, when that is empty, from its
       ``message`` (where agents built on the platform's SDK take it: spy-agent-build-sdk 0.0.29,
@@ -130,7 +130,7 @@ class AgentWisPlayer:
       vote lists, in the order met; never itself among the candidates of its vote (a platform's
       vote list may hold the voter);
     * a description longer than the game's limit (WiS §3.1: 400 characters in English, 120 in
-      Chinese, :data:`graphs.wis.rules.MAX_CHARS`) is cut by the player itself at the last sentence
+      Chinese, :data:`mas_agents.graphs.wis.rules.MAX_CHARS`) is cut by the player itself at the last sentence
       or word end within it, rather than mid-word by the judge.
 
     Every public event is also passed to the agent's blocks (``Agent.observe``), as an event dict
@@ -157,7 +157,7 @@ class AgentWisPlayer:
 
     # -- protocol ----------------------------------------------------------------------------
     def perceive(self, req: dict[str, Any]) -> None:
-        """Take in one protocol message (see :mod:`graphs.wis.protocol_types`)."""
+        """Take in one protocol message (see :mod:`mas_agents.graphs.wis.protocol_types`)."""
         status, name, msg, rnd = req.get("status"), req.get("name", ""), req.get("message", ""), req.get("round", 0)
         if status == "start":
             self.name = (name or msg).strip()

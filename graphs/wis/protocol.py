@@ -12,13 +12,13 @@ paper, arXiv 2412.03359, §3): an agent is an HTTP service with
 ==========================  ======================================================================
 
 Request bodies are JSON ``{message, name, status, word, round}`` (see
-:mod:`graphs.wis.protocol_types` for what each status carries); every response is JSON
+:mod:`mas_agents.graphs.wis.protocol_types` for what each status carries); every response is JSON
 ``{success, result, errMsg}`` with HTTP 200, errors included (``success = false`` and ``errMsg``
 saying what went wrong), so a caller only ever has to read the envelope.
 
-* :func:`make_app` / :func:`serve` expose any :class:`~graphs.wis.protocol_types.WisPlayer`
+* :func:`make_app` / :func:`serve` expose any :class:`~mas_agents.graphs.wis.protocol_types.WisPlayer`
   (built by a factory) as such a service, e.g. for the WiS platform or ``mas spy serve-agent``.
-* :class:`RemoteWisPlayer` is a :class:`~graphs.wis.protocol_types.WisPlayer` that forwards
+* :class:`RemoteWisPlayer` is a :class:`~mas_agents.graphs.wis.protocol_types.WisPlayer` that forwards
   every call to such a service, so a game can seat agents running elsewhere (ours or theirs).
 """
 
@@ -35,7 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from graphs.wis.protocol_types import STATUSES, WisPlayer, request, response
+from mas_agents.graphs.wis.protocol_types import STATUSES, WisPlayer, request, response
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
     * ``GET|POST /agent/getModelName`` — result ``model_name``.
     * ``GET|POST /agent/checkHealth`` — result ``None``.
     * ``POST /agent/perceive`` — body ``{message, name, status, word, round}``; ``status`` must be
-      one of :data:`~graphs.wis.protocol_types.STATUSES`; result ``None``.
+      one of :data:`~mas_agents.graphs.wis.protocol_types.STATUSES`; result ``None``.
     * ``POST /agent/interact`` — same body, ``status`` ``round`` or ``vote``; ``result`` is the
       player's reply. The player's ``success``/``errMsg`` are passed on; any other key of its
       response (e.g. the local ``meta``) is dropped.
@@ -204,7 +204,7 @@ def serve(player_factory: Callable[[], WisPlayer], model_name: str, host: str = 
 
 
 class RemoteWisPlayer:
-    """A :class:`~graphs.wis.protocol_types.WisPlayer` played by a WiS-protocol HTTP service.
+    """A :class:`~mas_agents.graphs.wis.protocol_types.WisPlayer` played by a WiS-protocol HTTP service.
 
     The service is any agent speaking the WiS platform's protocol (see the module docstring),
     e.g. one started with :func:`serve`. Nothing here raises on network or protocol trouble: a

@@ -11,7 +11,7 @@ Appendix A (scoring, ranking), with the choices this repository made (README, "W
   (:data:`MAX_CHARS`) before anyone sees it.
 * After the speaking phase the judge eliminates every player who fouled: said their own word,
   repeated any earlier description of the game, or did not answer in time (:data:`SPEAK_TIMEOUT`,
-  10 s, Appendix A; none when a seat plays on the embedded model, :func:`eval.runs.wis_session.speak_limit`). A
+  10 s, Appendix A; none when a seat plays on the embedded model, :func:`mas_agents.eval.runs.wis_session.speak_limit`). A
   reply that still does not follow the format after one re-prompt, or an empty description,
   is "no answer": a foul too.
 * If the game has not ended, a vote follows: each alive player names one alive player other
@@ -27,7 +27,7 @@ Rank score of an agent = 100 + Σ game scores − number of games played (§3.5)
 
 The game record
 ---------------
-:mod:`eval.runs.wis_session` writes ``result.json`` per game with this shape (metrics, the
+:mod:`mas_agents.eval.runs.wis_session` writes ``result.json`` per game with this shape (metrics, the
 leaderboard and replays read only this and ``events.jsonl``)::
 
     {"game_id": str, "lang": "en"|"zh", "seed": int,
@@ -57,10 +57,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
-from graphs.voting import plurality
+from mas_agents.graphs.voting import plurality
 from mas_agents.text import norm_text as _norm
 from mas_agents.text import says_word
-from planners.base import GameInfo
+from mas_agents.planners.base import GameInfo
 
 #: What planner blocks may know of Who is Spy (WiS §3.1): nobody is told whether they are the spy,
 #: players describe their secret word and vote; the §4.2 strategy experiments run here.

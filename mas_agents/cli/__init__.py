@@ -75,8 +75,8 @@ def _root() -> None:
 @data_app.command("check")
 def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
     """Validate the WellPlay files and print counts per script."""
-    from eval.datasets import DataError
-    from eval.datasets.wellplay import LANGS, load_all
+    from mas_agents.eval.datasets import DataError
+    from mas_agents.eval.datasets.wellplay import LANGS, load_all
 
     root = common.data_root(data_dir)
     langs = LANGS if lang == "all" else (lang,)
@@ -105,7 +105,7 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
                   str(tot["relation"]), str(tot["q"]), "", "", "")
         Console(width=max(Console().width, 150)).print(t)
         print("repairs: documented upstream oddities fixed on load; warnings: undocumented ones kept as they are "
-              "(blank question texts, duplicated options). Each is listed with file and line by eval.datasets.wellplay.load_script.")
+              "(blank question texts, duplicated options). Each is listed with file and line by mas_agents.eval.datasets.wellplay.load_script.")
         print(f"{lg}: {len(scripts)} scripts, {tot['chars']} characters, {tot['q']} questions "
               f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
 
@@ -131,12 +131,12 @@ def mmg_run(
 ) -> None:
     """Play one murder-mystery game on a WellPlay script."""
     common.setup_logging(verbose)
-    from eval.datasets import DataError
-    from eval.datasets.wellplay import load_script
-    from eval.runs.mmg_session import check_human, play_script
+    from mas_agents.eval.datasets import DataError
+    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.eval.runs.mmg_session import check_human, play_script
     from mas_agents.rundir import default_run_dir, read_json
     from mas_agents.specs import parse_spec
-    from memory import MemorySettings
+    from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
     if resume:
@@ -209,11 +209,11 @@ def wellplay_eval(
 ) -> None:
     """Score a method on WellPlay questions."""
     common.setup_logging(verbose)
-    from eval.datasets import DataError
-    from eval.runs.wellplay_eval import score_with_interval
-    from eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.datasets import DataError
+    from mas_agents.eval.runs.wellplay_eval import score_with_interval
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
     from mas_agents.rundir import default_run_dir
-    from memory import MemorySettings
+    from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
     settings = MemorySettings()
@@ -263,9 +263,9 @@ def wellplay_compare(
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     common.setup_logging(verbose)
-    from eval.datasets import DataError
-    from eval.datasets.wellplay import load_all, load_script
-    from eval.runs.compare import count_text, is_game_method, run_compare, score_text, spread_text
+    from mas_agents.eval.datasets import DataError
+    from mas_agents.eval.datasets.wellplay import load_all, load_script
+    from mas_agents.eval.runs.compare import count_text, is_game_method, run_compare, score_text, spread_text
     from mas_agents.rundir import stable_run_dir
 
     root = common.data_root(data_dir)

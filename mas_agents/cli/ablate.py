@@ -1,5 +1,5 @@
 """``mas ablate``: the same agent with planner blocks on and off, on WellPlay, Who is Spy and MAgIC
-(see :mod:`eval.runs.ablate`)."""
+(see :mod:`mas_agents.eval.runs.ablate`)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ def ablate(
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
     result.json and figures with n and 95 % intervals for every number."""
     cli.setup_logging(verbose)
-    from eval.datasets import DataError
-    from eval.runs.ablate import BENCHES, run_ablate
+    from mas_agents.eval.datasets import DataError
+    from mas_agents.eval.runs.ablate import BENCHES, run_ablate
     from mas_agents.rundir import stable_run_dir
 
     root = cli.data_root(data_dir)

@@ -244,15 +244,15 @@ def data_root(data_dir: Optional[Path], needs: tuple[str, ...] | None = None) ->
 
     The line says where the data was looked for and how to point at the folder that holds
     ``needs`` (default: the datasets of the running command, :data:`_COMMAND_DATA`); the WellPlay
-    licence note (it has no licence, so it is not shipped: ``eval.datasets``) only when WellPlay
+    licence note (it has no licence, so it is not shipped: ``mas_agents.eval.datasets``) only when WellPlay
     is among them."""
-    from eval.datasets import ENV_VAR, DataError, resolve_data_dir
+    from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
     try:
         return resolve_data_dir(data_dir)
     except DataError as exc:
         if needs is None:
             needs = _command_data()
-        from eval import datasets
+        from mas_agents.eval import datasets
         what = str(exc).replace(getattr(datasets, "_HOW_TO", "") or "\0", "").strip().rstrip(".")
         folders = " and ".join(f"{n}/" for n in needs)
         how = f"point at the folder that holds {folders} with --data-dir PATH or {ENV_VAR}=PATH"

@@ -166,7 +166,7 @@ def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
 
 
 def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
-    from eval.datasets import DataError, ENV_VAR, resolve_data_dir
+    from mas_agents.eval.datasets import DataError, ENV_VAR, resolve_data_dir
 
     try:
         root = resolve_data_dir(data_dir)
@@ -177,7 +177,7 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
     source = ("--data-dir" if data_dir else f"${ENV_VAR}" if os.environ.get(ENV_VAR) else "../shared/datasets beside the repository")
     rep.row("datasets", f"{root} (from {source})")
     found: dict[str, Any] = {"root": str(root)}
-    from eval.datasets.wellplay import list_scripts
+    from mas_agents.eval.datasets.wellplay import list_scripts
     wp = []
     for lang in ("en", "zh"):
         try:
@@ -189,11 +189,11 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
         found[f"wellplay_{lang}"] = n
     rep.row("  wellplay", ", ".join(wp))
     try:
-        from eval.datasets.wellplay import find_script
+        from mas_agents.eval.datasets.wellplay import find_script
         find_script(root, DEMO_SCRIPT, "en")
     except (DataError, OSError, ValueError, KeyError) as exc:
         rep.problem(f"the demo's WellPlay script {DEMO_SCRIPT!r} is not found under {root}: {exc}")
-    from eval.datasets.wis import load_pairs
+    from mas_agents.eval.datasets.wis import load_pairs
     pairs = []
     for lang in ("en", "zh"):
         try:
@@ -202,8 +202,8 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
             pairs.append(f"{lang}: none ({exc})")
             rep.warn(f"Who-is-Spy pairs {lang}: {exc}")
     rep.row("  whoisspy", ", ".join(pairs))
-    from eval.datasets.magic import setting_path, setting_ids
-    from graphs.magic.events import SCENARIOS
+    from mas_agents.eval.datasets.magic import setting_path, setting_ids
+    from mas_agents.graphs.magic.events import SCENARIOS
     magic = []
     for sc in SCENARIOS:
         n = sum(1 for i in setting_ids(sc) if setting_path(root, sc, i).is_file())
@@ -215,8 +215,8 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
 
 
 def _check_embedding_cache(rep: _Report) -> None:
-    """Where retrieval vectors are kept between runs (:func:`memory.embeddings.default_cache_dir`)."""
-    from memory.embeddings import CACHE_ENV, CACHE_FILE, default_cache_dir
+    """Where retrieval vectors are kept between runs (:func:`mas_agents.memory.embeddings.default_cache_dir`)."""
+    from mas_agents.memory.embeddings import CACHE_ENV, CACHE_FILE, default_cache_dir
 
     try:
         where = default_cache_dir()

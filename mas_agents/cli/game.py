@@ -1,5 +1,5 @@
-"""``mas game list`` / ``mas game play``: any game registered in :mod:`eval.games`, through the
-one runner (:func:`eval.runs.session.run`). A game of another package is found through the
+"""``mas game list`` / ``mas game play``: any game registered in :mod:`mas_agents.eval.games`, through the
+one runner (:func:`mas_agents.eval.runs.session.run`). A game of another package is found through the
 ``mas_agents.games`` entry points, or imported with ``--module``; the built-in games also have
 their own commands (``mas mmg``, ``mas spy``, ``mas magic``) that load their data."""
 
@@ -60,7 +60,7 @@ def list_games(module: Optional[list[str]] = Module) -> None:
     _import(module)
     from rich.table import Table
 
-    from eval import games
+    from mas_agents.eval import games
     table = Table("kind", "title", "parameters", "resumes mid-game")
     for kind, g in games.games().items():
         table.add_row(kind, g.title, ", ".join(g.params) or "-", "yes" if g.checkpoint else "no")
@@ -86,8 +86,8 @@ def play(
     """Play one game of KIND and print its result.json."""
     cli.setup_logging(verbose)
     _import(module)
-    from eval import games
-    from eval.runs.session import run
+    from mas_agents.eval import games
+    from mas_agents.eval.runs.session import run
     from mas_agents.rundir import stable_run_dir
 
     try:

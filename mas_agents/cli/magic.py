@@ -1,4 +1,4 @@
-"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`eval.runs.magic_bench`."""
+"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`mas_agents.eval.runs.magic_bench`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run(
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     cli.setup_logging(verbose)
-    from eval.runs.magic_bench import parse_scenarios, plan, run_magic
+    from mas_agents.eval.runs.magic_bench import parse_scenarios, plan, run_magic
     from mas_agents.rundir import stable_run_dir
     from mas_agents.specs import parse_spec, split_model
 

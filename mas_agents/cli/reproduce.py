@@ -1,5 +1,5 @@
 """``mas reproduce PAPER``: a paper's protocol in one command, its numbers beside ours
-(:mod:`eval.reproduce`).
+(:mod:`mas_agents.eval.reproduce`).
 
     mas reproduce magic       --model openai:NAME [--others openai:gpt-4] [--limit N] [--conditions C,..] [--out DIR]
     mas reproduce player-star --model openai:NAME [--limit N] [--langs en,zh] [--methods M,..] [--eval-runs K]
@@ -10,7 +10,7 @@
 Resumable: rerunning the same command continues in the same ``--out`` (finished cells reused; a
 WellPlay evaluation cut off midway resumes at its next unanswered question).
 
-``--estimate`` prints what the run would cost (:mod:`eval.reproduce.estimate`: games and calls per
+``--estimate`` prints what the run would cost (:mod:`mas_agents.eval.reproduce.estimate`: games and calls per
 cell, prompt and completion tokens, the price at ``--price-in``/``--price-out`` USD per million
 tokens) from a dry run of the same protocol on a fake model, and writes nothing. A real run of
 ``magic``, ``player-star`` or ``wis`` makes the same estimate first (kept in ``OUT/estimate.json``) and its
@@ -29,7 +29,7 @@ import typer
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Seed, Verbose
 
-#: ``mas reproduce`` argument -> module under ``eval.reproduce``.
+#: ``mas reproduce`` argument -> module under ``mas_agents.eval.reproduce``.
 MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
 
 
@@ -80,7 +80,7 @@ def reproduce(
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    from eval.reproduce import estimate as est_mod
+    from mas_agents.eval.reproduce import estimate as est_mod
     if estimate:
         try:
             est = est_mod.estimate(paper, data_root=root, model=model, others=others, limit=limit, seed=seed,
@@ -97,10 +97,10 @@ def reproduce(
 
     try:
         if paper == "all":
-            from eval.reproduce.all import reproduce_all
+            from mas_agents.eval.reproduce.all import reproduce_all
             reproduce_all(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
         else:
-            mod = importlib.import_module(f"eval.reproduce.{MODULES[paper]}")
+            mod = importlib.import_module(f"mas_agents.eval.reproduce.{MODULES[paper]}")
             # refuse a conflicting --out (or a bad option) before the estimate's dry run, not after it
             mod.check_out(out=out, model=model, others=others, limit=limit, seed=seed, **options)
             kw = dict(options)

@@ -1,6 +1,6 @@
 """``mas rerun RUN_DIR``: re-execute a recorded run without its model and check it comes out the
-same (:mod:`eval.runs.rerun`, issue 50); ``--rescore`` recomputes its scores from its events
-(:mod:`eval.runs.rescore`).
+same (:mod:`mas_agents.eval.runs.rerun`, issue 50); ``--rescore`` recomputes its scores from its events
+(:mod:`mas_agents.eval.runs.rescore`).
 
 Exit codes: 0 identical (or re-scored equal), 1 a difference (the first one is printed), 2 bad
 input or a run that cannot be replayed (one ``error:`` line), 3 a fault that stopped the rerun.
@@ -39,7 +39,7 @@ def rerun(
     if not (run_dir / "config.json").is_file():
         cli.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
     if rescore:
-        from eval.runs.rescore import EventsFormatError, rescore_run
+        from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
         try:
             results = rescore_run(run_dir)
         except (EventsFormatError, ValueError, FileNotFoundError) as exc:
@@ -51,8 +51,8 @@ def rerun(
         if none:          # nothing could be compared: bad input, not a difference
             cli.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
         raise typer.Exit(0 if all(r.same for r in results) else 1)
-    from eval.datasets import DataError, resolve_data_dir
-    from eval.runs.rerun import game_cells, rerun_cells
+    from mas_agents.eval.datasets import DataError, resolve_data_dir
+    from mas_agents.eval.runs.rerun import game_cells, rerun_cells
     try:
         root = resolve_data_dir(data_dir)
     except DataError as exc:

@@ -30,7 +30,7 @@ def serve(
 
     from mas_agents.web.app import LOOPBACK_HOSTS, create_app
 
-    from eval.datasets import DataError, resolve_data_dir
+    from mas_agents.eval.datasets import DataError, resolve_data_dir
     try:
         root = resolve_data_dir(data_dir)
     except DataError:   # optional: without it, a game started in the browser needs its word pair

@@ -14,7 +14,7 @@ An agent spec is ``BLOCKS[@MODEL]`` (``plain``, ``plain+reasoning``, ``plain@ope
 or the URL of a WiS-protocol agent (``http://127.0.0.1:7860``).
 
 The speaking limit of every command that plays (``--speak-timeout``) follows one rule,
-:func:`eval.runs.wis_session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
+:func:`mas_agents.eval.runs.wis_session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
 embedded model (on a small machine its descriptions take longer, and would foul on the clock), 120 s
 with a human seat; a number given overrides it (0: no limit).
 """
@@ -46,7 +46,7 @@ def _specs(text: str, allow_human: bool = False) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
         cli.fail("--agents: give at least one agent spec")
-    from eval.runs.human import HUMAN
+    from mas_agents.eval.runs.human import HUMAN
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
         if s == HUMAN and not allow_human:
@@ -78,13 +78,13 @@ def play(
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
     cli.setup_logging(verbose)
-    from eval.reports.wis_replay import game_summary, write_replay
-    from eval.datasets.wis import load_pairs
-    from eval.runs.wis_session import AUTO, parse_pair, play_game, speak_limit
-    from graphs.wis import rules as rules
+    from mas_agents.eval.reports.wis_replay import game_summary, write_replay
+    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.eval.runs.wis_session import AUTO, parse_pair, play_game, speak_limit
+    from mas_agents.graphs.wis import rules as rules
     from mas_agents.rundir import default_run_dir
 
-    from eval.runs.human import HUMAN
+    from mas_agents.eval.runs.human import HUMAN
     specs = _specs(agents, allow_human=True)
     try:
         rules.check_players(players)
@@ -149,8 +149,8 @@ def tournament(
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
     cli.setup_logging(verbose)
-    from eval.reports.wis_leaderboard import format_leaderboard
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.reports.wis_leaderboard import format_leaderboard
+    from mas_agents.eval.runs.wis_tournament import run_tournament
 
     specs = _specs(agents)
     root = cli.data_root(data_dir)
@@ -177,12 +177,12 @@ def leaderboard(
 ) -> None:
     """Print rank score (100 + Σ scores − games), average score, win rates by role, vote accuracy,
     foul rate, survival rounds and games for every agent in the database."""
-    from eval.reports.wis_leaderboard import (
+    from mas_agents.eval.reports.wis_leaderboard import (
         Leaderboard,
         format_leaderboard,
         leaderboard_markdown,
     )
-    from eval.reports.wis_leaderboard import default_db_path
+    from mas_agents.eval.reports.wis_leaderboard import default_db_path
     if db is not None and not db.is_file():   # a typo must not leave an empty database behind
         cli.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
     if db is None and not default_db_path().is_file():
@@ -217,7 +217,7 @@ def experiment(
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
     cli.setup_logging(verbose)
-    from eval.runs.wis_tournament import run_experiment
+    from mas_agents.eval.runs.wis_tournament import run_experiment
     from mas_agents.rundir import stable_run_dir, write_json
 
     _specs(f"{subject},{others}")
@@ -256,7 +256,7 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
                                                      "events.jsonl of a game that stopped).")) -> None:
     """Write DIR/replay.html: the game round by round, words revealed at the end; a game that stopped
     before its end shows its rounds so far. Other games (murder mystery, MAgIC) replay in mas serve."""
-    from eval.reports.wis_replay import game_kind, write_replay
+    from mas_agents.eval.reports.wis_replay import game_kind, write_replay
     try:
         kind = game_kind(game_dir)
         if kind is not None and kind != "wis":
@@ -268,7 +268,7 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
 
 def _other_replay(game_dir: Path, kind: str) -> None:
     """Exit with one line saying where a run that is not a Who-is-Spy game can be seen."""
-    from eval import games
+    from mas_agents.eval import games
     g = games.find(kind)
     title = "" if g is None else g.title if g.title[:2].isupper() else g.title[0].lower() + g.title[1:]   # MAgIC stays
     what = f"a {title} game" if g is not None else f"a {kind!r} run, not a single game"
@@ -296,9 +296,9 @@ def serve_agent(
     /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
     answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
     cli.setup_logging(verbose)
-    from eval.runs.seats import Seats
-    from eval.runs.wis_session import PlayerFactory
-    from graphs.wis.protocol import serve
+    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.graphs.wis.protocol import serve
     from mas_agents.accounting import CallRecorder
     from mas_agents.llm import model_label
     from mas_agents.specs import is_remote, split_model
@@ -309,7 +309,7 @@ def serve_agent(
         cli.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
     # safe_reply: a description that still says the word after the re-prompt becomes a generic one
-    # (a platform's judge would eliminate the agent for it; graphs.wis.player.safe_description)
+    # (a platform's judge would eliminate the agent for it; mas_agents.graphs.wis.player.safe_description)
     factory = PlayerFactory(Seats(CallRecorder(calls) if calls else CallRecorder(None), model), lang=lang,
                             safe_reply=True)
     factory.model(split_model(agent)[1])  # load the model before the first request

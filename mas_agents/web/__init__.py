@@ -1,8 +1,8 @@
 """``mas serve``: a web app to watch, replay, rank and play the games of this project.
 
 It names no game: every game (the built-in ones as a new one) reaches it through its
-:class:`eval.games.GameDef` (``headline``, ``seat_specs`` and ``view``: an
-:class:`eval.game_view.GameView` with its sentences, seats, titles, hidden roles, the truth, the
+:class:`mas_agents.eval.games.GameDef` (``headline``, ``seat_specs`` and ``view``: an
+:class:`mas_agents.eval.game_view.GameView` with its sentences, seats, titles, hidden roles, the truth, the
 ``/play`` form). Modules:
 
 * :mod:`mas_agents.web.app` is the FastAPI app: :func:`~mas_agents.web.app.create_app` puts

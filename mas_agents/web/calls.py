@@ -6,7 +6,7 @@ Sources: ``llm_calls.jsonl`` (one line per call, :class:`mas_agents.accounting.L
 log ``llm_prompts.jsonl(.gz)`` (:data:`mas_agents.accounting.PROMPTS_FORMAT`, read with
 :func:`mas_agents.accounting.read_prompts`; absent for older runs and ``--no-record-prompts``),
 ``events.jsonl`` (each event's ``llm_call_ids``) and, for an evaluation, ``answers.jsonl`` (one
-record per answered question, :func:`eval.runs.wellplay_eval.evaluate_character`) with
+record per answered question, :func:`mas_agents.eval.runs.wellplay_eval.evaluate_character`) with
 ``result.json``.
 
 Nothing here marks text safe: the templates escape every field (prompts hold what agents wrote).
@@ -254,7 +254,7 @@ class Question:
 
 def shown_key(perm: list[int], key: list[str]) -> list[str]:
     """The key letters (upstream order) as the model saw them after ``perm``
-    (``shown[i] = upstream[perm[i]]``, as :func:`eval.metrics.wellplay.shuffled_view` maps them)."""
+    (``shown[i] = upstream[perm[i]]``, as :func:`mas_agents.eval.metrics.wellplay.shuffled_view` maps them)."""
     return [LETTERS[i] for i, j in enumerate(perm) if LETTERS[j] in set(key)]
 
 
@@ -280,7 +280,7 @@ def dataset_options(data_root: Path | None, scripts: list[str], lang: str) -> di
 
 @functools.lru_cache(maxsize=8)
 def _dataset_options(data_root: Path, scripts: tuple[str, ...], lang: str) -> dict[str, list[str]]:
-    from eval.datasets.wellplay import load_script
+    from mas_agents.eval.datasets.wellplay import load_script
     out: dict[str, list[str]] = {}
     for name in scripts:
         try:
@@ -347,7 +347,7 @@ def totals(qs: list[Question], result: dict[str, Any]) -> dict[str, Any]:
     ``answers.jsonl`` (every run), accuracies and intervals exactly as ``result.json`` holds
     them (the 95 % bootstrap interval of the weighted score over questions, and the ``always_a`` /
     ``random`` rows of the report)."""
-    from eval.runs.wellplay_eval import CATEGORIES, chance_lines, score_with_interval
+    from mas_agents.eval.runs.wellplay_eval import CATEGORIES, chance_lines, score_with_interval
     chance = result.get("chance") or {}
     cats = []
     for c in CATEGORIES:

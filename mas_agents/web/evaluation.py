@@ -16,7 +16,7 @@ from mas_agents.web.paths import read_json as _read
 def _question_counts(data_root: Path, scripts: tuple[str, ...], lang: str) -> tuple[tuple[str, str, int], ...] | None:
     """``((script, character, questions), ...)`` in script, character order, from the WellPlay
     dataset under ``data_root`` (None when a script cannot be read there)."""
-    from eval.datasets.wellplay import load_script
+    from mas_agents.eval.datasets.wellplay import load_script
     out = []
     for name in scripts:
         try:

@@ -1,5 +1,5 @@
 """The kinds of run directory ``mas serve`` knows, in one table: every game registered in
-:mod:`eval.games` (a single game; its ``GameDef`` gives its headline, seats and replay), and the
+:mod:`mas_agents.eval.games` (a single game; its ``GameDef`` gives its headline, seats and replay), and the
 runs of many games or of no game (:data:`RUN_KINDS`: tournaments, comparisons, benches,
 ablations, evaluations, reproductions), each with how it is recognised, its runs-list line, what
 its progress counts and which pages it has. A page asks this table (:func:`run_kind`) or the game
@@ -11,8 +11,8 @@ A run's kind is read from its files, as each runner writes them (newer runs name
 ==================  ===========================================================================
 kind                how it is recognised (writer)
 ==================  ===========================================================================
-a game              ``config.json`` ``kind`` a game registered in :mod:`eval.games` (``mmg``,
-                    ``wis``, ``magic`` and any other; written by :func:`eval.runs.session.run`)
+a game              ``config.json`` ``kind`` a game registered in :mod:`mas_agents.eval.games` (``mmg``,
+                    ``wis``, ``magic`` and any other; written by :func:`mas_agents.eval.runs.session.run`)
 ``wellplay-eval``   ``config.json`` ``kind: "wellplay-eval"`` (``eval/runs/wellplay_run.py``)
 ``wellplay-compare`` ``config.json`` ``kind: "wellplay-compare"`` (``eval/runs/compare.py``)
 ``magic-bench``     ``config.json`` with ``challenger`` and ``scenarios`` (``eval/runs/magic_bench.py``)
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from eval import games as game_registry
-from eval.stats import wilson
+from mas_agents.eval import games as game_registry
+from mas_agents.eval.stats import wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
 
@@ -67,7 +67,7 @@ class RunKind:
         replay: its ``events.jsonl`` is replayed (the calls pages link the replay).
         leaderboard: its games are in a leaderboard database (its run page links it).
         title: the replay's heading (else the game's title).
-        seats: ``seats(events, config, result) -> eval.game_view.SeatInfo``, the players panel of
+        seats: ``seats(events, config, result) -> mas_agents.eval.game_view.SeatInfo``, the players panel of
             its replay (None: the game's).
     """
 
@@ -199,7 +199,7 @@ def _experiment_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
 def _eval_seats(events: list, cfg: dict, res: dict) -> Any:
     """A WellPlay evaluation's panel: the characters that answered (the ``mcq`` events' actors),
     each with the evaluated method or agent; nothing is hidden."""
-    from eval.game_view import SeatInfo
+    from mas_agents.eval.game_view import SeatInfo
     names = list(dict.fromkeys(str(e.get("actor")) for e in events if e.get("kind") == "mcq" and e.get("actor")))
     who = str(cfg.get("agent") or cfg.get("method") or "")
     return SeatInfo(names=names, agents={n: who for n in names}, roles={n: "evaluated" for n in names})
@@ -244,7 +244,7 @@ def run_kind(kind: Any) -> RunKind | None:
 
 
 def is_game(kind: Any) -> bool:
-    """``kind`` is a game registered in :mod:`eval.games` (a run of one game)."""
+    """``kind`` is a game registered in :mod:`mas_agents.eval.games` (a run of one game)."""
     return game_registry.find(kind) is not None
 
 

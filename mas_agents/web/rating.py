@@ -1,7 +1,7 @@
 """Who-is-Spy ratings with uncertainty, from the games stored in the leaderboard database.
 
 The paper ranks agents by rank score = 100 + Σ game scores − games played (WiS §4, computed by
-:func:`eval.metrics.wis.agent_metrics`); that sum says nothing of how sure it is. Beside it, each
+:func:`mas_agents.eval.metrics.wis.agent_metrics`); that sum says nothing of how sure it is. Beside it, each
 agent gets a Weng–Lin Bayesian rating (Weng & Lin 2011, "A Bayesian Approximation Method for
 Online Ranking", JMLR 12) with the Plackett–Luce model of the ``openskill`` library: a mean
 ``mu`` and an uncertainty ``sigma`` (defaults 25 and 25/3), updated game by game.
@@ -101,9 +101,9 @@ def t_interval(xs: list[float], level: float = 0.95) -> tuple[float, float] | No
 def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The leaderboard's rows with intervals, from stored game records.
 
-    Per agent (one row per seat it held, :func:`eval.metrics.wis.player_rows`): ``rank_score``
+    Per agent (one row per seat it held, :func:`mas_agents.eval.metrics.wis.player_rows`): ``rank_score``
     (WiS §4), ``avg_score`` with a percentile-bootstrap 95 % interval over its seats' scores
-    (n = seats; :func:`eval.stats.bootstrap_mean`, range-preserving: never below the lowest score
+    (n = seats; :func:`mas_agents.eval.stats.bootstrap_mean`, range-preserving: never below the lowest score
     seen, where a Student-t interval of scores piled up at 0 went below 0),
     win rates as spy and as civilian, vote accuracy (a civilian's votes naming the spy) and foul
     rate (fouls per description), each ``{"rate", "k", "n", "low", "high"}`` with a Wilson 95 %
@@ -111,8 +111,8 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     independent, so these intervals are somewhat too narrow for agents holding several seats
     of a game; they say how few games a number rests on.
     """
-    from eval.metrics.wis import agent_metrics, player_rows
-    from eval.stats import bootstrap_mean
+    from mas_agents.eval.metrics.wis import agent_metrics, player_rows
+    from mas_agents.eval.stats import bootstrap_mean
 
     games = list(games)
     seats: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from eval import games as game_registry
+from mas_agents.eval import games as game_registry
 from mas_agents.rundir import RUN_MARKER
 from mas_agents.web.kinds import (FRESH_S, RUN_KINDS, UNCONFIGURED, RunKind, all_kinds, detect_kind, is_game,
                                   progress, run_kind, run_models, run_state, tournament_id, uniq)
@@ -84,7 +84,7 @@ class Run:
 
     @property
     def is_game(self) -> bool:
-        """The run is one game (its kind is a game registered in :mod:`eval.games`)."""
+        """The run is one game (its kind is a game registered in :mod:`mas_agents.eval.games`)."""
         return is_game(self.kind)
 
 
@@ -282,12 +282,12 @@ DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 def is_leaderboard_db(path: Path) -> bool:
     """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created,
-    no ``-wal``/``-shm`` left beside it: :func:`eval.reports.wis_leaderboard.connect_read_only`;
+    no ``-wal``/``-shm`` left beside it: :func:`mas_agents.eval.reports.wis_leaderboard.connect_read_only`;
     a murder mystery's ``checkpoints.sqlite`` is not one)."""
     import sqlite3
     from contextlib import closing
 
-    from eval.reports.wis_leaderboard import connect_read_only
+    from mas_agents.eval.reports.wis_leaderboard import connect_read_only
     try:
         with closing(connect_read_only(path)) as conn:
             names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

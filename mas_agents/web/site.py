@@ -13,8 +13,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from jinja2 import Environment, FileSystemLoader
 
-from eval.reports.wis_leaderboard import Leaderboard, default_db_path
-from eval.runs.human import HUMAN_SPEAK_TIMEOUT, human_seats
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.eval.runs.human import HUMAN_SPEAK_TIMEOUT, human_seats
 from mas_agents.web import runs as rs
 
 HERE = Path(__file__).parent

@@ -22,9 +22,9 @@ import a game module. The murderer of a game keeps the one fixed framework whate
 play (PLAYER* §4.1; handled by :mod:`mas_agents.specs`).
 """
 
-from planners.baselines.ocot import ObjectiveCoT, ocot_blocks, split_objectives
-from planners.baselines.thinkthrice import ThinkThrice, thinkthrice_blocks
-from planners.baselines.werewolf import TEMPLATES, Werewolf, template_choices, werewolf_blocks
+from mas_agents.planners.baselines.ocot import ObjectiveCoT, ocot_blocks, split_objectives
+from mas_agents.planners.baselines.thinkthrice import ThinkThrice, thinkthrice_blocks
+from mas_agents.planners.baselines.werewolf import TEMPLATES, Werewolf, template_choices, werewolf_blocks
 
 #: spec name -> block factory, for registration in :data:`mas_agents.specs.BLOCKS`.
 FACTORIES = {

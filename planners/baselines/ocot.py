@@ -41,8 +41,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planners.base import BlockAgent, Contribution
-from planners.cot import ChainOfThought
+from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.cot import ChainOfThought
 
 _LITERAL_NEWLINE = re.compile(r"\\\s*[nN]")           # WellPlay goals hold literal "\n", "\ n", "\N"
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"

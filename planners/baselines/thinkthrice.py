@@ -72,9 +72,9 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from planners.base import Action, BlockAgent
-from planners.base import Contribution
-from planners.cot import ChainOfThought
+from mas_agents.planners.base import Action, BlockAgent
+from mas_agents.planners.base import Contribution
+from mas_agents.planners.cot import ChainOfThought
 
 CHECK_CHOICES = ["Yes", "No"]
 _NONE = re.compile(r"^\W*(none|nothing|no relevant|n/?a)\b", re.IGNORECASE)

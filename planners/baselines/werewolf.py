@@ -22,7 +22,7 @@ predefined investigation questions. This block shapes two actions:
     2. the agent's own ``answer`` call (``answer#1``) with that reflection as context.
 
 introduce / vote / mcq are left to the agent's default behaviour and
-:class:`planners.cot.ChainOfThought` (see :func:`werewolf_blocks`).
+:class:`mas_agents.planners.cot.ChainOfThought` (see :func:`werewolf_blocks`).
 
 Events (private, via ``agent.emit``): ``werewolf_template`` on every ask (``data``: ``label``,
 ``template`` or ``None``, ``valid``), ``werewolf_reflection`` on every answer (``data``:
@@ -51,8 +51,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planners.base import BlockAgent, Contribution
-from planners.cot import ChainOfThought
+from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.cot import ChainOfThought
 
 #: The ten predefined investigation questions: ``(label, question)``. ``{victim}`` is replaced by
 #: the case's victim(s). Written for this project after PLAYER* Table A2's topics.

@@ -1,21 +1,21 @@
 """MAgIC's PGM-aware agent (arXiv 2311.08562 §3/§4) as a planner block, computed with pgmpy.
 
-* :class:`TwoHopBelief` (:mod:`planners.pgm.belief`): who holds the hidden role (first hop) and
+* :class:`TwoHopBelief` (:mod:`mas_agents.planners.pgm.belief`): who holds the hidden role (first hop) and
   what each other player believes about it (second hop), as exact Bayesian networks.
-* :class:`MovePredictor` (:mod:`planners.pgm.moves`): the others' next moves in the repeated games
+* :class:`MovePredictor` (:mod:`mas_agents.planners.pgm.moves`): the others' next moves in the repeated games
   and what they expect of me, learned from the revealed rounds.
-* :class:`ShareBelief` (:mod:`planners.pgm.shares`): in cost sharing, the highest share each other
+* :class:`ShareBelief` (:mod:`mas_agents.planners.pgm.shares`): in cost sharing, the highest share each other
   party accepts (first hop) and what each thinks I accept (second hop), from proposals and votes.
-* :class:`PGMBlock` (:mod:`planners.pgm.block`): the ``pgm`` planner block using both.
+* :class:`PGMBlock` (:mod:`mas_agents.planners.pgm.block`): the ``pgm`` planner block using both.
 
 pgmpy itself is imported only when a network is first built.
 """
 
-from planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
-from planners.pgm.block import PGMBlock, reading_request
-from planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
+from mas_agents.planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
+from mas_agents.planners.pgm.block import PGMBlock, reading_request
+from mas_agents.planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
                                 pg_payoff_fn)
-from planners.pgm.shares import ShareBelief
+from mas_agents.planners.pgm.shares import ShareBelief
 
 #: spec name -> block factory, for registration in :data:`mas_agents.specs.BLOCKS`.
 FACTORIES = {"pgm": lambda: [PGMBlock()]}

@@ -56,7 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from planners.pgm._bn import Node, build, query
+from mas_agents.planners.pgm._bn import Node, build, query
 
 #: Reading scales: the discrete readings a model may give, per kind of observation.
 SCALES: dict[str, tuple[str, ...]] = {

@@ -3,17 +3,17 @@
 The block keeps exact Bayesian-network beliefs and puts them in the prompt:
 
 * games with a hidden role found by clues and votes (MAgIC's Chameleon and Undercover, Who is
-  Spy; also any game with ``clue``/``describe`` and ``vote`` events): a :class:`~planners.pgm.belief.TwoHopBelief` about who holds the hidden
+  Spy; also any game with ``clue``/``describe`` and ``vote`` events): a :class:`~mas_agents.planners.pgm.belief.TwoHopBelief` about who holds the hidden
   role, updated from public clues (read lazily, see below), votes and vote counts;
 * investigation games (the murder mystery): the same belief about who the murderer is, updated from every other
   character's ``introduce`` and ``answer`` statements, each read like a clue
   (:func:`reading_request`: fits = open and consistent, odd = evasive, contradictory, motive or
   chance). Before any observation the block shows nothing (a uniform prior's "most likely" would
   only be the first seat);
-* repeated-move games (``GameInfo.moves``: prisoner's dilemma, public good): a :class:`~planners.pgm.moves.MovePredictor`
+* repeated-move games (``GameInfo.moves``: prisoner's dilemma, public good): a :class:`~mas_agents.planners.pgm.moves.MovePredictor`
   learned from each revealed round (``pd_reveal`` / ``pg_reveal``);
 * cost sharing (``GameInfo.moves == "shares"``: MAgIC's airport fee): a
-  :class:`~planners.pgm.shares.ShareBelief` of the highest share each other party accepts (first
+  :class:`~mas_agents.planners.pgm.shares.ShareBelief` of the highest share each other party accepts (first
   hop) and of what each believes this agent accepts (second hop), updated by Bayes from every
   public ``proposal`` (``data.split``, shares in seat order) and ``proposal_vote``
   (``data.for``: the proposer voted for; the ballot is that round's valid proposals). No model
@@ -36,7 +36,7 @@ moves, what the others expect of the agent, and, when the request carries the pu
 two_defect}`` or a callable ``payoff(my_move, others) -> number``; ``context["multiplier"]`` in
 the public-good game), the best response to the predictions. In cost sharing it adds the split
 the beliefs imply (the one maximising P(every other party accepts) × (100 − my share), see
-:mod:`planners.pgm.shares`) on every action, and on a vote the ballot proposal most likely to
+:mod:`mas_agents.planners.pgm.shares`) on every action, and on a vote the ballot proposal most likely to
 gather every vote; before any proposal it shows nothing (a uniform belief would only suggest
 paying nothing) and emits a ``belief_table`` with ``shown`` false.
 
@@ -44,7 +44,7 @@ What the block knows about roles: in the chameleon game every player knows wheth
 chameleon, and in the murder mystery whether it is the murderer (the block reads
 ``persona.role``, which the rules told the player); in undercover and Who is Spy nobody knows,
 so the agent itself may be the hidden one. What the game is like comes from its
-:class:`~planners.base.GameInfo` (``request.game``, and ``agent.game`` for events seen before a
+:class:`~mas_agents.planners.base.GameInfo` (``request.game``, and ``agent.game`` for events seen before a
 request): ``hidden_role`` / ``holder_knows_role`` for the belief, ``moves`` for the repeated games,
 ``investigation`` for reading statements; the public ``setup`` event gives only ``players``.
 """
@@ -55,10 +55,10 @@ import threading
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from planners.base import UNSPECIFIED, Action, ActionRequest, BlockAgent, Contribution, GameInfo
-from planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
-from planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
-from planners.pgm.shares import ShareBelief
+from mas_agents.planners.base import UNSPECIFIED, Action, ActionRequest, BlockAgent, Contribution, GameInfo
+from mas_agents.planners.pgm.belief import DEFAULT_ALPHA, SCALES, TwoHopBelief
+from mas_agents.planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
+from mas_agents.planners.pgm.shares import ShareBelief
 
 FIT_CHOICES = list(SCALES["fit"])
 
@@ -159,7 +159,7 @@ class PGMBlock:
     """MAgIC's PGM-aware planning as a planner block (``name = "pgm"``).
 
     Args:
-        alpha: reading noise of the belief model (:mod:`planners.pgm.belief`).
+        alpha: reading noise of the belief model (:mod:`mas_agents.planners.pgm.belief`).
     """
 
     name = "pgm"

@@ -37,7 +37,7 @@ import itertools
 from collections import Counter
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from planners.pgm._bn import Node, build, query
+from mas_agents.planners.pgm._bn import Node, build, query
 
 PD_MOVES = ("cooperate", "defect")
 PG_MOVES = ("low", "mid", "high")

@@ -1,7 +1,7 @@
 """Two-hop beliefs about acceptable shares in a cost-sharing negotiation, as exact Bayesian networks.
 
 The game (MAgIC, arXiv 2311.08562, §3 "Cost Sharing", the airport-fee scenario, and Appendix A;
-our rules are :mod:`graphs.magic.rules`, but a block never imports a game): the parties split a
+our rules are :mod:`mas_agents.graphs.magic.rules`, but a block never imports a game): the parties split a
 fixed fee. Each round every party *proposes* a split (a share per party, in percent, summing to
 100, listed in seat order) and then *votes* publicly for one proposal, named by its proposer;
 the negotiation succeeds when all votes go to identical splits. MAgIC's Cooperation metric is
@@ -42,7 +42,7 @@ CPTs (ours; assumptions, not fitted):
   (``alpha`` = :data:`DEFAULT_ALPHA` = 0.1), so no single observation is ever decisive.
 
 Every observation adds one observed node; ``P(T | evidence)`` / ``P(M | evidence)`` are queried
-exactly by variable elimination (pgmpy, :mod:`planners.pgm._bn`).
+exactly by variable elimination (pgmpy, :mod:`mas_agents.planners.pgm._bn`).
 
 **The implied proposal** (:meth:`ShareBelief.implied_split`): over every split on the grid, the
 one maximising ``P(every other party accepts) · (fail - my share)``, the others' first hops taken
@@ -59,7 +59,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from planners.pgm._bn import Node, build, query
+from mas_agents.planners.pgm._bn import Node, build, query
 
 #: Grid step of a share, in percentage points.
 STEP = 5

@@ -5,8 +5,8 @@ Before a decision the agent has the model write its two-hop analysis in the pape
 (its own view of every other player, then each other player's view as it imagines it), one
 free-text model call with purpose ``pgm_analysis`` (Eq. 10: the PGM estimated from the game
 context); the decision is then made with that analysis and the paper's PGM Decision Prompt in
-the prompt (Eq. 11). The texts are :mod:`planners.pgm_paper.templates`, chosen by what
-:class:`planners.base.GameInfo` says (:func:`templates_for`), never by a game's name.
+the prompt (Eq. 11). The texts are :mod:`mas_agents.planners.pgm_paper.templates`, chosen by what
+:class:`mas_agents.planners.base.GameInfo` says (:func:`templates_for`), never by a game's name.
 
 When an analysis is written: the analysis is a function of what the seat has seen. The block
 counts the events the agent sees (:meth:`PaperPGMBlock.on_event`, fed by ``Agent.observe``, which
@@ -27,11 +27,11 @@ has seen, one line each (its private information included, planning events left 
 form. Nothing else: no event the seat could not see, no role it was not told (the seat's role is
 read only where ``GameInfo.holder_knows_role`` says the rules tell it).
 
-What the decision gets: a :class:`planners.base.Contribution` whose ``context`` is
-:data:`~planners.pgm_paper.templates.HEADER`, the analysis text, and the decision prompt written
+What the decision gets: a :class:`mas_agents.planners.base.Contribution` whose ``context`` is
+:data:`~mas_agents.planners.pgm_paper.templates.HEADER`, the analysis text, and the decision prompt written
 for this request kind and stance (e.g. a clue in Chameleon: raise the suspicion of the analysis's
 target); on other kinds of request (a vote, the metrics' questionnaires) the analysis with
-:data:`~planners.pgm_paper.templates.USE_ANALYSIS`. It is context, not instructions: the reply
+:data:`~mas_agents.planners.pgm_paper.templates.USE_ANALYSIS`. It is context, not instructions: the reply
 keeps the game's format (a thought line before the tagged answer is what the agent adds for
 instructions). The analysis is also a private ``pgm_analysis`` planning event (content: its
 text; ``data``: template, source, stance, target, verdict; ``llm_call_ids``: the call), so the
@@ -49,8 +49,8 @@ import re
 import threading
 from typing import Any, Mapping
 
-from planners.base import UNSPECIFIED, BlockAgent, Contribution, GameInfo
-from planners.pgm_paper.templates import (ANALYSIS_HEAD, HEADER, NOTHING_YET, TEMPLATES, USE_ANALYSIS, Analysis,
+from mas_agents.planners.base import UNSPECIFIED, BlockAgent, Contribution, GameInfo
+from mas_agents.planners.pgm_paper.templates import (ANALYSIS_HEAD, HEADER, NOTHING_YET, TEMPLATES, USE_ANALYSIS, Analysis,
                                           Decision, GameTemplates)
 
 #: Completion budget of one analysis call (tokens): the three-player forms run 6-8 lines.
@@ -61,7 +61,7 @@ EVENT_CHARS = 400
 
 
 def templates_for(game: GameInfo) -> GameTemplates | None:
-    """The templates for a game, from its capabilities (see :mod:`planners.pgm_paper.templates`).
+    """The templates for a game, from its capabilities (see :mod:`mas_agents.planners.pgm_paper.templates`).
 
     Returns None for a game the paper wrote no PGM prompt for (an investigation game, a game
     with neither a clue-found hidden role nor a repeated move).

@@ -23,8 +23,8 @@ What is the paper's and what is ours:
   the Undercover analysis (the paper's table lists its verdict question and its numbered
   sub-prompts separately; here they are one form, so the analysis is one model call).
 
-A template is chosen by what :class:`planners.base.GameInfo` says of the game, never by its name
-(:func:`planners.pgm_paper.block.templates_for`):
+A template is chosen by what :class:`mas_agents.planners.base.GameInfo` says of the game, never by its name
+(:func:`mas_agents.planners.pgm_paper.block.templates_for`):
 
 =======================================  ==================  ==========================
 GameInfo                                 key                 A.7 row
@@ -93,7 +93,7 @@ class Decision:
 
     Attributes:
         source: where in the paper it comes from (or "ours").
-        kinds: the request kinds (:data:`planners.base.KINDS`) it is written for; any other
+        kinds: the request kinds (:data:`mas_agents.planners.base.KINDS`) it is written for; any other
             request of the game gets :data:`USE_ANALYSIS` after the analysis.
         text: the prompt (``{me}``, ``{role}``, ``{target}``).
         target_fallback: what ``{target}`` reads when the analysis named no target.

@@ -2,7 +2,7 @@
 Communication and Interaction in Murder Mystery Games", arXiv 2404.17662, §2.2–2.3, App. C.5).
 
 An agent's PLAYER* planning is split into blocks that share ONE
-:class:`~planners.player_star.state.PlayerStarState` per agent:
+:class:`~mas_agents.planners.player_star.state.PlayerStarState` per agent:
 
 =================================  ==========================================================
 block (module)                     what it does
@@ -27,16 +27,16 @@ agent). Private planning events they emit: ``sensor``, ``target_choice``, ``susp
 
 from __future__ import annotations
 
-from planners.base import PlannerBlock
-from planners.cot import ChainOfThought
-from planners.player_star.deduction import WORD_SENSORS, DeductionSensors
-from planners.player_star.pruner import PruneDecision, Pruner, decide_suspects, judge
-from planners.player_star.questioning import (
+from mas_agents.planners.base import PlannerBlock
+from mas_agents.planners.cot import ChainOfThought
+from mas_agents.planners.player_star.deduction import WORD_SENSORS, DeductionSensors
+from mas_agents.planners.player_star.pruner import PruneDecision, Pruner, decide_suspects, judge
+from mas_agents.planners.player_star.questioning import (
     Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )
-from planners.player_star.relations import RelationMap, agent_relation_summary, relation_summary
-from planners.player_star.sensors import SensorNotes, batch_request, read_batch
-from planners.player_star.state import (
+from mas_agents.planners.player_star.relations import RelationMap, agent_relation_summary, relation_summary
+from mas_agents.planners.player_star.sensors import SensorNotes, batch_request, read_batch
+from mas_agents.planners.player_star.state import (
     SENSORS, UNKNOWN, PlayerStarConfig, PlayerStarState, SensorReading, SensorSpec, find_state,
 )
 

@@ -1,4 +1,4 @@
-"""PLAYER* sensors and pruner for word-clue games (:attr:`planners.base.GameInfo.word_clues`: Who is
+"""PLAYER* sensors and pruner for word-clue games (:attr:`mas_agents.planners.base.GameInfo.word_clues`: Who is
 Spy, Undercover, Chameleon).
 
 PLAYER* says a game needs only its own list of sensors (§2.3); the murder-mystery four
@@ -35,9 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import ActionRequest, BlockAgent, Contribution
+from mas_agents.planners.base import ActionRequest, BlockAgent, Contribution
 
-#: The sensors of a word-clue game (:attr:`planners.base.GameInfo.word_clues`); PLAYER* §2.3: a
+#: The sensors of a word-clue game (:attr:`mas_agents.planners.base.GameInfo.word_clues`); PLAYER* §2.3: a
 #: game needs only its list of sensors (the murder-mystery four are in :mod:`.sensors`).
 WORD_SENSORS = ("specificity", "fit", "copying")
 

@@ -16,7 +16,7 @@ Pass per victim at the end of round r (:class:`Pruner.on_round_end`):
    was heard since they were last read, on every sensor, so it is judged on equal terms.
 
    Steps 1 and 2 for every victim are ONE reading pass: one ``form`` model call
-   (:func:`planners.player_star.sensors.read_batch`), none when nobody has news.
+   (:func:`mas_agents.planners.player_star.sensors.read_batch`), none when nobody has news.
 3. **Verdict** per candidate (:func:`judge`), on its latest known readings (a new "unknown" does
    not erase an earlier value):
 
@@ -35,7 +35,7 @@ Pass per victim at the end of round r (:class:`Pruner.on_round_end`):
    backed by only one fact and nothing more to learn is let go; one backed by both is never let
    go. Unknown readings are not evidence either way.
 4. **Never empty** — if no candidate is kept, keep the candidates with the highest suspicion score
-   (:func:`planners.player_star.questioning.suspicion_score`; all ties kept).
+   (:func:`mas_agents.planners.player_star.questioning.suspicion_score`; all ties kept).
 5. **Cap** — with ``config.max_suspects`` = k, keep the k highest suspicion scores (ties: seat
    order).
 6. The list is in seat order and never holds the agent itself. Every change emits one private
@@ -51,10 +51,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from planners.base import BlockAgent, Contribution
-from planners.player_star.questioning import suspicion_score
-from planners.player_star.sensors import read_batch
-from planners.player_star.state import UNKNOWN, PlayerStarState
+from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.player_star.questioning import suspicion_score
+from mas_agents.planners.player_star.sensors import read_batch
+from mas_agents.planners.player_star.state import UNKNOWN, PlayerStarState
 
 
 def judge(profile: Mapping[str, str], was_suspect: bool) -> tuple[bool, str]:

@@ -49,9 +49,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from planners.base import BlockAgent, Contribution
-from planners.player_star.sensors import read_batch, readings_summary
-from planners.player_star.state import UNKNOWN, PlayerStarState
+from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.player_star.sensors import read_batch, readings_summary
+from mas_agents.planners.player_star.state import UNKNOWN, PlayerStarState
 
 #: Points per reading (see the module docstring).
 YES_NO_POINTS = {"Yes": 1.0, "No": 0.0, UNKNOWN: 0.5}
@@ -187,7 +187,7 @@ class Questioning:
                        f"(you have questioned {target} {scores[target]['asked']} time(s) so far):\n"
                        + readings_summary(st, target, victim))
             if st.graph is not None:
-                from planners.player_star.relations import relation_summary
+                from mas_agents.planners.player_star.relations import relation_summary
                 rel = relation_summary(st.graph, st.me, target, max_evidence=1)
                 if not rel.startswith("No known relation"):
                     context += "\n" + rel

@@ -1,5 +1,5 @@
 """PLAYER* relationship map, the graph itself: pure functions on a ``networkx.Graph``; the block
-that keeps it (:class:`planners.player_star.relations.RelationMap`) is in ``relations.py``.
+that keeps it (:class:`mas_agents.planners.player_star.relations.RelationMap`) is in ``relations.py``.
 
 The map (§2.3: "each agent first updates its understanding of interpersonal
 relationships"), one ``networkx.Graph`` per agent.
@@ -40,7 +40,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from memory import split_sentences
+from mas_agents.memory import split_sentences
 
 #: Supporting items kept per edge (the latest ones).
 MAX_EVIDENCE = 5

@@ -1,6 +1,6 @@
 """PLAYER* relationship map block (§2.3: "each agent first updates its understanding of
 interpersonal relationships"). The map itself (nodes, edges, sources, labels, summaries) is
-:mod:`planners.player_star.relation_graph`; this module is the block that keeps it up to date
+:mod:`mas_agents.planners.player_star.relation_graph`; this module is the block that keeps it up to date
 and logs it.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import BlockAgent, Contribution
-from planners.player_star.relation_graph import *  # noqa: F401,F403  (the map's functions, re-exported)
-from planners.player_star.relation_graph import (MAX_MODEL_PAIRS, MODEL_LABELS, add_relation, graph_json,
+from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.player_star.relation_graph import *  # noqa: F401,F403  (the map's functions, re-exported)
+from mas_agents.planners.player_star.relation_graph import (MAX_MODEL_PAIRS, MODEL_LABELS, add_relation, graph_json,
                                                  relation_summary, update_from_event)
-from planners.player_star.state import PlayerStarState, find_state
+from mas_agents.planners.player_star.state import PlayerStarState, find_state
 
 
 @dataclass

@@ -11,15 +11,15 @@ ONE ``form`` model call through :meth:`mas_agents.agent.Agent.act`: one line
 ``<Character> <sensor label>: <option>`` per (pair, sensor), parsed strictly line by line (a
 grammar locally, structured outputs remotely), one re-prompt for the whole form when any line is
 missing or off its options, and ``"unknown"`` for a line still unreadable after it (the lines
-given in format are kept: :attr:`planners.base.Action.partial`); nothing is guessed from prose.
+given in format are kept: :attr:`mas_agents.planners.base.Action.partial`); nothing is guessed from prose.
 PLAYER* §4 / Table A5 count the method as the cheapest in gameplay calls; one call per
 (sensor, character, victim), as this module made before, cost 5× the plain agent.
 
 **Only what new evidence can have changed is re-read.** A pair needs a reading when it was never
 read or when dialogue from or about the character arrived since its last reading
-(:meth:`~planners.player_star.state.PlayerStarState.has_news`); otherwise its readings stand.
+(:meth:`~mas_agents.planners.player_star.state.PlayerStarState.has_news`); otherwise its readings stand.
 
-Every reading is stored in the agent's :class:`~planners.player_star.state.PlayerStarState`
+Every reading is stored in the agent's :class:`~mas_agents.planners.player_star.state.PlayerStarState`
 and emitted as a private ``sensor`` planning event (``data`` = the reading as a dict; the readings
 of one pass share their ``call_ids``), so it appears in ``events.jsonl`` and the transcript.
 """
@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from planners.base import ActionRequest, BlockAgent, Contribution
-from planners.player_star.state import SENSORS, UNKNOWN, PlayerStarState, SensorReading
+from mas_agents.planners.base import ActionRequest, BlockAgent, Contribution
+from mas_agents.planners.player_star.state import SENSORS, UNKNOWN, PlayerStarState, SensorReading
 
 #: The judgement each sensor asks for ({v} = victim), said of "them" (every character of the
 #: pass). Our wording.
@@ -79,14 +79,14 @@ def batch_request(pairs: list[tuple[str, str]], sensors: list[str], *, holder: b
 
     Args:
         pairs: ``[(character, victim), ...]`` to read, in order (non-empty).
-        sensors: keys of :data:`~planners.player_star.state.SENSORS`, read on every pair.
+        sensors: keys of :data:`~mas_agents.planners.player_star.state.SENSORS`, read on every pair.
         holder: the agent holds the game's hidden role (``GameInfo.hidden_role``: the murderer),
             and is told to judge as an innocent player would.
         relations: character -> relationship-map summary shown before the questions.
         actor, game: copied onto the request.
 
     Returns:
-        An :class:`~planners.base.ActionRequest` of kind ``form`` with ``len(pairs) × len(sensors)``
+        An :class:`~mas_agents.planners.base.ActionRequest` of kind ``form`` with ``len(pairs) × len(sensors)``
         fields (tags from :func:`field_tag`) and ``context["private"] = True``.
 
     Raises:
@@ -125,7 +125,7 @@ def _relations(state: PlayerStarState, pairs: list[tuple[str, str]]) -> dict[str
     victim; this agent and the character), known relations only."""
     if state.graph is None:
         return {}
-    from planners.player_star.relations import relation_summary
+    from mas_agents.planners.player_star.relations import relation_summary
     out: dict[str, str] = {}
     for c, v in pairs:
         lines = [relation_summary(state.graph, a, b, max_evidence=2) for a, b in ((c, v), (state.me, c))]

@@ -5,7 +5,7 @@ read about every (character, victim) pair (§2.2, Appendix C.5), whose questioni
 those readings (§2.3), and whose *suspect list* per victim is refined by a pruner after every
 round (§2.3). The blocks that do this (:mod:`.sensors`, :mod:`.questioning`, :mod:`.pruner`,
 :mod:`.relations`) are separate planner blocks, but they plan from ONE state object per agent,
-defined here; :func:`planners.player_star.player_star_blocks` builds a fresh state and fresh
+defined here; :func:`mas_agents.planners.player_star.player_star_blocks` builds a fresh state and fresh
 blocks for every agent, so nothing is shared between agents (the upstream code let one process
 plan for every character; here each agent plans from its own script and memory only).
 
@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from planners.base import BlockAgent
+from mas_agents.planners.base import BlockAgent
 
 #: The value stored when a sensor call gave no legal option after its re-prompt.
 UNKNOWN = "unknown"
@@ -175,7 +175,7 @@ class PlayerStarState:
             for v in self.victims:
                 self.suspects[v] = self.others()
             if self.config.relations:
-                from planners.player_star import relation_graph as relations  # local: the map is optional
+                from mas_agents.planners.player_star import relation_graph as relations  # local: the map is optional
                 self.graph = relations.new_graph(self.players, self.victims)
                 relations.add_script_relations(self.graph, self.me, p.script, self.names())
             return self
@@ -200,7 +200,7 @@ class PlayerStarState:
         with self._lock:
             self.readings[reading.key] = reading
             if self.graph is not None and reading.sensor == "emotion":
-                from planners.player_star import relation_graph as relations
+                from mas_agents.planners.player_star import relation_graph as relations
                 relations.note_emotion(self.graph, self.me, reading)
 
     def latest(self, sensor: str, character: str, victim: str) -> SensorReading | None:
@@ -261,7 +261,7 @@ class PlayerStarState:
             elif kind == "ask" and actor == self.me and data.get("target"):
                 self.asked[data["target"]] += 1
             elif kind in ("introduce", "answer"):
-                from planners.player_star.relation_graph import mentioned_names
+                from mas_agents.planners.player_star.relation_graph import mentioned_names
                 involved = {actor} | set(mentioned_names(str(event.get("content", "")), self.players))
                 for c in involved:
                     if c in self.players and c != self.me:
@@ -276,7 +276,7 @@ class PlayerStarState:
                     # replayed in order, so the news heard so far is what it was when read
                     self.checked[(r.victim, r.character)] = self.news[r.character]
                     if self.graph is not None and r.sensor == "emotion":
-                        from planners.player_star import relation_graph as relations
+                        from mas_agents.planners.player_star import relation_graph as relations
                         relations.note_emotion(self.graph, self.me, r)
             elif kind == "suspect_list" and actor == self.me and event.get("phase") == "planning":
                 v, new = data.get("victim"), data.get("new")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from eval.datasets import DataError
-from eval.runs.ablate import run_ablate, spy_plan, variants
+from mas_agents.eval.datasets import DataError
+from mas_agents.eval.runs.ablate import run_ablate, spy_plan, variants
 from mas_agents.accounting import read_calls
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, any_game_player
@@ -29,7 +29,7 @@ def test_spy_plan_alternates_the_subject_role():
 @pytest.mark.realdata
 def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_root):
     from mas_agents.specs import BLOCKS, register_block
-    from planners.cot import ChainOfThought
+    from mas_agents.planners.cot import ChainOfThought
 
     if "my_cot" not in BLOCKS:   # the Python API: a custom block joins the grid by name
         register_block("my_cot", lambda: [ChainOfThought()])
@@ -134,8 +134,8 @@ def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, mixed_root):
 
 
 def test_summary_names_clear_effects_costs_and_the_rest():
-    from eval.runs.ablate import summary
-    from eval.stats import Estimate
+    from mas_agents.eval.runs.ablate import summary
+    from mas_agents.eval.stats import Estimate
 
     def d(mean, low, high, n=4):
         return Estimate(mean, low, high, n).to_dict()
@@ -159,8 +159,8 @@ def test_report_intervals_stay_in_each_metrics_range():
     within [0, 125] %, its header saying so (one scale in every report, issue 46)."""
     import re
 
-    from eval.runs.ablate import MAGIC_KEYS, report_md
-    from eval.stats import Estimate
+    from mas_agents.eval.runs.ablate import MAGIC_KEYS, report_md
+    from mas_agents.eval.stats import Estimate
 
     def d(mean, low, high, n=2):
         return Estimate(mean, low, high, n).to_dict()

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from eval.datasets.wellplay import load_script
-from eval.runs.compare import aggregate, fewer_calls_line, run_compare
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.compare import aggregate, fewer_calls_line, run_compare
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, polite_player
 
@@ -22,7 +22,7 @@ def fake_model():
 def test_compare_runs_every_cell_and_resumes(tmp_path, real_data_root):
     root = real_data_root
     sc = load_script(root, SIN[0])
-    from eval.runs.mmg_session import play_script
+    from mas_agents.eval.runs.mmg_session import play_script
     plays = []
 
     def counting_play(*a, **k):
@@ -107,7 +107,7 @@ def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):
     """A resumed game's result.json wall time covers only the last process; the table's model
     seconds are the summed call latencies, so they still count the calls before the resume."""
     from types import SimpleNamespace
-    from eval.runs.compare import report_md, summary_row
+    from mas_agents.eval.runs.compare import report_md, summary_row
     (tmp_path / "eval").mkdir()
     (tmp_path / "game").mkdir()
     llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}
@@ -129,8 +129,8 @@ def test_one_seed_report_has_no_zero_std_and_keeps_the_cells_interval(tmp_path):
     cell's own interval over questions with its n, and the murderer-caught rate with n and a Wilson
     interval."""
     from types import SimpleNamespace
-    from eval.runs.compare import report_md, summary_row
-    from eval.stats import Estimate
+    from mas_agents.eval.runs.compare import report_md, summary_row
+    from mas_agents.eval.stats import Estimate
     (tmp_path / "eval").mkdir()
     (tmp_path / "game").mkdir()
     llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}
@@ -161,7 +161,7 @@ def test_category_accuracies_are_pooled_answers_with_wilson_intervals(tmp_path):
     """The report printed "66.7" for objective with nothing beside it; the answers of every cell are
     now pooled per category with n and a Wilson interval (here 2 + 1 of 3 + 3 objective answers)."""
     from types import SimpleNamespace
-    from eval.runs.compare import report_md, summary_row
+    from mas_agents.eval.runs.compare import report_md, summary_row
     rows = []
     for seed, (obj, rea) in enumerate([((2, 3), (3, 20)), ((1, 3), (5, 20))]):
         d = tmp_path / f"s{seed}"

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from eval.datasets.wellplay import load_script
-from eval.runs.compare import aggregate, cost_comparison, fewer_calls_line, report_md, run_compare, summary_row
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.compare import aggregate, cost_comparison, fewer_calls_line, report_md, run_compare, summary_row
 from mas_agents.accounting import LLMCall
 from tests.data_roots import SIN, SIN_CHARACTERS, SIN_MURDERER
 from tests.fakes import RuleChat, polite_player

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-import eval.runs.wellplay_run as wr
-from eval.runs.record import RunConflict
+import mas_agents.eval.runs.wellplay_run as wr
+from mas_agents.eval.runs.record import RunConflict
 
 
 def test_the_same_game_named_another_way_is_the_same_evaluation(tmp_path, monkeypatch):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.reproduce import magic as M
-from eval.reproduce.common import load_table
+from mas_agents.eval.reproduce import magic as M
+from mas_agents.eval.reproduce.common import load_table
 from mas_agents.events import read_events
 from tests.fakes import RuleChat
 from tests.planners.test_pgm_paper import paper_rule
@@ -36,7 +36,7 @@ def two(real_data_root, tmp_path_factory):
     played = []
 
     def play(d, **kw):
-        from eval.runs.magic_session import play_magic_game
+        from mas_agents.eval.runs.magic_session import play_magic_game
         played.append(Path(d).parent.parent.name)
         return play_magic_game(d, **kw)
 
@@ -121,8 +121,8 @@ def test_our_scenario_metric_mapping_rounds_and_settings_equal_table_3_but_the_d
     """Every cell of Table 3 equals ours except Cooperation in PD and Public Good and Rationality in
     Cost Sharing (§3's definitions, Eq. 6 and Eq. 8);
     the mapping is also what eval/metrics/magic.py measures on played games."""
-    from eval.datasets.magic import SETTING_COUNTS
-    from graphs.magic import rules as R
+    from mas_agents.eval.datasets.magic import SETTING_COUNTS
+    from mas_agents.graphs.magic import rules as R
     t3 = load_table("magic_table3_coverage")
     metrics = [k for k in M.METRICS if k != "win_rate"]
     differs = []

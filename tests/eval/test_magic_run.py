@@ -2,7 +2,7 @@
 
 import pytest
 
-from eval.runs.magic_bench import parse_scenarios, run_magic
+from mas_agents.eval.runs.magic_bench import parse_scenarios, run_magic
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
@@ -11,7 +11,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     played = []
 
     def counting_play(*a, **k):
-        from eval.runs.magic_session import play_magic_game
+        from mas_agents.eval.runs.magic_session import play_magic_game
         played.append((k["scenario"], k["side"]))
         return play_magic_game(*a, **k)
 
@@ -101,7 +101,7 @@ def test_events_follow_the_contract(tmp_path, mixed_root):
 
 @pytest.mark.realdata
 def test_report_lists_the_paper_rows(real_data_root):
-    from eval.runs.magic_bench import paper_rows, report_md
+    from mas_agents.eval.runs.magic_bench import paper_rows, report_md
     rows = paper_rows(real_data_root)
     assert rows[0]["model"] == "GPT-4+PGM" and rows[0]["win_rate"] == "63.5"
     result = {"challenger": "plain", "defender": "plain", "model": "fake", "scenarios": ["public_good"],

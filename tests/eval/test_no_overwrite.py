@@ -87,8 +87,8 @@ def test_game_play_refuses_other_agents(fake, tmp_path):
 
 @pytest.mark.realdata
 def test_mmg_run_names_the_field_and_resume_with_another_agent_is_refused(fake, tmp_path, real_data_root):
-    from eval.datasets.wellplay import load_script
-    from eval.runs.mmg_session import play_script
+    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.eval.runs.mmg_session import play_script
 
     out = tmp_path / "m"
     base = ["mmg", "run", "--script", "Sin", "--rounds", "0", "--questions", "0", "--data-dir", real_data_root,
@@ -169,7 +169,7 @@ def boom(*args, **kwargs):
 @pytest.mark.parametrize("paper", ["magic", "wis", "player_star"])
 def test_reproduce_refuses_a_directory_holding_another_kind_of_run(spy_game, real_data_root, paper):
     import importlib
-    mod = importlib.import_module(f"eval.reproduce.{paper}")
+    mod = importlib.import_module(f"mas_agents.eval.reproduce.{paper}")
     before = snapshot(spy_game)
     fakes = {"evaluate": boom} if paper == "player_star" else {}
     with pytest.raises(ValueError, match="field 'kind' is 'wis' but this run asks for 'reproduce'"):
@@ -178,14 +178,14 @@ def test_reproduce_refuses_a_directory_holding_another_kind_of_run(spy_game, rea
 
 
 def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game, monkeypatch, tmp_path):
-    from eval.reproduce import all as rall
+    from mas_agents.eval.reproduce import all as rall
 
     def fake(name):
-        # check_out: the parts write no run here, so each part's own check passes (eval.reproduce.all.check_out)
+        # check_out: the parts write no run here, so each part's own check passes (mas_agents.eval.reproduce.all.check_out)
         return types.SimpleNamespace(reproduce=lambda **kw: {"headline": f"{name} ok", "partial": True},
                                      check_out=lambda **kw: None)
     for m in ("magic", "player_star", "wis"):
-        monkeypatch.setitem(sys.modules, f"eval.reproduce.{m}", fake(m))
+        monkeypatch.setitem(sys.modules, f"mas_agents.eval.reproduce.{m}", fake(m))
     before = snapshot(spy_game)
     with pytest.raises(ValueError, match="field 'kind' is 'wis' but this run asks for 'reproduce'"):
         rall.reproduce_all(data_root=tmp_path, out=spy_game, model="openai:m", others=None, limit=1)
@@ -201,7 +201,7 @@ def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game,
 
 
 def test_what_defines_the_configuration(tmp_path):
-    from eval.runs.record import RunConflict, check_same_run, config_difference
+    from mas_agents.eval.runs.record import RunConflict, check_same_run, config_difference
 
     stored = {"kind": "wis", "agents": ["plain"], "settings": {"script_budget": 200}, "model": "openai:a",
               "models": ["openai:a"], "default_model": "local", "versions": {"x": "1"}, "record_prompts": True,

@@ -13,11 +13,11 @@ import os
 
 import pytest
 
-from eval.datasets.wellplay import load_script
-from eval.runs.wellplay_eval import mcq_request
-from eval.runs.wellplay_run import build_eval_agent
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.wellplay_eval import mcq_request
+from mas_agents.eval.runs.wellplay_run import build_eval_agent
 from mas_agents.accounting import CallRecorder
-from memory import MemorySettings
+from mas_agents.memory import MemorySettings
 from tests.fakes import RuleChat
 
 ME = "Hu Investigate"

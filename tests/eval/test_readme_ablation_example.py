@@ -5,7 +5,7 @@ embedded one, a temporary run directory, the synthetic WellPlay script and word 
 import re
 from pathlib import Path
 
-import eval.runs.ablate
+import mas_agents.eval.runs.ablate
 from mas_agents import specs
 from tests.fakes import RuleChat, any_game_player
 
@@ -19,7 +19,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
     assert len(blocks) == 1, "docs/guides/ablations.md: expected one Python example with register_block"
     monkeypatch.setattr(specs, "BLOCKS", dict(specs.BLOCKS))   # the example's block leaves no trace
     seen = {}
-    real = eval.runs.ablate.run_ablate
+    real = mas_agents.eval.runs.ablate.run_ablate
 
     def run_ablate(**kw):
         seen.update(kw)
@@ -27,7 +27,7 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
         seen["result"] = real(**kw)
         return seen["result"]
 
-    monkeypatch.setattr(eval.runs.ablate, "run_ablate", run_ablate)
+    monkeypatch.setattr(mas_agents.eval.runs.ablate, "run_ablate", run_ablate)
     exec(compile(blocks[0], "docs/guides/ablations.md", "exec"), {})
     assert seen["blocks"] == ["cautious", "pgm"]
     res = seen["result"]

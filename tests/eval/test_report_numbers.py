@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.stats import Estimate
+from mas_agents.eval.stats import Estimate
 
 
 # ------------------------------------------------------------------ cells read back into numbers
@@ -26,7 +26,7 @@ from eval.stats import Estimate
     ("50.0 (no interval)", (50.0, None, None, None, "")),
 ])
 def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
-    from eval.stats import parse_estimate
+    from mas_agents.eval.stats import parse_estimate
     p = parse_estimate(text)
     assert (p["value"], p["low"], p["high"], p["n"], p["unit"]) == want
 
@@ -34,12 +34,12 @@ def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
 @pytest.mark.parametrize("text", ["53.3", "not published", "-", "41.2 ± 1.3", "",
                                   "as chameleon 100.0 [no interval, n=1 game], as non-chameleon 0.0 [no interval, n=1 game]"])
 def test_other_cells_are_not_estimates(text):
-    from eval.stats import parse_estimate
+    from mas_agents.eval.stats import parse_estimate
     assert parse_estimate(text) is None
 
 
 def test_every_fmt_reads_back():
-    from eval.stats import parse_estimate
+    from mas_agents.eval.stats import parse_estimate
     for e in (Estimate(0.412, 0.35, 0.479, 6), Estimate(0.571, None, None, 1), Estimate(None, None, None, 0),
               Estimate(-0.031, -0.2, 0.084, 12)):
         for kw in ({}, {"unit": ""}, {"scale": 1, "digits": 2, "unit": ""}, {"unit": "points", "signed": True}):
@@ -51,7 +51,7 @@ def test_every_fmt_reads_back():
 
 
 def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
-    from eval.stats import numeric_columns
+    from mas_agents.eval.stats import numeric_columns
     table = [["model", "Judgement", "note"],
              ["ours", "41.2 % [35.0, 47.9] (n=6)", "a"],
              ["paper", "83.8", "b"],
@@ -70,7 +70,7 @@ def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
 def test_ablation_report_prints_magic_deception_in_percent_like_every_other_metric():
     """The ablation report printed Deception as a score ("0.62 [0.50, 0.75]") beside rates in percent;
     MAgIC's Tables 1 and 4 (and our other reports) print it in percent: 62.5, range 0-125."""
-    from eval.runs.ablate import MAGIC_KEYS, report_md
+    from mas_agents.eval.runs.ablate import MAGIC_KEYS, report_md
 
     def d(mean, low, high, n=3):
         return Estimate(mean, low, high, n).to_dict()
@@ -103,19 +103,19 @@ ISSUE = re.compile(r"\bissues? #?\d+", re.I)
 
 
 def test_reproduce_reports_fixed_texts_name_no_internal_issue():
-    from eval.reproduce import magic, player_star, wis
+    from mas_agents.eval.reproduce import magic, player_star, wis
     for text in (*magic.DIFFERENCES, *player_star.PROTOCOL_DIFFERENCES, *wis.DIFFERENCES):
         assert not ISSUE.search(text), text
 
 
 def _magic_result() -> dict:
-    """A finished ``mas reproduce magic`` result as :func:`eval.reproduce.magic.reproduce` returns it
+    """A finished ``mas reproduce magic`` result as :func:`mas_agents.eval.reproduce.magic.reproduce` returns it
     (numbers made up; only the report's text is tested)."""
-    from eval.reproduce.magic import CONDITIONS, METRICS
+    from mas_agents.eval.reproduce.magic import CONDITIONS, METRICS
     est = Estimate(0.5, 0.25, 0.75, 4).to_dict()
     conds = {c: {"challenger": f"{spec}@local", "metrics": {k: 0.5 for k in METRICS},
                  "intervals": {k: est for k in METRICS}} for c, spec in CONDITIONS.items()}
-    from eval.reproduce.magic import settings_for
+    from mas_agents.eval.reproduce.magic import settings_for
     return {"model": "local", "others": "local", "temperature": 0.0, "limit": 1, "settings": settings_for(1),
             "partial": True, "left_out": [],
             "games_per_condition": {c: 7 for c in CONDITIONS}, "full_games_per_condition": 143,
@@ -130,7 +130,7 @@ def _magic_result() -> dict:
 def test_magic_reproduction_report_explains_the_two_averages_instead_of_citing_an_issue():
     """The paper's printed Table 4 average for Deception and Self-awareness does not follow from its
     rows: the report says so in words (both numbers) and never sends the reader to an issue."""
-    from eval.reproduce.magic import report_md
+    from mas_agents.eval.reproduce.magic import report_md
     report = report_md(_magic_result())
     assert not ISSUE.search(report), ISSUE.search(report)
     assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report
@@ -142,8 +142,8 @@ def test_magic_reproduction_report_explains_the_two_averages_instead_of_citing_a
 @pytest.fixture
 def fake_wis_seats(monkeypatch):
     """Every WiS seat plays the rule-based fake player (tests.fakes.wis_player); no model is loaded."""
-    from eval.runs.seats import Seats
-    from eval.runs.wis_session import PlayerFactory
+    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.eval.runs.wis_session import PlayerFactory
     from mas_agents.accounting import CallRecorder
     from tests.fakes import RuleChat, wis_player
     real_call = PlayerFactory.__call__
@@ -157,7 +157,7 @@ def fake_wis_seats(monkeypatch):
 def test_spy_experiment_without_db_keeps_its_arms_in_its_own_database(tmp_path, monkeypatch, fake_wis_seats):
     from typer.testing import CliRunner
 
-    from eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
     from mas_agents.cli import app
     home = tmp_path / "home"
     monkeypatch.setenv("MAS_DATA_HOME", str(home))
@@ -188,7 +188,7 @@ def _wellplay_result(runs: int) -> dict:
 
 
 def test_wellplay_evaluation_report_gives_no_std_for_one_run():
-    from eval.runs.wellplay_eval import report_md
+    from mas_agents.eval.runs.wellplay_eval import report_md
     one = report_md(_wellplay_result(1))
     assert "std 0.0" not in one and "one run, so no std over runs" in one
     assert "std 2.1 over runs" in report_md(_wellplay_result(3))
@@ -197,7 +197,7 @@ def test_wellplay_evaluation_report_gives_no_std_for_one_run():
 # ------------------------------------------------------------------ report text on the terminal
 
 @pytest.mark.parametrize("argv, target", [
-    (["ablate", "--bench", "wellplay"], "eval.runs.ablate.run_ablate"),
+    (["ablate", "--bench", "wellplay"], "mas_agents.eval.runs.ablate.run_ablate"),
     (["reproduce", "wis"], None),
 ])
 def test_cli_prints_report_text_as_written_not_as_rich_markup(argv, target, tmp_path, monkeypatch):
@@ -214,7 +214,7 @@ def test_cli_prints_report_text_as_written_not_as_rich_markup(argv, target, tmp_
         mod, name = target.rsplit(".", 1)
         monkeypatch.setattr(importlib.import_module(mod), name, lambda **kw: {"summary": text})
     else:
-        import eval.reproduce.wis as wis
+        import mas_agents.eval.reproduce.wis as wis
         monkeypatch.setattr(wis, "reproduce", lambda **kw: {"headline": text})
     r = CliRunner().invoke(app, [*argv, "--out", str(out), "--data-dir", str(tmp_path)])
     assert r.exit_code == 0, r.output

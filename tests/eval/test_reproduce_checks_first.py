@@ -9,10 +9,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from eval.reproduce import all as rall
-from eval.reproduce import estimate as E
-from eval.reproduce import magic, player_star, wis
-from eval.runs.record import RunConflict
+from mas_agents.eval.reproduce import all as rall
+from mas_agents.eval.reproduce import estimate as E
+from mas_agents.eval.reproduce import magic, player_star, wis
+from mas_agents.eval.runs.record import RunConflict
 
 
 def _player_star_run(out, limit):

@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from eval.reproduce import all as rall
-from eval.reproduce.common import PaperDataError, PaperTable, Progress, claim, load_table, md_table, partial_note
+from mas_agents.eval.reproduce import all as rall
+from mas_agents.eval.reproduce.common import PaperDataError, PaperTable, Progress, claim, load_table, md_table, partial_note
 
 
 def _write(d, name, text):
@@ -67,7 +67,7 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
         return types.SimpleNamespace(reproduce=reproduce, check_out=lambda **kw: checked.append((name, kw["limit"])))
     checked = []
     for m in ("magic", "player_star", "wis"):
-        monkeypatch.setitem(sys.modules, f"eval.reproduce.{m}", fake(m))
+        monkeypatch.setitem(sys.modules, f"mas_agents.eval.reproduce.{m}", fake(m))
     res = rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
     assert calls == [("magic", "openai:m", "magic", 1), ("player_star", "openai:m", "player-star", 1),
                      ("wis", "openai:m,openai:m", "wis", 1)]

@@ -1,5 +1,5 @@
 """What a `mas reproduce` run will cost, before it runs (issue 47 item 4): `--estimate` runs the
-paper's protocol dry on :class:`eval.reproduce.estimate.DryRunChat` (no model is called), counts the
+paper's protocol dry on :class:`mas_agents.eval.reproduce.estimate.DryRunChat` (no model is called), counts the
 games, calls and tokens per cell and prices them; a real run reports its estimate beside the calls
 and tokens it actually used.
 """
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eval.reproduce import estimate as E
+from mas_agents.eval.reproduce import estimate as E
 from mas_agents.actions import parse_reply
 from mas_agents.grammar import ReplyFormat
-from planners.base import ActionRequest
+from mas_agents.planners.base import ActionRequest
 
 
 class NoModel:
@@ -105,7 +105,7 @@ def test_magic_estimate_counts_each_condition_without_calling_a_model(real_data_
 def test_the_estimate_equals_the_actual_cost_of_a_run_whose_model_behaves_like_the_fake(real_data_root, tmp_path,
                                                                                         no_model, monkeypatch):
     """A real run on the dry model itself costs exactly the estimate, and its report says so."""
-    from eval.reproduce import magic
+    from mas_agents.eval.reproduce import magic
     from mas_agents import llm
     opts = {"conditions": "vanilla"}
     est = E.estimate_for_run(tmp_path / "run", "magic", data_root=real_data_root, model="local", others=None,
@@ -170,7 +170,7 @@ def test_a_bad_option_is_one_error_line_before_any_dry_run(tmp_path, no_model):
 
 @pytest.mark.realdata
 def test_a_wis_run_reports_its_estimate_beside_what_it_used(real_data_root, tmp_path, no_model, monkeypatch):
-    from eval.reproduce import wis
+    from mas_agents.eval.reproduce import wis
     from mas_agents import llm
     est = E.estimate_for_run(tmp_path / "w", "wis", data_root=real_data_root, model="local,local", others=None,
                              limit=1, seed=0, options={})
@@ -199,7 +199,7 @@ def test_the_dry_run_stays_in_this_process_whatever_the_executor(real_data_root,
             seen.append(cells.settings().kind)
             return real_run_cells(*a, **k)
         with pytest.MonkeyPatch.context() as mp:
-            from eval.runs import magic_bench
+            from mas_agents.eval.runs import magic_bench
             mp.setattr(magic_bench, "run_cells", spy, raising=False)
             est = E.estimate("magic", data_root=real_data_root, model="local", limit=1, options={"conditions": "vanilla"})
         assert est["total"]["games"] == 7 and est["total"]["calls"] > 0

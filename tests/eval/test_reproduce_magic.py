@@ -1,4 +1,4 @@
-"""``mas reproduce magic`` (eval.reproduce.magic) on a fake model: the plan (143 games per condition,
+"""``mas reproduce magic`` (mas_agents.eval.reproduce.magic) on a fake model: the plan (143 games per condition,
 7 with --limit 1), the seats' specs and models, temperature 0 at the model call, PGM engaged in
 Cost Sharing, resumability, and the paper numbers in the report equal to the transcription."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.reproduce.common import load_table
-from eval.reproduce.magic import (
+from mas_agents.eval.reproduce.common import load_table
+from mas_agents.eval.reproduce.magic import (
     GAMES_PER_CONDITION,
     plan_games,
     report_md,
@@ -135,7 +135,7 @@ def limit1(real_data_root, tmp_path_factory):
     """One ``--limit 1`` run with ``--model openai:chal --others openai:def`` on fake models (every
     model the run builds is recorded with its temperature), then a rerun of the same command."""
     from mas_agents import llm
-    from eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.runs.magic_session import play_magic_game
 
     built, played, lines = [], [], []
     CALLS.clear()

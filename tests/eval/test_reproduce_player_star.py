@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.reproduce import player_star as ps
-from eval.reproduce.common import load_table
+from mas_agents.eval.reproduce import player_star as ps
+from mas_agents.eval.reproduce.common import load_table
 from tests.fakes import RuleChat, star_rule
 
 
@@ -56,8 +56,8 @@ class CountingAgent:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, real_data_root):
     root = real_data_root
-    from eval.runs.mmg_session import play_script
-    from eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.mmg_session import play_script
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
     out = tmp_path_factory.mktemp("ps")
     model = RuleChat(rule=fake_rule())
     plays, evals, asked, ticks = [], [], Counter(), []
@@ -93,7 +93,7 @@ def test_every_game_method_plays_one_game_per_script_and_language_with_the_paper
 
 @pytest.mark.realdata
 def test_games_ask_one_question_per_agent_per_round_and_the_murderer_plays_plain(run):
-    from eval.runs.compare import cell_dir
+    from mas_agents.eval.runs.compare import cell_dir
     for lang in ("en", "zh"):
         for m in ("player_star", "werewolf", "ocot", "thinkthrice"):
             game = cell_dir(run["out"] / lang, m, "134", 0) / "game"
@@ -251,7 +251,7 @@ def test_claims_hold_do_not_hold_and_cannot_tell():
     c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": unknown})}
     assert c["English scores above Chinese"] is None and c["PLAYER* is the cheapest in gameplay"] is None
     assert c["PLAYER* is best on every question type"] is True
-    from eval.reproduce.common import claim
+    from mas_agents.eval.reproduce.common import claim
     assert claim("x", None, "y") == "- x: **cannot tell** on this run (y)."
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eval.reproduce import player_star as ps
+from mas_agents.eval.reproduce import player_star as ps
 from mas_agents.accounting import AccountedModel
 from tests.eval.test_reproduce_player_star import CountingAgent, fake_rule
 from tests.eval.test_wellplay_eval import oracle_rule
@@ -29,8 +29,8 @@ from tests.fakes import RuleChat
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, real_data_root):
     """The README's smoke subset on fakes: --limit 1 --langs en --methods player_star,pp --eval-runs 1."""
-    from eval.runs.mmg_session import play_script
-    from eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.mmg_session import play_script
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
     out = tmp_path_factory.mktemp("sub") / "ps"
     plays, evals, asked = [], [], Counter()
 
@@ -139,9 +139,9 @@ def counting_factory(rule, prompts: list, cut_after: int | None = None):
         return rule(messages)
 
     def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):
-        from graphs.mmg.players import persona_for
+        from mas_agents.graphs.mmg.players import persona_for
         from mas_agents.specs import build_agent
-        from memory import HashEmbedder
+        from mas_agents.memory import HashEmbedder
         accounted = accounted or AccountedModel(RuleChat(rule=counted), recorder, label="fake", phase="evaluation")
         return build_agent(persona_for(sc, name), "plain", accounted, HashEmbedder()), accounted
     return make
@@ -149,8 +149,8 @@ def counting_factory(rule, prompts: list, cut_after: int | None = None):
 
 @pytest.mark.realdata
 def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tmp_path, real_data_root):
-    from eval.datasets.wellplay import load_script
-    from eval.runs.wellplay_run import PROGRESS, run_wellplay_eval
+    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.eval.runs.wellplay_run import PROGRESS, run_wellplay_eval
     sc = load_script(real_data_root, "Deadly Fountain")
     n = len(sc.all_questions())
     assert n == 36
@@ -185,7 +185,7 @@ def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tm
 
 
 def test_progress_does_not_count_the_free_chance_cells_as_calls_left():
-    from eval.reproduce.common import Progress
+    from mas_agents.eval.reproduce.common import Progress
     lines = []
     p = Progress(4, lines.append, paper="player-star", free=2)
     p.done("en / player_star", 77)

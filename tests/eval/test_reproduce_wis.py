@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from eval.reproduce import wis
-from eval.reproduce.common import load_table
-from eval.reports.wis_leaderboard import Leaderboard
-from eval.runs.seats import Seats
-from eval.runs.wis_session import PlayerFactory, play_game
-from graphs.wis.player import SAFE_DESCRIPTIONS
-from graphs.wis.protocol import make_app
-from graphs.wis.rules import foul
+from mas_agents.eval.reproduce import wis
+from mas_agents.eval.reproduce.common import load_table
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.eval.runs.wis_session import PlayerFactory, play_game
+from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS
+from mas_agents.graphs.wis.protocol import make_app
+from mas_agents.graphs.wis.rules import foul
 from mas_agents.accounting import CallRecorder
-from planners.strategies import ATTACK_TEXT, DEFENSE_TEXT, REASONING_TEXT
+from mas_agents.planners.strategies import ATTACK_TEXT, DEFENSE_TEXT, REASONING_TEXT
 from tests.fakes import RuleChat, unrecognised, wis_player
 
 # -- the paper's numbers, transcribed by hand from WiS v1 (arXiv:2412.03359v1) ------------------------

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eval.runs.rerun import rerun, rerun_cells
-from eval.runs.rescore import EventsFormatError, rescore_run
-from eval.runs.session import run
+from mas_agents.eval.runs.rerun import rerun, rerun_cells
+from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
+from mas_agents.eval.runs.session import run
 from mas_agents.cli import app
 from tests.fakes import RuleChat, magic_player, wis_player
 
@@ -43,7 +43,7 @@ def test_a_rerun_of_a_fresh_game_is_identical_and_writes_the_same_files(wis_run,
 
 
 def test_an_edited_prompt_sentence_is_reported_with_the_call_and_the_diff(wis_run, monkeypatch, tmp_path):
-    from graphs.wis import player
+    from mas_agents.graphs.wis import player
     task = player.TASKS["en"]["describe"]
     monkeypatch.setitem(player.TASKS["en"], "describe", task.replace("in one short sentence", "in one brief sentence"))
     o = rerun(wis_run, tmp_path / "rerun")
@@ -57,7 +57,7 @@ def test_an_edited_prompt_sentence_is_reported_with_the_call_and_the_diff(wis_ru
 
 
 def test_a_changed_rule_is_reported_as_the_first_event_that_differs(wis_run, monkeypatch, tmp_path):
-    from graphs.wis import rules
+    from mas_agents.graphs.wis import rules
     real = rules.game_scores
     monkeypatch.setattr(rules, "game_scores", lambda *a, **k: {p: s + 1 for p, s in real(*a, **k).items()})
     o = rerun(wis_run, tmp_path / "rerun")
@@ -71,7 +71,7 @@ def test_a_changed_rule_is_reported_as_the_first_event_that_differs(wis_run, mon
 def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatch, tmp_path):
     r = CliRunner().invoke(app, ["rerun", str(wis_run)])
     assert r.exit_code == 0 and "identical" in r.output
-    from graphs.wis import player
+    from mas_agents.graphs.wis import player
     monkeypatch.setitem(player.TASKS["en"], "vote", "Round {round}: vote for the spy. Choose one of:")
     r = CliRunner().invoke(app, ["rerun", str(wis_run), "--out", str(tmp_path / "rerun")])
     assert r.exit_code == 1 and "differs (prompt)" in r.output and "(vote#1)" in r.output
@@ -79,7 +79,7 @@ def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatc
 
 
 def test_every_cell_of_a_magic_bench_reruns_identical_and_rescores(tmp_path, real_data_root):
-    from eval.runs.magic_bench import run_magic
+    from mas_agents.eval.runs.magic_bench import run_magic
     out = tmp_path / "mg"
     run_magic(data_root=real_data_root, out=out, scenarios=["chameleon", "prisoners_dilemma"], challenger="plain",
               defender="plain", settings="0", model=RuleChat(rule=magic_player()))
@@ -143,7 +143,7 @@ def test_the_web_zip_of_a_run_holds_what_a_rerun_needs(wis_run, tmp_path):
 
 
 def test_seats_no_recording_can_play_are_refused():
-    from eval.runs.rerun import params_of
+    from mas_agents.eval.runs.rerun import params_of
     from mas_agents.replay import NotReplayable
     with pytest.raises(NotReplayable, match="seat\\(s\\) http://127.0.0.1:9/agent are no model of ours"):
         params_of({"kind": "wis", "agents": ["plain", "plain", "http://127.0.0.1:9/agent"], "pair": PAIR}, None)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from eval import games
-from eval.runs.rerun import rerun_cells
-from eval.runs.rescore import rescore_run
+from mas_agents.eval import games
+from mas_agents.eval.runs.rerun import rerun_cells
+from mas_agents.eval.runs.rescore import rescore_run
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
 
@@ -59,7 +59,7 @@ def test_recorded_toy_game_reruns_identical(toy, tmp_path):
 
 
 def test_an_edited_prompt_sentence_fails_the_recorded_game_with_that_call_and_the_diff(tmp_path, monkeypatch):
-    from graphs.wis import player
+    from mas_agents.graphs.wis import player
     task = player.TASKS["en"]["describe"]
     assert "without repeating anything said before" in task
     monkeypatch.setitem(player.TASKS["en"], "describe",

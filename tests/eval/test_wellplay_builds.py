@@ -1,5 +1,5 @@
 """How a WellPlay evaluation schedules its characters and builds their agents
-(:func:`eval.runs.wellplay_eval.answer_order`, :class:`eval.runs.wellplay_run.AgentBuilds`): most
+(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_run.AgentBuilds`): most
 questions first, agents built on one thread ahead of the cells, the first characters answering
 while later ones are still being built, and files that do not depend on the concurrency. Real
 script "Sin" (``realdata``), fake models."""
@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from eval.datasets.wellplay import load_script
-from eval.runs.wellplay_eval import answer_order
-from eval.runs.wellplay_run import run_wellplay_eval
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.wellplay_eval import answer_order
+from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
 from tests.eval.test_wellplay_eval import fake_agent_factory, oracle_rule
 
 pytestmark = pytest.mark.realdata

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from eval.datasets.wellplay import load_script
-from eval.runs.wellplay_run import build_eval_agent, run_wellplay_eval
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.wellplay_run import build_eval_agent, run_wellplay_eval
 from mas_agents.accounting import AccountedModel
 from tests.data_roots import SIN, SIN_ID, SIN_QUESTIONS
 from tests.eval.test_wellplay_loader import CATEGORY, WEIGHT, sin_rows
@@ -97,9 +97,9 @@ def oracle_rule(sc):
 def fake_agent_factory(rule):
     def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):
         accounted = accounted or AccountedModel(RuleChat(rule=rule), recorder, label="fake", phase="evaluation")
-        from graphs.mmg.players import persona_for
+        from mas_agents.graphs.mmg.players import persona_for
         from mas_agents.specs import build_agent
-        from memory import HashEmbedder
+        from mas_agents.memory import HashEmbedder
         agent = build_agent(persona_for(sc, name), "plain", accounted, HashEmbedder())
         return agent, accounted
     return make
@@ -148,8 +148,8 @@ def test_session_agent_remembers_only_what_it_heard(real_data_root):
          "data": {"asker": "Chief Wang", "question": "private?"}},
     ]
     from mas_agents.accounting import CallRecorder
-    from memory import default_embedder
-    from memory.chunking import pack_chunks
+    from mas_agents.memory import default_embedder
+    from mas_agents.memory.chunking import pack_chunks
 
     def no_call(messages):
         raise AssertionError("building an evaluation agent calls no model")
@@ -167,7 +167,7 @@ def test_session_agent_remembers_only_what_it_heard(real_data_root):
     # pp reads its own script only: Hu Investigate's (1,046 MiniLM tokens) packed by whole sentences
     # into 27 chunks of at most 50 tokens; op also every other character's, prefixed "[From X's
     # script] ": Zhang Villager 32, Chief Wang 47, Officer Li 33 chunks, so 27 + 112 = 139. The
-    # chunk texts are exactly memory.chunking.pack_chunks's (tested in tests/memory) on those texts.
+    # chunk texts are exactly mas_agents.memory.chunking.pack_chunks's (tested in tests/memory) on those texts.
     count = default_embedder().count_tokens
     own = pack_chunks(sc.character(me).script, 50, count)
     others = [pack_chunks(f"[From {c.name}'s script] {c.script}", 50, count) for c in sc.characters if c.name != me]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval.metrics.wis import ROW_KEYS, agent_metrics, player_rows
-from graphs.wis.rules import game_scores, tally
+from mas_agents.eval.metrics.wis import ROW_KEYS, agent_metrics, player_rows
+from mas_agents.graphs.wis.rules import game_scores, tally
 
 A, B, C = "plain", "plain+reasoning", "http://127.0.0.1:9000/agent"
 
@@ -25,7 +25,7 @@ def make_game(game_id: str, agents: list[str], spy_seat: int, rounds: list[tuple
               first: int = 0) -> dict:
     """A result.json record. ``rounds``: ``({speaker: foul or None}, {voter: target or None})``
     per round, speakers in speaking order; fouled players and vote results are derived with
-    :mod:`graphs.wis.rules`, as the session does."""
+    :mod:`mas_agents.graphs.wis.rules`, as the session does."""
     names = [f"Player {i + 1}" for i in range(len(agents))]
     spy = names[spy_seat]
     players = [{"name": n, "seat": i, "agent": a, "role": "spy" if n == spy else "civilian",

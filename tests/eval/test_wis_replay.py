@@ -1,4 +1,4 @@
-"""Tests of the Who is Spy? HTML replay (eval.reports.wis_replay)."""
+"""Tests of the Who is Spy? HTML replay (mas_agents.eval.reports.wis_replay)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.reports.wis_replay import replay_html, write_replay
-from graphs.wis.rules import game_scores
+from mas_agents.eval.reports.wis_replay import replay_html, write_replay
+from mas_agents.graphs.wis.rules import game_scores
 
 CIV, SPY = "lighthouse", "windmill"
 NAMES = [f"Player {i}" for i in range(1, 7)]

@@ -1,4 +1,4 @@
-"""graphs.fanout.fan_out: a step's parallel moves on the game's thread and the process's pool."""
+"""mas_agents.graphs.fanout.fan_out: a step's parallel moves on the game's thread and the process's pool."""
 
 import contextvars
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from graphs.fanout import fan_out
+from mas_agents.graphs.fanout import fan_out
 
 WHO = contextvars.ContextVar("who", default="nobody")
 

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
     import threading, time
-    from graphs import fanout
+    from mas_agents.graphs import fanout
 
     real_start = threading.Thread.start
 
@@ -50,7 +50,7 @@ def test_a_ctrl_c_while_a_helper_starts_does_not_hang_the_exit():
 def test_helpers_are_daemon_threads_reused_across_fan_outs():
     import threading
 
-    from graphs.fanout import _pool, fan_out
+    from mas_agents.graphs.fanout import _pool, fan_out
 
     seen = []
 

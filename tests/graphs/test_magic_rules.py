@@ -1,4 +1,4 @@
-"""Independent tests of graphs.magic.rules against the MAgIC rules (MAgIC §3, Appendix A; README "MAgIC").
+"""Independent tests of mas_agents.graphs.magic.rules against the MAgIC rules (MAgIC §3, Appendix A; README "MAgIC").
 
 Every expected value below was worked out by hand from the rules (MAgIC §3, Appendix A, and the
 choices documented in the module), not read off the implementation.
@@ -6,7 +6,7 @@ choices documented in the module), not read off the implementation.
 
 import pytest
 
-from graphs.magic import rules as r
+from mas_agents.graphs.magic import rules as r
 
 P1, P2, P3 = "Player 1", "Player 2", "Player 3"
 PLAYERS = [P1, P2, P3]

@@ -1,6 +1,6 @@
 import pytest
 
-from graphs.mmg import rules as r
+from mas_agents.graphs.mmg import rules as r
 
 
 def test_schedule_visits_seats_in_order_each_round():

@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from eval.datasets.wis import load_pairs
-from eval.runs.wis_session import parse_pair, play_game
-from graphs.wis.protocol_types import response
-from planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
+from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.eval.runs.wis_session import parse_pair, play_game
+from mas_agents.graphs.wis.protocol_types import response
+from mas_agents.planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
 from tests.fakes import RuleChat, wis_player
 
 PAIR = {"civilian": "tea", "spy": "coffee"}
@@ -116,7 +116,7 @@ def test_slow_player_fouls_on_timeout(tmp_path):
                     speak_timeout=0.2, players={"Player 2": Slow()})
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
-    from eval.metrics.wis import player_rows
+    from mas_agents.eval.metrics.wis import player_rows
     row = next(r for r in player_rows(rec) if r["name"] == "Player 2")
     assert row["timeouts"] == 1 and row["fouls"] == 1
 
@@ -207,7 +207,7 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
     records they give one after another: no game's state lives in the compiled object."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graphs.wis.graph import compiled_graph
+    from mas_agents.graphs.wis.graph import compiled_graph
     from scripts.fake_runs import _untimed
 
     assert compiled_graph() is compiled_graph()
@@ -226,7 +226,7 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
 
 
 def test_a_round_votes_in_parallel_unless_narrowed_to_one_with_the_same_record(tmp_path, monkeypatch):
-    """A round's votes run at once (graphs.fanout.fan_out: the game's thread and pool helpers);
+    """A round's votes run at once (mas_agents.graphs.fanout.fan_out: the game's thread and pool helpers);
     narrowed to one (a busy tournament, mas_agents.cells.cell_fanout) they run one after another
     on the game's thread. The record and the events are the same."""
     import threading
@@ -294,7 +294,7 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
             seen.append((who, [e["content"] for e in lines if e["kind"] == "describe"]))
         return base(messages)
 
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     steps: list[int] = []
     rec = run("wis", tmp_path, model=RuleChat(rule=rule), progress=lambda done, bound, names: steps.append(done),
               agents=["plain"] * 6, pair=PAIR, seed=0, spy_seat=2, first_speaker=4)
@@ -311,7 +311,7 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
 def test_a_round_is_two_graph_steps_at_any_fan_out_width(tmp_path, monkeypatch):
     """A round is two graph steps, speaking, then the votes and their tally (``voting``), whether
     its votes run at once or one at a time."""
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     from mas_agents import cells
 
     def steps_of(width, where):

@@ -19,11 +19,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from eval.runs.wis_session import play_game
-from graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _players_from, fit, safe_description
-from graphs.wis.protocol import RemoteWisPlayer, make_app
-from graphs.wis.protocol_types import request, response
-from graphs.wis.rules import GAME, MAX_CHARS, foul
+from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _players_from, fit, safe_description
+from mas_agents.graphs.wis.protocol import RemoteWisPlayer, make_app
+from mas_agents.graphs.wis.protocol_types import request, response
+from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.accounting import AccountedModel, CallRecorder
 from mas_agents.agent import Agent
 from tests.fakes import RuleChat, numbered, unrecognised
@@ -303,7 +303,7 @@ def test_served_agent_re_prompted_after_saying_its_word_answers_the_second_descr
 def test_served_agent_saying_its_word_twice_answers_the_safe_description_and_counts_it(lang, word, reply, caplog):
     asked: list = []
     player, _ = served("auto", word, says_then(reply, reply.upper(), asked))
-    with caplog.at_level("WARNING", logger="graphs.wis.player"):
+    with caplog.at_level("WARNING", logger="mas_agents.graphs.wis.player"):
         said = player.interact(request("round", round=1))
     assert player.lang == lang and asked == [False, True]            # re-prompted once, no third call
     assert said["success"] and said["result"] == SAFE_DESCRIPTIONS[lang][0]
@@ -333,8 +333,8 @@ def test_safe_description_never_holds_the_word_nor_repeats():
 
 
 def test_serve_agent_players_have_the_guard_and_table_players_not():
-    from eval.runs.seats import Seats
-    from eval.runs.wis_session import PlayerFactory
+    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.eval.runs.wis_session import PlayerFactory
     fake = RuleChat(rule=lambda m: "unused")
     assert PlayerFactory(Seats(CallRecorder(None), fake), safe_reply=True)("plain", "civilian").safe_reply is True
     assert PlayerFactory(Seats(CallRecorder(None), fake))("plain", "civilian").safe_reply is False

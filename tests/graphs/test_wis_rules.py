@@ -1,4 +1,4 @@
-"""Independent tests of graphs.wis.rules against the Who is Spy? rules (WiS §3.1, Appendix A; README "Who is Spy?").
+"""Independent tests of mas_agents.graphs.wis.rules against the Who is Spy? rules (WiS §3.1, Appendix A; README "Who is Spy?").
 
 Every expected value below was worked out by hand from the rules (WiS paper §3.1, §3.4–3.5,
 Appendix A, and the choices documented in the module), not read off the implementation.
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from graphs.wis import rules as r
+from mas_agents.graphs.wis import rules as r
 
 SEATS = [f"Player {i}" for i in range(1, 7)]
 P1, P2, P3, P4, P5, P6 = SEATS

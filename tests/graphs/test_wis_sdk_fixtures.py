@@ -6,11 +6,11 @@ in-process and in a few seconds:
 
 * the judge's side: six look-alikes of the SDK agent (:mod:`tests.wis_sdk.sdk_mimic`: the SDK
   server's answers and our SDK agent's deterministic moves, over real HTTP on 127.0.0.1) play
-  through :func:`eval.runs.wis_session.play_game` with URL seats, as ``mas spy play`` seats
+  through :func:`mas_agents.eval.runs.wis_session.play_game` with URL seats, as ``mas spy play`` seats
   them. Each seat must receive the specified sequence (:mod:`tests.wis_sdk.spec`), and, for the
   recorded game (same words, seed, spy and first speaker), the same request sequence as the
   real SDK agents got (statuses, names, rounds, words and message shapes; not free text);
-* the served agent's side: our :func:`graphs.wis.protocol.make_app` (FastAPI ``TestClient``,
+* the served agent's side: our :func:`mas_agents.graphs.wis.protocol.make_app` (FastAPI ``TestClient``,
   a fake model that votes for the agent itself whenever it may) answers the platform-style
   judge's recorded requests, and the live platform-style script: it never votes for itself, and
   names and candidates in its answers and prompts are well formed
@@ -22,9 +22,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from eval.runs.seats import Seats
-from eval.runs.wis_session import PlayerFactory, play_game
-from graphs.wis.protocol import make_app
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.eval.runs.wis_session import PlayerFactory, play_game
+from mas_agents.graphs.wis.protocol import make_app
 from mas_agents.accounting import CallRecorder
 from tests.fakes import RuleChat
 from tests.wis_sdk import exchange, platform_judge, spec

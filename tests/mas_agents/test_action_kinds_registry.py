@@ -124,7 +124,7 @@ def snapshot() -> dict:
 
 
 def test_builtin_kinds_tables_equal_those_of_531ad79():
-    from planners.base import KINDS, TAGS, action_kind
+    from mas_agents.planners.base import KINDS, TAGS, action_kind
     assert tuple(KINDS) == OLD_KINDS
     assert dict(TAGS) == OLD_TAGS
     assert dict(MAX_TOKENS) == OLD_MAX_TOKENS
@@ -138,7 +138,7 @@ def test_builtin_kinds_tables_equal_those_of_531ad79():
 def test_builtin_kinds_ask_read_constrain_and_budget_as_531ad79_did():
     import dataclasses
 
-    from planners.base import action_kind, register_kind
+    from mas_agents.planners.base import action_kind, register_kind
     assert snapshot() == json.loads(SNAPSHOT.read_text())
     # and it is the registered record that answers: a replaced vote record changes the prompt line,
     # the budget and the forced move at once
@@ -162,7 +162,7 @@ def test_builtin_kinds_ask_read_constrain_and_budget_as_531ad79_did():
 def bid_kind():
     """A ``bid`` kind: ``Bid: <whole number>`` of at most ``max_value``, registered for one test."""
     from mas_agents.kinds import literal, tagged_field
-    from planners.base import ActionKind, register_kind, unregister_kind
+    from mas_agents.planners.base import ActionKind, register_kind, unregister_kind
 
     def parse(request, text):
         value, reasoning = tagged_field(text, "Bid")
@@ -184,7 +184,7 @@ def bid_kind():
 
 
 def test_a_registered_kind_plays_through_an_agent_with_a_fake_model(bid_kind):
-    from planners.base import KINDS, TAGS
+    from mas_agents.planners.base import KINDS, TAGS
     from tests.toy import make_agent
 
     assert "bid" in KINDS and TAGS["bid"] == "Bid" and MAX_TOKENS["bid"] == 300
@@ -215,7 +215,7 @@ def test_a_registered_kind_plays_through_an_agent_with_a_fake_model(bid_kind):
 
 
 def test_a_kind_without_a_grammar_is_refused_for_a_constrained_model_and_unregistered_kinds_stay_unknown(bid_kind):
-    from planners.base import ActionKind, register_kind, unregister_kind
+    from mas_agents.planners.base import ActionKind, register_kind, unregister_kind
     register_kind(ActionKind(name="shout", tag="Shout", parse=lambda r, t: (t, ""), instruction=lambda r: "Shout."))
     try:
         with pytest.raises(ValueError, match="no reply grammar for action kind 'shout'"):
@@ -227,7 +227,7 @@ def test_a_kind_without_a_grammar_is_refused_for_a_constrained_model_and_unregis
 
 
 def test_register_kind_refuses_a_second_kind_of_one_name_and_a_bad_tag(bid_kind):
-    from planners.base import ActionKind, register_kind
+    from mas_agents.planners.base import ActionKind, register_kind
     with pytest.raises(ValueError, match="'bid' is already registered"):
         register_kind(bid_kind)
     with pytest.raises(ValueError, match="must be a non-empty word"):

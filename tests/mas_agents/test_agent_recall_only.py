@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from mas_agents.agent import Agent, Persona
-from memory import HashEmbedder, MemorySettings, VectorMemory
+from mas_agents.memory import HashEmbedder, MemorySettings, VectorMemory
 from tests.fakes import RuleChat, wis_player
 
 

@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 
 from mas_agents import cells, remote
-from eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_session import play_game
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, wis_player
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from eval.runs.record import check_same_run
+from mas_agents.eval.runs.record import check_same_run
 from mas_agents.rundir import RUN_MARKER, RunConflict, _proc_stat, _boot_id, marks_run
 
 

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
-from eval.runs.mmg_session import run_game
+from mas_agents.eval.runs.mmg_session import run_game
 from mas_agents import remote
 from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, read_prompts
 from tests.fakes import RuleChat, polite_player, wis_player

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from eval import games
+from mas_agents.eval import games
 from mas_agents.accounting import AccountedModel, CallRecorder, read_prompts, set_record_prompts
 from mas_agents.actions import ActionRequest
 from mas_agents.grammar import ReplyFormat
@@ -133,7 +133,7 @@ def test_a_recorded_failure_is_replayed_as_that_call_failing(tmp_path):
 
 
 def test_replay_spec_plays_a_game_with_the_recorded_answers(toy, tmp_path):
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     first = run("beauty_contest", tmp_path / "a", model=GuessChat(), agents=["plain", "plain"], rounds=2)
     again = run("beauty_contest", tmp_path / "b", model=f"replay:{tmp_path / 'a'}", agents=["plain", "plain"],
                 rounds=2)
@@ -145,7 +145,7 @@ def test_replay_spec_plays_a_game_with_the_recorded_answers(toy, tmp_path):
 
 
 def test_a_run_without_prompts_cannot_be_replayed(toy, tmp_path):
-    from eval.runs.session import run
+    from mas_agents.eval.runs.session import run
     prev = set_record_prompts(False)
     try:
         run("beauty_contest", tmp_path / "np", model=GuessChat(), agents=["plain", "plain"], rounds=1)

@@ -198,7 +198,7 @@ def test_doctor_reports_what_the_endpoint_probe_sees(tmp_path, monkeypatch):
 
 def test_doctor_says_where_the_embedding_cache_is_and_how_big(tmp_path, monkeypatch):
     from mas_agents.cli.doctor import _check_embedding_cache, _Report
-    from memory import HashEmbedder
+    from mas_agents.memory import HashEmbedder
 
     monkeypatch.delenv("MAS_EMBED_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import uvicorn
 
-from graphs.wis.protocol import RemoteWisPlayer, make_app
-from graphs.wis.protocol_types import WisPlayer, request, response
+from mas_agents.graphs.wis.protocol import RemoteWisPlayer, make_app
+from mas_agents.graphs.wis.protocol_types import WisPlayer, request, response
 
 DESCRIPTION = "It is round and you can eat it."
 MODEL = "fake-model-1"

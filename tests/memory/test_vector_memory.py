@@ -13,9 +13,9 @@ import uuid
 import numpy as np
 import pytest
 
-import memory
-import memory.embeddings as emb_mod
-from memory import (
+import mas_agents.memory as memory
+import mas_agents.memory.embeddings as emb_mod
+from mas_agents.memory import (
     Chunk,
     Embedder,
     HashEmbedder,
@@ -381,7 +381,7 @@ def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(t
         def no_home():
             raise RuntimeError("Could not determine home directory.")
         monkeypatch.setattr(emb_mod.Path, "home", staticmethod(no_home))
-    with caplog.at_level("WARNING", logger="memory.embeddings"):
+    with caplog.at_level("WARNING", logger="mas_agents.memory.embeddings"):
         e = default_embedder()
         assert default_embedder() is e
     assert e._disk is None
@@ -433,7 +433,7 @@ def test_a_disk_cache_that_fails_later_is_a_miss_and_one_warning_never_the_runs_
     a = h.encode(["first text"])
     db = tmp_path / "embeddings.sqlite"
     h._disk._conn.close()                       # as a disk that went away: every query now fails
-    with caplog.at_level("WARNING", logger="memory.embeddings"):
+    with caplog.at_level("WARNING", logger="mas_agents.memory.embeddings"):
         b = h.encode(["second text", "third text"])     # a read and a write, both failing
     want = HashEmbedder(dim=8)._encode_uncached(["second text", "third text"])
     np.testing.assert_array_equal(b, want)

@@ -12,12 +12,12 @@ import pytest
 
 from functools import partial
 
-from eval.runs.mmg_session import run_game
+from mas_agents.eval.runs.mmg_session import run_game
 from mas_agents.actions import ActionRequest
 from mas_agents.specs import build_agent
-from planners.baselines import (FACTORIES, TEMPLATES, ObjectiveCoT, ThinkThrice, Werewolf, ocot_blocks,
+from mas_agents.planners.baselines import (FACTORIES, TEMPLATES, ObjectiveCoT, ThinkThrice, Werewolf, ocot_blocks,
                                 split_objectives, template_choices, thinkthrice_blocks, werewolf_blocks)
-from planners.cot import ChainOfThought
+from mas_agents.planners.cot import ChainOfThought
 from tests.fakes import polite_player, unrecognised
 from tests.toy import make_agent as toy_agent, toy_runtime
 

@@ -1,5 +1,5 @@
 """The block contract's typed agent (issue 49 item 2): every planner block takes the agent as
-:class:`planners.base.BlockAgent`, and what blocks call on it is exactly that Protocol's surface."""
+:class:`mas_agents.planners.base.BlockAgent`, and what blocks call on it is exactly that Protocol's surface."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typing
 from pathlib import Path
 
 from mas_agents.agent import Agent, Persona
-from planners.base import BlockAgent, PersonaView
+from mas_agents.planners.base import BlockAgent, PersonaView
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANNERS = sorted(p for p in (ROOT / "planners").rglob("*.py") if p.name != "base.py")

@@ -10,11 +10,11 @@ import pytest
 
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.events import make_event
-from planners.pgm import (FACTORIES, MovePredictor, PGMBlock, TwoHopBelief, pd_payoff_fn, pg_level,
+from mas_agents.planners.pgm import (FACTORIES, MovePredictor, PGMBlock, TwoHopBelief, pd_payoff_fn, pg_level,
                           pg_payoff_fn)
 
-from planners.pgm._bn import pgmpy_classes
-from planners.base import UNSPECIFIED
+from mas_agents.planners.pgm._bn import pgmpy_classes
+from mas_agents.planners.base import UNSPECIFIED
 from tests.games import GAME
 
 pgmpy_classes()  # import pgmpy (a few seconds, once) at collection, not inside the first test
@@ -172,7 +172,7 @@ def test_table_is_json_and_summary_names_the_suspects():
 
 
 def test_network_goes_through_pgmpy():
-    from planners.pgm._bn import build, pgmpy_classes
+    from mas_agents.planners.pgm._bn import build, pgmpy_classes
     b = TwoHopBelief("A", ABC)
     b.observe_reading("B", "odd")
     b.observe_vote("C", "B")

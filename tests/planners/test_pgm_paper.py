@@ -16,8 +16,8 @@ from mas_agents.accounting import AccountedModel, CallRecorder, read_prompts
 from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, read_events
-from planners.pgm_paper import PaperPGMBlock, render_analysis_prompt, templates_for
-from planners.pgm_paper.templates import ANALYSIS_HEAD, HEADER, TEMPLATES
+from mas_agents.planners.pgm_paper import PaperPGMBlock, render_analysis_prompt, templates_for
+from mas_agents.planners.pgm_paper.templates import ANALYSIS_HEAD, HEADER, TEMPLATES
 from tests.fakes import RuleChat, magic_player, unrecognised
 from tests.games import GAME
 
@@ -63,8 +63,8 @@ def user_of(prompts: dict, call_id: str) -> str:
 
 
 def play(tmp_path: Path, root: Path, scenario: str, side: str, *, challenger="plain+pgm_paper", rule=None) -> Path:
-    from eval.runs.magic_bench import plan
-    from eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.runs.magic_bench import plan
+    from mas_agents.eval.runs.magic_session import play_magic_game
     [(sc, setting, sd)] = [g for g in plan(root, [scenario], "0") if g[2] == side]
     out = tmp_path / f"{scenario}-{side}"
     play_magic_game(out, scenario=sc, setting=setting, side=sd, challenger=challenger, defender="plain",
@@ -220,7 +220,7 @@ def test_an_empty_analysis_adds_nothing_and_the_decision_still_happens():
 
 # ---------------------------------------------------------------------------- whole games
 def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_path):
-    from eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.wis_session import play_game
     from tests.fakes import wis_player
     base, analyses = wis_player(), []
 
@@ -281,7 +281,7 @@ def test_chameleon_non_chameleons_write_their_analyses_and_decide_with_them(tmp_
 
 @pytest.mark.realdata
 def test_hidden_information_stays_out_of_the_analysis(tmp_path, real_data_root):
-    from eval.runs.magic_bench import plan
+    from mas_agents.eval.runs.magic_bench import plan
     # the chameleon: its analysis holds the topic, never the secret word; the chameleon's form
     analyses = []
     run = play(tmp_path, real_data_root, "chameleon", "chameleon", rule=paper_rule(analyses=analyses))

@@ -1,5 +1,5 @@
 """The ``pgm`` block in cost sharing (issue 27): the two-hop share model
-(:mod:`planners.pgm.shares`) on hand-made proposals and votes, the block's contribution and its
+(:mod:`mas_agents.planners.pgm.shares`) on hand-made proposals and votes, the block's contribution and its
 ``belief_table`` event, and a whole MAgIC cost-sharing game on a fake model, with and without pgm
 (the same model calls)."""
 
@@ -13,9 +13,9 @@ import pytest
 
 from mas_agents.actions import ActionRequest
 from mas_agents.events import make_event
-from planners.pgm import PGMBlock, ShareBelief
-from planners.pgm._bn import pgmpy_classes
-from planners.pgm.shares import LEVELS, level
+from mas_agents.planners.pgm import PGMBlock, ShareBelief
+from mas_agents.planners.pgm._bn import pgmpy_classes
+from mas_agents.planners.pgm.shares import LEVELS, level
 from tests.games import GAME
 
 pgmpy_classes()  # import pgmpy once at collection
@@ -134,7 +134,7 @@ def test_networks_go_through_pgmpy():
     b = ShareBelief(P1, PLAYERS)
     b.observe_proposal(P2, [40, 30, 30], round=1)
     b.observe_vote(P2, P2, {P2: [40, 30, 30]}, round=1)
-    from planners.pgm._bn import build
+    from mas_agents.planners.pgm._bn import build
     nodes, evidence = b.network_nodes(P2)
     model = build(nodes)
     assert isinstance(model, Network) and set(model.nodes()) == {"T", "X0", "V1"} and evidence == {"X0": "30", "V1": P2}
@@ -224,8 +224,8 @@ def haggler(prompts: list[str]):
 
 
 def play(tmp_path, challenger):
-    from eval.datasets.magic import CostSharingSetting
-    from eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.datasets.magic import CostSharingSetting
+    from mas_agents.eval.runs.magic_session import play_magic_game
     from tests.fakes import RuleChat
     setting = CostSharingSetting(id=0, test_player=P1, fee=1_000_000,
                                  topic="Fixed Airport Fee: $1,000,000\nAirline A: 100 flights/month.",

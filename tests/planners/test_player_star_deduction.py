@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from eval.runs.wis_session import play_game
-from planners.player_star.deduction import WORD_SENSORS, _change, cut_is_a_tie, prune, suspicion
+from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.planners.player_star.deduction import WORD_SENSORS, _change, cut_is_a_tie, prune, suspicion
 from tests.fakes import RuleChat, wis_player
 from tests.games import GAME
 
@@ -74,7 +74,7 @@ def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path
 
 
 def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
-    from planners.player_star import PlayerStarConfig, player_star_blocks
+    from mas_agents.planners.player_star import PlayerStarConfig, player_star_blocks
     blocks = player_star_blocks(PlayerStarConfig(sensors=False))
     assert not any(type(b).__name__ == "DeductionSensors" for b in blocks)
     rec = play_game(tmp_path, agents=["player_star"] * 3, pair={"civilian": "tea", "spy": "coffee"},
@@ -84,7 +84,7 @@ def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
 
 def test_vote_suspects_are_made_over_the_living_candidates():
     from mas_agents.actions import ActionRequest
-    from planners.player_star.deduction import DeductionSensors
+    from mas_agents.planners.player_star.deduction import DeductionSensors
 
     class Me:
         name = "Player 1"
@@ -106,7 +106,7 @@ def test_vote_suspects_are_made_over_the_living_candidates():
 
 def test_voted_out_players_leave_the_suspect_list_for_good():
     from mas_agents.actions import ActionRequest
-    from planners.player_star.deduction import DeductionSensors
+    from mas_agents.planners.player_star.deduction import DeductionSensors
 
     class Me:
         name = "Player 1"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from eval.runs.mmg_session import run_game
+from mas_agents.eval.runs.mmg_session import run_game
 from mas_agents.agent import Agent
-from memory import VectorMemory
-from planners.player_star import find_state, player_star_blocks
+from mas_agents.memory import VectorMemory
+from mas_agents.planners.player_star import find_state, player_star_blocks
 from tests.fakes import polite_player, star_rule
 from tests.toy import TOY_MURDERER, TOY_PLAYERS as PLAYERS, toy_runtime
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mas_agents.actions import ActionRequest
-from planners.player_star import (
+from mas_agents.planners.player_star import (
     PlayerStarConfig, Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )
 from tests.fakes import star_rule

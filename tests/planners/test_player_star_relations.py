@@ -5,12 +5,12 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from planners.player_star import PlayerStarConfig, RelationMap, agent_relation_summary
-from planners.player_star.relations import (
+from mas_agents.planners.player_star import PlayerStarConfig, RelationMap, agent_relation_summary
+from mas_agents.planners.player_star.relations import (
     add_script_relations, graph_json, label_sentence, mentioned_names, new_graph, note_emotion, relation_summary,
     update_from_event,
 )
-from planners.player_star.state import SensorReading
+from mas_agents.planners.player_star.state import SensorReading
 from tests.fakes import star_rule
 from tests.toy import star_agent, state_of
 

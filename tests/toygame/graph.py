@@ -1,6 +1,6 @@
 """The p-beauty contest as a LangGraph flow: each round every player guesses (sealed: nobody
 sees a guess before the round's result), then the round is scored. Compiled once per process;
-nodes read the game's runtime from the run context (:mod:`graphs.compiled`)."""
+nodes read the game's runtime from the run context (:mod:`mas_agents.graphs.compiled`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from graphs.compiled import BoundGraph, once
+from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.events import make_event
-from planners.base import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from tests.toygame import rules
 
 

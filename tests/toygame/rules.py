@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from planners.base import GameInfo
+from mas_agents.planners.base import GameInfo
 
 P = Fraction(2, 3)       # Nagel 1995: p = 2/3
 MAX_GUESS = 100

@@ -38,10 +38,10 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
         ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "dead", "magic", "tour", "tour_in",
         "db_in", "ablate", "eval", "noprompts"}``.
     """
-    from eval.runs.ablate import run_ablate
-    from eval.runs.mmg_session import run_game
-    from eval.runs.wis_session import play_game
-    from eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.ablate import run_ablate
+    from mas_agents.eval.runs.mmg_session import run_game
+    from mas_agents.eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.wis_tournament import run_tournament
     from tests.planners.test_player_star_game import make_runtime
 
     root = base / "runs"
@@ -137,11 +137,11 @@ def eval_rule(messages) -> str:
 
 
 def _wellplay_eval(d: Path, data_root: Path) -> None:
-    from eval.runs.wellplay_run import run_wellplay_eval
-    from graphs.mmg.players import persona_for
+    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.accounting import AccountedModel
     from mas_agents.specs import build_agent
-    from memory import HashEmbedder
+    from mas_agents.memory import HashEmbedder
     from tests.fakes import RuleChat
 
     def make(sc, name, method, events, model, seed, *, recorder, settings=None, accounted=None, spec="plain"):

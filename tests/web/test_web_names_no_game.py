@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from eval import games
-from eval.game_view import GameView, SeatInfo
+from mas_agents.eval import games
+from mas_agents.eval.game_view import GameView, SeatInfo
 from mas_agents.web import replay as rp
 from mas_agents.web import runs as rs
 from mas_agents.web.app import create_app

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse
 
-from eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.web import runs as rs
 from mas_agents.web.downloads import table_csv
 from mas_agents.web.rating import rank_table, ratings

@@ -1,5 +1,5 @@
 """A person's seat in a game: the form that starts one (``/play``: the form of the first game whose
-view has one, :attr:`eval.game_view.GameView.play`; Who is Spy's), the seat's page (``/play/{rel}``:
+view has one, :attr:`mas_agents.eval.game_view.GameView.play`; Who is Spy's), the seat's page (``/play/{rel}``:
 what that player sees, and the answer form, from the game's ``_play_<kind>.html``), its state for
 the page's polling (``/api/seat/{rel}``) and the answer (``POST /play/{rel}/answer``). Games are
 started in background threads of this server (:class:`GameStarter`)."""
@@ -19,9 +19,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 
-from eval import games as game_registry
-from eval.game_view import PlayForm
-from eval.runs.human import read_view, submit_answer
+from mas_agents.eval import games as game_registry
+from mas_agents.eval.game_view import PlayForm
+from mas_agents.eval.runs.human import read_view, submit_answer
 from mas_agents.llm import check_spec
 from mas_agents.web import runs as rs
 from mas_agents.web.site import HERE, Site, form_fields, get_site
@@ -124,7 +124,7 @@ def _model_name(site: Site) -> str:
 
 
 def _page(site: Site, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    """A seat's page, with what the game's seat page needs (:attr:`eval.game_view.GameView.seat_page`)."""
+    """A seat's page, with what the game's seat page needs (:attr:`mas_agents.eval.game_view.GameView.seat_page`)."""
     extra = game_registry.view_of(ctx.get("kind") or "").seat_page
     return site.page(name, status, **{**extra, **ctx})
 

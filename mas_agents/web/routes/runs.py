@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
-from eval import games as game_registry
+from mas_agents.eval import games as game_registry
 from mas_agents.replay import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
