@@ -27,7 +27,7 @@ _WHERE = {
     "play": "mas_agents.api", "evaluate": "mas_agents.api", "reproduce": "mas_agents.api",
     "node": "mas_agents.api", "end_round": "mas_agents.api", "builder": "mas_agents.api",
     "recorder": "mas_agents.api", "games": "mas_agents.api", "register_game": "mas_agents.api",
-    "blocks": "mas_agents.api", "register_block": "mas_agents.api",
+    "blocks": "mas_agents.api", "register_block": "mas_agents.api", "servers": "mas_agents.api",
     "ActionRequest": "mas_agents.planners.base", "Action": "mas_agents.planners.base", "Contribution": "mas_agents.planners.base",
     "GameInfo": "mas_agents.planners.base", "Persona": "mas_agents.agent", "PlannerBlock": "mas_agents.planners.base", "BlockAgent": "mas_agents.planners.base",
 }

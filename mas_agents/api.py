@@ -388,16 +388,18 @@ def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, 
         out: the run directory (rerun the same call to resume it).
         script: a script's name or id, or ``"all"``; model: model spec or chat model.
         data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``).
-        options: the rest of :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (``lang``, ``seed``,
-            ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings``, ``agent_spec``...).
+        options: the rest of :class:`mas_agents.eval.runs.wellplay_run.WellPlayEvalConfig` (``lang``, ``seed``,
+            ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings``, ``agent``, ``concurrency``) and
+            :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`'s ``make_agent``, ``tick``, ``total``.
 
     Raises:
         ValueError: an unknown method or script; mas_agents.eval.datasets.DataError: no datasets root.
     """
     from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
-    return run_wellplay_eval(data_root=resolve_data_dir(data_dir), method=method, out=Path(out), script=script,
-                             model=model, **options)
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    hooks = {k: options.pop(k) for k in ("make_agent", "tick", "total") if k in options}
+    return run_wellplay_eval(WellPlayEvalConfig(data_root=resolve_data_dir(data_dir), method=method, out=Path(out),
+                                                script=script, model=model, **options), **hooks)
 
 
 def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: str | Path | None = None,
@@ -431,6 +433,28 @@ def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: st
 
 
 # ------------------------------------------------------------------------ registries, graphs
+def servers(**settings: Any) -> Any:
+    """Settings of every OpenAI-compatible server this process calls (what ``mas``'s
+    ``--structured``, ``--context-window``, ``--max-connections`` and ``--adaptive`` set), e.g.
+    ``mas.servers(structured="prompt")`` for a server that takes no reply format. Forgets what was
+    probed of each server, so the next call starts from these settings; given nothing, changes
+    nothing and returns the current settings.
+
+    Args:
+        settings: fields of :class:`mas_agents.remote.RemoteSettings`: ``structured`` (``auto``,
+            ``grammar``, ``json``, ``prompt``), ``context_window`` (tokens), ``max_connections``
+            (requests in flight per base URL), ``adaptive`` (halve on HTTP 429).
+
+    Returns:
+        The :class:`mas_agents.remote.RemoteSettings` now in force.
+
+    Raises:
+        ValueError: a value out of range; TypeError: an unknown setting.
+    """
+    from mas_agents import remote
+    return remote.configure(**settings) if settings else remote.settings()
+
+
 def games() -> Mapping[str, Any]:
     """Every registered game by kind (:class:`mas_agents.eval.games.GameDef`: ``title``, ``info``, ``params``)."""
     from mas_agents.eval import games as registry

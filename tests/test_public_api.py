@@ -164,3 +164,19 @@ def test_evaluate_and_reproduce_are_the_cli_runners(tmp_path, real_data_root):
     assert res["scripts"] and res["weighted_score"] is not None and res["per_character"]
     with pytest.raises(ValueError, match="unknown paper 'nonesuch'"):
         mas.reproduce("nonesuch", out=tmp_path / "rp", data_dir=real_data_root)
+
+
+def test_servers_sets_what_the_cli_server_options_set_and_refuses_bad_values():
+    import mas_agents as mas
+    from mas_agents import remote
+    before = remote.settings()
+    try:
+        assert mas.servers() is before                       # nothing given: nothing changes
+        s = mas.servers(structured="prompt", context_window=4096)
+        assert remote.settings() is s and (s.structured, s.context_window, s.max_connections) == ("prompt", 4096, 8)
+        with pytest.raises(ValueError, match="--structured must be one of"):
+            mas.servers(structured="xml")
+        with pytest.raises(TypeError):
+            mas.servers(colour="red")
+    finally:
+        remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
