@@ -3,14 +3,24 @@
 The data (WellPlay, Who-is-Spy, MAgIC) is not shipped with the repository: WellPlay has no
 licence (see ``wellplay/README.md`` in the data folder, section "License"). Every loader takes
 the datasets ROOT, i.e. the folder that contains ``wellplay/``, ``whoisspy/`` and ``magic/``.
+
+**What a loader read** (issue 50, "data files checked by hash"): every loaded data object (a
+WellPlay :class:`~mas_agents.eval.datasets.wellplay.Script`, a MAgIC setting, a Who-is-Spy
+:class:`~mas_agents.eval.datasets.wis.Pair`) carries ``data_files``: ``{path relative to the
+datasets root (posix): SHA-256 hex of the bytes read}``. The one runner of single games
+(:func:`mas_agents.eval.runs.session.run`) and the WellPlay evaluation write the union of their
+inputs' (:func:`data_files`) into ``config.json``; ``mas rerun`` compares them with the files
+under the datasets root before it replays anything (:func:`changed_files`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+from typing import Any, Mapping
 
-__all__ = ["DataError", "ENV_VAR", "resolve_data_dir"]
+__all__ = ["DataError", "ENV_VAR", "resolve_data_dir", "sha256_hex", "note_file", "data_files", "changed_files"]
 
 #: Environment variable that points at the datasets root.
 ENV_VAR = "MAS_DATA_DIR"
@@ -71,3 +81,66 @@ def resolve_data_dir(cli_value: str | Path | None = None) -> Path:
         f"Data directory not found: no --data-dir given, {ENV_VAR} is not set, and none of "
         f"these exists: {looked}. {_HOW_TO}"
     )
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` as 64 lower-case hex digits (what ``config.json``'s ``data_files`` holds)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def note_file(files: dict[str, str], path: Path, root: Path, data: bytes) -> None:
+    """Note in ``files`` that ``data`` (the bytes a loader read) came from ``path``: under its path
+    relative to the datasets ``root`` (posix, e.g. ``"magic/settings/prisoner/0.json"``); a path
+    outside ``root`` is noted as given."""
+    path, root = Path(path), Path(root)
+    try:     # not resolved: a datasets root of symbolic links keeps its own relative paths
+        key = path.relative_to(root).as_posix()
+    except ValueError:
+        key = path.as_posix()
+    files[key] = sha256_hex(data)
+
+
+def data_files(*values: Any) -> dict[str, str]:
+    """The data files the ``values`` were loaded from: the union of their ``data_files``
+    (``{relative path: sha256}``), looking into lists, tuples and dict values, sorted by path.
+    Values that were not loaded from a file (a pair given on the command line, numbers, ...)
+    add nothing; ``{}`` when none was."""
+    out: dict[str, str] = {}
+
+    def walk(v: Any, depth: int) -> None:
+        files = getattr(v, "data_files", None)
+        if isinstance(files, Mapping):
+            out.update({str(k): str(h) for k, h in files.items()})
+        if depth < 3 and isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x, depth + 1)
+        elif depth < 3 and isinstance(v, Mapping) and not isinstance(files, Mapping):
+            for x in v.values():
+                walk(x, depth + 1)
+    for v in values:
+        walk(v, 0)
+    return dict(sorted(out.items()))
+
+
+def changed_files(recorded: Mapping[str, str] | None, root: Path | None) -> list[tuple[str, str, str | None]]:
+    """The recorded data files whose bytes under ``root`` are no longer the ones a run read.
+
+    Args:
+        recorded: ``config.json``'s ``data_files`` (``{path relative to the datasets root: sha256}``;
+            None or empty: nothing to check).
+        root: the datasets root to look in (None: no datasets, so every file is missing).
+
+    Returns:
+        ``[(relative path, recorded sha256, sha256 now or None when the file is missing), ...]``
+        in the recorded order; ``[]`` when every file is as recorded.
+    """
+    out = []
+    for rel, old in (recorded or {}).items():
+        path = None if root is None else Path(root) / rel
+        try:
+            now = sha256_hex(path.read_bytes()) if path is not None else None
+        except OSError:      # missing, a directory, unreadable: not the file the run read
+            now = None
+        if now != old:
+            out.append((rel, old, now))
+    return out

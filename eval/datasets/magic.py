@@ -17,12 +17,17 @@ prisoners_dilemma     prisoner        0..20  :class:`PDSetting`
 public_good           public_good     0..20  :class:`PGSetting`
 ====================  ==============  =====  ===============================================
 
+Every setting carries ``data_files``: ``{"magic/settings/<dir>/<id>.json": SHA-256 hex of the
+bytes read}`` (:mod:`mas_agents.eval.datasets`; a run records it in ``config.json`` and ``mas
+rerun`` checks it).
+
 Errors name the file and the field: a missing file raises :class:`FileNotFoundError`, bad JSON
 or a bad field :class:`ValueError` (``"<path>: field 'game_setting.code': ..."``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -31,6 +36,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Iterable
 
+from mas_agents.eval.datasets import note_file
 from mas_agents.graphs.magic.events import SCENARIOS, SETTINGS_DIR
 from mas_agents.graphs.magic.rules import PD_TABLE_KEYS, PLAYERS
 
@@ -51,6 +57,7 @@ class ChameleonSetting:
     code: str
     chameleon: str
     clues: dict[str, str] = field(default_factory=dict)
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -67,6 +74,7 @@ class UndercoverSetting:
     civilian_word: str
     undercover: str
     clues: dict[str, list[str]] = field(default_factory=dict)
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -103,6 +111,7 @@ class CostSharingSetting:
     fee: int
     proposals: dict[str, list[int | float]]
     first_msg: dict[str, str] = field(default_factory=dict)
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,7 @@ class PDSetting:
     id: int
     test_player: str
     payoffs: dict[str, int]
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,7 @@ class PGSetting:
     test_player: str
     rounds: int
     multiplier: float
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 Setting = ChameleonSetting | UndercoverSetting | CostSharingSetting | PDSetting | PGSetting
@@ -219,11 +230,13 @@ def _per_player(data: Any, path: Path, dotted: str) -> dict[str, Any]:
     return {p: v[p] for p in PLAYERS}
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> tuple[Any, bytes]:
+    """The JSON value of ``path`` and the bytes it was read from."""
     if not path.is_file():
         raise FileNotFoundError(f"MAgIC setting file not found: {path}")
+    raw = path.read_bytes()
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(raw.decode("utf-8")), raw
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from e
 
@@ -315,10 +328,12 @@ def load_setting(data_root: str | Path, scenario: str, id: int) -> Setting:
     if isinstance(id, bool) or not isinstance(id, int) or id < 0:
         raise ValueError(f"setting id must be a non-negative integer, got {id!r}")
     path = setting_path(data_root, name, id)
-    data = _read_json(path)
+    data, raw = _read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return _LOADERS[name](id, data, path)
+    files: dict[str, str] = {}
+    note_file(files, path, Path(data_root), raw)
+    return dataclasses.replace(_LOADERS[name](id, data, path), data_files=files)
 
 
 def load_settings(data_root: str | Path, scenario: str,

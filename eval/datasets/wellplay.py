@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mas_agents.eval.datasets import DataError
+from mas_agents.eval.datasets import DataError, note_file, sha256_hex
 
 __all__ = [
     "CATEGORIES", "LANGS", "POOLED_FILE", "SCRIPT_IDS", "Character", "DataError", "Question",
@@ -123,6 +123,9 @@ class Script:
         repairs: one line per in-memory repair, ``"<file>:<line>: [<kind>] <what>"``.
         warnings: same format, for anomalies kept as they are because the README does not
             document them (kinds ``blank-question``, ``duplicate-option``).
+        data_files: every file :func:`load_script` read, ``{path relative to the datasets root:
+            SHA-256 hex}`` (:mod:`mas_agents.eval.datasets`; recorded in a run's ``config.json``
+            and checked by ``mas rerun``).
     """
 
     id: str
@@ -135,6 +138,7 @@ class Script:
     pooled: list[Question]
     repairs: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    data_files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def character(self, name: str) -> Character:
         """The character called ``name``; KeyError listing the names if there is none."""
@@ -178,12 +182,17 @@ def _lang_dir(data_root: str | Path, lang: str) -> Path:
     return path
 
 
-def _read_json(path: Path) -> dict:
-    """Parse a JSON object; DataError naming the file (and line) if missing or invalid."""
+def _read_json(path: Path, files: dict[str, str] | None = None, base: Path | None = None) -> dict:
+    """Parse a JSON object; DataError naming the file (and line) if missing or invalid. With
+    ``files``, the bytes read are noted there relative to ``base`` (:func:`mas_agents.eval.datasets.note_file`)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"missing file: {path}") from None
+    if files is not None and base is not None:
+        note_file(files, path, base, raw)
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 ({e})") from None
     try:
@@ -317,7 +326,8 @@ def _parse_row(
 
 
 def _read_questions(
-    path: Path, rel: str, script_id: str, character: str, repairs: list[str], warnings: list[str]
+    path: Path, rel: str, script_id: str, character: str, repairs: list[str], warnings: list[str],
+    files: dict[str, str] | None = None,
 ) -> list[Question]:
     """All questions of one CSV file (README "Schemas", Question CSV).
 
@@ -329,6 +339,8 @@ def _read_questions(
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"missing file: {path}") from None
+    if files is not None:
+        files[rel] = sha256_hex(raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -361,9 +373,9 @@ def _read_questions(
 # ---------------------------------------------------------------------------- scripts
 
 
-def _read_character(path: Path, name: str) -> Character:
+def _read_character(path: Path, name: str, files: dict[str, str] | None = None, base: Path | None = None) -> Character:
     """One ``json/<name>.json`` (README "Schemas"). Raises DataError on schema violations."""
-    d = _read_json(path)
+    d = _read_json(path, files, base)
     missing = [k for k in ("script", "acts_goal", "victims", "kill_by_me", "is_murderer") if k not in d]
     if missing:
         raise DataError(f"{path}: missing keys {missing}")
@@ -385,20 +397,22 @@ def load_script(data_root: str | Path, name_or_id: str, lang: str = "en") -> Scr
     """Load one script (see :func:`find_script` for ``name_or_id``).
 
     Reads script_info.json, every character's JSON and CSV, and the pooled CSV
-    (:data:`POOLED_FILE`). Raises DataError naming the file (and line) for a missing file,
-    invalid JSON, a schema violation or a CSV row that no documented repair fixes.
+    (:data:`POOLED_FILE`), and notes each with its SHA-256 in ``Script.data_files``. Raises
+    DataError naming the file (and line) for a missing file, invalid JSON, a schema violation or
+    a CSV row that no documented repair fixes.
     """
     d = find_script(data_root, name_or_id, lang)
     base = d.parent.parent.parent  # the folder that holds wellplay/
     info_path = d / "json" / "script_info.json"
-    info = _read_json(info_path)
+    files: dict[str, str] = {}
+    info = _read_json(info_path, files, base)
     names = info.get("character_name")
     if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
         raise DataError(f"{info_path}: 'character_name' must be a non-empty list of strings")
     if info.get("agent_num") != len(names):
         raise DataError(f"{info_path}: agent_num={info.get('agent_num')} but {len(names)} character names")
     sid = _script_id(info.get("script_name", ""), lang, info_path, info)
-    characters = [_read_character(d / "json" / f"{n}.json", n) for n in names]
+    characters = [_read_character(d / "json" / f"{n}.json", n, files, base) for n in names]
     if len({len(c.victims) for c in characters}) != 1:
         raise DataError(f"{d / 'json'}: characters list different numbers of victims")
     repairs: list[str] = []
@@ -406,13 +420,13 @@ def load_script(data_root: str | Path, name_or_id: str, lang: str = "en") -> Scr
 
     def read(fname: str, owner: str) -> list[Question]:
         path = d / "final_result" / fname
-        return _read_questions(path, path.relative_to(base).as_posix(), sid, owner, repairs, warnings)
+        return _read_questions(path, path.relative_to(base).as_posix(), sid, owner, repairs, warnings, files)
 
     questions = {n: read(f"{n}.csv", n) for n in names}
     pooled = read(POOLED_FILE[lang], "")
     return Script(id=sid, name=info["script_name"], lang=lang, dir=d, characters=characters,
                   victims=list(characters[0].victims), questions=questions, pooled=pooled, repairs=repairs,
-                  warnings=warnings)
+                  warnings=warnings, data_files=dict(sorted(files.items())))
 
 
 def load_all(data_root: str | Path, lang: str = "en") -> list[Script]:

@@ -6,11 +6,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mas_agents.eval.datasets import note_file
 from mas_agents.rundir import read_jsonl
 
 
+class Pair(dict):
+    """One word pair, ``{"civilian": word, "spy": word}`` (a plain ``dict`` to every reader and to
+    JSON), that also says which file it was read from: ``data_files``, ``{"whoisspy/pairs_<lang>.jsonl":
+    SHA-256 hex}`` (:mod:`mas_agents.eval.datasets`), so the game it is played in records the file
+    in ``config.json``. A copy (``dict(pair)``) is a pair given by hand: no file."""
+
+    def __init__(self, civilian: str, spy: str, data_files: dict[str, str] | None = None) -> None:
+        super().__init__(civilian=civilian, spy=spy)
+        self.data_files = dict(data_files or {})
+
+
 def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
-    """The word pairs of ``lang`` as ``[{"civilian": w, "spy": w2}, ...]`` in file order.
+    """The word pairs of ``lang`` as ``[{"civilian": w, "spy": w2}, ...]`` in file order (each a
+    :class:`Pair` naming the pairs file and its SHA-256).
 
     Raises:
         FileNotFoundError: the pairs file is missing (its path is named).
@@ -22,11 +35,13 @@ def load_pairs(data_root: Path, lang: str = "en") -> list[dict[str, str]]:
     path = Path(data_root) / "whoisspy" / f"pairs_{lang}.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"Who-is-Spy word pairs not found: {path}")
-    out = []
+    files: dict[str, str] = {}
+    note_file(files, path, Path(data_root), path.read_bytes())
+    out: list[dict[str, str]] = []
     for i, row in read_jsonl(path):
         if not isinstance(row, dict) or not str(row.get("civilian", "")).strip() or not str(row.get("spy", "")).strip():
             raise ValueError(f"{path}:{i}: needs non-empty 'civilian' and 'spy' fields")
-        out.append({"civilian": row["civilian"].strip(), "spy": row["spy"].strip()})
+        out.append(Pair(row["civilian"].strip(), row["spy"].strip(), files))
     if not out:
         raise ValueError(f"{path}: no word pairs")
     return out

@@ -29,6 +29,13 @@ fall back to ``[config["model"]]`` (:func:`recorded_models`).
   more benches of ``mas ablate``); their finished cells are reused either way;
 * a field only one side has (a ``config.json`` written before the field existed).
 
+``data_files`` (``{path relative to the datasets root: SHA-256}`` of the dataset files the run
+read, :mod:`mas_agents.eval.datasets`) *is* compared: a WellPlay script, a MAgIC setting or a
+pairs file whose bytes changed makes another game (other prompts, answer keys, payoffs, draws),
+so a finished run is not reused for it nor an unfinished one resumed with it; the first file
+that differs is named (``data_files.<path>``). Its location (``data_dir``) is not compared, the
+paths being relative to it. A run that read no file, or was written before the field, has none.
+
 A runner may compare one of :data:`NOT_CONFIGURATION` after all (its ``ignore``): a tournament
 and a spy experiment compare ``default_model`` (the tournament id hashes it), ``mas wellplay
 compare`` too (every seat and evaluation runs it, and its ``models`` follow the methods, which

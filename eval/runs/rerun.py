@@ -8,6 +8,10 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
 * ``identical``: equal once what a re-execution cannot repeat is set aside (:data:`CLOCK_KEYS`:
   wall and call times, a move's seconds; the transient retries a server caused; call ids, which
   are compared by their pattern: the n-th distinct id of one file stands where the other's does);
+* ``data``: a dataset file the run read (``config.json``'s ``data_files``, :mod:`mas_agents.eval.datasets`)
+  is missing under the datasets root or its SHA-256 is not the recorded one: checked first, one
+  line per file naming it and both hashes, and nothing is replayed (a changed script or setting
+  is another game; the rerun would only stop at the first prompt that carries it);
 * ``prompt``: a call asked something the recording does not hold (a prompt sentence, a reply
   format or a cap changed): the call, its actor and purpose, and the diff
   (:class:`mas_agents.replay.ReplayMismatch`);
@@ -28,8 +32,9 @@ game or a WellPlay evaluation (:func:`game_cells`); the experiment's own aggrega
 (leaderboard, report) are not re-executed.
 
 Not repeated by a re-execution, so not compared: a Who-is-Spy move that fouled on the clock
-(the replay answers at once; record with ``--speak-timeout 0``), the data files themselves
-(a changed script or setting shows as a changed prompt; ``config.json`` records no hash of them).
+(the replay answers at once; record with ``--speak-timeout 0``). A run written before
+``data_files`` existed has no hashes to check: a changed script or setting then shows as a
+changed prompt.
 """
 
 from __future__ import annotations
@@ -67,7 +72,8 @@ class Outcome:
 
     Attributes:
         run: the original run directory; out: where the rerun was written.
-        status: ``"identical"``, ``"prompt"`` (a request not in the recording), ``"events"`` (an
+        status: ``"identical"``, ``"data"`` (a recorded dataset file is missing or changed: nothing
+            was replayed), ``"prompt"`` (a request not in the recording), ``"events"`` (an
             event differs), ``"result"`` (``result.json`` differs), ``"calls"`` (the rerun made
             fewer calls than the run recorded, or its call records differ: tokens, caps, format,
             finish reasons), ``"refused"`` (the cell cannot be replayed:
@@ -99,8 +105,12 @@ class Outcome:
         """The outcome in a few lines, as ``mas rerun`` prints it."""
         if self.status in ("refused", "failed", "error"):
             return f"{self.run}: {self.status}: {self.detail}"
-        head = f"{self.run}: identical ({self.calls} calls replayed)" if self.identical else \
-            f"{self.run}: differs ({self.status}): {self.detail}\n  the rerun is kept in {self.out}"
+        if self.identical:
+            head = f"{self.run}: identical ({self.calls} calls replayed)"
+        elif self.status == "data":      # checked before replaying: no rerun to keep
+            head = f"{self.run}: differs (data), not replayed: {self.detail}"
+        else:
+            head = f"{self.run}: differs ({self.status}): {self.detail}\n  the rerun is kept in {self.out}"
         if self.versions:
             head += "\n  package versions differ from the recorded ones: " + ", ".join(
                 f"{k} {a} -> {b}" for k, a, b in ((k, *v) for k, v in self.versions.items()))
@@ -132,7 +142,7 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         from mas_agents.eval.datasets.wellplay import load_script
         from mas_agents.memory import MemorySettings
         recorded = Path(config["data_dir"]) if config.get("data_dir") else None
-        root = recorded if recorded is not None and recorded.is_dir() else data_root
+        root = data_root_of(config, data_root)
         if root is None:
             raise ValueError("the murder mystery needs the WellPlay data: give --data-dir")
         params["script"] = load_script(root, str(config.get("script_id") or config["script"]), config.get("lang", "en"))
@@ -154,6 +164,28 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
     if missing:
         raise ValueError(f"config.json lacks the {kind} parameter(s) {', '.join(missing)}: cannot set the game up again")
     return kind, params
+
+
+def data_root_of(config: dict, data_root: Path | None) -> Path | None:
+    """The datasets root a rerun of ``config`` reads: a murder mystery's recorded ``data_dir``
+    when that directory still exists (the game recorded it), else ``data_root``."""
+    recorded = Path(config["data_dir"]) if config.get("kind") == "mmg" and config.get("data_dir") else None
+    return recorded if recorded is not None and recorded.is_dir() else data_root
+
+
+def data_difference(config: dict, data_root: Path | None) -> str:
+    """What differs between the dataset files ``config.json`` recorded (``data_files``) and
+    those under the datasets root a rerun reads (:func:`data_root_of`): one line per file, naming
+    it, the recorded SHA-256 and the one now (or "missing"); ``""`` when all are as recorded or
+    none was recorded."""
+    from mas_agents.eval.datasets import changed_files
+    root = data_root_of(config, data_root)
+    lines = []
+    for rel, old, now in changed_files(config.get("data_files"), root):
+        where = f"under {root}" if root is not None else "(no datasets root: give --data-dir)"
+        lines.append(f"data file {rel} {where}: recorded sha256 {old}, now " +
+                     (f"sha256 {now}" if now else "missing"))
+    return "\n".join(lines)
 
 
 def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
@@ -329,7 +361,8 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         data_root: the datasets root (WellPlay scripts, MAgIC settings).
 
     Returns:
-        The :class:`Outcome` (a changed prompt, rule or metric is an outcome, not an exception).
+        The :class:`Outcome` (a changed dataset file, prompt, rule or metric is an outcome, not an
+        exception; a changed or missing dataset file is found before anything is replayed).
 
     Raises:
         NotReplayable: the run's prompts were not recorded, it is not a finished game, or a seat
@@ -346,6 +379,10 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         raise NotReplayable(f"{run} cannot be replayed: {why}")
     if not (run / "result.json").is_file():
         raise NotReplayable(f"{run} holds no finished game (no result.json): nothing to compare with")
+    changed = data_difference(config, data_root)
+    if changed:          # another script or setting: checked before anything is loaded or replayed
+        return Outcome(run=run, out=Path(out) if out is not None else run, status="data", detail=changed,
+                       versions=_versions_diff(config))
     if config.get("kind") == WELLPLAY:
         kind, params = WELLPLAY, wellplay_params(config, data_root)
     else:

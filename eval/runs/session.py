@@ -7,7 +7,10 @@ It owns the run directory for every game (README, "What a run writes"):
   ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.llm.prefix_cache_mb`;
   ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
-  contract of :mod:`mas_agents.eval.runs.record`), written before the first move;
+  contract of :mod:`mas_agents.eval.runs.record`; ``data_files``: ``{path relative to the
+  datasets root: SHA-256}`` of the dataset files the game's parameters were loaded from (a
+  WellPlay script, a MAgIC setting, a drawn Who-is-Spy pair: :func:`mas_agents.eval.datasets.data_files`;
+  absent when none was), which ``mas rerun`` checks before it replays), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
 * ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
@@ -34,6 +37,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
+from mas_agents.eval.datasets import data_files
 from mas_agents.eval.games import GameDef, Table, get
 from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
 from mas_agents.eval.runs.seats import Seats
@@ -117,6 +121,9 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         table.config.setdefault("seed", seed)
         table.config.update(fields)
         config = {"kind": g.kind, **table.config}
+        files = data_files(*params.values())     # the dataset files the game's inputs were read from
+        if files:
+            config["data_files"] = files
         if played:   # never over a played run of another configuration; a finished one is reused
             check_same_run(out, config)
             if finished:
