@@ -1,7 +1,7 @@
 """Agent specs: strings like ``plain`` that name a set of planner blocks.
 
 A spec is ``BLOCK[+BLOCK...]``; each name maps to a factory in :data:`BLOCKS`. ``plain`` is
-memory retrieval + script and goals + chain-of-thought (README, "Agents").
+memory retrieval + script and goals + chain-of-thought (docs/guides/murder-mystery.md, "Agents").
 ``player_star``, ``pgm``, the baselines and the strategies are in the same table; your own
 blocks join it with :func:`register_block`.
 """

@@ -1,6 +1,6 @@
-"""Run the README's commands on a seeded fake model and print a SHA-256 of every output file.
+"""Run the commands of the README and the guides (docs/) on a seeded fake model and print a SHA-256 of every output file.
 
-The check behind "every README command produces byte-identical ``result.json`` on seeded
+The check behind "every documented command produces byte-identical ``result.json`` on seeded
 fake-model runs before and after" (ARCHITECTURE.md): run this on two commits and diff::
 
     .venv/bin/python scripts/fake_runs.py /tmp/before > before.txt   # on the old commit

@@ -21,7 +21,7 @@
 #    CPU since Excavator/Zen), nothing newer. Not chosen: ggml's runtime dispatch (GGML_BACKEND_DL +
 #    GGML_CPU_ALL_VARIANTS) builds about ten CPU variants (several times the compile time) and on an
 #    AMX machine picks the sapphirerapids variant, i.e. the AMX/AVX-512-BF16 code that crashed. The
-#    cost on an AVX2 machine is nil (the native build there enables the same kernels: README, "Speed of
+#    cost on an AVX2 machine is nil (the native build there enables the same kernels: docs/reference/engine.md, "Speed of
 #    the portable build"); on an AVX-512 machine the AVX-512 matmul kernels are not used. A CPU without
 #    AVX2 fails the self-check with SIGILL and the line says which flags to rebuild with.
 #    The wheel is built once per (version, flags) into MAS_WHEEL_CACHE and reused; pip's own wheel cache

@@ -1,7 +1,7 @@
 """MAgIC game rules as pure functions on plain data.
 
 Source: MAgIC (Xu, Hu et al., arXiv 2311.08562) §3 (the five scenarios), §4 (metrics) and
-Appendix A (game flows), with the choices this repository made (README, "MAgIC"). Every game has exactly three players,
+Appendix A (game flows), with the choices this repository made (docs/guides/magic.md). Every game has exactly three players,
 ``"Player 1"``..``"Player 3"`` (:data:`PLAYERS`). The event contract these rules feed is
 :mod:`mas_agents.graphs.magic.events`; the settings they are played on come from :mod:`mas_agents.eval.datasets.magic`.
 

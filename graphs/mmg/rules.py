@@ -1,6 +1,6 @@
 """Murder-mystery game (MMG) rules as pure functions on plain data.
 
-Source: PLAYER* (Zhu et al. 2024) Appendix A.2 and §4.1, with the choices this repository made (README, "Murder-mystery games"):
+Source: PLAYER* (Zhu et al. 2024) Appendix A.2 and §4.1, with the choices this repository made (docs/guides/murder-mystery.md, "Murder-mystery games"):
 
 * scripts are distributed privately, every character introduces themselves in seat order;
 * ``rounds`` rounds of open questioning: in each round every character, in seat order, asks

@@ -1,7 +1,7 @@
 """Who is Spy? (WiS) rules as pure functions on plain data.
 
 Source: WiS platform paper (Hu et al. 2024, arXiv 2412.03359) §3.1 (game flow), §3.4–3.5 and
-Appendix A (scoring, ranking), with the choices this repository made (README, "Who is Spy?"):
+Appendix A (scoring, ranking), with the choices this repository made (docs/guides/who-is-spy.md):
 
 * 6 players by default (3–9 allowed); one spy holds a different word from the civilians'.
   Players are told only their word, not their role.

@@ -1,4 +1,4 @@
-"""Independent tests of mas_agents.graphs.magic.rules against the MAgIC rules (MAgIC §3, Appendix A; README "MAgIC").
+"""Independent tests of mas_agents.graphs.magic.rules against the MAgIC rules (MAgIC §3, Appendix A; docs/guides/magic.md).
 
 Every expected value below was worked out by hand from the rules (MAgIC §3, Appendix A, and the
 choices documented in the module), not read off the implementation.

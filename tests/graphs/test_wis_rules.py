@@ -1,4 +1,4 @@
-"""Independent tests of mas_agents.graphs.wis.rules against the Who is Spy? rules (WiS §3.1, Appendix A; README "Who is Spy?").
+"""Independent tests of mas_agents.graphs.wis.rules against the Who is Spy? rules (WiS §3.1, Appendix A; docs/guides/who-is-spy.md).
 
 Every expected value below was worked out by hand from the rules (WiS paper §3.1, §3.4–3.5,
 Appendix A, and the choices documented in the module), not read off the implementation.
