@@ -217,6 +217,19 @@ def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
         raise ValueError(f"config.json lacks {exc.args[0]!r}: cannot evaluate again") from None
 
 
+def _evaluate_again(params: dict[str, Any], out: Path, model: Any) -> dict:
+    """Run the WellPlay evaluation of :func:`wellplay_params`'s ``params`` into ``out`` on ``model``:
+    through its typed configuration (``WellPlayEvalConfig``, issue 51 item 5) where the runner
+    takes one, else with the keyword arguments it took before."""
+    from mas_agents.eval.runs import wellplay_run
+    typed = getattr(wellplay_run, "WellPlayEvalConfig", None)
+    if typed is None:
+        return wellplay_run.run_wellplay_eval(out=out, model=model, **params)
+    kw = dict(params)
+    kw["agent"] = kw.pop("agent_spec")
+    return wellplay_run.run_wellplay_eval(typed(out=out, model=model, **kw))
+
+
 def _required(game: Any, name: str) -> bool:
     import inspect
     return inspect.signature(game.setup).parameters[name].default is inspect.Parameter.empty
@@ -398,8 +411,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         with replaying(run) as rec:
             try:
                 if kind == WELLPLAY:
-                    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
-                    run_wellplay_eval(out=out, model=model, **params)
+                    _evaluate_again(params, out, model)
                 else:
                     play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
                          **params)
