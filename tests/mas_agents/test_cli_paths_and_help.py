@@ -87,10 +87,10 @@ def test_an_os_error_under_an_option_names_the_option_and_the_file(tmp_path, mon
     not about the path as given (a full disk) is a fault, exit code 1."""
     import errno
 
-    from mas_agents.cli import common
+    from mas_agents.cli import common, paths
 
     out = tmp_path / "run"
-    monkeypatch.setattr(common, "_path_options", lambda: [("--data-dir", tmp_path), ("--out", out)])
+    monkeypatch.setattr(paths, "_path_options", lambda: [("--data-dir", tmp_path), ("--out", out)])
     deep = out / "games" / "g0001" / "config.json"
     assert common.path_error(PermissionError(errno.EACCES, "Permission denied", str(deep))) == (
         f"--out {out}: permission denied ({deep})", 2)
@@ -105,9 +105,9 @@ def test_an_os_error_under_an_option_names_the_option_and_the_file(tmp_path, mon
 def test_only_sqlite_refusing_the_file_is_blamed_on_db(tmp_path, monkeypatch):
     import sqlite3
 
-    from mas_agents.cli import common
+    from mas_agents.cli import common, paths
 
-    monkeypatch.setattr(common, "_path_options", lambda: [("--db", tmp_path / "x.sqlite")])
+    monkeypatch.setattr(paths, "_path_options", lambda: [("--db", tmp_path / "x.sqlite")])
     assert common.path_error(sqlite3.OperationalError("unable to open database file")) == (
         f"--db {tmp_path / 'x.sqlite'}: cannot open or create the SQLite database (unable to open database file)", 2)
     assert common.path_error(sqlite3.OperationalError("database is locked")) is None

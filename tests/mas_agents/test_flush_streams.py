@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import mas_agents.cli.common as common
+import mas_agents.cli.stops as stops   # the stop's parts, patched where stopped() reads them
 
 
 class _Closed(io.StringIO):
@@ -35,20 +36,20 @@ def test_a_closed_stream_is_passed_over_and_the_other_flushed(monkeypatch):
 
 def test_the_stop_after_a_real_ctrl_c_flushes_through_it(monkeypatch):
     calls = []
-    monkeypatch.setattr(common, "_SIGINTS", 1)
-    monkeypatch.setattr(common, "_ray_running", lambda: False)
-    monkeypatch.setattr(common, "_flush_logs", lambda timeout: calls.append("logs"))
-    monkeypatch.setattr(common, "_flush_streams", lambda: calls.append("streams"))
+    monkeypatch.setattr(stops, "_SIGINTS", 1)
+    monkeypatch.setattr(stops, "_ray_running", lambda: False)
+    monkeypatch.setattr(stops, "_flush_logs", lambda timeout: calls.append("logs"))
+    monkeypatch.setattr(stops, "_flush_streams", lambda: calls.append("streams"))
 
     def fake_exit(code):
         calls.append(code)
         raise _Exited
 
-    monkeypatch.setattr(common.os, "_exit", fake_exit)
+    monkeypatch.setattr(stops.os, "_exit", fake_exit)
     import threading
     announced = threading.Event()
     announced.set()
-    monkeypatch.setattr(common, "_ANNOUNCED", announced)   # the watchdog's line: already printed
+    monkeypatch.setattr(stops, "_ANNOUNCED", announced)   # the watchdog's line: already printed
     with pytest.raises(_Exited):
         common.stopped(KeyboardInterrupt())
     assert calls == ["logs", "streams", common.STOP_EXIT]
