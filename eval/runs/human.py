@@ -47,12 +47,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mas_agents.accounting import STOP, StopRequested
+from mas_agents.actions import ActionRequest, ParseError, parse_reply
+from mas_agents.agent import StatCounter
+from mas_agents.events import is_visible
 from mas_agents.graphs.wis.player import split_names
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME
-from mas_agents.actions import ActionRequest, ParseError, parse_reply
+from mas_agents.planners.base import TAGS, Action
 from mas_agents.rundir import read_json, write_json
-from mas_agents.planners.base import TAGS
 
 #: The agent spec of a human seat (``mas spy play --agents human,plain,...``).
 HUMAN = "human"
@@ -120,7 +123,6 @@ def wait_answer(seat_dir: Path, request_id: int, deadline: float | None, poll: f
     Raises:
         StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) while waiting.
     """
-    from mas_agents.accounting import STOP, StopRequested
     path = Path(seat_dir) / "answer.json"
     while deadline is None or time.monotonic() < deadline:
         if STOP.is_set():
@@ -275,7 +277,6 @@ class HumanCharacter:
     spec = HUMAN
 
     def __init__(self, persona: Any, root: Path, poll: float = POLL_S):
-        from mas_agents.agent import StatCounter
         self.persona = persona
         self.dir = Path(root) / seat_dirname(persona.name)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -295,7 +296,6 @@ class HumanCharacter:
 
     def observe(self, events: list[dict[str, Any]]) -> int:
         """Show the person the events visible to this character that it has not seen yet."""
-        from mas_agents.events import is_visible
         added = 0
         for ev in events[self._seen:]:
             if is_visible(ev, self.name):
@@ -321,7 +321,6 @@ class HumanCharacter:
         Raises:
             StopRequested: Ctrl-C while waiting.
         """
-        from mas_agents.planners.base import Action
         errors: list[str] = []
         raw = ""
         for attempt in (1, 2):
