@@ -43,6 +43,11 @@ local-model cells, ``--max-connections`` (times the replicas) otherwise (:func:`
 ``executor.json``, merged into the runner's ``config.json`` where it keeps one, records the executor,
 the address, the cap per cell and the node that ran each cell (kept across resumes); a run without
 that record ran on the local executor.
+
+One idea in 500 lines: where cells run, the Ray path being most of it (resources, the files sent
+and written back, the executor record). Imported when the CLI starts, so ``mas_agents.remote``
+(langchain-openai, the OpenAI SDK) and ``mas_agents.accounting`` (langchain-core) are imported
+inside the functions that use them, and ``ray`` only with ``--executor ray``.
 """
 
 from __future__ import annotations
@@ -56,6 +61,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from mas_agents import appender
+from mas_agents.errors import RunStopped
+from mas_agents.prompt_log import record_prompts, set_record_prompts
+from mas_agents.rundir import read_json, run_each, write_json
 
 log = logging.getLogger(__name__)
 
@@ -320,7 +330,6 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
             model (no :data:`MODEL_SLOT`).
         Exception: the first exception a cell raises (cells not started yet never start).
     """
-    from mas_agents.rundir import run_each
     if _SETTINGS.kind == "local" or not items:
         pairs = run_each(list(enumerate(items)), _local_cell(fn, root, len(items), min(concurrency, len(items))),
                          concurrency=concurrency, done=(lambda ix, r: done(ix[1], r[1])) if done else None)
@@ -346,7 +355,6 @@ def run_cells(items: list, fn: Callable[[Any, Path], Any], *, root: Path, rel: C
 def _snapshot(d: Path) -> dict[str, bytes]:
     """Every file under ``d`` (relative POSIX path -> bytes); {} when ``d`` does not exist. Lines
     queued for the writer thread (:mod:`mas_agents.appender`) are written first."""
-    from mas_agents import appender
     appender.sync()
     if not d.is_dir():
         return {}
@@ -355,20 +363,20 @@ def _snapshot(d: Path) -> dict[str, bytes]:
 
 def _process_settings(window: int) -> dict[str, Any]:
     """What a worker process must share with the driver to run a cell the same way."""
-    from mas_agents import accounting, remote
+    from mas_agents import remote
     rs = asdict(remote.settings())
     share = max(1, rs["max_connections"] // max(1, window))
     rs["max_connections"] = share
-    return {"remote": rs, "record_prompts": accounting.record_prompts(),
+    return {"remote": rs, "record_prompts": record_prompts(),
             "env": {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}}
 
 
 def _apply_process_settings(proc: dict[str, Any]) -> None:
-    from mas_agents import accounting, remote
+    from mas_agents import remote
     os.environ.update(proc["env"])
     if asdict(remote.settings()) != proc["remote"]:
         remote.configure(**proc["remote"])
-    accounting.set_record_prompts(proc["record_prompts"])
+    set_record_prompts(proc["record_prompts"])
 
 
 def cell_task(fn: Callable[[Any, Path], Any], item: Any, rel: str, files: dict[str, bytes],
@@ -425,7 +433,6 @@ def _write_back(root: Path, files: dict[str, bytes], deleted: list[str]) -> None
 
 def _recorded_cells(root: Path) -> dict[str, Any]:
     """The cells earlier Ray runs of ``root`` recorded in ``executor.json`` (a resume keeps them)."""
-    from mas_agents.rundir import read_json
     p = root / "executor.json"
     return dict((read_json(p).get("executor") or {}).get("cells") or {}) if p.exists() else {}
 
@@ -434,7 +441,6 @@ def _record_nodes(root: Path, record: dict[str, Any]) -> None:
     """Write ``{"executor": record}`` to ``root/executor.json`` (the executor's own file, which no
     runner rewrites, so it lasts across resumes) and merge it into ``root/config.json`` when the
     runner keeps one there (a tournament's game folder has none)."""
-    from mas_agents.rundir import read_json, write_json
     write_json(root / "executor.json", {"executor": record})
     cfg = root / "config.json"
     if cfg.exists():
@@ -487,7 +493,6 @@ def _run_on_ray(items: list, fn: Callable, *, root: Path, rel: Callable[[Any], s
             except ray.exceptions.RayError as exc:
                 # the cell itself did not fail: Ray lost it (its node died more often than
                 # CELL_RETRIES, out of memory, an exception that could not be sent back)
-                from mas_agents.errors import RunStopped
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise RunStopped(f"Ray could not finish cell {r} ({type(exc).__name__}: {first})") from None
             _write_back(root, files, deleted)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any, Iterable
-
-from langchain_core.messages import BaseMessage
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mas_agents import appender
+
+if TYPE_CHECKING:   # annotations only: the module stays light (mas_agents.cells imports it at CLI start)
+    from langchain_core.messages import BaseMessage
 
 __all__ = ["PROMPTS_FILE", "PROMPTS_FORMAT", "PROMPTS_GZ", "clear_call_log", "message_dicts", "prompt_paths",
            "read_prompts", "record_prompts", "set_record_prompts"]
