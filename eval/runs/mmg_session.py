@@ -4,46 +4,120 @@ Writes (README, "What a run writes"): ``config.json``, ``events.jsonl`` (rewritt
 graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` and the prompt log
 ``llm_prompts.jsonl`` (by the recorder; compressed into ``llm_prompts.jsonl.gz`` when the game ends),
 ``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),
-``result.json`` and ``transcript.md``.
+``result.json`` and ``transcript.md``. A game is configured by one :class:`MmgConfig` (issue 51 item 5).
+
+Every import is at module level (this module builds the game's graph: langgraph and the memory's
+faiss load with it anyway).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Optional
 
+from mas_agents.eval.datasets.wellplay import Script, load_script
 from mas_agents.eval.games import GameDef, Table, register
+from mas_agents.eval.metrics.cost import cost_line
 from mas_agents.eval.runs import mmg_checks, mmg_view
+from mas_agents.eval.runs.human import HUMAN, HumanCharacter
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
+from mas_agents.eval.runs.session import run
+from mas_agents.events import read_events
 from mas_agents.graphs.mmg.graph import MMGRuntime, build_graph
-from mas_agents.graphs.mmg.rules import GAME
+from mas_agents.graphs.mmg.players import build_mmg_agents
+from mas_agents.graphs.mmg.rules import GAME, MURDERER_SPEC
 from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
+from mas_agents.memory import MemorySettings, default_embedder
+from mas_agents.specs import parse_spec
 
 
-def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local", rounds: int = 3,
-                questions: int = 1, seed: int = 0, lang: str = "en", resume: bool = False, settings=None,
-                data_root: Path | None = None,
-                progress: Callable[[int, int, str], None] | None = None, human: str | None = None) -> dict:
-    """Build the agents for a loaded WellPlay script and play (or resume) one game into ``out``
-    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``mmg``).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MmgConfig(RunConfig):
+    """The configuration of one murder-mystery game (``mas mmg run``, :func:`play_script`).
+
+    Recorded in ``config.json`` (by :func:`setup`, through the runner
+    :func:`mas_agents.eval.runs.session.run`) under these names: ``script`` (the display name),
+    ``lang``, ``agent``, ``seed``, ``rounds``, ``questions``, ``settings`` (the memory budgets as a
+    dict), ``data_dir`` and ``human`` (only when a person plays); :func:`setup` adds ``script_id``
+    and ``murderer_agent``, the runner ``kind``, the model fields and ``versions``.
+
+    Attributes:
+        script: a loaded :class:`mas_agents.eval.datasets.wellplay.Script`, or its name or id (then
+            loaded from ``data_dir`` when the game is played); recorded by display name.
+        lang: ``en`` or ``zh``.
+        agent: agent spec of the non-murderer characters (the murderer plays
+            :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC`).
+        seed: the game's seed. rounds, questions: open questioning rounds and questions per player
+            per round (PLAYER* §4.1).
+        settings: :class:`mas_agents.memory.MemorySettings` (retrieval budgets; None = the defaults;
+            a dict read back from ``config.json`` is rebuilt into one).
+        data_dir: datasets root (recorded; needed when ``script`` is a name).
+        human: a character played by a person instead of its agent, through ``out/human/``
+            (:class:`mas_agents.eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
+        out: the run directory (not recorded). model: model spec or chat model object (not
+            recorded as given: ``config.json``'s model fields say which model each seat ran).
+    """
+
+    KIND = "mmg"
+
+    script: Any
+    lang: str = "en"
+    agent: str = "plain"
+    seed: int = 0
+    rounds: int = 3
+    questions: int = 1
+    settings: Any = None
+    data_dir: Optional[Path] = None
+    human: Optional[str] = None
+    out: Path = dataclasses.field(metadata=NOT_RECORDED)
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        object.__setattr__(self, "settings", MemorySettings(**s) if isinstance(s, Mapping) else s or MemorySettings())
+
+    def record(self) -> dict[str, Any]:
+        """:meth:`RunConfig.record` with the script's display name, ``settings`` as its fields and
+        no ``human`` when no person plays (``config.json`` as the game has always written it)."""
+        rec = {**super().record(), "script": self.script_name, "settings": dict(vars(self.settings))}
+        if rec["human"] is None:
+            del rec["human"]
+        return rec
+
+    @property
+    def script_name(self) -> str:
+        """The script's display name (or the name or id given, before it is loaded)."""
+        return self.script if isinstance(self.script, str) else self.script.name
+
+    def loaded_script(self) -> Script:
+        """:attr:`script` loaded (from :attr:`data_dir` when a name was given).
+
+        Raises:
+            ValueError: a name without ``data_dir``. DataError: an unknown script (names it).
+        """
+        if not isinstance(self.script, str):
+            return self.script
+        if self.data_dir is None:
+            raise ValueError(f"MmgConfig: script {self.script!r} is a name; give data_dir to load it")
+        return load_script(self.data_dir, self.script, self.lang)
+
+
+def play_script(cfg: MmgConfig, *, resume: bool = False,
+                progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Build the agents for ``cfg``'s WellPlay script and play (or resume) one game into
+    ``cfg.out`` (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the
+    registered game ``mmg``).
 
     This is what ``mas mmg run`` and ``mas wellplay compare`` call.
 
     Args:
-        sc: a loaded :class:`mas_agents.eval.datasets.wellplay.Script`.
-        out: run directory.
-        agent: agent spec of the non-murderer characters (the murderer plays
-            :data:`mas_agents.graphs.mmg.rules.MURDERER_SPEC`).
-        model: model spec or chat model object.
-        rounds, questions, seed, lang: game options (recorded in ``config.json``).
-        resume: continue the game in ``out``.
-        settings: :class:`memory.MemorySettings` (retrieval budgets).
-        data_root: recorded in ``config.json``.
+        cfg: the game (:class:`MmgConfig`).
+        resume: continue the game in ``cfg.out``.
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
-        human: a character played by a person instead of its agent, through ``out/human/``
-            (:class:`mas_agents.eval.runs.human.HumanCharacter`; ``mas serve`` shows the seat).
 
     Returns:
         The game's ``result.json`` content.
@@ -52,41 +126,37 @@ def play_script(sc: Any, out: Path, *, agent: str = "plain", model: Any = "local
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
         FileExistsError / FileNotFoundError: see :func:`run_game`.
     """
-    from mas_agents.eval.runs.session import run
-    return run("mmg", out, model=model, seed=seed, resume=resume, progress=progress, script=sc, agent=agent,
-               rounds=rounds, questions=questions, lang=lang, settings=settings, data_root=data_root, human=human)
+    return run("mmg", cfg.out, model=cfg.model, seed=cfg.seed, resume=resume, progress=progress,
+               script=cfg.loaded_script(), agent=cfg.agent, rounds=cfg.rounds, questions=cfg.questions,
+               lang=cfg.lang, settings=cfg.settings, data_root=cfg.data_dir, human=cfg.human)
 
 
 def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds: int = 3, questions: int = 1,
           lang: str = "en", settings=None, data_root: Path | None = None, human: str | None = None) -> Table:
-    """The murder-mystery table of :func:`play_script`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`).
+    """The murder-mystery table of the game's parameters (:attr:`mas_agents.eval.games.GameDef.setup`).
+
+    Its keyword parameters are the game's parameters, one each, as every game's set-up declares
+    them (:attr:`mas_agents.eval.games.GameDef.params`: ``mas game play`` and ``mas rerun`` read
+    them by name); they are gathered into one :class:`MmgConfig`, whose record is ``config.json``.
 
     Raises:
         ValueError: unknown agent spec, or ``human`` is not a character of the script.
     """
-    from mas_agents.graphs.mmg.players import build_mmg_agents
-    from mas_agents.graphs.mmg.rules import MURDERER_SPEC
-    from mas_agents.specs import parse_spec
-    from mas_agents.memory import MemorySettings, default_embedder
-
+    cfg = MmgConfig(out=out, script=script, agent=agent, rounds=rounds, questions=questions, lang=lang,
+                    settings=settings, data_dir=data_root, human=human, seed=seats.seed)
     sc = script
     parse_spec(agent)
     check_human(sc, human)
-    settings = settings or MemorySettings()
-    agents = build_mmg_agents(sc, agent, seats, default_embedder(), settings)
+    agents = build_mmg_agents(sc, agent, seats, default_embedder(), cfg.settings)
     if human is not None:   # a person plays this character (eval/runs/human.py)
-        from mas_agents.eval.runs.human import HumanCharacter
         agents[human] = HumanCharacter(agents[human].persona, seats.human_dir)
     record_seats(seats, agents)
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)
-    config = {"script": sc.name, "script_id": sc.id, "lang": lang, "agent": agent,
-              "murderer_agent": MURDERER_SPEC, "seed": seats.seed, "rounds": rounds, "questions": questions, "settings": vars(settings),
-              "data_dir": str(data_root) if data_root else None, **({"human": human} if human else {})}
+    config = {**cfg.record(), "script_id": sc.id, "murderer_agent": MURDERER_SPEC}
     table = runtime_table(rt, config)
     if human is not None:   # the person sees the accusation and the truth too
-        from mas_agents.events import read_events
         table.finished = lambda events: agents[human].observe(read_events(Path(out) / "events.jsonl"))
     return table
 
@@ -95,7 +165,6 @@ def record_seats(seats: Seats, agents: dict[str, Any]) -> None:
     """Record every character's model in ``seats`` (``config.json``'s ``seat_models``): the run's
     one model (the agent specs of a murder mystery name no model, :func:`setup`), or ``human``
     for a character a person plays."""
-    from mas_agents.eval.runs.human import HUMAN, HumanCharacter
     for name, a in agents.items():
         seats.seat(name, HUMAN if isinstance(a, HumanCharacter) else "plain")
 
@@ -137,15 +206,13 @@ def run_game(rt: MMGRuntime, out: Path, recorder: CallRecorder, config: dict[str
         FileExistsError: ``out`` already holds a game and ``resume`` is False.
         FileNotFoundError: ``resume`` is True but ``out`` holds no checkpoint.
     """
-    from dataclasses import replace
-    from mas_agents.eval.runs.session import run
     fields = {k: v for k, v in config.items()
               if k not in ("kind", "endpoints", "record_prompts", "versions", "models", "seat_models", "default_model")}
     def prebuilt(seats: Seats, out: Path) -> Table:
         record_seats(seats, rt.agents)   # the given model (config's "model") plays every agent
         return runtime_table(rt, fields)
 
-    game = replace(GAME_DEF, setup=prebuilt)
+    game = dataclasses.replace(GAME_DEF, setup=prebuilt)
     return run(game, out, resume=resume, progress=progress, recorder=recorder,
                model=config.get("model", "local"), seed=config.get("seed", 0))
 
@@ -226,7 +293,6 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
               f"completion tokens: {llm.get('output_tokens')}, wall time: {result['wall_time_s']:.1f} s, "
               f"invalid actions: {result['invalid_actions']}", ""]
     if (llm.get("prompt_cost") or {}).get("calls"):   # what a prefix cache reused, and could have
-        from mas_agents.eval.metrics.cost import cost_line
         lines += [f"Prompt cost: {cost_line(llm['prompt_cost'])}.", ""]
     return "\n".join(lines)
 

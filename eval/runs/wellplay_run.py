@@ -1,18 +1,24 @@
 """Run a WellPlay evaluation end to end into a run directory (``mas wellplay eval``).
 
-See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and files written.
+See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and files written. The
+run is configured by one :class:`WellPlayEvalConfig` (issue 51 item 5), which ``config.json`` records.
+
+Imports kept inside functions: ``mas_agents.memory`` (faiss), ``mas_agents.graphs.mmg`` (langgraph)
+and ``mas_agents.eval.runs.seats`` only where an agent is built, so a model-free evaluation loads none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Optional
 
+from mas_agents.eval.datasets import data_files
 from mas_agents.eval.datasets.wellplay import Script, load_all, load_script
 from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
 from mas_agents.eval.runs.wellplay_eval import (
@@ -34,9 +40,99 @@ from mas_agents.events import write_events
 from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
+
+#: the methods whose answering agent is :attr:`WellPlayEvalConfig.agent` (``session`` uses the game's)
+AGENT_METHODS = ("pp", "op")
+
+
+def settings_record(settings: Any) -> dict | None:
+    """A :class:`mas_agents.memory.MemorySettings` as ``config.json`` holds it (its fields), or None."""
+    if settings is None or isinstance(settings, Mapping):
+        return None if settings is None else dict(settings)
+    return dict(vars(settings))
+
+
+def memory_settings(settings: Any) -> Any:
+    """``settings`` as a :class:`mas_agents.memory.MemorySettings` (a recorded dict is rebuilt), or None.
+
+    Raises:
+        ValueError: a budget below 0 (:class:`mas_agents.memory.MemorySettings`).
+    """
+    if isinstance(settings, Mapping):
+        from mas_agents.memory import MemorySettings   # faiss: only once a setting is read back
+        return MemorySettings(**settings)
+    return settings
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WellPlayEvalConfig(RunConfig):
+    """The configuration of one WellPlay evaluation (``mas wellplay eval``, :func:`run_wellplay_eval`).
+
+    Recorded in ``config.json`` under these names: ``method``, ``agent``, ``lang``, ``seed``,
+    ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings`` (the memory budgets as a dict). The
+    runner adds what follows from them: ``kind``, ``scripts`` (the names evaluated), ``model`` /
+    ``models`` / ``default_model`` (:mod:`mas_agents.eval.runs.record`), ``record_prompts``,
+    ``prefix_cache_mb``, ``versions`` and ``endpoints``.
+
+    Attributes:
+        method: one of :data:`mas_agents.eval.runs.wellplay_eval.METHODS`.
+        agent: agent spec answering for ``pp``/``op``; None for the other methods (``session``
+            answers with each character's spec from the game's ``result.json``; a model-free
+            method has no agent): set so on construction.
+        lang: ``en`` or ``zh``.
+        seed, runs: run ``i`` uses seed ``seed + i`` for the option shuffle and the model.
+        shuffle, scoring: see :mod:`mas_agents.eval.metrics.wellplay`.
+        run: the game directory a ``session`` evaluation reads (as first given).
+        settings: :class:`mas_agents.memory.MemorySettings` (retrieval budgets) or None; a dict
+            read back from ``config.json`` is rebuilt into one.
+        out: the run directory (not recorded).
+        data_root: datasets root (:func:`mas_agents.eval.datasets.resolve_data_dir`; not recorded).
+        script: display name, id, or ``"all"`` (ignored for ``session``: the game's script); not
+            recorded (``scripts`` is); :meth:`from_record` restores it from ``scripts``.
+        model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object
+            (not recorded as given: ``config.json``'s model fields say which model answered).
+        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
+            of ``model``. The files written do not depend on it (not recorded).
+    """
+
+    KIND = "wellplay-eval"
+
+    method: str
+    agent: Optional[str] = "plain"
+    lang: str = "en"
+    seed: int = 0
+    runs: int = 1
+    shuffle: bool = True
+    scoring: str = "strict"
+    run: Optional[Path] = None
+    settings: Any = None
+    out: Path = dataclasses.field(metadata=NOT_RECORDED)
+    data_root: Path = dataclasses.field(metadata=NOT_RECORDED)
+    script: Optional[str] = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+    concurrency: Optional[int] = dataclasses.field(default=None, metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        if self.method not in AGENT_METHODS and self.agent is not None:
+            object.__setattr__(self, "agent", None)
+        object.__setattr__(self, "settings", memory_settings(self.settings))
+
+    def record(self) -> dict[str, Any]:
+        """:meth:`RunConfig.record` with ``settings`` as its fields (``{"script_budget": ..}``)."""
+        return {**super().record(), "settings": settings_record(self.settings)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], **extra: Any) -> "WellPlayEvalConfig":
+        """:meth:`RunConfig.from_record`; ``script`` comes from the recorded ``scripts`` (the one
+        name, else ``"all"``) unless given in ``extra``."""
+        names = record.get("scripts")
+        if "script" not in extra and names:
+            extra["script"] = names[0] if len(names) == 1 else "all"
+        return super().from_record(record, **extra)
 
 
 def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run: Path | None) -> tuple[list[Script], list[dict]]:
@@ -174,38 +270,21 @@ def same_run_path(out: Path, run: str | None) -> str | None:
 
 
 @marks_run
-def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | None = None,
-                      lang: str = "en", model: str = "local", seed: int = 0, runs: int = 1,
-                      shuffle: bool = True, scoring: str = "strict", run: Path | None = None,
-                      settings=None, agent_spec: str = "plain", make_agent: Callable[..., Any] | None = None,
-                      tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None,
-                      concurrency: int | None = None) -> dict:
-    """Evaluate ``method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
-    ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``out``.
+def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any] | None = None,
+                      tick: Callable[[], None] | None = None, total: Callable[[int], None] | None = None) -> dict:
+    """Evaluate ``cfg.method`` and write ``config.json``, ``events.jsonl``, ``answers.jsonl``,
+    ``llm_calls.jsonl``, ``result.json`` and ``report.md`` into ``cfg.out``.
 
     ``result.json`` also holds ``interval`` (95 % bootstrap interval of the weighted score over
     questions) and ``chance`` (``always_a`` / ``random`` on the same questions, shuffle, seeds and
     scoring): see :func:`mas_agents.eval.runs.wellplay_eval.chance_and_interval`.
 
     Args:
-        data_root: datasets root (see :func:`mas_agents.eval.datasets.resolve_data_dir`).
-        method: one of :data:`mas_agents.eval.runs.wellplay_eval.METHODS`.
-        out: run directory (created).
-        script: display name, id, or "all" (ignored for ``session``: the game's script).
-        model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object.
-        seed, runs: run ``i`` uses seed ``seed + i`` for the option shuffle and the model.
-        shuffle, scoring: see :mod:`mas_agents.eval.metrics.wellplay`.
-        run: the game directory for ``session``.
-        settings: :class:`memory.MemorySettings` for retrieval budgets.
-        agent_spec: agent spec answering for ``pp``/``op`` (``session`` uses each character's
-            spec from the game's ``result.json``).
+        cfg: the evaluation (:class:`WellPlayEvalConfig`: method, scripts, model, seeds, ...).
         make_agent: ``(script, name, method, events, model, seed, *, recorder, settings, accounted,
             spec) -> (Agent, AccountedModel)`` (tests inject fakes);
             defaults to :func:`build_eval_agent`.
         tick/total: progress callbacks (one tick per question; total questions once).
-        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
-            of ``model`` (1 for a local model, ``--max-connections`` for a remote one). The files
-            written do not depend on it.
 
     Into a directory that holds an evaluation (issue 46, :func:`mas_agents.eval.runs.record.check_same_run`):
     one of another configuration is refused, nothing written; a finished one of the same
@@ -221,19 +300,20 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         ValueError: unknown method or scoring, or session without run.
         RunConflict: ``out`` holds an evaluation of another configuration (names the field).
     """
+    method, out, model, seed, runs = cfg.method, Path(cfg.out), cfg.model, cfg.seed, cfg.runs
+    lang, shuffle, scoring, run, settings = cfg.lang, cfg.shuffle, cfg.scoring, cfg.run, cfg.settings
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     if scoring not in ("strict", "upstream"):
         raise ValueError(f"unknown scoring {scoring!r}; expected strict or upstream")
     out.mkdir(parents=True, exist_ok=True)
-    scripts, game_events = scripts_for(data_root, method, script, lang, run)
+    scripts, game_events = scripts_for(cfg.data_root, method, cfg.script, lang, run)
     # session: every character answers with the agent spec it played with (game result.json)
     specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
     used = model_fields([] if method in MODEL_FREE else [spec_text(model)], model)   # one model answers for all
-    config = {"kind": "wellplay-eval", "method": method, "agent": agent_spec if method in ("pp", "op") else None, "scripts": [s.name for s in scripts], "lang": lang,
-              "model": used.pop("model") or None, "seed": seed, "runs": runs,
-              "shuffle": shuffle, "scoring": scoring, "run": str(run) if run else None,
-              "settings": vars(settings) if settings is not None else None, **used,
+    config = {"kind": cfg.KIND, **cfg.record(), "scripts": [s.name for s in scripts],
+              "model": used.pop("model") or None,
+              "data_files": data_files(scripts), **used,
               "record_prompts": record_prompts() and method not in MODEL_FREE, "prefix_cache_mb": prefix_cache_mb(),
               "versions": versions()}
     if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
@@ -264,7 +344,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
         run_seed = seed + i
         rng = random.Random(run_seed)
         # model-free answerers share one random stream: they answer in order, whatever the model
-        parallel = 1 if method in MODEL_FREE else (concurrency or parallel_calls(model))
+        parallel = 1 if method in MODEL_FREE else (cfg.concurrency or parallel_calls(model))
         if method in MODEL_FREE:
             records, evs = evaluate_scripts([(sc, model_free_answerers(method, sc, rng)) for sc in scripts],
                                             seed=run_seed, shuffle=shuffle, scoring=scoring, tick=tick, concurrency=1)
@@ -277,7 +357,7 @@ def run_wellplay_eval(*, data_root: Path, method: str, out: Path, script: str | 
 
             def make(sc: Script, name: str, acc: Any, run_seed: int = run_seed) -> tuple[Any, Any]:
                 return make_agent(sc, name, method, game_events, model, run_seed, recorder=recorder,
-                                  settings=settings, accounted=acc, spec=specs.get(name, agent_spec))
+                                  settings=settings, accounted=acc, spec=specs.get(name, cfg.agent or "plain"))
 
             order = [(scripts[si], scripts[si].characters[ci].name)
                      for si, ci in answer_order([(sc, None) for sc in scripts])]

@@ -130,50 +130,49 @@ def mmg_run(
     verbose: bool = Verbose,
 ) -> None:
     """Play one murder-mystery game on a WellPlay script."""
+    # one parameter per option (typer); the game's configuration (MmgConfig) is built once below,
+    # or read back from the interrupted game's config.json with --resume
     common.setup_logging(verbose)
     from mas_agents.eval.datasets import DataError
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.mmg_session import check_human, play_script
+    from mas_agents.eval.runs.mmg_session import MmgConfig, check_human, play_script
     from mas_agents.rundir import default_run_dir, read_json
     from mas_agents.specs import parse_spec
     from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
-    if resume:
-        if out is None:
-            common.fail("--resume needs --out DIR, the directory of the interrupted game")
-        try:
-            old = read_json(out / "config.json")
-        except (FileNotFoundError, ValueError) as exc:
-            common.fail(str(exc))
-        script, agent, lang = old["script"], old["agent"], old["lang"]
-        model = old.get("default_model", old["model"])   # "model" lists the seats' models (a human's too)
-        rounds, questions, seed = old["rounds"], old["questions"], old["seed"]
-        script_budget, dialogue_budget = old["settings"]["script_budget"], old["settings"]["dialogue_budget"]
-        human = old.get("human")
-    try:
-        parse_spec(agent)
-        sc = load_script(root, script, lang)
-        check_human(sc, human)
-    except (ValueError, DataError) as exc:
-        common.fail(str(exc))
     settings = MemorySettings()
     if script_budget is not None:
         settings.script_budget = script_budget
     if dialogue_budget is not None:
         settings.dialogue_budget = dialogue_budget
-    out = out or default_run_dir("mmg", sc.name)
+    try:
+        if resume:
+            if out is None:
+                common.fail("--resume needs --out DIR, the directory of the interrupted game")
+            old = read_json(out / "config.json")
+            # "model" lists the seats' models (a human's too): the game ran the --model given
+            cfg = MmgConfig.from_record(old, out=out, data_dir=root, model=old.get("default_model", old["model"]))
+        else:
+            cfg = MmgConfig(script=script, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
+                            lang=lang, settings=settings, data_dir=root, human=human,
+                            out=out or Path())   # the default run directory is named once the script is loaded
+        parse_spec(cfg.agent)
+        sc = cfg.loaded_script()
+        check_human(sc, cfg.human)
+    except (FileNotFoundError, KeyError, ValueError, DataError) as exc:
+        common.fail(str(exc))
+    out = out or default_run_dir("mmg", sc.name)   # named after the script's display name, once loaded
+    cfg = cfg.replace(script=sc, out=out)
     set_resume_hint(f"rerun with --resume --out {out}")
-    if human:
-        console.print(f"{human} is played in the browser: run [bold]mas serve --runs {out.parent}[/bold] and open "
+    if cfg.human:
+        console.print(f"{cfg.human} is played in the browser: run [bold]mas serve --runs {out.parent}[/bold] and open "
                       f"the game {out.name}.")
-    console.print(f"Loading model [bold]{model}[/bold] and embeddings ...")
-    bound = 2 + len(sc.characters) * (1 + 2 * rounds * questions) + rounds + 2
+    console.print(f"Loading model [bold]{cfg.model}[/bold] and embeddings ...")
+    bound = 2 + len(sc.characters) * (1 + 2 * cfg.rounds * cfg.questions) + cfg.rounds + 2
     with common.progress() as prog:
         task = prog.add_task(f"{sc.name}", total=bound)
         try:
-            result = play_script(sc, out, agent=agent, model=model, rounds=rounds, questions=questions, seed=seed,
-                                 lang=lang, resume=resume, settings=settings, data_root=root, human=human,
+            result = play_script(cfg, resume=resume,
                                  progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
         except (FileExistsError, FileNotFoundError) as exc:
             common.fail(str(exc))
@@ -208,10 +207,11 @@ def wellplay_eval(
     verbose: bool = Verbose,
 ) -> None:
     """Score a method on WellPlay questions."""
+    # one parameter per option (typer); the evaluation's configuration is built once below
     common.setup_logging(verbose)
     from mas_agents.eval.datasets import DataError
     from mas_agents.eval.runs.wellplay_eval import score_with_interval
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.rundir import default_run_dir
     from mas_agents.memory import MemorySettings
 
@@ -227,10 +227,10 @@ def wellplay_eval(
     with common.progress() as prog:
         task = prog.add_task(f"{method}", total=None)
         try:
-            res = run_wellplay_eval(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
-                                    seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
-                                    settings=settings, tick=lambda: prog.advance(task),
-                                    total=lambda n: prog.update(task, total=n))
+            cfg = WellPlayEvalConfig(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
+                                     seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
+                                     settings=settings)
+            res = run_wellplay_eval(cfg, tick=lambda: prog.advance(task), total=lambda n: prog.update(task, total=n))
         except (ValueError, FileNotFoundError, DataError) as exc:
             common.fail(str(exc))
     acc = res["accuracy"]
@@ -262,10 +262,12 @@ def wellplay_compare(
     verbose: bool = Verbose,
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
+    # one parameter per option (typer); the comparison's configuration is built once below
     common.setup_logging(verbose)
     from mas_agents.eval.datasets import DataError
     from mas_agents.eval.datasets.wellplay import load_all, load_script
-    from mas_agents.eval.runs.compare import count_text, is_game_method, run_compare, score_text, spread_text
+    from mas_agents.eval.runs.compare import (CompareConfig, count_text, is_game_method, run_compare, score_text,
+                                              spread_text)
     from mas_agents.rundir import stable_run_dir
 
     root = common.data_root(data_dir)
@@ -278,9 +280,9 @@ def wellplay_compare(
     with common.progress() as prog:
         task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
         try:
-            res = run_compare(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
-                              lang=lang, rounds=rounds, questions=questions, concurrency=concurrency,
-                              tick=common.ticker(prog, task))
+            cfg = CompareConfig(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
+                                lang=lang, rounds=rounds, questions=questions, concurrency=concurrency)
+            res = run_compare(cfg, tick=common.ticker(prog, task))
         except (ValueError, DataError) as exc:
             common.fail(str(exc))
     for t in res["table"]:

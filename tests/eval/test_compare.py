@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.compare import aggregate, fewer_calls_line, run_compare
+from mas_agents.eval.runs.compare import CompareConfig, aggregate, fewer_calls_line, run_compare
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, polite_player
 
@@ -25,19 +25,19 @@ def test_compare_runs_every_cell_and_resumes(tmp_path, real_data_root):
     from mas_agents.eval.runs.mmg_session import play_script
     plays = []
 
-    def counting_play(*a, **k):
-        plays.append(k["agent"])
+    def counting_play(cfg, **k):
+        plays.append(cfg.agent)
         if len(plays) == 2:
             raise KeyboardInterrupt("simulated interrupt during the second game")
-        return play_script(*a, **k)
+        return play_script(cfg, **k)
 
     methods = ["plain", "always_a", "pp"]
     with pytest.raises(KeyboardInterrupt):
-        run_compare(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
-                    rounds=1, play=counting_play)
+        run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+                    rounds=1), play=counting_play)
     assert plays == ["plain", "plain"]
-    res = run_compare(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
-                      rounds=1, play=counting_play)
+    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+                      rounds=1), play=counting_play)
     # seed 0's cells were finished and are skipped; only seed 1's game is played again (resumed)
     assert plays == ["plain", "plain", "plain"]
     assert len(res["cells"]) == 6
@@ -63,11 +63,11 @@ def test_compare_runs_every_cell_and_resumes(tmp_path, real_data_root):
 def test_resume_with_other_settings_is_refused(tmp_path, real_data_root):
     root = real_data_root
     sc = load_script(root, SIN[0])
-    run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
+    run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1))
     with pytest.raises(ValueError, match=r"config.json: field 'rounds' is 1 but this run asks for 3"):
-        run_compare(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3)
+        run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3))
     # same settings, another method: allowed, and the finished cell is reused
-    res = run_compare(data_root=root, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1)
+    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1))
     assert res["reused_cells"] == 1 and len(res["cells"]) == 2
 
 
@@ -80,7 +80,7 @@ def test_stable_run_dir_is_the_same_for_the_same_arguments():
 
 def test_unknown_method_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="nonsense"):
-        run_compare(data_root=tmp_path / "no-data", out=tmp_path, methods=["nonsense"], scripts=[], seeds=1)
+        run_compare(CompareConfig(data_root=tmp_path / "no-data", out=tmp_path, methods=["nonsense"], scripts=[], seeds=1))
 
 
 def test_fewer_calls_line():

@@ -27,12 +27,12 @@ def test_the_same_game_named_another_way_is_the_same_evaluation(tmp_path, monkey
     real = wr.check_same_run
     monkeypatch.setattr(wr, "check_same_run", lambda out, config, **kw: seen.append(config))
     kw = dict(data_root=tmp_path, method="session", out=out, lang="en", model="local", seed=0)
-    wr.run_wellplay_eval(run="runs/x", **kw)
+    wr.run_wellplay_eval(wr.WellPlayEvalConfig(run="runs/x", **kw))
     (out / "config.json").write_text(json.dumps(seen[0]))        # the record of the first evaluation
     monkeypatch.setattr(wr, "check_same_run", real)
     for same in ("./runs/x", str(tmp_path / "runs" / "x"), "runs/x/"):
-        assert wr.run_wellplay_eval(run=same, **kw) == {"weighted_score": 0.5}, same
+        assert wr.run_wellplay_eval(wr.WellPlayEvalConfig(run=same, **kw)) == {"weighted_score": 0.5}, same
     assert json.loads((out / "config.json").read_text())["run"] == "runs/x"
     with pytest.raises(RunConflict, match="field 'run' is 'runs/x' but this run asks for 'runs/y'"):
-        wr.run_wellplay_eval(run="runs/y", **kw)
+        wr.run_wellplay_eval(wr.WellPlayEvalConfig(run="runs/y", **kw))
     assert wr.same_run_path(out, None) is None

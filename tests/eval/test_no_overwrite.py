@@ -11,8 +11,6 @@ experiment command through its ``kind``. The models are the seeded fake of
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -88,7 +86,7 @@ def test_game_play_refuses_other_agents(fake, tmp_path):
 @pytest.mark.realdata
 def test_mmg_run_names_the_field_and_resume_with_another_agent_is_refused(fake, tmp_path, real_data_root):
     from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.mmg_session import play_script
+    from mas_agents.eval.runs.mmg_session import MmgConfig, play_script
 
     out = tmp_path / "m"
     base = ["mmg", "run", "--script", "Sin", "--rounds", "0", "--questions", "0", "--data-dir", real_data_root,
@@ -98,7 +96,8 @@ def test_mmg_run_names_the_field_and_resume_with_another_agent_is_refused(fake, 
     refused(base + ["--agent", "player_star"], "agent", out)
     sc = load_script(real_data_root, "Sin", "en")
     with pytest.raises(ValueError, match="field 'agent' is 'plain' but this run asks for 'player_star'"):
-        play_script(sc, out, agent="player_star", rounds=0, questions=0, resume=True, data_root=real_data_root)
+        play_script(MmgConfig(script=sc, out=out, agent="player_star", rounds=0, questions=0, data_dir=real_data_root),
+                    resume=True)
     assert snapshot(out) == first
     ok(base)                                            # finished, same configuration: reused
     ok(base + ["--resume"])
@@ -172,29 +171,33 @@ def test_reproduce_refuses_a_directory_holding_another_kind_of_run(spy_game, rea
     mod = importlib.import_module(f"mas_agents.eval.reproduce.{paper}")
     before = snapshot(spy_game)
     fakes = {"evaluate": boom} if paper == "player_star" else {}
+    config = {"magic": mod.MagicRun, "wis": mod.WisRun, "player_star": mod.PlayerStarRun}[paper]
+    model = {"pool": "local"} if paper == "wis" else {"model": "local"}
     with pytest.raises(ValueError, match="field 'kind' is 'wis' but this run asks for 'reproduce'"):
-        mod.reproduce(data_root=real_data_root, out=spy_game, model="local", limit=1, play=boom, **fakes)
+        mod.reproduce(config(data_root=real_data_root, out=spy_game, **model, limit=1, play=boom, **fakes))
     assert snapshot(spy_game) == before
 
 
 def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game, monkeypatch, tmp_path):
     from mas_agents.eval.reproduce import all as rall
+    from mas_agents.eval.reproduce import magic, player_star, wis
 
-    def fake(name):
+    for mod in (magic, player_star, wis):
         # check_out: the parts write no run here, so each part's own check passes (mas_agents.eval.reproduce.all.check_out)
-        return types.SimpleNamespace(reproduce=lambda **kw: {"headline": f"{name} ok", "partial": True},
-                                     check_out=lambda **kw: None)
-    for m in ("magic", "player_star", "wis"):
-        monkeypatch.setitem(sys.modules, f"mas_agents.eval.reproduce.{m}", fake(m))
+        monkeypatch.setattr(mod, "reproduce", lambda cfg: {"headline": f"{cfg.PAPER} ok", "partial": True})
+        monkeypatch.setattr(mod, "check_out", lambda cfg: None)
+
+    def run(out, model, limit):
+        rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=out, model=model, others=None, limit=limit))
     before = snapshot(spy_game)
     with pytest.raises(ValueError, match="field 'kind' is 'wis' but this run asks for 'reproduce'"):
-        rall.reproduce_all(data_root=tmp_path, out=spy_game, model="openai:m", others=None, limit=1)
+        run(spy_game, "openai:m", 1)
     assert snapshot(spy_game) == before
     # its own directory: another model is refused, another limit extends it
-    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
-    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=2)
+    run(tmp_path / "all", "openai:m", 1)
+    run(tmp_path / "all", "openai:m", 2)
     with pytest.raises(ValueError, match="field 'model' is 'openai:m' but this run asks for 'openai:n'"):
-        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:n", others=None, limit=2)
+        run(tmp_path / "all", "openai:n", 2)
 
 
 # ---------------------------------------------------------------------------- the comparison
