@@ -10,6 +10,10 @@ what the endpoint probe sees (structured-output dialect, context window, cached-
 Exit codes: 0 when everything the README demo needs is there (warnings allowed), 1 when something it
 needs is missing or broken (the embedded model, its self-check, the WellPlay script of the demo),
 3 when ``--model``'s endpoint answers none of its tries (one ``error:`` line, like every command).
+
+The CLI imports this module at start, so the model layer (``mas_agents.accounting``, ``.llm``,
+``.remote``: langchain, the OpenAI SDK) and ``mas_agents.memory.embeddings`` (faiss, numpy) are
+imported inside the checks that use them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,15 @@ from typing import Any, Optional
 import typer
 
 from mas_agents.cli import common
+from mas_agents.embedded import embedded_model_path
+from mas_agents.errors import ContextOverflowError, RunStopped
+from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
+from mas_agents.eval.datasets.magic import setting_ids, setting_path
+from mas_agents.eval.datasets.wellplay import find_script, list_scripts
+from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.graphs.magic.events import SCENARIOS
+from mas_agents.rundir import llama_build, versions
+from mas_agents.selfcheck import CPU_FEATURES, cpu_flags, enabled_features, run_self_check
 
 #: The script the README demo plays (``mas mmg run --script Sin``).
 DEMO_SCRIPT = "Sin"
@@ -99,8 +112,6 @@ def lock_differences(lock: Path) -> tuple[int, list[str]]:
 
 
 def _check_packages(rep: _Report) -> None:
-    from mas_agents.rundir import versions
-
     vers = versions()
     rep.data["versions"] = vers
     rep.row("python", f"{platform.python_version()} ({sys.executable}) on {platform.platform()}")
@@ -120,8 +131,6 @@ def _check_packages(rep: _Report) -> None:
 
 
 def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
-    from mas_agents.selfcheck import CPU_FEATURES, cpu_flags, enabled_features, run_self_check
-
     name, flags = cpu_flags()
     have = [f for f in CPU_FEATURES if f in flags]
     rep.data["cpu"] = {"model": name, "cores": os.cpu_count(), "features": have, "machine": platform.machine()}
@@ -132,14 +141,11 @@ def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
         rep.row("llama.cpp", "llama-cpp-python is not installed")
         rep.problem("llama-cpp-python is not installed (bash scripts/setup.sh)")
         return
-    from mas_agents.rundir import llama_build
-
     build_flags = llama_build()
     how = (f"built by scripts/setup.sh with {build_flags}" if build_flags
            else "not built by scripts/setup.sh (flags unknown: it may be a -march=native build)")
     rep.row("llama.cpp", f"llama-cpp-python {lcp}, {how}")
     try:
-        from mas_agents.llm import embedded_model_path
         gguf = Path(embedded_model_path())
         rep.row("embedded model", f"{gguf} ({gguf.stat().st_size / 1e6:.0f} MB)")
     except FileNotFoundError as exc:
@@ -166,8 +172,6 @@ def _check_cpu_and_engine(rep: _Report, self_check: bool) -> None:
 
 
 def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
-    from mas_agents.eval.datasets import DataError, ENV_VAR, resolve_data_dir
-
     try:
         root = resolve_data_dir(data_dir)
     except DataError as exc:
@@ -177,7 +181,6 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
     source = ("--data-dir" if data_dir else f"${ENV_VAR}" if os.environ.get(ENV_VAR) else "../shared/datasets beside the repository")
     rep.row("datasets", f"{root} (from {source})")
     found: dict[str, Any] = {"root": str(root)}
-    from mas_agents.eval.datasets.wellplay import list_scripts
     wp = []
     for lang in ("en", "zh"):
         try:
@@ -189,11 +192,9 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
         found[f"wellplay_{lang}"] = n
     rep.row("  wellplay", ", ".join(wp))
     try:
-        from mas_agents.eval.datasets.wellplay import find_script
         find_script(root, DEMO_SCRIPT, "en")
     except (DataError, OSError, ValueError, KeyError) as exc:
         rep.problem(f"the demo's WellPlay script {DEMO_SCRIPT!r} is not found under {root}: {exc}")
-    from mas_agents.eval.datasets.wis import load_pairs
     pairs = []
     for lang in ("en", "zh"):
         try:
@@ -202,8 +203,6 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
             pairs.append(f"{lang}: none ({exc})")
             rep.warn(f"Who-is-Spy pairs {lang}: {exc}")
     rep.row("  whoisspy", ", ".join(pairs))
-    from mas_agents.eval.datasets.magic import setting_path, setting_ids
-    from mas_agents.graphs.magic.events import SCENARIOS
     magic = []
     for sc in SCENARIOS:
         n = sum(1 for i in setting_ids(sc) if setting_path(root, sc, i).is_file())
@@ -311,7 +310,6 @@ def doctor(
     _check_chromium(rep)
     stop: str | None = None
     if model:
-        from mas_agents.errors import ContextOverflowError, RunStopped
         try:
             _check_endpoint(rep, model)
         except (RunStopped, ContextOverflowError) as exc:

@@ -1,7 +1,12 @@
-"""``mas serve``: the web app over the run directories (see :mod:`mas_agents.web.app`)."""
+"""``mas serve``: the web app over the run directories (see :mod:`mas_agents.web.app`).
+
+``mas_agents.web.app`` and uvicorn are imported inside :func:`serve`: FastAPI, Jinja2 and the run
+readers are over a thousand modules that no other command and not ``mas --help`` should load.
+"""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Optional
 
@@ -9,6 +14,7 @@ import typer
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Model, Verbose
+from mas_agents.eval.datasets import DataError, resolve_data_dir
 
 
 def serve(
@@ -30,7 +36,6 @@ def serve(
 
     from mas_agents.web.app import LOOPBACK_HOSTS, create_app
 
-    from mas_agents.eval.datasets import DataError, resolve_data_dir
     try:
         root = resolve_data_dir(data_dir)
     except DataError:   # optional: without it, a game started in the browser needs its word pair
@@ -42,6 +47,5 @@ def serve(
                      allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else None)
     cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{host}:{port}/")
     # Ctrl-C is uvicorn's (a graceful shutdown), not the games' stop of the other commands
-    import signal
     signal.signal(signal.SIGINT, signal.default_int_handler)
     uvicorn.run(app, host=host, port=port, log_level="info" if verbose else "warning")
