@@ -45,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mas_agents.eval.runs.wis_tournament import run_tournament  # noqa: E402
+from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament  # noqa: E402
 from mas_agents import cells  # noqa: E402
 from tests.fakes import RuleChat, wis_player  # noqa: E402
 from tests.ray_cluster import Cluster  # noqa: E402
@@ -67,8 +67,9 @@ GRID = {
 def tournament(out: Path, games: int, concurrency: int) -> float:
     """Wall seconds of one seeded tournament of ``games`` games into ``out``."""
     t = time.monotonic()
-    res = run_tournament(agents=["plain", "plain"], games=games, pairs=PAIRS, model=RuleChat(rule=wis_player()),
-                         db=out / "wis.sqlite", out=out / "spy", seed=7, concurrency=concurrency, speak_timeout=None)
+    res = run_tournament(TournamentConfig(agents=["plain", "plain"], games=games, pairs=PAIRS,
+                                          model=RuleChat(rule=wis_player()), db=out / "wis.sqlite", out=out / "spy",
+                                          seed=7, concurrency=concurrency, speak_timeout=None))
     wall = time.monotonic() - t
     assert res["played"] == games, res
     return wall

@@ -1,7 +1,7 @@
 """Benchmark: many Who-is-Spy games in flight from one process against a stub (issue 29, part 4).
 
 Plays ``--games`` 6-player WiS games (agents ``plain``) as one tournament with ``--games`` of them
-in flight at once (``run_tournament(..., concurrency=games)``: one thread per game) over
+in flight at once (``run_tournament(TournamentConfig(..., concurrency=games))``: one thread per game) over
 ``--connections`` connections to the stub of :mod:`benchmarks.bench_throughput` (its own process on
 127.0.0.1, ``--latency`` seconds per reply, replies that keep every action valid), and records what
 the client process needs to hold them all:
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.WARNING)
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     out: dict = {"command": " ".join(["benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])]),
@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> dict:
             limiter = bt.configure(args.connections)
             cpu0, w0 = bt.self_cpu_s(), time.perf_counter()
             with Peaks() as peaks:
-                run_tournament(agents=["plain"], games=args.games, pairs=pairs, players=bt.PLAYERS, model=bt.MODEL,
-                               speak_timeout=None, concurrency=args.games, db=tmp / "board.sqlite",
-                               out=tmp / "out", seed=0)
+                run_tournament(TournamentConfig(agents=["plain"], games=args.games, pairs=pairs, players=bt.PLAYERS,
+                                                model=bt.MODEL, speak_timeout=None, concurrency=args.games,
+                                                db=tmp / "board.sqlite", out=tmp / "out", seed=0))
             wall, cpu = time.perf_counter() - w0, bt.self_cpu_s() - cpu0
             games = sorted((tmp / "out" / "games").iterdir())
             recs = [json.loads((g / "result.json").read_text()) for g in games if (g / "result.json").exists()]

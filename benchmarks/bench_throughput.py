@@ -470,15 +470,16 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
              profile: "ThreadProfile | None" = None) -> dict:
     """One tournament of ``games`` 6-player games (agents ``plain``) on ``c`` threads and ``c``
     connections; returns the cell's numbers."""
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wis{c}-", dir=tmp))
     tw0 = time_wait_sockets(stub.port)
     with cell_meters(stub) as (m, sampler):
         with (profile.running() if profile else _nothing()):
-            run_tournament(agents=["plain"], games=games, pairs=pairs, players=PLAYERS, model=MODEL,
-                           speak_timeout=None, concurrency=c, db=d / "board.sqlite", out=d / "out", seed=0)
+            run_tournament(TournamentConfig(agents=["plain"], games=games, pairs=pairs, players=PLAYERS, model=MODEL,
+                                            speak_timeout=None, concurrency=c, db=d / "board.sqlite", out=d / "out",
+                                            seed=0))
     closed = max(0, time_wait_sockets(stub.port) - tw0)
     game_dirs = sorted((d / "out" / "games").iterdir())
     recs = [json.loads((g / "result.json").read_text()) for g in game_dirs]

@@ -36,7 +36,7 @@ def main() -> None:
 
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
     from mas_agents.llm import make_chat_model
 
     root = resolve_data_dir(args.data_dir)
@@ -51,8 +51,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.games):
             pair = random.Random(seed).choice(pairs)
-            rec = play_game(Path(tmp) / f"g{seed}", agents=[specs[i % len(specs)] for i in range(6)], pair=pair,
-                            model="local", seed=seed)
+            rec = play_game(Path(tmp) / f"g{seed}", WisGameConfig(agents=[specs[i % len(specs)] for i in range(6)],
+                                                                  pair=pair, model="local", seed=seed))
             games.append({"seed": seed, "pair": f"{pair['civilian']}/{pair['spy']}", "wall_s": rec["wall_time_s"],
                           "rounds": rec["outcome"]["rounds_played"], "end": rec["outcome"]["end_reason"],
                           "calls": rec["llm"]["calls"], "input_tokens": rec["llm"]["input_tokens"],

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         cells.cell_fanout = lambda models: 1
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     with tempfile.TemporaryDirectory(prefix="mas-instr-") as t:
@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
 
             def play(games: int, name: str) -> int:
                 out = tmp / name
-                run_tournament(agents=["plain"], games=games, pairs=pairs, players=bt.PLAYERS, model=bt.MODEL,
-                               speak_timeout=None, concurrency=1, db=tmp / f"{name}.sqlite", out=out, seed=0)
+                run_tournament(TournamentConfig(agents=["plain"], games=games, pairs=pairs, players=bt.PLAYERS,
+                                                model=bt.MODEL, speak_timeout=None, concurrency=1,
+                                                db=tmp / f"{name}.sqlite", out=out, seed=0))
                 return sum(len(g.joinpath("llm_calls.jsonl").read_text(encoding="utf-8").splitlines())
                            for g in (out / "games").iterdir())
 

@@ -53,18 +53,18 @@ def test_it_stops_a_murder_mystery_game(tmp_path, toy_runtime):
 
 
 def test_it_stops_a_who_is_spy_game(tmp_path):
-    from mas_agents.eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
     with expect_unrecognised() as info:   # the murder-mystery fake knows no "Description:"
-        play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
-                  model=RuleChat(rule=polite_player()))
+        play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
+                                          model=RuleChat(rule=polite_player())))
     assert str(info.value).startswith("polite_player: unrecognised prompt")
 
 
 def test_it_stops_a_magic_run(tmp_path, mixed_root):
-    from mas_agents.eval.runs.magic_bench import run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
     with expect_unrecognised():
-        run_magic(data_root=mixed_root, out=tmp_path, scenarios=["public_good"], challenger="plain",
-                  defender="plain", settings="0", model=RuleChat(rule=polite_player()))
+        run_magic(MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=["public_good"], challenger="plain",
+                                   defender="plain", settings="0", model=RuleChat(rule=polite_player())))
 
 
 def test_a_swallowed_one_is_still_recorded_for_the_conftest():

@@ -20,7 +20,7 @@ import pytest
 
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.eval.runs.wis_session import play_game
-from mas_agents.eval.runs.wis_tournament import run_tournament
+from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 from mas_agents import cells
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, polite_player, wis_player
@@ -49,9 +49,10 @@ def _results(base: Path) -> dict[str, object]:
 
 
 def _tournament(base: Path, concurrency: int, play=play_game) -> dict:
-    return run_tournament(agents=["plain", "plain+reasoning", "plain+attack"], games=6, pairs=PAIRS,
-                          model=RuleChat(rule=wis_player()), db=base / "wis.sqlite", out=base / "spy", seed=3,
-                          concurrency=concurrency, speak_timeout=None, play=play)
+    return run_tournament(TournamentConfig(agents=["plain", "plain+reasoning", "plain+attack"], games=6, pairs=PAIRS,
+                                           model=RuleChat(rule=wis_player()), db=base / "wis.sqlite",
+                                           out=base / "spy", seed=3, concurrency=concurrency, speak_timeout=None),
+                          play=play)
 
 
 @pytest.mark.realdata
@@ -141,11 +142,11 @@ def test_a_killed_worker_node_loses_no_game_and_counts_none_twice(tmp_path, on_r
     import ray
     attempts = tmp_path / "attempts.log"
 
-    def play(*a, **k):
+    def play(out, config):
         # every try of a game, on whichever node runs it (both nodes see tmp_path: same machine)
         with attempts.open("a") as f:
-            f.write(f"{k['game_id']} {ray.get_runtime_context().get_node_id()}\n")
-        return play_game(*a, **k)
+            f.write(f"{config.game_id} {ray.get_runtime_context().get_node_id()}\n")
+        return play_game(out, config)
 
     killed = threading.Event()
 
@@ -164,9 +165,9 @@ def test_a_killed_worker_node_loses_no_game_and_counts_none_twice(tmp_path, on_r
     watcher = threading.Thread(target=killer, daemon=True)
     watcher.start()
     cells.configure("ray", on_ray.address)
-    res = run_tournament(agents=["plain", "plain+reasoning"], games=8, pairs=PAIRS,
-                         model=RuleChat(rule=_slow_wis_rule()), db=tmp_path / "wis.sqlite", out=tmp_path / "spy",
-                         concurrency=4, speak_timeout=None, play=play)
+    res = run_tournament(TournamentConfig(agents=["plain", "plain+reasoning"], games=8, pairs=PAIRS,
+                                          model=RuleChat(rule=_slow_wis_rule()), db=tmp_path / "wis.sqlite",
+                                          out=tmp_path / "spy", concurrency=4, speak_timeout=None), play=play)
     watcher.join(timeout=5)
     assert killed.is_set(), "no cell ran on the worker node"
     board = Leaderboard(tmp_path / "wis.sqlite")

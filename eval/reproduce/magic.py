@@ -286,7 +286,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     Raises:
         ValueError: a bad option, or ``out`` holds a run with another model, others or seed.
     """
-    from mas_agents.eval.runs.magic_bench import radar_chart, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, radar_chart, run_magic
     from mas_agents.graphs.magic.events import SCENARIOS
 
     cfg = check_out(out=out, model=model, others=others, limit=limit, seed=seed, conditions=conditions)
@@ -311,9 +311,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     progress = Progress(len(planned), tick, paper=PAPER)
     calls: dict[str, int] = {}
 
-    def counting_play(d, **kw):
+    def counting_play(d, game):
         from mas_agents.eval.runs.magic_session import play_magic_game
-        res = (play or play_magic_game)(d, **kw)
+        res = (play or play_magic_game)(d, game)
         calls[str(d)] = int(((res or {}).get("llm") or {}).get("calls", 0))
         return res
 
@@ -331,10 +331,11 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
                 n = int((read_json(d / "result.json").get("llm") or {}).get("calls", 0))
             progress.done(f"{cond} {line}", n or 0)
 
-        results[cond] = run_magic(data_root=Path(data_root), out=run_dir, scenarios=list(SCENARIOS),
-                                  challenger=challenger, defender=defender, settings=settings, model=model,
-                                  seed=seed, replay_openings=True, concurrency=concurrency, tick=step,
-                                  play=counting_play, temperature=TEMPERATURE)
+        results[cond] = run_magic(MagicBenchConfig(data_root=Path(data_root), out=run_dir, scenarios=list(SCENARIOS),
+                                                   challenger=challenger, defender=defender, settings=settings,
+                                                   model=model, seed=seed, replay_openings=True,
+                                                   concurrency=concurrency, temperature=TEMPERATURE),
+                                  tick=step, play=counting_play)
         radar_chart(results[cond]["metrics"], out / f"radar_{cond}.png",
                     title=f"{cond}: {challenger} vs {defender}")
 

@@ -425,7 +425,7 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     from mas_agents.eval.datasets.wis import load_pairs
     from mas_agents.eval.reports.wis_leaderboard import Leaderboard
     from mas_agents.eval.runs.wis_session import speak_limit
-    from mas_agents.eval.runs.wis_tournament import run_experiment, run_tournament, schedule
+    from mas_agents.eval.runs.wis_tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament, schedule
 
     settings = check_out(out=out, model=model, others=others, limit=limit, seed=seed)
     pool, others = settings["pool"], settings["others"]
@@ -468,9 +468,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
     # -- main experiment (Table 2)
     plan = main_plan(labels, n_main, pairs, seed)
     run_plan = [dict(g, agents=[spec_of[lb] for lb in g["labels"]]) for g in plan]
-    res = run_tournament(agents=[spec_of[lb] for lb in labels], games=n_main, pairs=pairs, players=PLAYERS, lang=LANG,
-                         model="local", seed=seed, speak_timeout=speak_timeout, db=db, out=out / "main",
-                         games_plan=run_plan, play=play, tick=ticker(out / "main" / "games", "main"))
+    res = run_tournament(TournamentConfig(agents=[spec_of[lb] for lb in labels], games=n_main, pairs=pairs,
+                                          players=PLAYERS, lang=LANG, model="local", seed=seed,
+                                          speak_timeout=speak_timeout, db=db, out=out / "main", games_plan=run_plan), play=play, tick=ticker(out / "main" / "games", "main"))
     board = Leaderboard(db)
     main_games = relabel(board.games(res["id"]), plan)
     from mas_agents.eval.metrics.wis import agent_metrics
@@ -493,10 +493,9 @@ def reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str
         subject, other = agent_spec(mdl), agent_spec(others or mdl)
         for kind in EXPERIMENTS:
             d = out / f"exp-{kind}-{subjects.index(mdl) + 1}"
-            r = run_experiment(kind=kind, subject=subject, others=other, games=g_exp, data_root=data_root,
-                               players=PLAYERS, lang=LANG, model="local", seed=seed, speak_timeout=speak_timeout,
-                               db=db, out=d, play=play,
-                               tick=_arm_ticker(d, kind, progress, g_exp))
+            r = run_experiment(ExperimentConfig(experiment=kind, subject=subject, others=other, games=g_exp,
+                                                data_root=data_root, players=PLAYERS, lang=LANG, model="local",
+                                                seed=seed, speak_timeout=speak_timeout, db=db, out=d), play=play, tick=_arm_ticker(d, kind, progress, g_exp))
             arms = []
             for row in r["rows"]:
                 xplan = schedule([row["spec"], other], g_exp, PLAYERS, pairs=pairs, seed=seed,

@@ -202,7 +202,7 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
     calls on a slow machine are not scored as timeout fouls."""
     from mas_agents.eval.reports.wis_leaderboard import Leaderboard
     from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
     pairs = load_pairs(data_root, lang)
     plan = spy_plan(games, players, pairs, seed)
     base = grid[0]
@@ -212,9 +212,10 @@ def run_spy(out: Path, grid: list[str], *, data_root: Path, games: int, players:
         gp = [{"index": g["index"], "agents": [v if s == g["subject_seat"] else base for s in range(players)],
                "spy_seat": g["spy_seat"], "first_speaker": g["first_speaker"], "pair": g["pair"]} for g in plan]
         vdir = out / v.replace("+", "_")
-        res = run_tournament(agents=[v, base], games=games, pairs=pairs, players=players, lang=lang, model=model,
-                             seed=seed, db=db, out=vdir, games_plan=gp, speak_timeout=speak_timeout,
-                             concurrency=concurrency, tick=(lambda i: tick(f"spy {v} g{i}")) if tick else None)
+        res = run_tournament(TournamentConfig(agents=[v, base], games=games, pairs=pairs, players=players, lang=lang,
+                                              model=model, seed=seed, db=db, out=vdir, games_plan=gp,
+                                              speak_timeout=speak_timeout, concurrency=concurrency),
+                             tick=(lambda i: tick(f"spy {v} g{i}")) if tick else None)
         units[v] = subject_units(Leaderboard(db).games(res["id"]), {g["index"]: g["subject_seat"] for g in plan},
                                  games_dir=vdir / "games")
     rows = []
@@ -269,14 +270,15 @@ def magic_bootstrap(by_setting: dict[int, list], base_by_setting: dict[int, list
 def run_magic_bench(out: Path, grid: list[str], *, data_root: Path, settings: str, seed: int, model: Any,
                     tick: Callable | None = None, concurrency: int | None = None) -> dict:
     """The MAgIC part: each variant challenges the base on the same settings."""
-    from mas_agents.eval.runs.magic_bench import radar_chart, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, radar_chart, run_magic
     from mas_agents.graphs.magic.events import SCENARIOS
     base = grid[0]
     dirs, by_setting, costs = {}, {}, {}
     for v in grid:
         d = out / v.replace("+", "_")
-        res = run_magic(data_root=data_root, out=d, scenarios=list(SCENARIOS), challenger=v, defender=base,
-                        settings=settings, model=model, seed=seed, concurrency=concurrency,
+        res = run_magic(MagicBenchConfig(data_root=data_root, out=d, scenarios=list(SCENARIOS), challenger=v,
+                                         defender=base, settings=settings, model=model, seed=seed,
+                                         concurrency=concurrency),
                         tick=(lambda label: tick(f"magic {v} {label}")) if tick else None)
         dirs[v] = d
         by_setting[v], costs[v] = _magic_by_setting(d, res["games"])   # each game's events read once

@@ -5,23 +5,33 @@ non-chameleon; undercover and civilian; the test seat in the other three). Games
 ``<out>/games/<scenario>-<side>-s<id>/``; a game with a ``result.json`` is finished and is skipped
 when the same command is rerun. Metrics (:mod:`mas_agents.eval.metrics.magic`) are computed from the games'
 ``events.jsonl`` only. Writes ``result.json`` (the eight numbers, per-scenario win rates, counts,
-cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``.
+cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``. The run is
+configured by :class:`MagicBenchConfig` (:mod:`mas_agents.eval.runs.run_config`).
+
+Function-level imports kept: matplotlib (heavy, only for the radar chart; set to its Agg backend first).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any, Callable
 
-from mas_agents.eval.metrics.magic import CAPABILITIES, scenario_metrics
-from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
-from mas_agents.events import read_events
+from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
+from mas_agents.eval.metrics.magic import CAPABILITIES, scenario_metrics
+from mas_agents.eval.runs.magic_session import SIDES, MagicGameConfig, play_magic_game
 from mas_agents.eval.runs.record import check_same_run, model_fields, seat_model
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, wilson
+from mas_agents.events import read_events
+from mas_agents.graphs.magic.events import SCENARIOS
+from mas_agents.remote import auto_concurrency
 from mas_agents.rundir import marks_run, read_json, versions, write_json
+from mas_agents.specs import split_model
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 #: ``config.json``'s ``kind`` of a ``mas magic run`` run directory.
@@ -45,8 +55,6 @@ def parse_scenarios(text: str) -> list[str]:
 
 def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tuple[str, Any, str]]:
     """``[(scenario, setting, side), ...]`` for the given settings range (default: all of each)."""
-    from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
-    from mas_agents.eval.runs.magic_session import SIDES
     games = []
     for sc in scenarios:
         ids = parse_range(settings, sc) if settings else setting_ids(sc)
@@ -72,8 +80,6 @@ def union_settings(a: str | None, b: str | None) -> str | None:
 def finished_games(out: Path, scenarios: list[str], settings: str | None) -> list[Path]:
     """The game directories under ``out`` of ``scenarios`` x ``settings`` (None: all of each; ids
     a scenario does not have are passed over) x each side that hold a ``result.json``."""
-    from mas_agents.eval.datasets.magic import parse_range, setting_ids
-    from mas_agents.eval.runs.magic_session import SIDES
     found = []
     for sc in scenarios:
         have = setting_ids(sc)
@@ -87,21 +93,60 @@ def game_dir(out: Path, scenario: str, side: str, setting_id: int) -> Path:
     return out / "games" / f"{scenario}-{side}-s{setting_id:02d}"
 
 
-@marks_run
-def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: str, defender: str,
-              settings: str | None = None, model: Any = "local", seed: int = 0, replay_openings: bool = False,
-              concurrency: int | None = None, tick: Callable[[str], None] | None = None,
-              play: Callable | None = None, temperature: float | None = None) -> dict:
-    """Play (or finish) every planned game and write the reports; returns ``result.json``.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MagicBenchConfig(RunConfig):
+    """A ``mas magic run`` (:func:`run_magic`).
 
-    ``temperature``: sampling temperature of every seat's model built from a spec string (MAgIC
-    §4 runs every agent at 0); None keeps the model's default (and is not passed to ``play``).
-    ``concurrency``: games at once on the configured executor (:func:`mas_agents.cells.run_cells`:
-    threads, or Ray tasks in flight); None = ``--max-connections`` when every seat's model is remote,
-    else 1.
+    Recorded (``<out>/config.json`` holds ``kind``, ``challenger``, ``defender``, then the models
+    the seats used as ``model``, then ``replay_openings``, ``seed``, ``temperature``, the other
+    model fields, ``scenarios`` and ``settings``: those of every run into ``out``, see
+    :func:`run_magic`):
+
+    Attributes:
+        challenger, defender: agent specs ``BLOCKS[@MODEL]``.
+        replay_openings: defenders seated before the challenger replay the setting's recorded round-1 clues.
+        seed: sampling seed of the models built from spec strings.
+        temperature: sampling temperature of every seat's model built from a spec string (MAgIC
+            §4 runs every agent at 0); None keeps the model's default.
+        scenarios: the scenarios to play (:func:`parse_scenarios`; a list is kept as a tuple).
+        settings: setting ids (:func:`mas_agents.eval.datasets.magic.parse_range` syntax); None: all.
+
+    Not recorded:
+        data_root: datasets root (holds ``magic/``).
+        out: the run directory.
+        model: default model spec (or a chat model in tests); recorded as ``default_model``.
+        concurrency: games at once on the configured executor (:func:`mas_agents.cells.run_cells`:
+            threads, or Ray tasks in flight); None = ``--max-connections`` when every seat's model
+            is remote, else 1.
+    """
+
+    KIND = KIND
+    challenger: str
+    defender: str
+    replay_openings: bool = False
+    seed: int = 0
+    temperature: float | None = None
+    scenarios: tuple[str, ...]
+    settings: str | None = None
+    data_root: Path = dataclasses.field(metadata=NOT_RECORDED)
+    out: Path = dataclasses.field(metadata=NOT_RECORDED)
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+    concurrency: int | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scenarios", tuple(self.scenarios))
+        object.__setattr__(self, "out", Path(self.out))
+
+
+@marks_run
+def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = None,
+              play: Callable[[Path, MagicGameConfig], dict] | None = None) -> dict:
+    """Play (or finish) every planned game of ``config`` and write the reports; returns ``result.json``.
 
     ``config.json`` records the models the seats used (``models``: the challenger's and the
     defender's, :mod:`mas_agents.eval.runs.record`) beside the ``--model`` default (``default_model``).
+    ``tick`` is called with ``"<scenario> <side> s<id>"`` as each game finishes; ``play`` plays one
+    game (default :func:`mas_agents.eval.runs.magic_session.play_magic_game`).
 
     Raises:
         ValueError: bad scenario/settings.
@@ -109,12 +154,13 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
             models, replay setting, seed or temperature; more scenarios or settings extend it),
             before anything is written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from mas_agents.eval.runs.magic_session import play_magic_game
     play = play or play_magic_game
+    out, model, data_root = config.out, config.model, config.data_root
+    challenger, defender, scenarios, settings = config.challenger, config.defender, list(config.scenarios), config.settings
     out.mkdir(parents=True, exist_ok=True)
     used = model_fields([seat_model(a, model) for a in (challenger, defender)], model)
     cfg = {"challenger": challenger, "defender": defender, "model": used.pop("model"),
-           "replay_openings": replay_openings, "seed": seed, "temperature": temperature, **used}
+           "replay_openings": config.replay_openings, "seed": config.seed, "temperature": config.temperature, **used}
     # more scenarios or settings extend the run (finished games are reused); nothing else may differ
     stored = check_same_run(out, {"kind": KIND, **cfg, "scenarios": scenarios, "settings": settings},
                             may_differ=("scenarios", "settings"))
@@ -123,8 +169,10 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
     # run into ``out`` (the union; None = all settings), the result counts every finished game there
     held_scenarios, held_settings = scenarios, settings
     if stored:
-        held_scenarios = [s for s in SCENARIOS if s in set(scenarios) | set(stored.get("scenarios") or [])]
-        held_settings = union_settings(stored.get("settings"), settings)
+        held = MagicBenchConfig.from_record({**stored, "scenarios": stored.get("scenarios") or []},
+                                           data_root=data_root, out=out)
+        held_scenarios = [s for s in SCENARIOS if s in set(scenarios) | set(held.scenarios)]
+        held_settings = union_settings(held.settings, settings)
     write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
                                      "record_prompts": record_prompts(), "versions": versions()})
 
@@ -140,15 +188,14 @@ def run_magic(*, data_root: Path, out: Path, scenarios: list[str], challenger: s
         d = root / rel(g)
         if finished(g, root):
             return rel(g), True
-        play(d, scenario=sc, setting=st, side=side, challenger=challenger, defender=defender, model=model,
-             seed=seed, replay_openings=replay_openings,
-             **({} if temperature is None else {"temperature": temperature}))
+        play(d, MagicGameConfig(scenario=sc, setting=st, side=side, challenger=challenger, defender=defender,
+                                model=model, seed=config.seed, replay_openings=config.replay_openings,
+                                temperature=config.temperature))
         return rel(g), False
 
-    from mas_agents.specs import split_model
     seat_models = [split_model(a)[1] or model for a in (challenger, defender)]
+    concurrency = config.concurrency
     if concurrency is None:   # --max-connections when every seat's model is remote, else 1
-        from mas_agents.remote import auto_concurrency
         concurrency = default_concurrency(seat_models, auto_concurrency(seat_models))
     done = run_cells(games, one, root=out, rel=rel, models=seat_models, concurrency=concurrency,
                      finished=finished,
@@ -202,7 +249,6 @@ def per_scenario_intervals(logs: list) -> dict[str, Any]:
     so the mean over games equals the pooled value when every game of a side weighs the same).
     Shape: ``{"chameleon": {"chameleon": Estimate dict, ...}, "cost_sharing": Estimate dict, ...}``;
     a side or scenario with no game is left out."""
-    from mas_agents.eval.stats import bootstrap_mean
     values: dict[tuple, list[float]] = {}
     for log in logs:
         one = scenario_metrics([log])["per_scenario"]
@@ -230,7 +276,6 @@ def intervals(m: dict, dirs: list[Path], logs: list) -> dict[str, dict]:
     bootstrap over setting ids (n = settings; every game of a setting id is drawn together,
     :func:`mas_agents.eval.stats.bootstrap_units`), clipped to their range; one setting gives no interval.
     """
-    from mas_agents.eval.stats import Estimate, bootstrap_units, clip, wilson
     counts = m["counts"]
     out = {}
     for k, (num, den) in PROPORTIONS.items():
@@ -284,7 +329,6 @@ def report_md(result: dict, paper: list[dict]) -> str:
         iv = ivs.get(c)
         if not iv or result["metrics"][c] is None:
             return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
-        from mas_agents.eval.stats import Estimate
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
                            "mean": result["metrics"][c]}).fmt(unit="")
     head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
@@ -314,7 +358,6 @@ def report_md(result: dict, paper: list[dict]) -> str:
     def with_iv(vv, iv, g):
         """A credit / rate in percent with its bootstrap interval over games, else with its n."""
         if iv and vv is not None:
-            from mas_agents.eval.stats import Estimate
             e = Estimate(iv["mean"], iv["low"], iv["high"], iv["n"])
             unit = "game" if e.n == 1 else "games"
             if e.low is None:

@@ -1,14 +1,19 @@
 """Play one MAgIC game into a directory: ``config.json``, ``events.jsonl``, ``llm_calls.jsonl``,
-``result.json`` (outcome, seats, cost) and ``transcript.md``."""
+``result.json`` (outcome, seats, cost) and ``transcript.md``. A game's configuration is
+:class:`MagicGameConfig` (:mod:`mas_agents.eval.runs.run_config`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+from mas_agents.agent import Persona
 from mas_agents.eval.games import GameDef, Table, register
 from mas_agents.eval.runs import magic_checks, magic_view
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
+from mas_agents.eval.runs.session import run
 from mas_agents.graphs.magic.graph import MagicRuntime, build_graph
 from mas_agents.graphs.magic.rules import GAMES
 
@@ -32,35 +37,77 @@ def challenger_seats(scenario: str, setting: Any, side: str) -> list[str]:
     return [p for p, r in roles.items() if r == side]
 
 
-def play_magic_game(out: Path, *, scenario: str, setting: Any, side: str, challenger: str, defender: str,
-                    model: Any = "local", seed: int = 0, replay_openings: bool = False,
-                    temperature: float | None = None) -> dict:
-    """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest
-    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``magic``).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MagicGameConfig(RunConfig):
+    """One MAgIC game: what :func:`play_magic_game` takes and the game's part of its ``config.json``.
 
-    Args:
+    ``config.json`` holds the recorded fields in this order with ``seats`` (``{"Player k": spec}``,
+    which spec the set-up seated where: a consequence of the setting's roles, not a choice) after
+    ``defender``.
+
+    Attributes:
+        scenario: a MAgIC scenario (:data:`SIDES`' keys).
+        setting_id: the setting's id (``setting.id``; filled from ``setting`` when None).
+        side: the challenger's side (:data:`SIDES`).
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
-        model: default model spec (or a chat model object in tests).
+        seed: sampling seed of the models built from spec strings.
         temperature: sampling temperature of every seat's model built from a spec string
             (:class:`mas_agents.llm.ModelPool`); None keeps the model's default.
+        replay_openings: defenders seated before the challenger replay the setting's recorded
+            round-1 clues.
+        setting: not recorded: the loaded setting (:mod:`mas_agents.eval.datasets.magic`).
+        model: not recorded: the default model spec (or a chat model object in tests);
+            ``config.json`` records the models the seats used (:mod:`mas_agents.eval.runs.record`).
+
+    Raises:
+        ValueError: ``setting_id`` is not ``setting.id``.
+    """
+
+    KIND = "magic"
+    scenario: str
+    setting_id: int | None = None
+    side: str
+    challenger: str
+    defender: str
+    seed: int = 0
+    temperature: float | None = None
+    replay_openings: bool = False
+    setting: Any = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        if self.setting is not None:
+            if self.setting_id is None:
+                object.__setattr__(self, "setting_id", self.setting.id)
+            elif self.setting_id != self.setting.id:
+                raise ValueError(f"setting_id {self.setting_id} is not the setting's id {self.setting.id}")
+
+
+def play_magic_game(out: Path, config: MagicGameConfig) -> dict:
+    """Play one game; the challenger spec plays :func:`challenger_seats`, the defender the rest
+    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``magic``).
 
     Returns:
         ``result.json``: ``{"scenario", "setting_id", "side", "challenger", "defender", "seats",
         "outcome", "llm", "wall_time_s", "invalid_actions", "model_actions"}``.
 
     Raises:
-        ValueError: a side the scenario does not have; an unknown block in a spec.
+        ValueError: a side the scenario does not have; an unknown block in a spec; no ``setting``.
     """
-    from mas_agents.eval.runs.session import run
-    return run("magic", out, model=model, seed=seed, temperature=temperature, scenario=scenario, setting=setting,
-               side=side, challenger=challenger, defender=defender, replay_openings=replay_openings)
+    if config.setting is None:
+        raise ValueError("play_magic_game: the configuration has no setting (load it with mas_agents.eval.datasets.magic)")
+    return run("magic", out, model=config.model, seed=config.seed, temperature=config.temperature,
+               scenario=config.scenario, setting=config.setting, side=config.side, challenger=config.challenger,
+               defender=config.defender, replay_openings=config.replay_openings)
 
 
 def setup(seats: Seats, *, out: Path, scenario: str, setting: Any, side: str, challenger: str, defender: str,
           replay_openings: bool = False) -> Table:
-    """The MAgIC table of :func:`play_magic_game`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`)."""
-    from mas_agents.agent import Persona
-
+    """The MAgIC table of a :class:`MagicGameConfig` (:attr:`mas_agents.eval.games.GameDef.setup`): the
+    registry passes the game's parameters by name, the configuration is built from them and ``seats``."""
+    cfg = MagicGameConfig(scenario=scenario, setting=setting, side=side, challenger=challenger, defender=defender,
+                          seed=seats.seed, temperature=seats.temperature, replay_openings=replay_openings,
+                          model=seats.default_model)
     challenger_at = challenger_seats(scenario, setting, side)
     players = ["Player 1", "Player 2", "Player 3"]
     specs = {p: (challenger if p in challenger_at else defender) for p in players}
@@ -70,9 +117,9 @@ def setup(seats: Seats, *, out: Path, scenario: str, setting: Any, side: str, ch
     for p, spec in specs.items():
         persona = Persona(name=p, title=f"MAgIC {scenario}", role=rt.roles()[p], players=players, system=system)
         rt.agents[p] = seats.agent(persona, spec, GAMES[scenario])
-    config = {"scenario": scenario, "setting_id": setting.id, "side": side, "challenger": challenger,
-              "defender": defender, "seats": specs, "seed": seats.seed,
-              "temperature": seats.temperature, "replay_openings": replay_openings}
+    rec = cfg.record()
+    config = {**{k: rec.pop(k) for k in ("scenario", "setting_id", "side", "challenger", "defender")},
+              "seats": specs, **rec}
 
     def result(state: dict, *, llm: dict, wall_time_s: float) -> dict:
         return {"scenario": scenario, "setting_id": setting.id, "side": side, "challenger": challenger,

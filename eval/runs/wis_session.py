@@ -5,19 +5,30 @@ game record of :mod:`mas_agents.graphs.wis.rules`) and ``transcript.md``. Seats 
 (``BLOCKS[@MODEL]``) or URLs of WiS-protocol agents (:mod:`mas_agents.graphs.wis.protocol`).
 
 Word pairs come from ``<data>/whoisspy/pairs_<lang>.jsonl`` (``{"civilian", "spy", ...}`` a line).
+A game's configuration is :class:`WisGameConfig` (:mod:`mas_agents.eval.runs.run_config`).
+
+Function-level imports kept: :mod:`mas_agents.graphs.wis.protocol` (FastAPI, needed by URL seats only).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from mas_agents.cells import has_local_model
 from mas_agents.eval.games import GameDef, Table, register
 from mas_agents.eval.runs import wis_checks, wis_view
+from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, HumanSeat
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
+from mas_agents.eval.runs.session import run
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.graphs.wis.graph import WisRuntime, build_graph
+from mas_agents.graphs.wis.player import AgentWisPlayer
+from mas_agents.specs import is_remote, parse_spec, split_model
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -63,11 +74,6 @@ def speak_limit(agents: list[str], model: Any = "local", requested: float | None
     Raises:
         ValueError: a negative or non-finite ``requested``.
     """
-    import math
-
-    from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT
-    from mas_agents.cells import has_local_model
-    from mas_agents.specs import is_remote, split_model
     if requested != AUTO:
         if requested is None:
             return None
@@ -123,9 +129,6 @@ class PlayerFactory:
                 ``checkHealth`` or ``init`` (:meth:`mas_agents.graphs.wis.protocol.RemoteWisPlayer.check_ready`):
                 the game is refused before it starts; ``human`` without a ``human_dir``.
         """
-        from mas_agents.graphs.wis.player import AgentWisPlayer
-        from mas_agents.specs import is_remote, parse_spec, split_model
-        from mas_agents.eval.runs.human import HUMAN, HumanSeat
         if spec == HUMAN:   # a person, through files in the run directory (mas_agents.eval.runs.human)
             if self.seats.human_dir is None:
                 raise ValueError("a human seat needs a game directory to talk through")
@@ -146,26 +149,61 @@ class PlayerFactory:
         return AgentWisPlayer(make_agent, label=spec, lang=self.lang, role=role, safe_reply=self.safe_reply)
 
 
-def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str = "en", model: Any = "local",
-              seed: int = 0, spy_seat: int | None = None, first_speaker: int | None = None,
-              speak_timeout: float | None | str = AUTO, vote_timeout: float | None | str = "speak", game_id: str | None = None,
-              players: dict[str, Any] | None = None) -> dict:
-    """Play one game with one seat per entry of ``agents`` and write its files into ``out``
-    (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``wis``).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WisGameConfig(RunConfig):
+    """One Who-is-Spy game: what :func:`play_game` takes and the game's part of its ``config.json``.
 
-    Args:
+    Recorded (in this order; :func:`setup` writes the values it resolved: the drawn ``spy_seat``
+    and ``first_speaker``, the speaking and voting limits in seconds, ``game_id`` the run
+    directory's name when None):
+
+    Attributes:
+        game_id: the game's id (None: the run directory's name).
         agents: seat specs in seat order (``plain``, ``plain+reasoning@openai:gpt-4o-mini``,
             ``http://127.0.0.1:7860``, ``human``: a person through ``out/human/``, see
-            :mod:`mas_agents.eval.runs.human`); seats are named ``Player 1..N``.
+            :mod:`mas_agents.eval.runs.human`); seats are named ``Player 1..N``; a list is kept as a tuple.
         pair: ``{"civilian": word, "spy": word}``.
-        model: default model for specs without ``@MODEL``.
-        seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``).
+        lang: prompt language (``en`` or ``zh``).
+        seed: draws the spy seat and the first speaker when not given (``random.Random(seed)``),
+            and seeds the models built from spec strings.
         spy_seat, first_speaker: 0-based seats, to fix them (tournaments fix the spy seat).
         speak_timeout: seconds to describe (foul after); :data:`AUTO` (default): :func:`speak_limit`'s
             rule (10 s, none with a seat on the embedded model); 0 or None: no limit.
         vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
             the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.graph.WisRuntime` for why).
+
+    Not recorded:
+        model: default model for specs without ``@MODEL`` (a spec, or a chat model object in tests);
+            ``config.json`` records the models the seats used instead (:mod:`mas_agents.eval.runs.record`).
         players: seat name -> ready-made WisPlayer (tests); overrides ``agents`` for those seats.
+    """
+
+    KIND = "wis"
+    game_id: str | None = None
+    agents: tuple[str, ...]
+    pair: Mapping[str, str]
+    lang: str = "en"
+    seed: int = 0
+    spy_seat: int | None = None
+    first_speaker: int | None = None
+    speak_timeout: float | None | str = AUTO
+    vote_timeout: float | None | str = "speak"
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+    players: Mapping[str, Any] | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", tuple(self.agents))
+
+    def game_params(self) -> dict[str, Any]:
+        """The game's parameters as the one runner passes them to :func:`setup` (all but ``model`` and ``seed``)."""
+        return {"agents": list(self.agents), "pair": dict(self.pair), "lang": self.lang, "spy_seat": self.spy_seat,
+                "first_speaker": self.first_speaker, "speak_timeout": self.speak_timeout,
+                "vote_timeout": self.vote_timeout, "game_id": self.game_id, "players": self.players}
+
+
+def play_game(out: Path, config: WisGameConfig) -> dict:
+    """Play one game of ``config`` with one seat per entry of ``config.agents`` and write its files
+    into ``out`` (through the one runner, :func:`mas_agents.eval.runs.session.run`, as the registered game ``wis``).
 
     Returns:
         The game record (``result.json``), see :mod:`mas_agents.graphs.wis.rules`.
@@ -173,27 +211,36 @@ def play_game(out: Path, *, agents: list[str], pair: dict[str, str], lang: str =
     Raises:
         ValueError: a player count outside 3..9, an unknown block, a bad seat index.
     """
-    from mas_agents.eval.runs.session import run
-    return run("wis", out, model=model, seed=seed, agents=agents, pair=pair, lang=lang, spy_seat=spy_seat,
-               first_speaker=first_speaker, speak_timeout=speak_timeout, vote_timeout=vote_timeout, game_id=game_id,
-               players=players)
+    return run("wis", out, model=config.model, seed=config.seed, **config.game_params())
 
 
 def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], lang: str = "en",
           spy_seat: int | None = None, first_speaker: int | None = None, speak_timeout: float | None | str = AUTO,
           vote_timeout: float | None | str = "speak", game_id: str | None = None,
           players: dict[str, Any] | None = None) -> Table:
-    """The WiS table of :func:`play_game`'s arguments (:attr:`mas_agents.eval.games.GameDef.setup`).
+    """The WiS table of a :class:`WisGameConfig` (:attr:`mas_agents.eval.games.GameDef.setup`).
+
+    The registry passes the game's parameters by name (``mas game play wis --set NAME=VALUE``,
+    :func:`mas_agents.api.play`), so they stay keyword arguments here; the configuration is built
+    from them and ``seats`` (its model and seed) once.
 
     Raises:
         ValueError: as :func:`play_game`, before any seat is built.
     """
+    cfg = WisGameConfig(game_id=game_id, agents=agents, pair=pair, lang=lang, seed=seats.seed, spy_seat=spy_seat,
+                        first_speaker=first_speaker, speak_timeout=speak_timeout, vote_timeout=vote_timeout,
+                        model=seats.default_model, players=players)
+    return _table(seats, Path(out), cfg)
+
+
+def _table(seats: Seats, out: Path, cfg: WisGameConfig) -> Table:
+    """The table of :func:`setup`; its ``config.json`` part is ``cfg`` with every value resolved."""
+    agents, pair, lang = list(cfg.agents), cfg.pair, cfg.lang
     rules.check_players(len(agents))
     rules.check_lang(lang)
     rules.check_pair(pair)
-    speak_timeout = speak_limit(agents, seats.default_model, speak_timeout)
-    if vote_timeout == "speak":
-        vote_timeout = speak_timeout
+    speak_timeout = speak_limit(agents, seats.default_model, cfg.speak_timeout)
+    vote_timeout = speak_timeout if cfg.vote_timeout == "speak" else cfg.vote_timeout
     urls = [a for a in agents if a.startswith(("http://", "https://"))]
     dup = sorted({u for u in urls if urls.count(u) > 1})
     if dup:
@@ -202,8 +249,8 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
     seed = seats.seed
     rng = random.Random(seed)
     n = len(agents)
-    spy_seat = rng.randrange(n) if spy_seat is None else spy_seat
-    first_speaker = rng.randrange(n) if first_speaker is None else first_speaker
+    spy_seat = rng.randrange(n) if cfg.spy_seat is None else cfg.spy_seat
+    first_speaker = rng.randrange(n) if cfg.first_speaker is None else cfg.first_speaker
     for label, v in (("spy_seat", spy_seat), ("first_speaker", first_speaker)):
         if not 0 <= v < n:
             raise ValueError(f"{label} {v} is not a seat 0..{n - 1}")
@@ -211,7 +258,7 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
     roles = {p: ("spy" if i == spy_seat else "civilian") for i, p in enumerate(names)}
     words = {p: pair["spy" if roles[p] == "spy" else "civilian"] for p in names}
     factory = PlayerFactory(seats, lang=lang, speak_timeout=speak_timeout)
-    table = dict(players or {})
+    table = dict(cfg.players or {})
 
     def close() -> None:
         for p in table.values():
@@ -228,10 +275,9 @@ def setup(seats: Seats, *, out: Path, agents: list[str], pair: dict[str, str], l
     except BaseException:
         close()
         raise
-    game_id = game_id or Path(out).name
-    config = {"game_id": game_id, "agents": agents, "pair": pair, "lang": lang, "seed": seed,
-              "spy_seat": spy_seat, "first_speaker": first_speaker, "speak_timeout": speak_timeout,
-              "vote_timeout": vote_timeout}
+    game_id = cfg.game_id or out.name
+    config = cfg.replace(game_id=game_id, seed=seed, spy_seat=spy_seat, first_speaker=first_speaker,
+                         speak_timeout=speak_timeout, vote_timeout=vote_timeout).record()
     rt = WisRuntime(seats=names, roles=roles, words=words, players=table, first=names[first_speaker], lang=lang,
                     speak_timeout=speak_timeout, vote_timeout=vote_timeout)
 

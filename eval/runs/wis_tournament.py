@@ -16,25 +16,37 @@
   rate, which an attack aims to raise). For ``attack``/``defense`` the subject is the spy in
   every game (the strategies act only as spy); for ``reasoning`` it is a civilian in every game
   (vote accuracy is a civilian's metric).
+
+The runs are configured by :class:`TournamentConfig` and :class:`ExperimentConfig`
+(:mod:`mas_agents.eval.runs.run_config`). Every import is at module level.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import random
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from mas_agents import cells
+from mas_agents.accounting import record_prompts
+from mas_agents.cells import default_concurrency, run_cells
+from mas_agents.eval.datasets.wis import load_pairs
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-from mas_agents.graphs.wis import rules as rules
-from mas_agents.cells import default_concurrency, run_cells
+from mas_agents.eval.runs import wis_session
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
-from mas_agents.accounting import record_prompts
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.wis_session import WisGameConfig
+from mas_agents.eval.stats import bootstrap_mean, wilson
+from mas_agents.graphs.wis import rules as rules
 from mas_agents.llm import spec_text
+from mas_agents.remote import auto_concurrency
 from mas_agents.rundir import marks_run, versions, write_json
+from mas_agents.specs import is_remote, split_model
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +116,6 @@ def schedule(agents: list[str], games: int, players: int = rules.DEFAULT_PLAYERS
 
 
 def _is_local_seat(spec: str, default_model: Any) -> bool:
-    from mas_agents.specs import is_remote, split_model
     if is_remote(spec):
         return False
     m = split_model(spec)[1] or default_model
@@ -130,21 +141,25 @@ def tournament_id(config: dict) -> str:
     return "t-" + hashlib.sha1(blob.encode("utf-8")).hexdigest()[:10]
 
 
-@marks_run
-def run_tournament(*, agents: list[str], games: int, data_root: Path | None = None, pairs: list[dict] | None = None,
-                   players: int = rules.DEFAULT_PLAYERS, lang: str = "en", model: Any = "local", seed: int = 0,
-                   speak_timeout: float | None | str = "auto", concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
-                   tid: str | None = None, games_plan: list[dict] | None = None,
-                   play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
-    """Play (or continue) a tournament and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TournamentConfig(RunConfig):
+    """A Who-is-Spy tournament (:func:`run_tournament`).
 
-    Args:
-        agents: agent specs / URLs; games, players, lang, seed: see :func:`schedule`.
-        data_root: datasets root (for the word pairs) unless ``pairs`` is given.
-        model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
+    Recorded (``<out>/config.json``, in this order, after ``kind``; ``games`` is the number of
+    games planned and ``speak_timeout`` the limit resolved, as the tournament played them; the
+    models its seats used, ``default_model`` and the ``id`` follow, :func:`tournament_record`):
+
+    Attributes:
+        agents: agent specs / URLs (a list is kept as a tuple); games, players, lang, seed: see
+            :func:`schedule`.
         speak_timeout: ``"auto"`` (default), seconds, or 0/None for no limit: resolved once for the
             whole tournament by :func:`mas_agents.eval.runs.wis_session.speak_limit` (the rule of every WiS
             command: none when a seat plays on the embedded model, else WiS's 10 s).
+
+    Not recorded:
+        model: default model for specs without ``@MODEL`` (a string, or a chat model in tests).
+        data_root: datasets root (for the word pairs) unless ``pairs`` is given.
+        pairs: the word pairs to draw from.
         concurrency: games played at once on the configured executor (:func:`mas_agents.cells.run_cells`:
             threads, where the local model serialises its calls, or Ray tasks in flight); None =
             ``--max-connections`` when every seat's model is remote and there is no speaking
@@ -153,50 +168,76 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         out: directory for the game directories (default ``runs/spy-<id>``).
         tid: tournament id (default :func:`tournament_id` of the config).
         games_plan: a ready schedule (experiments); default :func:`schedule`.
-        play: game function (default :func:`mas_agents.eval.runs.wis_session.play_game`).
+    """
+
+    KIND = TOURNAMENT_KIND
+    agents: tuple[str, ...]
+    games: int
+    players: int = rules.DEFAULT_PLAYERS
+    lang: str = "en"
+    seed: int = 0
+    speak_timeout: float | None | str = "auto"
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+    data_root: Path | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    pairs: list[dict] | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    concurrency: int | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    db: Path | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    out: Path | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    tid: str | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    games_plan: list[dict] | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", tuple(self.agents))
+
+
+@marks_run
+def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameConfig], dict] | None = None,
+                   tick: Callable[[int], None] | None = None) -> dict:
+    """Play (or continue) the tournament ``config`` and return ``{"id", "db", "out", "played", "skipped", "metrics"}``.
+
+    Args:
+        config: the tournament (:class:`TournamentConfig`).
+        play: game function ``play(out, WisGameConfig)`` (default :func:`mas_agents.eval.runs.wis_session.play_game`).
         tick: called with each game's index as it finishes, and at once for each game already
             stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
 
     Writes ``<out>/config.json`` (:func:`tournament_record`) before the first game.
 
     Raises:
-        ValueError: bad arguments, or an existing tournament id with another config.
+        ValueError: bad arguments (no ``data_root`` nor ``pairs``), or an existing tournament id with another config.
         RunConflict: ``out`` holds another tournament (other agents, games, options, models or
             ``--model``), before anything is written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_session import play_game
-    play = play or play_game
+    play = play or wis_session.play_game
+    agents, model, lang, seed, games_plan = list(config.agents), config.model, config.lang, config.seed, config.games_plan
+    pairs = config.pairs
     if pairs is None:
-        if data_root is None:
+        if config.data_root is None:
             raise ValueError("give data_root or pairs")
-        pairs = load_pairs(data_root, lang)
-    from mas_agents.eval.runs.wis_session import speak_limit
-    from mas_agents.specs import is_remote, split_model
-    speak_timeout = speak_limit(sorted({a for g in games_plan for a in g["agents"]}) if games_plan else agents, model,
-                                speak_timeout)
+        pairs = load_pairs(config.data_root, lang)
+    speak_timeout = wis_session.speak_limit(sorted({a for g in games_plan for a in g["agents"]}) if games_plan else agents,
+                                            model, config.speak_timeout)
     seat_models = [split_model(a)[1] or model for a in agents if not is_remote(a)]
+    concurrency = config.concurrency
     if concurrency is None:
         # with a speaking limit, one game at a time: a description waiting for a connection
         # behind other games' votes would count against the limit and foul by chance
-        from mas_agents.remote import auto_concurrency
         # (on Ray each game is its own process with its own share of the connections: the
         # cluster's width, mas_agents.cells.default_concurrency)
         concurrency = default_concurrency(seat_models, 1 if speak_timeout is not None else auto_concurrency(seat_models))
-    from mas_agents import cells
     if concurrency > 1 and cells.settings().kind == "local" and any(_is_local_seat(a, model) for a in agents):
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
                          "player's speaking time would include other games' waits and count as timeout fouls")
-    plan = games_plan or schedule(agents, games, players, pairs=pairs, seed=seed)
-    config = {"agents": agents, "games": len(plan), "players": players, "lang": lang, "seed": seed,
-              "model": spec_text(model), "speak_timeout": speak_timeout,
-              "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
-    tid = tid or tournament_id(config)
-    out = Path(out) if out else Path("runs") / f"spy-{tid}"
-    record = tournament_record(tid, config, model)
+    plan = games_plan or schedule(agents, config.games, config.players, pairs=pairs, seed=seed)
+    board_config = {"agents": agents, "games": len(plan), "players": config.players, "lang": lang, "seed": seed,
+                    "model": spec_text(model), "speak_timeout": speak_timeout,
+                    "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
+    tid = config.tid or tournament_id(board_config)
+    out = Path(config.out) if config.out else Path("runs") / f"spy-{tid}"
+    record = tournament_record(tid, board_config, model)
     check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
-    board = Leaderboard(db)
-    board.start_tournament(tid, config)
+    board = Leaderboard(config.db)
+    board.start_tournament(tid, board_config)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
     done = board.finished_indices(tid)
@@ -206,9 +247,10 @@ def run_tournament(*, agents: list[str], games: int, data_root: Path | None = No
         return f"games/g{g['index']:04d}"
 
     def one(g: dict, root: Path) -> dict:
-        return play(root / rel(g), agents=g["agents"], pair=g["pair"], lang=lang, model=model,
-                    seed=seed * 100003 + g["index"], spy_seat=g["spy_seat"], first_speaker=g["first_speaker"],
-                    speak_timeout=speak_timeout, game_id=f"{tid}-g{g['index']:04d}")
+        return play(root / rel(g), WisGameConfig(
+            agents=g["agents"], pair=g["pair"], lang=lang, model=model, seed=seed * 100003 + g["index"],
+            spy_seat=g["spy_seat"], first_speaker=g["first_speaker"], speak_timeout=speak_timeout,
+            game_id=f"{tid}-g{g['index']:04d}"))
 
     def finished(g: dict, rec: dict) -> None:
         # on this thread (the driver): the leaderboard is written by one process only
@@ -251,14 +293,50 @@ def subject_metrics(games: list[dict], plan: list[dict]) -> dict:
     return m
 
 
-def run_experiment(*, kind: str, subject: str, others: str, games: int, data_root: Path, players: int = rules.DEFAULT_PLAYERS,
-                   lang: str = "en", model: Any = "local", seed: int = 0, speak_timeout: float | None | str = "auto",
-                   concurrency: int | None = None, db: Path | None = None, out: Path | None = None,
-                   play: Callable | None = None, tick: Callable[[int], None] | None = None) -> dict:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ExperimentConfig(RunConfig):
+    """A baseline-vs-strategy experiment (:func:`run_experiment`, WiS §5.3–5.4).
+
+    Recorded (``<out>/config.json``, in this order, after ``kind: "wis-experiment"``; the models
+    the seats used and ``default_model`` follow):
+
+    Attributes:
+        experiment: the strategy, one of :data:`EXPERIMENT_KINDS` (``mas spy experiment --kind``).
+        subject: the baseline spec of the tested agent (the strategy block is added to it).
+        others: the spec of every other seat.
+        games: games per arm; players, lang, seed: see :func:`schedule`.
+        speak_timeout: as :class:`TournamentConfig` (recorded as given).
+
+    Not recorded:
+        data_root: datasets root (for the word pairs).
+        model, concurrency, db: as :class:`TournamentConfig`.
+        out: the experiment's directory (its arms in ``<out>/baseline`` and ``<out>/<experiment>``);
+            None: nothing written but the arms' leaderboard rows.
+    """
+
+    KIND = EXPERIMENT_KIND
+    experiment: str
+    subject: str
+    others: str
+    games: int
+    players: int = rules.DEFAULT_PLAYERS
+    lang: str = "en"
+    seed: int = 0
+    speak_timeout: float | None | str = "auto"
+    data_root: Path = dataclasses.field(metadata=NOT_RECORDED)
+    model: Any = dataclasses.field(default="local", metadata=NOT_RECORDED)
+    concurrency: int | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    db: Path | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+    out: Path | None = dataclasses.field(default=None, metadata=NOT_RECORDED)
+
+
+def run_experiment(config: ExperimentConfig, *, play: Callable[[Path, WisGameConfig], dict] | None = None,
+                   tick: Callable[[int], None] | None = None) -> dict:
     """Baseline vs strategy (WiS §5.3–5.4) on the same seating, pairs and seeds.
 
     Writes ``<out>/config.json`` (``kind: "wis-experiment"``, the options and the models the seats
-    used) before the first game; the arms are tournaments in ``<out>/baseline`` and ``<out>/<kind>``.
+    used) before the first game; the arms are tournaments in ``<out>/baseline`` and ``<out>/<experiment>``.
+    ``play`` and ``tick`` are passed to each arm's :func:`run_tournament`.
 
     Returns:
         ``{"kind", "subject", "others", "games", "players", "model", "models", "rows": [baseline
@@ -266,37 +344,37 @@ def run_experiment(*, kind: str, subject: str, others: str, games: int, data_roo
         others' models, :mod:`mas_agents.eval.runs.record`).
 
     Raises:
-        ValueError: unknown kind, or a subject that already carries the strategy block.
+        ValueError: unknown experiment, or a subject that already carries the strategy block.
         RunConflict: ``out`` holds an experiment of another configuration, before anything is
             written (:func:`mas_agents.eval.runs.record.check_same_run`).
     """
-    from mas_agents.eval.datasets.wis import load_pairs
+    kind, subject, others, games, players = config.experiment, config.subject, config.others, config.games, config.players
+    model, out = config.model, config.out
     if kind not in EXPERIMENT_KINDS:
         raise ValueError(f"--kind {kind!r}: expected one of {', '.join(EXPERIMENT_KINDS)}")
-    from mas_agents.specs import split_model
     blocks, mdl = split_model(subject)
     if kind in blocks.split("+"):
         raise ValueError(f"--subject {subject!r} already has the {kind} block; give the baseline spec")
     treated = f"{blocks}+{kind}" + (f"@{mdl}" if mdl else "")
-    pairs = load_pairs(data_root, lang)
+    pairs = load_pairs(config.data_root, config.lang)
     used = model_fields([seat_model(a, model) for a in (subject, others)], model)
-    record = {"kind": EXPERIMENT_KIND, "experiment": kind, "subject": subject, "others": others, "games": games,
-              "players": players, "lang": lang, "seed": seed, "speak_timeout": speak_timeout,
-              "model": used.pop("model"), **used}
+    record = {"kind": EXPERIMENT_KIND, **config.record(), "model": used.pop("model"), **used}
     if out is not None:
         check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
-    board = Leaderboard(db)   # a database that cannot be opened stops the run before config.json is written
+    board = Leaderboard(config.db)   # a database that cannot be opened stops the run before config.json is written
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         write_json(Path(out) / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
     rows = []
     for arm, spec in (("baseline", subject), (kind, treated)):
-        plan = schedule([spec, others], games, players, pairs=pairs, seed=seed,
+        plan = schedule([spec, others], games, players, pairs=pairs, seed=config.seed,
                         spy_agent=spec if kind in ("attack", "defense") else None,
                         civilians_only=spec if kind == "reasoning" else None)
-        res = run_tournament(agents=[spec, others], games=games, pairs=pairs, players=players, lang=lang, model=model,
-                             seed=seed, speak_timeout=speak_timeout, concurrency=concurrency, db=db,
-                             out=(Path(out) / arm) if out else None, games_plan=plan, play=play, tick=tick)
+        arm_config = TournamentConfig(agents=[spec, others], games=games, pairs=pairs, players=players,
+                                      lang=config.lang, model=model, seed=config.seed,
+                                      speak_timeout=config.speak_timeout, concurrency=config.concurrency,
+                                      db=config.db, out=(Path(out) / arm) if out else None, games_plan=plan)
+        res = run_tournament(arm_config, play=play, tick=tick)
         m = subject_metrics(board.games(res["id"]), plan)
         rows.append({"arm": arm, "spec": spec, "tournament": res["id"], **m})
     return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players,
@@ -321,7 +399,6 @@ EXPERIMENT_RATES = {
 def _rate(r: dict, key: str) -> str:
     """A rate in percent with its Wilson 95 % interval and n (``mas_agents.eval.stats.wilson``), e.g.
     ``"100.0 % [34.2, 100.0] (n=2 games)"``; the bare rate for a row without its counts."""
-    from mas_agents.eval.stats import wilson
     num, den, what = EXPERIMENT_RATES[key]
     if r.get(num) is None or r.get(den) is None:
         return _fmt(r.get(key))
@@ -335,7 +412,6 @@ def _avg_score(r: dict) -> str:
     """The subject's average score per game with a percentile-bootstrap 95 % interval over its games
     (``mas_agents.eval.stats.bootstrap_mean``; games are the independent units), e.g. ``"2.40 [0.00, 4.80]
     (n=5 games)"``; the bare mean for a row without per-game scores."""
-    from mas_agents.eval.stats import bootstrap_mean
     if r.get("avg_score") is None:
         return "-"
     scores = r.get("scores")

@@ -1,4 +1,11 @@
-"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`mas_agents.eval.runs.magic_bench`."""
+"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`mas_agents.eval.runs.magic_bench`.
+
+Typer takes one function parameter per option; the command builds the run's typed configuration
+(:class:`~mas_agents.eval.runs.magic_bench.MagicBenchConfig`) from them once and passes it to the runner.
+
+Function-level imports kept (``mas --help`` stays light): :mod:`mas_agents.eval.runs.magic_bench`
+(LangGraph, LangChain) and :mod:`mas_agents.specs` (the planner blocks: faiss).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import typer
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, executor_options, remote_options
+from mas_agents.rundir import stable_run_dir
 
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
                         no_args_is_help=True)
@@ -34,8 +42,7 @@ def run(
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.runs.magic_bench import parse_scenarios, plan, run_magic
-    from mas_agents.rundir import stable_run_dir
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, plan, run_magic
     from mas_agents.specs import parse_spec, split_model
 
     root = cli.data_root(data_dir)
@@ -48,12 +55,13 @@ def run(
         cli.fail(str(exc))
     out = out or stable_run_dir("magic", scenario, challenger, defender, settings or "all", model,
                                 "replay" if replay_openings else "live")
+    config = MagicBenchConfig(data_root=root, out=out, scenarios=scen, challenger=challenger, defender=defender,
+                              settings=settings, model=model, seed=seed, replay_openings=replay_openings,
+                              concurrency=concurrency)
     with cli.progress() as prog:
         task = prog.add_task("magic", total=n)
         try:
-            res = run_magic(data_root=root, out=out, scenarios=scen, challenger=challenger, defender=defender,
-                            settings=settings, model=model, seed=seed, replay_openings=replay_openings,
-                            concurrency=concurrency, tick=cli.ticker(prog, task))
+            res = run_magic(config, tick=cli.ticker(prog, task))
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     m = res["metrics"]

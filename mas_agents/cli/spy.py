@@ -17,6 +17,16 @@ The speaking limit of every command that plays (``--speak-timeout``) follows one
 :func:`mas_agents.eval.runs.wis_session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
 embedded model (on a small machine its descriptions take longer, and would foul on the clock), 120 s
 with a human seat; a number given overrides it (0: no limit).
+
+Typer takes one function parameter per option; each command that plays builds its run's typed
+configuration (:class:`~mas_agents.eval.runs.wis_session.WisGameConfig`,
+:class:`~mas_agents.eval.runs.wis_tournament.TournamentConfig`, :class:`~mas_agents.eval.runs.wis_tournament.ExperimentConfig`)
+from them once and passes it to the runner.
+
+Function-level imports kept (``mas --help`` stays light): the runners
+(:mod:`~mas_agents.eval.runs.wis_session`, :mod:`~mas_agents.eval.runs.wis_tournament`: LangGraph),
+:mod:`mas_agents.specs` and :mod:`mas_agents.eval.runs.human` (the planner blocks: faiss),
+:mod:`mas_agents.graphs.wis.protocol` (FastAPI), :mod:`mas_agents.accounting` and :mod:`mas_agents.llm` (LangChain).
 """
 
 from __future__ import annotations
@@ -26,9 +36,17 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options, set_resume_hint
+from mas_agents.eval import games as game_registry
+from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path, format_leaderboard, leaderboard_markdown
+from mas_agents.eval.reports.wis_replay import game_kind, game_summary, write_replay
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.wis import rules as rules
+from mas_agents.rundir import default_run_dir, stable_run_dir, write_json
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
@@ -78,13 +96,9 @@ def play(
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.reports.wis_replay import game_summary, write_replay
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_session import AUTO, parse_pair, play_game, speak_limit
-    from mas_agents.graphs.wis import rules as rules
-    from mas_agents.rundir import default_run_dir
-
     from mas_agents.eval.runs.human import HUMAN
+    from mas_agents.eval.runs.wis_session import AUTO, WisGameConfig, parse_pair, play_game, speak_limit
+
     specs = _specs(agents, allow_human=True)
     try:
         rules.check_players(players)
@@ -111,14 +125,13 @@ def play(
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     if HUMAN in seat_specs:
-        from rich.markup import escape   # a path may hold [brackets]
         cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs "
                           f"{escape(str(out.parent))}[/bold] and open the game {escape(out.name)} "
                           + (f"(answers within {limit:g} s)." if limit else "(no time limit)."))
     try:
-        rec = play_game(out, agents=seat_specs, pair=words, lang=lang, model=model, seed=seed,
-                        speak_timeout=limit,
-                        vote_timeout="speak" if vote_timeout is None else vote_timeout)
+        config = WisGameConfig(agents=seat_specs, pair=words, lang=lang, model=model, seed=seed, speak_timeout=limit,
+                               vote_timeout="speak" if vote_timeout is None else vote_timeout)
+        rec = play_game(out, config)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     html = write_replay(out)
@@ -149,19 +162,17 @@ def tournament(
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.reports.wis_leaderboard import format_leaderboard
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 
     specs = _specs(agents)
-    root = cli.data_root(data_dir)
+    config = TournamentConfig(agents=specs, games=games, data_root=cli.data_root(data_dir), players=players, lang=lang,
+                              model=model, seed=seed, speak_timeout="auto" if speak_timeout is None else speak_timeout,
+                              concurrency=concurrency, db=db, out=out)
     with cli.progress() as prog:
         task = prog.add_task("tournament", total=games)
         t = cli.ticker(prog, task)
         try:
-            res = run_tournament(agents=specs, games=games, data_root=root, players=players, lang=lang, model=model,
-                                 seed=seed, speak_timeout="auto" if speak_timeout is None else speak_timeout,
-                                 concurrency=concurrency, db=db, out=out,
-                                 tick=lambda i: t(f"game {i + 1}, games/g{i:04d}"))
+            res = run_tournament(config, tick=lambda i: t(f"game {i + 1}, games/g{i:04d}"))
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
@@ -177,12 +188,6 @@ def leaderboard(
 ) -> None:
     """Print rank score (100 + Σ scores − games), average score, win rates by role, vote accuracy,
     foul rate, survival rounds and games for every agent in the database."""
-    from mas_agents.eval.reports.wis_leaderboard import (
-        Leaderboard,
-        format_leaderboard,
-        leaderboard_markdown,
-    )
-    from mas_agents.eval.reports.wis_leaderboard import default_db_path
     if db is not None and not db.is_file():   # a typo must not leave an empty database behind
         cli.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
     if db is None and not default_db_path().is_file():
@@ -217,15 +222,16 @@ def experiment(
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.runs.wis_tournament import run_experiment
-    from mas_agents.rundir import stable_run_dir, write_json
+    from mas_agents.eval.runs.wis_tournament import ExperimentConfig, run_experiment
 
     _specs(f"{subject},{others}")
-    root = cli.data_root(data_dir)
     out = out or stable_run_dir("spy-exp", kind, subject, others, games, seed)
     # the arms are tournaments of an experiment, not a ranking of agents: by default they go to the run's
     # own database, never into the global leaderboard that /leaderboard and mas spy leaderboard show
-    db = db or out / "wis.sqlite"
+    config = ExperimentConfig(experiment=kind, subject=subject, others=others, games=games, data_root=cli.data_root(data_dir),
+                              players=players, lang=lang, model=model, seed=seed,
+                              speak_timeout="auto" if speak_timeout is None else speak_timeout,
+                              concurrency=concurrency, db=db or out / "wis.sqlite", out=out)
     with cli.progress() as prog:
         task = prog.add_task(f"{kind} experiment", total=2 * games)
         t, ticks = cli.ticker(prog, task), [0]
@@ -236,10 +242,7 @@ def experiment(
             t(f"{arm} game {i + 1}")
 
         try:
-            res = run_experiment(kind=kind, subject=subject, others=others, games=games, data_root=root, players=players,
-                                 lang=lang, model=model, seed=seed,
-                                 speak_timeout="auto" if speak_timeout is None else speak_timeout,
-                                 concurrency=concurrency, db=db, out=out, tick=tick)
+            res = run_experiment(config, tick=tick)
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
@@ -256,7 +259,6 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
                                                      "events.jsonl of a game that stopped).")) -> None:
     """Write DIR/replay.html: the game round by round, words revealed at the end; a game that stopped
     before its end shows its rounds so far. Other games (murder mystery, MAgIC) replay in mas serve."""
-    from mas_agents.eval.reports.wis_replay import game_kind, write_replay
     try:
         kind = game_kind(game_dir)
         if kind is not None and kind != "wis":
@@ -268,8 +270,7 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
 
 def _other_replay(game_dir: Path, kind: str) -> None:
     """Exit with one line saying where a run that is not a Who-is-Spy game can be seen."""
-    from mas_agents.eval import games
-    g = games.find(kind)
+    g = game_registry.find(kind)
     title = "" if g is None else g.title if g.title[:2].isupper() else g.title[0].lower() + g.title[1:]   # MAgIC stays
     what = f"a {title} game" if g is not None else f"a {kind!r} run, not a single game"
     where = (f"replay it in the browser: mas serve --runs {game_dir.resolve().parent}, then open "
@@ -296,7 +297,6 @@ def serve_agent(
     /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
     answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.runs.seats import Seats
     from mas_agents.eval.runs.wis_session import PlayerFactory
     from mas_agents.graphs.wis.protocol import serve
     from mas_agents.accounting import CallRecorder

@@ -57,9 +57,10 @@ def play_mmg(out: Path, real_root: Path, *, resume: bool = False, progress: Call
 def play_wis(seats: int, seed: int) -> Callable[..., dict]:
     """A two-game tournament of ``seats`` seats (see the module text)."""
     def play(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
-        from mas_agents.eval.runs.wis_tournament import run_tournament
-        res = run_tournament(agents=WIS_AGENTS, games=WIS_GAMES, data_root=real_root, players=seats, lang="en",
-                             model="local", seed=seed, speak_timeout=None, db=out / "wis.sqlite", out=out)
+        from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+        res = run_tournament(TournamentConfig(agents=WIS_AGENTS, games=WIS_GAMES, data_root=real_root, players=seats,
+                                              lang="en", model="local", seed=seed, speak_timeout=None,
+                                              db=out / "wis.sqlite", out=out))
         return {"games": sorted((out / "games").iterdir()), "run": res}
     return play
 
@@ -67,10 +68,10 @@ def play_wis(seats: int, seed: int) -> Callable[..., dict]:
 def play_magic(scenario: str) -> Callable[..., dict]:
     """One MAgIC scenario on setting 0, one game per challenger side (see the module text)."""
     def play(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
-        from mas_agents.eval.runs.magic_bench import game_dir, run_magic
+        from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, run_magic
         from mas_agents.eval.runs.magic_session import SIDES
-        res = run_magic(data_root=real_root, out=out, scenarios=[scenario], challenger="plain", defender="plain",
-                        settings="0", model="local", seed=0)
+        res = run_magic(MagicBenchConfig(data_root=real_root, out=out, scenarios=[scenario], challenger="plain",
+                                         defender="plain", settings="0", model="local", seed=0))
         games = [game_dir(out, scenario, side, 0) for side in SIDES[scenario]]    # in play order
         assert sorted(games) == sorted((out / "games").iterdir())
         return {"games": games, "run": res}

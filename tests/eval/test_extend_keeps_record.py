@@ -51,13 +51,13 @@ def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
 
 
 def test_magic_keeps_the_settings_of_the_earlier_run(tmp_path, mixed_root):
-    from mas_agents.eval.runs.magic_bench import run_magic, union_settings
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic, union_settings
     assert union_settings("0-1", "3") == "0-1,3" and union_settings("0", "0") == "0"
     assert union_settings(None, "3") is None
-    kw = dict(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain", defender="plain",
-              model=RuleChat(rule=magic_player()))
-    first = run_magic(settings="0", **kw)
-    res = run_magic(settings="1", **kw)
+    cfg = MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain",
+                           defender="plain", model=RuleChat(rule=magic_player()))
+    first = run_magic(cfg.replace(settings="0"))
+    res = run_magic(cfg.replace(settings="1"))
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["settings"] == "0,1" and cfg["scenarios"] == ["undercover"]
     assert res["settings"] == "0,1"

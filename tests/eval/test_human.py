@@ -7,7 +7,7 @@ import time
 import pytest
 
 from mas_agents.eval.runs.human import HumanSeat, human_seats, read_view, seat_dirname, submit_answer
-from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from tests.fakes import RuleChat, wis_player
 
 
@@ -55,8 +55,9 @@ def test_a_human_seat_plays_a_game_to_the_end_under_the_same_rules(tmp_path):
     # describe (with a leading tag typed by hand: the same parser reads it), then vote by number
     answers = [lambda v: "a warm drink in the morning", lambda v: "1"] * 3
     th, seen = _answer_when_asked(lambda: seat, answers)
-    rec = play_game(out, agents=["human", "plain", "plain", "plain"], pair={"civilian": "tea", "spy": "coffee"},
-                    model=RuleChat(rule=wis_player()), spy_seat=1, first_speaker=0, speak_timeout=30)
+    rec = play_game(out, WisGameConfig(agents=["human", "plain", "plain", "plain"],
+                                       pair={"civilian": "tea", "spy": "coffee"}, model=RuleChat(rule=wis_player()),
+                                       spy_seat=1, first_speaker=0, speak_timeout=30))
     th.join(5)
     assert rec["outcome"]["winner"] in ("civilians", "spy")
     view = read_view(seat)
@@ -80,8 +81,9 @@ def test_saying_your_word_is_the_same_foul(tmp_path):
     seat = out / "human" / "Player_1"
     answers = [lambda v: "I love tea"]
     th, seen = _answer_when_asked(lambda: seat, answers)
-    rec = play_game(out, agents=["human", "plain", "plain", "plain"], pair={"civilian": "tea", "spy": "coffee"},
-                    model=RuleChat(rule=wis_player()), spy_seat=1, first_speaker=0, speak_timeout=30)
+    rec = play_game(out, WisGameConfig(agents=["human", "plain", "plain", "plain"],
+                                       pair={"civilian": "tea", "spy": "coffee"}, model=RuleChat(rule=wis_player()),
+                                       spy_seat=1, first_speaker=0, speak_timeout=30))
     th.join(5)
     events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
     fouls = [e for e in events if e["kind"] == "foul"]

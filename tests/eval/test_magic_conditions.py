@@ -35,10 +35,10 @@ def two(real_data_root, tmp_path_factory):
 
     played = []
 
-    def play(d, **kw):
+    def play(d, config):
         from mas_agents.eval.runs.magic_session import play_magic_game
         played.append(Path(d).parent.parent.name)
-        return play_magic_game(d, **kw)
+        return play_magic_game(d, config)
 
     out = tmp_path_factory.mktemp("cond") / "magic"
     kw = dict(data_root=real_data_root, out=out, model="openai:chal", others="openai:def", limit=1, seed=0,

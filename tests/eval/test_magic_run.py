@@ -2,7 +2,7 @@
 
 import pytest
 
-from mas_agents.eval.runs.magic_bench import parse_scenarios, run_magic
+from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, run_magic
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
@@ -10,14 +10,14 @@ from tests.fakes import RuleChat, magic_player
 def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     played = []
 
-    def counting_play(*a, **k):
+    def counting_play(out, config):
         from mas_agents.eval.runs.magic_session import play_magic_game
-        played.append((k["scenario"], k["side"]))
-        return play_magic_game(*a, **k)
+        played.append((config.scenario, config.side))
+        return play_magic_game(out, config)
 
-    kw = dict(data_root=mixed_root, out=tmp_path, scenarios=parse_scenarios("all"), challenger="plain", defender="plain",
-              settings="0", model=RuleChat(rule=magic_player()), replay_openings=True, play=counting_play)
-    res = run_magic(**kw)
+    cfg = MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=parse_scenarios("all"), challenger="plain",
+                           defender="plain", settings="0", model=RuleChat(rule=magic_player()), replay_openings=True)
+    res = run_magic(cfg, play=counting_play)
     assert sorted(played) == sorted([("chameleon", "chameleon"), ("chameleon", "non_chameleon"),
                                      ("undercover", "undercover"), ("undercover", "civilian"),
                                      ("cost_sharing", "test_seat"), ("prisoners_dilemma", "test_seat"),
@@ -75,15 +75,15 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     assert all(c["data"]["replayed"] for c in clues[:first_ch]) and not any(c["data"]["replayed"] for c in clues[first_ch:])
     # rerun: everything reused
     played.clear()
-    res2 = run_magic(**kw)
+    res2 = run_magic(cfg, play=counting_play)
     assert played == [] and res2["reused_games"] == 7 and res2["metrics"] == m
     with pytest.raises(ValueError, match="field 'challenger'"):
-        run_magic(**{**kw, "challenger": "plain+reasoning"})
+        run_magic(cfg.replace(challenger="plain+reasoning"), play=counting_play)
 
 
 def test_events_follow_the_contract(tmp_path, mixed_root):
-    run_magic(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain", defender="plain",
-              settings="0", model=RuleChat(rule=magic_player()))
+    run_magic(MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain",
+                               defender="plain", settings="0", model=RuleChat(rule=magic_player())))
     ev = read_events(tmp_path / "games" / "undercover-civilian-s00" / "events.jsonl")
     setup = next(e for e in ev if e["kind"] == "setup")
     assert setup["visible_to"] == ["game"]            # ground truth is hidden from every player
@@ -134,8 +134,9 @@ def test_self_awareness_reads_the_exact_answer(tmp_path, mixed_root):
         return base(messages)
 
     for side in ("non_chameleon", "chameleon"):
-        res = run_magic(data_root=mixed_root, out=tmp_path / side, scenarios=["chameleon"], challenger="plain",
-                        defender="plain", settings="0", model=RuleChat(rule=truthful))
+        res = run_magic(MagicBenchConfig(data_root=mixed_root, out=tmp_path / side, scenarios=["chameleon"],
+                                         challenger="plain", defender="plain", settings="0",
+                                         model=RuleChat(rule=truthful)))
         assert res["metrics"]["self_awareness"] == 1.0
     ev = read_events(tmp_path / "chameleon" / "games" / "chameleon-chameleon-s00" / "events.jsonl")
     sa = [e for e in ev if e["kind"] == "self_awareness"]

@@ -145,9 +145,9 @@ def limit1(real_data_root, tmp_path_factory):
         return TempChat(rule=paper_rule(), seen=[], spec=spec, **(
             {"temperature": kw["temperature"]} if "temperature" in kw else {}))
 
-    def play(d, **kw):
-        played.append((Path(d).parent.parent.name, kw["scenario"], kw["side"], kw["setting"].id))
-        return play_magic_game(d, **kw)
+    def play(d, config):
+        played.append((Path(d).parent.parent.name, config.scenario, config.side, config.setting.id))
+        return play_magic_game(d, config)
 
     out = tmp_path_factory.mktemp("repro") / "magic"
     kw = dict(data_root=real_data_root, out=out, model="openai:chal", others="openai:def", limit=1, seed=0,

@@ -77,11 +77,10 @@ def fake_play(rule, played: list | None = None):
     dropped, so no model is loaded); ``played`` collects each game's seat specs as the runner asked."""
     fake = RuleChat(rule=rule)
 
-    def play(out, **k):
+    def play(out, config):
         if played is not None:
-            played.append(list(k["agents"]))
-        k["agents"] = [a.split("@")[0] for a in k["agents"]]
-        return play_game(out, **{**k, "model": fake})
+            played.append(list(config.agents))
+        return play_game(out, config.replace(agents=[a.split("@")[0] for a in config.agents], model=fake))
     return play
 
 

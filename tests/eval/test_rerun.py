@@ -79,10 +79,10 @@ def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatc
 
 
 def test_every_cell_of_a_magic_bench_reruns_identical_and_rescores(tmp_path, real_data_root):
-    from mas_agents.eval.runs.magic_bench import run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
     out = tmp_path / "mg"
-    run_magic(data_root=real_data_root, out=out, scenarios=["chameleon", "prisoners_dilemma"], challenger="plain",
-              defender="plain", settings="0", model=RuleChat(rule=magic_player()))
+    run_magic(MagicBenchConfig(data_root=real_data_root, out=out, scenarios=["chameleon", "prisoners_dilemma"],
+                               challenger="plain", defender="plain", settings="0", model=RuleChat(rule=magic_player())))
     outcomes = rerun_cells(out, data_root=real_data_root)
     assert [o.run.name for o in outcomes] == ["chameleon-chameleon-s00", "chameleon-non_chameleon-s00",
                                               "prisoners_dilemma-test_seat-s00"]

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.eval.reports.wis_replay import replay_html, write_replay
-from mas_agents.eval.runs.wis_session import PlayerFactory, parse_pair, play_game
+from mas_agents.eval.runs.wis_session import PlayerFactory, WisGameConfig, parse_pair, play_game
 from mas_agents.graphs.wis import rules
 from mas_agents.cli import app
 from tests.fakes import RuleChat, wis_player
@@ -195,8 +195,8 @@ def test_a_pair_of_one_word_is_refused(text, tmp_path):
 
 def test_the_game_itself_refuses_one_word_for_both_roles(tmp_path):
     with pytest.raises(ValueError, match="must differ"):
-        play_game(tmp_path / "g", agents=["plain"] * 3, pair={"civilian": "tea", "spy": "Tea"},
-                  model=RuleChat(rule=wis_player()))
+        play_game(tmp_path / "g", WisGameConfig(agents=["plain"] * 3, pair={"civilian": "tea", "spy": "Tea"},
+                                                model=RuleChat(rule=wis_player())))
     assert not (tmp_path / "g" / "events.jsonl").exists()
 
 
@@ -244,8 +244,8 @@ def test_leaderboard_refuses_a_missing_database(tmp_path, monkeypatch):
 
 def _finished_game(tmp_path: Path) -> Path:
     d = tmp_path / "game"
-    play_game(d, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, model=RuleChat(rule=wis_player()),
-              spy_seat=1, first_speaker=0)
+    play_game(d, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
+                               model=RuleChat(rule=wis_player()), spy_seat=1, first_speaker=0))
     return d
 
 

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-from mas_agents.eval.runs.wis_tournament import run_experiment, run_tournament, schedule
-from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament, schedule
+from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from tests.fakes import RuleChat, wis_player
 
 PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(5)]
@@ -39,21 +39,21 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
     fake = RuleChat(rule=wis_player())
     calls = []
 
-    def flaky_play(*a, **k):
-        calls.append(k["game_id"])
+    def flaky_play(out, config):
+        calls.append(config.game_id)
         if len(calls) == 4:
             raise KeyboardInterrupt("simulated interrupt in game 4")
-        return play_game(*a, **k)
+        return play_game(out, config)
 
-    kw = dict(agents=["plain", "plain+reasoning", "plain+attack"], games=6, pairs=PAIRS, model=fake,
-              db=tmp_path / "wis.sqlite", out=tmp_path / "games", play=flaky_play)
+    cfg = TournamentConfig(agents=["plain", "plain+reasoning", "plain+attack"], games=6, pairs=PAIRS, model=fake,
+                           db=tmp_path / "wis.sqlite", out=tmp_path / "games")
     with pytest.raises(KeyboardInterrupt):
-        run_tournament(**kw)
+        run_tournament(cfg, play=flaky_play)
     board = Leaderboard(tmp_path / "wis.sqlite")
     tid = board.tournaments()[0]["id"]
     assert board.finished_indices(tid) == {0, 1, 2}
     ticks = []
-    res = run_tournament(**kw, tick=ticks.append)
+    res = run_tournament(cfg, play=flaky_play, tick=ticks.append)
     assert res["played"] == 3 and res["skipped"] == 3 and len(calls) == 7  # games 3,4,5 only
     assert ticks == [0, 1, 2, 3, 4, 5]  # stored games count towards progress too
     games = board.games(tid)
@@ -69,8 +69,9 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
 
 def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_root):
     import mas_agents.eval.runs.wis_tournament as wt
-    res = run_experiment(kind="attack", subject="plain", others="plain", games=2, data_root=real_data_root,
-                         model=RuleChat(rule=wis_player(gullible=True)), db=tmp_path / "wis.sqlite", out=tmp_path / "exp")
+    res = run_experiment(ExperimentConfig(experiment="attack", subject="plain", others="plain", games=2,
+                                          data_root=real_data_root, model=RuleChat(rule=wis_player(gullible=True)),
+                                          db=tmp_path / "wis.sqlite", out=tmp_path / "exp"))
     base, atk = res["rows"]
     assert base["arm"] == "baseline" and atk["spec"] == "plain+attack"
     assert base["games"] == atk["games"] == 2 and base["games_as_spy"] == 2
@@ -96,7 +97,8 @@ def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_roo
         assert cells[5].endswith("(n=2 games)") and "[" in cells[5], line   # avg score, bootstrap over games
     assert len(base["scores"]) == 2 and sum(base["scores"]) / 2 == pytest.approx(base["avg_score"])
     with pytest.raises(ValueError, match="already has the attack block"):
-        wt.run_experiment(kind="attack", subject="plain+attack", others="plain", games=1, data_root=real_data_root)
+        wt.run_experiment(ExperimentConfig(experiment="attack", subject="plain+attack", others="plain", games=1,
+                                           data_root=real_data_root))
 
 
 def _free_port():
@@ -129,8 +131,8 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
         time.sleep(0.05)
     try:
         agents = ["plain", urls[0], "plain", urls[1], "plain", "plain"]
-        rec = play_game(tmp_path, agents=agents, pair={"civilian": "tea", "spy": "coffee"},
-                        model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0)
+        rec = play_game(tmp_path, WisGameConfig(agents=agents, pair={"civilian": "tea", "spy": "coffee"},
+                                                model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0))
     finally:
         for s in servers:
             s.should_exit = True

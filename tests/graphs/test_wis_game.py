@@ -6,7 +6,7 @@ import time
 import pytest
 
 from mas_agents.eval.datasets.wis import load_pairs
-from mas_agents.eval.runs.wis_session import parse_pair, play_game
+from mas_agents.eval.runs.wis_session import WisGameConfig, parse_pair, play_game
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
 from tests.fakes import RuleChat, wis_player
@@ -19,7 +19,8 @@ def model(**kw):
 
 
 def test_civilians_find_the_spy_in_round_one(tmp_path):
-    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), seed=0, spy_seat=2, first_speaker=4)
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 6, pair=PAIR, model=model(), seed=0, spy_seat=2,
+                                            first_speaker=4))
     assert rec["outcome"] == {"winner": "civilians", "spy": "Player 3", "spy_eliminated_round": 1,
                               "end_reason": "spy_eliminated", "rounds_played": 1}
     r1 = rec["rounds"][0]
@@ -64,7 +65,8 @@ def test_descriptions_are_truncated_and_fouls_eliminate(tmp_path):
                "Player 4": Scripted(["A warm drink!", "c", "c3"]),           # repeats Player 3
                "Player 5": Scripted(["", "d", "d3"]),                       # no answer
                "Player 6": Scripted(["leaves in hot water", "e", "e3"])}
-    rec = play_game(tmp_path, agents=["x"] * 6, pair=PAIR, model=model(), spy_seat=5, first_speaker=0, players=players)
+    rec = play_game(tmp_path, WisGameConfig(agents=["x"] * 6, pair=PAIR, model=model(), spy_seat=5, first_speaker=0,
+                                            players=players))
     r1 = rec["rounds"][0]
     fouls = {d["player"]: d["foul"] for d in r1["descriptions"]}
     assert fouls == {"Player 1": "own_word", "Player 2": None, "Player 3": None, "Player 4": "repeat",
@@ -95,7 +97,8 @@ def test_fewer_than_three_survivors_ends_the_game(tmp_path):
 
     players = {"Player 1": Sayer("tea time"), "Player 2": Sayer("tea cup"), "Player 3": Sayer("dark roast"),
                "Player 4": Sayer("morning drink")}
-    rec = play_game(tmp_path, agents=["x"] * 4, pair=PAIR, model=model(), spy_seat=2, first_speaker=0, players=players)
+    rec = play_game(tmp_path, WisGameConfig(agents=["x"] * 4, pair=PAIR, model=model(), spy_seat=2, first_speaker=0,
+                                            players=players))
     assert rec["outcome"]["end_reason"] == "few_players" and rec["outcome"]["winner"] == "spy"
     assert rec["rounds"][0]["votes"] == {}   # ended by the judge, no vote held
     assert rec["scores"] == {"Player 1": 0, "Player 2": 0, "Player 3": 12, "Player 4": 0}
@@ -112,8 +115,8 @@ def test_slow_player_fouls_on_timeout(tmp_path):
             time.sleep(0.3)
             return response("a fine answer")
 
-    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=0, first_speaker=0,
-                    speak_timeout=0.2, players={"Player 2": Slow()})
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=0,
+                                            first_speaker=0, speak_timeout=0.2, players={"Player 2": Slow()}))
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
     from mas_agents.eval.metrics.wis import player_rows
@@ -125,13 +128,13 @@ def test_local_model_errors_abort_the_game_instead_of_fouling(tmp_path):
     def broken(messages):
         raise RuntimeError("server down")
     with pytest.raises(RuntimeError, match="server down"):
-        play_game(tmp_path, agents=["plain"] * 3, pair=PAIR, model=RuleChat(rule=broken), spy_seat=0)
+        play_game(tmp_path, WisGameConfig(agents=["plain"] * 3, pair=PAIR, model=RuleChat(rule=broken), spy_seat=0))
     assert not (tmp_path / "result.json").exists()
 
 
 def test_malformed_replies_are_reprompted_then_foul(tmp_path):
-    rec = play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(garbage_for=("Player 4",)), spy_seat=0,
-                    first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 6, pair=PAIR, model=model(garbage_for=("Player 4",)),
+                                            spy_seat=0, first_speaker=0))
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 4")
     assert d["foul"] == "no_answer"
     calls = [json.loads(x) for x in (tmp_path / "llm_calls.jsonl").read_text().splitlines()]
@@ -143,7 +146,8 @@ def test_attack_appends_injection_for_the_spy_only_and_fools_gullible_players(tm
     agents = ["plain"] * 6
     agents[1] = "plain+attack"
     agents[3] = "plain+attack"   # a civilian carrying the block: it must not fire
-    rec = play_game(tmp_path, agents=agents, pair=PAIR, model=model(gullible=True), spy_seat=1, first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=agents, pair=PAIR, model=model(gullible=True), spy_seat=1,
+                                            first_speaker=0))
     d = {x["player"]: x for x in rec["rounds"][0]["descriptions"]}
     assert d["Player 2"]["text"].endswith(ATTACK_TEXT["en"])
     assert ATTACK_TEXT["en"] not in d["Player 4"]["text"]
@@ -162,7 +166,7 @@ def test_attack_appends_injection_for_the_spy_only_and_fools_gullible_players(tm
 def test_defense_text_and_reasoning_events(tmp_path):
     agents = ["plain+reasoning"] * 6
     agents[0] = "plain+defense"
-    rec = play_game(tmp_path, agents=agents, pair=PAIR, model=model(), spy_seat=0, first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=agents, pair=PAIR, model=model(), spy_seat=0, first_speaker=0))
     assert rec["rounds"][0]["descriptions"][0]["text"].endswith(DEFENSE_TEXT["en"].format(role="spy"))
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     reasoning = [e for e in events if e["kind"] == "reasoning"]
@@ -192,14 +196,15 @@ def test_bad_pairs_file_and_pair_option(tmp_path):
 
 def test_bad_player_count_and_seat(tmp_path):
     with pytest.raises(ValueError, match="3-9 players"):
-        play_game(tmp_path, agents=["plain"] * 2, pair=PAIR, model=model())
+        play_game(tmp_path, WisGameConfig(agents=["plain"] * 2, pair=PAIR, model=model()))
     with pytest.raises(ValueError, match="spy_seat 6"):
-        play_game(tmp_path, agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=6)
+        play_game(tmp_path, WisGameConfig(agents=["plain"] * 6, pair=PAIR, model=model(), spy_seat=6))
 
 
 def test_one_remote_agent_cannot_hold_two_seats(tmp_path):
     with pytest.raises(ValueError, match="one seat per game"):
-        play_game(tmp_path, agents=["http://127.0.0.1:9", "plain", "http://127.0.0.1:9"], pair=PAIR, model=model())
+        play_game(tmp_path, WisGameConfig(agents=["http://127.0.0.1:9", "plain", "http://127.0.0.1:9"], pair=PAIR,
+                                          model=model()))
 
 
 def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
@@ -215,7 +220,7 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
                   seed=i, spy_seat=i % 5, first_speaker=(2 * i) % 5) for i in range(6)]
 
     def play(i, where):
-        rec = play_game(tmp_path / where / str(i), model=model(), **games[i])
+        rec = play_game(tmp_path / where / str(i), WisGameConfig(model=model(), **games[i]))
         return _untimed(rec, drop=True)
 
     alone = [play(i, "seq") for i in range(len(games))]
@@ -257,7 +262,8 @@ def test_a_round_votes_in_parallel_unless_narrowed_to_one_with_the_same_record(t
         monkeypatch.setattr(cells, "cell_fanout", lambda models: width)
         voters.clear()
         now["most"] = 0
-        rec = play_game(tmp_path / where, agents=["plain"] * 6, pair=PAIR, model=RuleChat(rule=rule), seed=3, game_id="g")
+        rec = play_game(tmp_path / where, WisGameConfig(agents=["plain"] * 6, pair=PAIR, model=RuleChat(rule=rule),
+                                                        seed=3, game_id="g"))
         events = [json.loads(x) for x in (tmp_path / where / "events.jsonl").read_text().splitlines()]
         for e in events:        # call ids are new each run; seconds are wall time
             e.pop("llm_call_ids", None)

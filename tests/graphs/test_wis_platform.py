@@ -19,7 +19,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _players_from, fit, safe_description
 from mas_agents.graphs.wis.protocol import RemoteWisPlayer, make_app
 from mas_agents.graphs.wis.protocol_types import request, response
@@ -59,8 +59,8 @@ class Recorder:
 
 def test_judge_sends_the_sequence_sdk_agents_expect(tmp_path):
     seats = {p: Recorder(p) for p in SEATS}
-    rec = play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, players=seats,
-                    spy_seat=2, first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
+                                            players=seats, spy_seat=2, first_speaker=0))
     for p, r in seats.items():
         start, dist, rules_msg, table = r.seen[:4]
         # the SDK's example agent stores req.message of `start` as its name
@@ -81,8 +81,8 @@ def test_judge_sends_the_sequence_sdk_agents_expect(tmp_path):
 
 def test_chinese_game_labels(tmp_path):
     seats = {p: Recorder(p) for p in SEATS}
-    play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "苹果", "spy": "梨"}, players=seats, lang="zh",
-              spy_seat=0, first_speaker=0)
+    play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "苹果", "spy": "梨"}, players=seats,
+                                      lang="zh", spy_seat=0, first_speaker=0))
     seen = seats["Player 2"].seen
     assert seen[3]["message"] == "玩家：" + ", ".join(SEATS) and _players_from(seen[3]["message"]) == SEATS
     assert "谁是卧底" in seen[2]["message"] and "120" in seen[2]["message"]
@@ -96,8 +96,9 @@ def test_a_late_vote_is_an_abstention_not_a_foul(tmp_path):
     """The vote limit reaches the player (a remote one is cut off at it: test_wis_protocol) and a
     timed-out vote abstains; the speaking limit is another one."""
     seats = {p: Recorder(p, vote_delay=0.3 if p == "Player 1" else 0.0) for p in SEATS}
-    rec = play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, players=seats,
-                    spy_seat=2, first_speaker=0, speak_timeout=5.0, vote_timeout=0.2)
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
+                                            players=seats, spy_seat=2, first_speaker=0, speak_timeout=5.0,
+                                            vote_timeout=0.2))
     assert rec["rounds"][0]["votes"]["Player 1"] is None
     late = sum(1 for r in rec["rounds"] for v, t in r["votes"].items() if v == "Player 1")
     assert late >= 1 and rec["vote_timeouts"] == late and rec["invalid_actions"] == 0
@@ -113,15 +114,17 @@ def test_local_seats_votes_are_not_timed_by_wall_time(tmp_path):
                 time.sleep(0.3)
             return super().interact(req, timeout=None)
     seats = {p: SlowVoter(p) for p in SEATS}
-    rec = play_game(tmp_path, agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"}, players=seats,
-                    spy_seat=2, first_speaker=0, speak_timeout=5.0, vote_timeout=0.1)
+    rec = play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
+                                            players=seats, spy_seat=2, first_speaker=0, speak_timeout=5.0,
+                                            vote_timeout=0.1))
     assert rec["vote_timeouts"] == 0 and all(t is not None for t in rec["rounds"][0]["votes"].values())
 
 
 def test_an_agent_failing_check_health_is_not_seated(tmp_path):
     with pytest.raises(ValueError, match=r"^WiS agent http://127\.0\.0\.1:9/?: checkHealth failed \(.*\); not seating it$"):
-        play_game(tmp_path, agents=["http://127.0.0.1:9", "plain", "plain", "plain"],
-                  pair={"civilian": "tea", "spy": "coffee"}, model=RuleChat(rule=lambda m: "x"))
+        play_game(tmp_path, WisGameConfig(agents=["http://127.0.0.1:9", "plain", "plain", "plain"],
+                                          pair={"civilian": "tea", "spy": "coffee"},
+                                          model=RuleChat(rule=lambda m: "x")))
 
 
 def test_init_failure_refuses_too():

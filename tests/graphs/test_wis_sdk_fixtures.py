@@ -23,7 +23,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mas_agents.eval.runs.seats import Seats
-from mas_agents.eval.runs.wis_session import PlayerFactory, play_game
+from mas_agents.eval.runs.wis_session import PlayerFactory, WisGameConfig, play_game
 from mas_agents.graphs.wis.protocol import make_app
 from mas_agents.accounting import CallRecorder
 from tests.fakes import RuleChat
@@ -50,8 +50,8 @@ def mimic_table():
 
 
 def _play(mimics, out, *, lang, pair, seed, spy_seat, first_speaker, speak_timeout=60.0):
-    record = play_game(out, agents=[m.url for m in mimics], pair=pair, lang=lang, seed=seed, spy_seat=spy_seat,
-                       first_speaker=first_speaker, speak_timeout=speak_timeout)
+    record = play_game(out, WisGameConfig(agents=[m.url for m in mimics], pair=pair, lang=lang, seed=seed,
+                                          spy_seat=spy_seat, first_speaker=first_speaker, speak_timeout=speak_timeout))
     return record, {seat: [{"seat": seat, **e} for e in m.log] for seat, m in zip(SEATS, mimics)}
 
 

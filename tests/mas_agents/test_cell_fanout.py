@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 
 from mas_agents import cells, remote
-from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, wis_player
 
@@ -67,8 +67,8 @@ def _games(tmp_path, name, concurrency):
     """6 games (one word pair each) on the cell runner, ``concurrency`` at once."""
     rule, most = _counting(wis_player())
     fake = RuleChat(rule=rule)
-    cells.run_cells(list(range(6)), lambda i, root: play_game(root / f"g{i}", agents=["plain"] * 6, pair=PAIRS[i],
-                                                              model=fake, seed=i, speak_timeout=None),
+    cells.run_cells(list(range(6)), lambda i, root: play_game(root / f"g{i}", WisGameConfig(agents=["plain"] * 6,
+                                                            pair=PAIRS[i], model=fake, seed=i, speak_timeout=None)),
                     root=tmp_path / name, rel=lambda i: f"g{i}", models=[fake], concurrency=concurrency)
     results = {}
     for d in sorted((tmp_path / name).iterdir()):

@@ -64,11 +64,11 @@ def user_of(prompts: dict, call_id: str) -> str:
 
 def play(tmp_path: Path, root: Path, scenario: str, side: str, *, challenger="plain+pgm_paper", rule=None) -> Path:
     from mas_agents.eval.runs.magic_bench import plan
-    from mas_agents.eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.runs.magic_session import MagicGameConfig, play_magic_game
     [(sc, setting, sd)] = [g for g in plan(root, [scenario], "0") if g[2] == side]
     out = tmp_path / f"{scenario}-{side}"
-    play_magic_game(out, scenario=sc, setting=setting, side=sd, challenger=challenger, defender="plain",
-                    model=RuleChat(rule=rule or paper_rule(), seen=[]))
+    play_magic_game(out, MagicGameConfig(scenario=sc, setting=setting, side=sd, challenger=challenger,
+                                         defender="plain", model=RuleChat(rule=rule or paper_rule(), seen=[])))
     return out
 
 
@@ -220,7 +220,7 @@ def test_an_empty_analysis_adds_nothing_and_the_decision_still_happens():
 
 # ---------------------------------------------------------------------------- whole games
 def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_path):
-    from mas_agents.eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
     from tests.fakes import wis_player
     base, analyses = wis_player(), []
 
@@ -231,8 +231,9 @@ def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_pa
             return fill_form(last)
         return base(messages)
 
-    play_game(tmp_path, agents=["plain+pgm_paper"] + ["plain"] * 5, pair={"civilian": "tea", "spy": "coffee"},
-              model=RuleChat(rule=rule, seen=[]), seed=0, spy_seat=2, first_speaker=4)
+    play_game(tmp_path, WisGameConfig(agents=["plain+pgm_paper"] + ["plain"] * 5,
+                                      pair={"civilian": "tea", "spy": "coffee"}, model=RuleChat(rule=rule, seen=[]),
+                                      seed=0, spy_seat=2, first_speaker=4))
     calls = [(c["actor"], c["purpose"]) for c in calls_of(tmp_path) if c["actor"] == "Player 1"]
     # speaking third, it analyses before its description and again before its vote (4 more descriptions seen)
     assert calls == [("Player 1", "pgm_analysis"), ("Player 1", "describe#1"), ("Player 1", "pgm_analysis"),

@@ -225,15 +225,16 @@ def haggler(prompts: list[str]):
 
 def play(tmp_path, challenger):
     from mas_agents.eval.datasets.magic import CostSharingSetting
-    from mas_agents.eval.runs.magic_session import play_magic_game
+    from mas_agents.eval.runs.magic_session import MagicGameConfig, play_magic_game
     from tests.fakes import RuleChat
     setting = CostSharingSetting(id=0, test_player=P1, fee=1_000_000,
                                  topic="Fixed Airport Fee: $1,000,000\nAirline A: 100 flights/month.",
                                  proposals={P2: [40, 30, 30], P3: [40, 30, 30]})
     prompts: list[str] = []
     out = tmp_path / challenger
-    res = play_magic_game(out, scenario="cost_sharing", setting=setting, side="test_seat", challenger=challenger,
-                          defender="plain", model=RuleChat(rule=haggler(prompts), seen=[]))
+    res = play_magic_game(out, MagicGameConfig(scenario="cost_sharing", setting=setting, side="test_seat",
+                                               challenger=challenger, defender="plain",
+                                               model=RuleChat(rule=haggler(prompts), seen=[])))
     events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
     calls = [json.loads(x) for x in (out / "llm_calls.jsonl").read_text().splitlines()]
     return res, events, calls, prompts

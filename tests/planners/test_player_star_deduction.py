@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from mas_agents.eval.runs.wis_session import play_game
+from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from mas_agents.planners.player_star.deduction import WORD_SENSORS, _change, cut_is_a_tie, prune, suspicion
 from tests.fakes import RuleChat, wis_player
 from tests.games import GAME
@@ -47,8 +47,8 @@ def test_player_star_reads_clues_keeps_a_suspect_list_and_votes_from_it(tmp_path
             me = re.search(r"You are (Player \d+)", "\n".join(str(m.content) for m in messages)).group(1)
             ballots[me] = re.findall(r"^\d+\. (Player \d+)$", last, re.M)
         return rule(messages)
-    rec = play_game(tmp_path, agents=["player_star"] * 6, pair={"civilian": "tea", "spy": "coffee"},
-                    model=RuleChat(rule=recording), spy_seat=1, first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=["player_star"] * 6, pair={"civilian": "tea", "spy": "coffee"},
+                                            model=RuleChat(rule=recording), spy_seat=1, first_speaker=0))
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     sensors = [e for e in events if e["kind"] == "sensor"]
     # before voting, every player has read the 5 clues of the others: 6 x 5 readings, private
@@ -77,8 +77,8 @@ def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
     from mas_agents.planners.player_star import PlayerStarConfig, player_star_blocks
     blocks = player_star_blocks(PlayerStarConfig(sensors=False))
     assert not any(type(b).__name__ == "DeductionSensors" for b in blocks)
-    rec = play_game(tmp_path, agents=["player_star"] * 3, pair={"civilian": "tea", "spy": "coffee"},
-                    model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0)
+    rec = play_game(tmp_path, WisGameConfig(agents=["player_star"] * 3, pair={"civilian": "tea", "spy": "coffee"},
+                                            model=RuleChat(rule=wis_player()), spy_seat=0, first_speaker=0))
     assert rec["invalid_actions"] == 0
 
 

@@ -36,15 +36,16 @@ def zh_rule(messages) -> str:
 
 def build_extra(root: Path, data_root: Path) -> dict[str, Path]:
     """Play the games into ``root`` (a ``--runs`` folder). Returns ``{"zh": game dir, "cham": game dir}``."""
-    from mas_agents.eval.runs.magic_bench import run_magic
-    from mas_agents.eval.runs.wis_session import play_game
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
     from tests.data_roots import mixed_root
     from tests.fakes import RuleChat, magic_player
     root.mkdir(parents=True, exist_ok=True)
     zh = root / "spy-zh"
-    play_game(zh, agents=["plain", "plain+reasoning", "plain", "plain"], pair={"civilian": "苹果", "spy": "梨"},
-              model=RuleChat(rule=zh_rule), lang="zh", seed=3, spy_seat=1, first_speaker=0, speak_timeout=None)
-    run_magic(data_root=mixed_root(root.parent / "magic-data", data_root), out=root / "magic-cham",
-              scenarios=["chameleon"], challenger="plain+pgm", defender="plain", settings="0",
-              model=RuleChat(rule=magic_player()), replay_openings=False)
+    play_game(zh, WisGameConfig(agents=["plain", "plain+reasoning", "plain", "plain"],
+                                pair={"civilian": "苹果", "spy": "梨"}, model=RuleChat(rule=zh_rule), lang="zh", seed=3,
+                                spy_seat=1, first_speaker=0, speak_timeout=None))
+    run_magic(MagicBenchConfig(data_root=mixed_root(root.parent / "magic-data", data_root), out=root / "magic-cham",
+                               scenarios=["chameleon"], challenger="plain+pgm", defender="plain", settings="0",
+                               model=RuleChat(rule=magic_player()), replay_openings=False))
     return {"zh": zh, "cham": root / "magic-cham" / "games" / "chameleon-chameleon-s00"}

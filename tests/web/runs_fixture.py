@@ -40,8 +40,8 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     """
     from mas_agents.eval.runs.ablate import run_ablate
     from mas_agents.eval.runs.mmg_session import run_game
-    from mas_agents.eval.runs.wis_session import play_game
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
     from tests.planners.test_player_star_game import make_runtime
 
     root = base / "runs"
@@ -56,8 +56,8 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
     p["mmg"] = out
 
     p["wis"] = root / "spy-kettle"
-    play_game(p["wis"], agents=["plain", "plain+reasoning", "plain", "plain"], pair=PAIR, model=wis_model(),
-              seed=1, spy_seat=2, first_speaker=0, speak_timeout=None)
+    play_game(p["wis"], WisGameConfig(agents=["plain", "plain+reasoning", "plain", "plain"], pair=PAIR,
+                                      model=wis_model(), seed=1, spy_seat=2, first_speaker=0, speak_timeout=None))
 
     # the same game with one description replaced by an injection, as an agent could write it
     p["injected"] = root / "spy-injected"
@@ -88,14 +88,14 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
         os.utime(f, (old, old))
 
     p["tour"] = root / "tour"
-    run_tournament(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4, model=wis_model(),
-                   speak_timeout=None, db=db, out=p["tour"])
+    run_tournament(TournamentConfig(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4,
+                                    model=wis_model(), speak_timeout=None, db=db, out=p["tour"]))
 
     # a tournament played with --db inside the runs directory (the crawl's wis.sqlite)
     p["tour_in"] = root / "spy-tour-db"
     p["db_in"] = p["tour_in"] / "wis.sqlite"
-    run_tournament(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4, model=wis_model(),
-                   speak_timeout=None, db=p["db_in"], out=p["tour_in"], seed=5)
+    run_tournament(TournamentConfig(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4,
+                                    model=wis_model(), speak_timeout=None, db=p["db_in"], out=p["tour_in"], seed=5))
 
     p["ablate"] = root / "ablate"
     run_ablate(out=p["ablate"], data_root=data_root, benches=["spy"], base="plain", blocks=["reasoning"],

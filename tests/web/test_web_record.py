@@ -44,11 +44,11 @@ def snapshot(root: Path) -> dict[str, tuple]:
 def tournament_root(tmp_path):
     """``runs/tour``: a two-game tournament whose leaderboard database is inside the run folder
     (``mas spy tournament --db runs/tour/wis.sqlite``), its writer gone (checkpointed, no -wal)."""
-    from mas_agents.eval.runs.wis_tournament import run_tournament
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
     root = tmp_path / "runs"
     db = root / "tour" / "wis.sqlite"
-    run_tournament(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4, model=wis_model(),
-                   speak_timeout=None, db=db, out=root / "tour")
+    run_tournament(TournamentConfig(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4,
+                                    model=wis_model(), speak_timeout=None, db=db, out=root / "tour"))
     gc.collect()    # the tournament's Leaderboard and its write connection
     if db.with_name("wis.sqlite-wal").exists():   # as after the writer's process ended
         sqlite3.connect(db).close()
