@@ -1,20 +1,32 @@
 """``mas game list`` / ``mas game play``: any game registered in :mod:`mas_agents.eval.games`, through the
 one runner (:func:`mas_agents.eval.runs.session.run`). A game of another package is found through the
 ``mas_agents.games`` entry points, or imported with ``--module``; the built-in games also have
-their own commands (``mas mmg``, ``mas spy``, ``mas magic``) that load their data."""
+their own commands (``mas mmg``, ``mas spy``, ``mas magic``) that load their data.
+
+A game's parameters reach its set-up by name (``--agents``, ``--set NAME=VALUE``): a game builds
+its own typed configuration from them (e.g. :class:`mas_agents.eval.runs.wis_session.WisGameConfig`).
+
+Function-level import kept (``mas --help`` stays light): the runner, :mod:`mas_agents.eval.runs.session`
+(LangChain, and the game's graph through the registry).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.table import Table
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Model, Seed, Verbose, remote_options
+from mas_agents.eval import games
+from mas_agents.rundir import stable_run_dir
 
 game_app = typer.Typer(help="Any registered game, through the one runner (list, play).", no_args_is_help=True)
 
@@ -24,8 +36,6 @@ Module = typer.Option(None, "--module", help="Import this Python module first (a
 
 def _import(modules: Optional[list[str]]) -> None:
     """Import each ``--module`` (the current directory is searched first, as ``python -m`` does)."""
-    import os
-    import sys
     if modules and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     for m in modules or []:
@@ -58,9 +68,6 @@ def parse_sets(items: list[str]) -> dict:
 def list_games(module: Optional[list[str]] = Module) -> None:
     """Every registered game: kind, title, parameters, and whether it resumes mid-game."""
     _import(module)
-    from rich.table import Table
-
-    from mas_agents.eval import games
     table = Table("kind", "title", "parameters", "resumes mid-game")
     for kind, g in games.games().items():
         table.add_row(kind, g.title, ", ".join(g.params) or "-", "yes" if g.checkpoint else "no")
@@ -86,9 +93,7 @@ def play(
     """Play one game of KIND and print its result.json."""
     cli.setup_logging(verbose)
     _import(module)
-    from mas_agents.eval import games
     from mas_agents.eval.runs.session import run
-    from mas_agents.rundir import stable_run_dir
 
     try:
         game = games.get(kind)
