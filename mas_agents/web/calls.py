@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.eval.runs.wellplay_eval import CATEGORIES, chance_lines, score_with_interval
+from mas_agents.prompt_log import prompt_paths, read_prompts
 from mas_agents.web import replay as rp
 
 #: Calls per page of the call list; questions per page of the evaluation view.
@@ -94,7 +97,6 @@ class CallLog:
 
 def load_log(d: Path) -> CallLog:
     """The :class:`CallLog` of run directory ``d`` (missing files give empty parts)."""
-    from mas_agents.accounting import prompt_paths
     calls, tot = rp.load_calls(d / "llm_calls.jsonl")
     recorded = any(p.exists() for p in prompt_paths(d / "llm_calls.jsonl"))
     prompts, problem = {}, ""
@@ -131,7 +133,6 @@ def _stamp(paths) -> tuple:
 def _prompts_cached(d: Path, stamp: tuple) -> dict[str, dict[str, Any]]:
     """:func:`read_prompts` of ``d``, kept while its files are unchanged (``stamp``): a whole
     evaluation's log is megabytes of gzip, and paging or filtering re-reads it."""
-    from mas_agents.accounting import read_prompts
     return read_prompts(d)
 
 
@@ -280,7 +281,6 @@ def dataset_options(data_root: Path | None, scripts: list[str], lang: str) -> di
 
 @functools.lru_cache(maxsize=8)
 def _dataset_options(data_root: Path, scripts: tuple[str, ...], lang: str) -> dict[str, list[str]]:
-    from mas_agents.eval.datasets.wellplay import load_script
     out: dict[str, list[str]] = {}
     for name in scripts:
         try:
@@ -347,7 +347,6 @@ def totals(qs: list[Question], result: dict[str, Any]) -> dict[str, Any]:
     ``answers.jsonl`` (every run), accuracies and intervals exactly as ``result.json`` holds
     them (the 95 % bootstrap interval of the weighted score over questions, and the ``always_a`` /
     ``random`` rows of the report)."""
-    from mas_agents.eval.runs.wellplay_eval import CATEGORIES, chance_lines, score_with_interval
     chance = result.get("chance") or {}
     cats = []
     for c in CATEGORIES:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.web.kinds import run_state
 from mas_agents.web.paths import read_json as _read
 
@@ -16,7 +17,6 @@ from mas_agents.web.paths import read_json as _read
 def _question_counts(data_root: Path, scripts: tuple[str, ...], lang: str) -> tuple[tuple[str, str, int], ...] | None:
     """``((script, character, questions), ...)`` in script, character order, from the WellPlay
     dataset under ``data_root`` (None when a script cannot be read there)."""
-    from mas_agents.eval.datasets.wellplay import load_script
     out = []
     for name in scripts:
         try:

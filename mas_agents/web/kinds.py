@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mas_agents.eval import games as game_registry
+from mas_agents.eval.game_view import SeatInfo
 from mas_agents.eval.stats import wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
@@ -199,7 +200,6 @@ def _experiment_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
 def _eval_seats(events: list, cfg: dict, res: dict) -> Any:
     """A WellPlay evaluation's panel: the characters that answered (the ``mcq`` events' actors),
     each with the evaluated method or agent; nothing is hidden."""
-    from mas_agents.eval.game_view import SeatInfo
     names = list(dict.fromkeys(str(e.get("actor")) for e in events if e.get("kind") == "mcq" and e.get("actor")))
     who = str(cfg.get("agent") or cfg.get("method") or "")
     return SeatInfo(names=names, agents={n: who for n in names}, roles={n: "evaluated" for n in names})

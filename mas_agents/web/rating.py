@@ -20,6 +20,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
+from mas_agents.eval.metrics.wis import agent_metrics, player_rows
+from mas_agents.eval.stats import bootstrap_mean
+
 
 def ratings(games: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Rate the agents of ``games`` (game records as stored, ``result.json`` of a WiS game).
@@ -111,9 +114,6 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     independent, so these intervals are somewhat too narrow for agents holding several seats
     of a game; they say how few games a number rests on.
     """
-    from mas_agents.eval.metrics.wis import agent_metrics, player_rows
-    from mas_agents.eval.stats import bootstrap_mean
-
     games = list(games)
     seats: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for g in games:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.eval import games as game_registry
+from mas_agents.eval.reports.wis_leaderboard import connect_read_only
 from mas_agents.rundir import RUN_MARKER
 from mas_agents.web.kinds import (FRESH_S, RUN_KINDS, UNCONFIGURED, RunKind, all_kinds, detect_kind, is_game,
                                   progress, run_kind, run_models, run_state, tournament_id, uniq)
@@ -287,7 +288,6 @@ def is_leaderboard_db(path: Path) -> bool:
     import sqlite3
     from contextlib import closing
 
-    from mas_agents.eval.reports.wis_leaderboard import connect_read_only
     try:
         with closing(connect_read_only(path)) as conn:
             names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

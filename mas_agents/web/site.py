@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.eval.runs.human import HUMAN_SPEAK_TIMEOUT, human_seats
 from mas_agents.web import runs as rs
+from mas_agents.web.evaluation import eval_progress
 
 HERE = Path(__file__).parent
 #: What ``/raw`` serves, and as what (never HTML: a file of a run is data, not a page).
@@ -133,7 +134,6 @@ class Site:
         (:func:`mas_agents.web.evaluation.eval_progress`), else its games
         (:func:`mas_agents.web.kinds.progress`; a tournament's total from its own record, else
         from the leaderboard database holding it)."""
-        from mas_agents.web.evaluation import eval_progress
         rk = rs.run_kind(kind)
         if rk is not None and rk.evaluation:
             return eval_progress(d, self.data_root)
