@@ -12,6 +12,10 @@ error, and which call a re-prompt follows) goes to the run's prompt log
 :func:`counting` collects the :attr:`Agent.stats` increments one thread makes, per agent, so a
 game can keep them in its checkpointed state (the murder mystery does) and a resumed game still
 counts what happened before the interruption.
+
+Over 400 lines because it is one idea, the agent's turn: its budgets, its counters and the one
+call of :meth:`Agent.act` with its re-prompt are what an agent is; the prompt text itself is
+:mod:`mas_agents.prompts`', the parsing :mod:`mas_agents.actions`'.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
 from mas_agents.memory import MemorySettings, VectorMemory
 from mas_agents.planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
+from mas_agents.text import says_word
 
 log = logging.getLogger(__name__)
 
@@ -375,7 +380,6 @@ class Agent:
         Returns:
             ``(action, retried)``; the retry is counted in :attr:`stats` (``self_check_retry``).
         """
-        from mas_agents.text import says_word
         words = [w for w in words if w]
         action = self.act(request, phase=phase)
         if not (action.valid and isinstance(action.value, str) and any(says_word(action.value, w) for w in words)):
