@@ -18,7 +18,8 @@
   (vote accuracy is a civilian's metric).
 
 The runs are configured by :class:`TournamentConfig` and :class:`ExperimentConfig`
-(:mod:`mas_agents.eval.runs.run_config`). Every import is at module level.
+(:mod:`mas_agents.eval.runs.run_config`). The experiment's table is written by
+:mod:`mas_agents.eval.runs.wis_experiment_table` (re-exported here). Every import is at module level.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import json
 import logging
 import random
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from mas_agents import cells
 from mas_agents.accounting import record_prompts
@@ -40,8 +41,8 @@ from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.eval.runs import wis_session
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.wis_experiment_table import EXPERIMENT_RATES, experiment_markdown  # noqa: F401 (re-exported)
 from mas_agents.eval.runs.wis_session import WisGameConfig
-from mas_agents.eval.stats import bootstrap_mean, wilson
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.llm import spec_text
 from mas_agents.remote import auto_concurrency
@@ -380,67 +381,3 @@ def run_experiment(config: ExperimentConfig, *, play: Callable[[Path, WisGameCon
     return {"kind": kind, "subject": subject, "others": others, "games": games, "players": players,
             "model": record["model"], "models": record["models"], "rows": rows,
             "table": experiment_markdown(kind, rows, players=players)}
-
-
-def _fmt(x: Any) -> str:
-    return "-" if x is None else f"{100 * x:.1f} %"
-
-
-# rate column -> (numerator, denominator, what n counts) in a subject_metrics row
-EXPERIMENT_RATES = {
-    "vote_accuracy": ("correct_votes", "votes_cast_as_civilian", "votes"),
-    "foul_rate": ("fouls", "descriptions", "descriptions"),
-    "win_rate": ("wins", "games", "games"),
-    "others_foul_rate": ("others_fouls", "others_descriptions", "descriptions"),
-    "others_vote_accuracy": ("others_correct_votes", "others_votes", "votes"),
-}
-
-
-def _rate(r: dict, key: str) -> str:
-    """A rate in percent with its Wilson 95 % interval and n (``mas_agents.eval.stats.wilson``), e.g.
-    ``"100.0 % [34.2, 100.0] (n=2 games)"``; the bare rate for a row without its counts."""
-    num, den, what = EXPERIMENT_RATES[key]
-    if r.get(num) is None or r.get(den) is None:
-        return _fmt(r.get(key))
-    if not r[den]:
-        return f"- (n=0 {what})"
-    text = wilson(int(r[num]), int(r[den])).fmt()
-    return text[:-1] + f" {what if r[den] != 1 else what[:-1]})"
-
-
-def _avg_score(r: dict) -> str:
-    """The subject's average score per game with a percentile-bootstrap 95 % interval over its games
-    (``mas_agents.eval.stats.bootstrap_mean``; games are the independent units), e.g. ``"2.40 [0.00, 4.80]
-    (n=5 games)"``; the bare mean for a row without per-game scores."""
-    if r.get("avg_score") is None:
-        return "-"
-    scores = r.get("scores")
-    if not scores:
-        return f"{r['avg_score']:.2f} (n={r.get('games', 0)} games)"
-    e = bootstrap_mean(scores)
-    if e.low is None:
-        return f"{e.mean:.2f} [no interval, n=1 game]"
-    return f"{e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] (n={e.n} games)"
-
-
-def experiment_markdown(kind: str, rows: list[dict], players: int | None = None) -> str:
-    """The experiment table (like WiS Tables 3–4): one row per arm, every rate with its n and
-    Wilson 95 % interval, and the chance level of a civilian's first-round vote."""
-    lines = ["| arm | subject | games | vote accuracy | foul rate | avg score | win rate | others' foul rate | others' vote accuracy |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        avg = _avg_score(r)
-        lines.append(f"| {r['arm']} | {r['spec']} | {r.get('games', 0)} | {_rate(r, 'vote_accuracy')} | "
-                     f"{_rate(r, 'foul_rate')} | {avg} | {_rate(r, 'win_rate')} | "
-                     f"{_rate(r, 'others_foul_rate')} | {_rate(r, 'others_vote_accuracy')} |")
-    lines += ["", "Rates: percent with a Wilson 95 % interval (Wilson 1927) and n (votes, descriptions or games); "
-              "avg score: the subject's mean score per game with a percentile-bootstrap 95 % interval over games. "
-              "The votes and descriptions of one game are not independent, so read intervals over them as "
-              "indicative; games are the independent units."]
-    if players and players > 2:
-        lines += ["", f"Chance: a civilian voting uniformly at random among the {players - 1} other players in the "
-                  f"first round finds the spy with probability 1/{players - 1} = {100 / (players - 1):.1f} %."]
-    note = {"attack": "The subject plays the spy in every game; an attack succeeds when the others foul more.",
-            "defense": "The subject plays the spy in every game; a defense succeeds when fewer votes find it.",
-            "reasoning": "The subject plays a civilian in every game; reasoning helps when its vote accuracy rises."}[kind]
-    return "\n".join(lines) + f"\n\n{note} Both arms use the same seating, word pairs and seeds.\n"

@@ -1,0 +1,126 @@
+"""The report of a ``mas magic run`` (:func:`mas_agents.eval.runs.magic_bench.run_magic`): ``report.md``, our
+row of the eight numbers beside the paper's Table 1 rows (MAgIC §4, ``<data>/magic/results/
+paper_table1_leaderboard.csv``) and the per-scenario credits, and ``radar.png``.
+
+Function-level import kept: matplotlib (heavy, only for the radar chart; its Agg backend set first).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from mas_agents.eval.metrics.magic import CAPABILITIES
+from mas_agents.eval.stats import Estimate
+
+PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
+
+
+def paper_rows(data_root: Path) -> list[dict]:
+    """The paper's Table 1 rows (percent) from ``<data>/magic/results/paper_table1_leaderboard.csv``
+    ([] when the file is missing)."""
+    path = Path(data_root) / PAPER_TABLE
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+#: Report headers and scenario / side names in words (the keys stay in result.json).
+HEADERS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
+           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
+           "rationality": "Rationality"}
+NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost Sharing",
+         "prisoners_dilemma": "Prisoner's Dilemma", "public_good": "Public Good",
+         "non_chameleon": "as non-chameleon", "civilian": "as civilian"}
+SIDE_NAMES = {"chameleon": "as chameleon", "undercover": "as undercover"}
+
+COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination", "rationality")
+
+
+def report_md(result: dict, paper: list[dict]) -> str:
+    """Our row (percent, '-' where a metric had no data) above the paper's Table 1 rows."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}"
+
+    ivs = result.get("intervals") or {}
+
+    def ours(c):
+        """The value with its 95 % interval and n (the bare value for a result.json written before
+        intervals were reported)."""
+        iv = ivs.get(c)
+        if not iv or result["metrics"][c] is None:
+            return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
+        return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
+                           "mean": result["metrics"][c]}).fmt(unit="")
+    head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
+    lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
+             f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "
+             f"replay openings: {result['replay_openings']}; {result['cost']['games']} games.", "",
+             head, "|" + "---|" * (len(COLUMNS) + 1),
+             f"| **ours: {result['challenger']}** | " + " | ".join(ours(c) for c in COLUMNS) + " |"]
+    for row in paper:
+        lines.append(f"| {row['model']} (paper) | " + " | ".join(row.get(c, "-") for c in COLUMNS) + " |")
+    c = result["cost"]
+    missing = result["components"].get("missing") or []
+    lines += ["", f"Win rate = mean of {7 - len(missing)} of 7 parts" + (f" (missing: {', '.join(missing)})" if missing else "")
+              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the six "
+              "proportions (n = votes, questions, answers, Cost Sharing games, agreed games, decisions); a percentile "
+              "bootstrap over setting ids for win rate and deception (n = settings; one setting gives no interval). "
+              "Deception is a rate plus 0.25 × a rate, so it lies in [0, 125]. "
+              "Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
+              "on the settings above, so the rows are comparable in definition only.", "",
+              "| scenario | challenger win rate / credit (percent, bootstrap 95 % interval over games) |", "|---|---|"]
+    games = (result.get("counts") or {}).get("games") or {}
+
+    def n_of(g):
+        return "" if not isinstance(g, int) else f" (n={g} game{'s' if g != 1 else ''})"
+    psi = result.get("per_scenario_intervals") or {}
+
+    def with_iv(vv, iv, g):
+        """A credit / rate in percent with its bootstrap interval over games, else with its n."""
+        if iv and vv is not None:
+            e = Estimate(iv["mean"], iv["low"], iv["high"], iv["n"])
+            unit = "game" if e.n == 1 else "games"
+            if e.low is None:
+                return f"{pct(vv)} [no interval, n={e.n} {unit}]"
+            return f"{pct(vv)} [{100 * e.low:.1f}, {100 * e.high:.1f}] (n={e.n} {unit})"
+        return pct(vv) + n_of(g)
+    for k, v in result["per_scenario"].items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{SIDE_NAMES.get(kk) or NAMES.get(kk, kk)} "
+                          f"{with_iv(vv, (psi.get(k) or {}).get(kk), (games.get(k) or {}).get(kk))}"
+                          for kk, vv in v.items())
+        else:
+            v = with_iv(v, psi.get(k), games.get(k))
+        lines.append(f"| {NAMES.get(k, k)} | {v} |")
+    lines += ["", f"Cost: {c['calls']} LLM calls, {c['input_tokens']} prompt / {c['output_tokens']} completion tokens, "
+              f"{c['wall_s']} s of game time; {c['invalid_actions']} of {c['model_actions']} actions unreadable after a re-prompt.",
+              "", "![capabilities](radar.png)", ""]
+    return "\n".join(lines)
+
+
+def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
+    """A radar chart of the seven capabilities in percent, the scale of every report (a missing metric
+    is drawn at 0 and marked '(n/a)'). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
+    axis then goes to 125 instead of cutting it at 100."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [c if metrics.get(c) is not None else f"{c} (n/a)" for c in CAPABILITIES]
+    labels = [f"{x} (0–125 %)" if x.startswith("deception") else x for x in labels]
+    vals = [100 * (metrics.get(c) or 0.0) for c in CAPABILITIES]
+    ang = [2 * math.pi * i / len(vals) for i in range(len(vals))]
+    fig = plt.figure(figsize=(5, 5))
+    ax = fig.add_subplot(111, polar=True)
+    ax.plot(ang + ang[:1], vals + vals[:1], color="#4C72B0")
+    ax.fill(ang + ang[:1], vals + vals[:1], color="#4C72B0", alpha=0.25)
+    ax.set_xticks(ang)
+    ax.set_xticklabels([x.replace("_", " ") for x in labels], fontsize=8)
+    ax.set_ylim(0, 125 if max(vals) > 100 else 100)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
