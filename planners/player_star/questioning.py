@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from mas_agents.planners.base import BlockAgent, Contribution
+from mas_agents.planners.player_star.relation_graph import relation_summary
 from mas_agents.planners.player_star.sensors import read_batch, readings_summary
 from mas_agents.planners.player_star.state import UNKNOWN, PlayerStarState
 
@@ -187,7 +188,6 @@ class Questioning:
                        f"(you have questioned {target} {scores[target]['asked']} time(s) so far):\n"
                        + readings_summary(st, target, victim))
             if st.graph is not None:
-                from mas_agents.planners.player_star.relations import relation_summary
                 rel = relation_summary(st.graph, st.me, target, max_evidence=1)
                 if not rel.startswith("No known relation"):
                     context += "\n" + rel

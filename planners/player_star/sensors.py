@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from mas_agents.planners.base import ActionRequest, BlockAgent, Contribution
+from mas_agents.planners.player_star.relation_graph import relation_summary
 from mas_agents.planners.player_star.state import SENSORS, UNKNOWN, PlayerStarState, SensorReading
 
 #: The judgement each sensor asks for ({v} = victim), said of "them" (every character of the
@@ -125,7 +126,6 @@ def _relations(state: PlayerStarState, pairs: list[tuple[str, str]]) -> dict[str
     victim; this agent and the character), known relations only."""
     if state.graph is None:
         return {}
-    from mas_agents.planners.player_star.relations import relation_summary
     out: dict[str, str] = {}
     for c, v in pairs:
         lines = [relation_summary(state.graph, a, b, max_evidence=2) for a, b in ((c, v), (state.me, c))]

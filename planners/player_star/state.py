@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mas_agents.planners.base import BlockAgent
+from mas_agents.planners.player_star import relation_graph as relations
 
 #: The value stored when a sensor call gave no legal option after its re-prompt.
 UNKNOWN = "unknown"
@@ -175,7 +176,6 @@ class PlayerStarState:
             for v in self.victims:
                 self.suspects[v] = self.others()
             if self.config.relations:
-                from mas_agents.planners.player_star import relation_graph as relations  # local: the map is optional
                 self.graph = relations.new_graph(self.players, self.victims)
                 relations.add_script_relations(self.graph, self.me, p.script, self.names())
             return self
@@ -200,7 +200,6 @@ class PlayerStarState:
         with self._lock:
             self.readings[reading.key] = reading
             if self.graph is not None and reading.sensor == "emotion":
-                from mas_agents.planners.player_star import relation_graph as relations
                 relations.note_emotion(self.graph, self.me, reading)
 
     def latest(self, sensor: str, character: str, victim: str) -> SensorReading | None:
@@ -261,8 +260,7 @@ class PlayerStarState:
             elif kind == "ask" and actor == self.me and data.get("target"):
                 self.asked[data["target"]] += 1
             elif kind in ("introduce", "answer"):
-                from mas_agents.planners.player_star.relation_graph import mentioned_names
-                involved = {actor} | set(mentioned_names(str(event.get("content", "")), self.players))
+                involved = {actor} | set(relations.mentioned_names(str(event.get("content", "")), self.players))
                 for c in involved:
                     if c in self.players and c != self.me:
                         self.news[c] += 1
@@ -276,7 +274,6 @@ class PlayerStarState:
                     # replayed in order, so the news heard so far is what it was when read
                     self.checked[(r.victim, r.character)] = self.news[r.character]
                     if self.graph is not None and r.sensor == "emotion":
-                        from mas_agents.planners.player_star import relation_graph as relations
                         relations.note_emotion(self.graph, self.me, r)
             elif kind == "suspect_list" and actor == self.me and event.get("phase") == "planning":
                 v, new = data.get("victim"), data.get("new")
