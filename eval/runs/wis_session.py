@@ -7,7 +7,8 @@ game record of :mod:`mas_agents.graphs.wis.rules`) and ``transcript.md``. Seats 
 Word pairs come from ``<data>/whoisspy/pairs_<lang>.jsonl`` (``{"civilian", "spy", ...}`` a line).
 A game's configuration is :class:`WisGameConfig` (:mod:`mas_agents.eval.runs.run_config`).
 
-Function-level imports kept: :mod:`mas_agents.graphs.wis.protocol` (FastAPI, needed by URL seats only).
+Function-level import kept: :mod:`mas_agents.graphs.wis.protocol` (FastAPI, +0.55 s of import in every
+game process, needed only by a seat that is a WiS-protocol URL).
 """
 
 from __future__ import annotations
