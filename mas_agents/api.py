@@ -416,20 +416,10 @@ def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: st
     Raises:
         ValueError: an unknown paper or option value.
     """
-    import importlib
-
     from mas_agents.eval.datasets import resolve_data_dir
-    modules = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
-    root = resolve_data_dir(data_dir)
-    if paper == "all":
-        from mas_agents.eval.reproduce.all import reproduce_all
-        options.setdefault("others", None)
-        options.setdefault("limit", None)
-        return reproduce_all(data_root=root, out=Path(out), model=model, **options)
-    if paper not in modules:
-        raise ValueError(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
-    mod = importlib.import_module(f"mas_agents.eval.reproduce.{modules[paper]}")
-    return mod.reproduce(data_root=root, out=Path(out), model=model, **options)
+    from mas_agents.eval.reproduce import registry
+    config = registry.build(paper, data_root=resolve_data_dir(data_dir), out=Path(out), model=model, options=options)
+    return registry.run(config)
 
 
 # ------------------------------------------------------------------------ registries, graphs

@@ -11,16 +11,24 @@ The WiS protocol needs a pool of at least two models: ``all`` seats ``--model`` 
 
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from types import ModuleType
+from typing import Any, Mapping
 
-from mas_agents.eval.reproduce.common import md_table, write_report
+from mas_agents.eval.reproduce import magic, player_star, wis
+from mas_agents.eval.reproduce.common import PaperRun, check_options, md_table, write_report
+from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
 
-#: (folder / ``mas reproduce`` name, module, title).
-PARTS = (("magic", "magic", "MAgIC (Xu et al.)"),
-         ("player-star", "player_star", "PLAYER* / WellPlay (Zhu, Zhao et al.)"),
-         ("wis", "wis", "WiS: Who is Spy? (Hu et al.)"))
+#: (folder / ``mas reproduce`` name, module, title). The modules are looked up when a part runs
+#: (``module.reproduce``), so a test may replace a part's function.
+PARTS: tuple[tuple[str, ModuleType, str], ...] = (
+    ("magic", magic, "MAgIC (Xu et al.)"),
+    ("player-star", player_star, "PLAYER* / WellPlay (Zhu, Zhao et al.)"),
+    ("wis", wis, "WiS: Who is Spy? (Hu et al.)"))
+#: ``mas reproduce`` name -> the paper's configuration class.
+CONFIGS: dict[str, type[PaperRun]] = {"magic": magic.MagicRun, "player-star": player_star.PlayerStarRun,
+                                      "wis": wis.WisRun}
 
 
 def wis_pool(model: str, others: str | None) -> str:
@@ -41,9 +49,64 @@ def part_options(folder: str, model: str, others: str | None, pool: str) -> dict
     return {"model": pool if folder == "wis" else model, "others": None if folder == "player-star" else others}
 
 
-def check_out(*, out: Path, model: str, others: str | None, limit: int | None, seed: int = 0) -> None:
+@dataclass(frozen=True, kw_only=True)
+class AllRun(PaperRun):
+    """The configuration of ``mas reproduce all`` (``config.json``: these fields, then
+    ``models``, every seat's model).
+
+    Attributes:
+        model: the one model under test (``local``, ``openai:NAME``).
+        others: magic's defenders and WiS's second pool member (None: ``model``).
+        limit: every part's ``--limit`` (a smoke run).
+        seed: every part's ``--seed`` (PLAYER* takes only 0).
+
+    Raises:
+        ValueError: ``model`` a list (:func:`wis_pool`).
+    """
+
+    PAPER = "all"
+
+    model: str
+    others: str | None = None
+    limit: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        wis_pool(self.model, self.others)
+
+    @classmethod
+    def from_options(cls, *, data_root: Path, out: Path, model: Any, others: str | None = None,
+                     limit: int | None = None, seed: int = 0, options: Mapping[str, Any] | None = None) -> "AllRun":
+        """``all`` takes no paper's own option (:meth:`PaperRun.from_options`)."""
+        check_options("all", options or {})
+        return cls(data_root=data_root, out=out, model=model, others=others, limit=limit, seed=seed)
+
+    def as_options(self) -> dict[str, Any]:
+        return {"model": self.model, "others": self.others, "limit": self.limit, "seed": self.seed, "options": {}}
+
+    def settings(self) -> dict[str, Any]:
+        """``config.json`` after ``kind`` and ``paper``."""
+        return {**self.record(), "models": sorted({self.model, self.others or self.model})}   # every seat's model
+
+    def parts(self) -> list[tuple[str, ModuleType, str, PaperRun]]:
+        """``(folder, module, title, configuration)`` of each part, in :data:`PARTS` order: in
+        ``out/<folder>``, with :func:`part_options`, this run's ``limit``, ``seed``, ``tick`` and no
+        estimate.
+
+        Raises:
+            ValueError: a part refuses an option (e.g. PLAYER* a seed other than 0)."""
+        pool = wis_pool(self.model, self.others)
+        return [(folder, mod, title,
+                 CONFIGS[folder].from_options(data_root=self.data_root, out=self.out / folder,
+                                              **part_options(folder, self.model, self.others, pool),
+                                              limit=self.limit, seed=self.seed).replace(tick=self.tick))
+                for folder, mod, title in PARTS]
+
+
+def check_out(config: AllRun) -> list[tuple[str, ModuleType, str, PaperRun]]:
     """Check every part's options and run directory (``out/<folder>``, each paper module's
-    ``check_out``) before any part runs, writing nothing.
+    ``check_out``) before any part runs, writing nothing; returns :meth:`AllRun.parts`.
 
     ``--limit`` may differ from an earlier ``all`` run only where every part allows it: MAgIC
     extends its run, PLAYER* and WiS refuse another limit (other scripts / games per arm are
@@ -53,33 +116,29 @@ def check_out(*, out: Path, model: str, others: str | None, limit: int | None, s
         ValueError: a bad option, or a part's ``config.json`` holding other settings
             (:class:`mas_agents.eval.runs.record.RunConflict`, names that file and field).
     """
-    pool = wis_pool(model, others)
-    for folder, module, _title in PARTS:
-        mod = importlib.import_module(f"mas_agents.eval.reproduce.{module}")
-        mod.check_out(out=Path(out) / folder, **part_options(folder, model, others, pool), limit=limit, seed=seed)
+    parts = config.parts()
+    for _folder, mod, _title, part in parts:
+        mod.check_out(part)
+    return parts
 
 
-def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None, limit: int | None,
-                  seed: int = 0, tick: Callable[[str], None] | None = None) -> dict:
+def reproduce_all(config: AllRun) -> dict:
     """Run the three papers' protocols and write the summary card; returns its ``result.json``.
 
     Raises:
-        ValueError: bad options (from :func:`wis_pool` or a paper module)."""
-    from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
+        ValueError: bad options (from :func:`wis_pool` or a paper module), or ``out`` (or a part's
+            folder) holding another run."""
+    model, others, limit, out = config.model, config.others, config.limit, config.out
     pool = wis_pool(model, others)
-    out = Path(out)
-    config = {"model": model, "others": others, "limit": limit, "seed": seed,
-              "models": sorted({model, others or model})}   # every seat's model (mas_agents.eval.runs.record)
+    settings = config.settings()
     # never over another run; another limit may differ here, but the parts decide (check_out below)
-    check_same_run(out, {"kind": "reproduce", "paper": "all", **config}, may_differ=("limit",),
+    check_same_run(out, {"kind": "reproduce", "paper": "all", **settings}, may_differ=("limit",),
                    ignore=NOT_CONFIGURATION - {"model"})
-    check_out(out=out, model=model, others=others, limit=limit, seed=seed)
     parts = []
-    for folder, module, title in PARTS:
-        mod = importlib.import_module(f"mas_agents.eval.reproduce.{module}")
-        opts = part_options(folder, model, others, pool)
-        res = mod.reproduce(data_root=data_root, out=out / folder, **opts, limit=limit, seed=seed, tick=tick)
-        parts.append({"paper": folder, "title": title, "model": opts["model"], "headline": res.get("headline", ""),
+    for folder, mod, title, part in check_out(config):
+        res = mod.reproduce(part)
+        parts.append({"paper": folder, "title": title, "model": part.as_options()["model"],
+                      "headline": res.get("headline", ""),
                       "partial": bool(res.get("partial", limit is not None)), "report": f"{folder}/report.md"})
     lines = [f"# Social-reasoning card: {model}", "",
              f"Three papers' protocols against one endpoint: `--model {model}`"
@@ -92,5 +151,5 @@ def reproduce_all(*, data_root: Path, out: Path, model: str, others: str | None,
     lines += [""]
     result = {"headline": "; ".join(f"{p['paper']}: {p['headline']}" for p in parts if p["headline"])[:300],
               "parts": parts, "partial": limit is not None}
-    write_report(out, paper="all", config=config, result=result, markdown="\n".join(lines))
+    write_report(out, paper="all", config=settings, result=result, markdown="\n".join(lines))
     return result

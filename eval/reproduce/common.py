@@ -1,17 +1,21 @@
 """What the ``mas reproduce`` papers share: the papers' tables as data, the side-by-side table,
-the progress line, the protocol-differences list and the report files.
+the progress line, the protocol-differences list, the report files and the base of each paper's
+run configuration (:class:`PaperRun`).
 
-The contract of a paper module ``mas_agents.eval.reproduce.<paper>``::
+The contract of a paper module ``mas_agents.eval.reproduce.<paper>``:
 
-    reproduce(*, data_root: Path, out: Path, model: str | list[str], others: str | None,
-              limit: int | None, seed: int = 0, tick: Callable[[str], None] | None = None,
-              play=None) -> dict
-
-It plays (or resumes: finished cells are reused) the paper's protocol under ``out``, writes
-``out/config.json`` (``kind: "reproduce"``, ``paper``), ``out/result.json`` and ``out/report.md``
-(with figures beside it) through :func:`write_report`, and returns ``result.json``'s dict.
-``limit`` runs the same protocol on the first N settings/scripts/games; the report then says it is
-partial. ``tick`` receives one line per finished cell (:class:`Progress` makes it).
+* a frozen, keyword-only configuration, a subclass of :class:`PaperRun` (itself a
+  :class:`mas_agents.eval.runs.run_config.RunConfig`), whose recorded fields are what the run
+  writes to ``out/config.json`` besides the derived ones (``models``, ...), built from the CLI's
+  options by :meth:`PaperRun.from_options` (:func:`mas_agents.eval.reproduce.registry.build` by
+  paper name);
+* ``check_out(config) -> dict``: the options and ``out`` checked, nothing written;
+* ``reproduce(config) -> dict``: plays (or resumes: finished cells are reused) the paper's protocol
+  under ``config.out``, writes ``out/config.json`` (``kind: "reproduce"``, ``paper``),
+  ``out/result.json`` and ``out/report.md`` (with figures beside it) through :func:`write_report`,
+  and returns ``result.json``'s dict. ``limit`` runs the same protocol on the first N
+  settings/scripts/games; the report then says it is partial. ``config.tick`` receives one line per
+  finished cell (:class:`Progress` makes it).
 
 Paper tables (``papers/<name>.csv``): UTF-8 CSV whose first lines start with ``#`` and name the
 source, e.g. ``# source: MAgIC (Xu et al., EMNLP 2024), Table 4``; ``# url: ...``; ``# note: ...``.
@@ -24,12 +28,81 @@ import csv
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.stats import Estimate
+from mas_agents.rundir import versions, write_json
 
 PAPERS_DIR = Path(__file__).with_name("papers")
 PAPERS = ("magic", "player-star", "wis")
+
+
+#: The papers' own options (``mas reproduce --conditions`` ...) -> the one paper that takes each.
+PAPER_OPTIONS = {"conditions": "magic", "langs": "player-star", "methods": "player-star", "eval_runs": "player-star"}
+
+
+def check_options(paper: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` (a paper's own options by name, e.g. ``{"langs": "en"}``) if ``paper`` takes
+    every one of them.
+
+    Raises:
+        ValueError: an option of another paper (``--langs: only for 'mas reproduce player-star',
+            not magic``) or no option of ``mas reproduce`` at all."""
+    for key in options:
+        only = PAPER_OPTIONS.get(key)
+        if only is None:
+            raise ValueError(f"{key}: not an option of mas reproduce (choose from others, limit, seed, "
+                             f"{', '.join(PAPER_OPTIONS)})")
+        if only != paper:
+            raise ValueError(f"--{key.replace('_', '-')}: only for 'mas reproduce {only}', not {paper}")
+    return dict(options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaperRun(RunConfig):
+    """The run configuration every paper's shares (issue 51 item 5): where it runs and the hooks,
+    none of them recorded in ``config.json``. Each paper's subclass adds its recorded fields
+    (those of its ``config.json``), normalised and checked on construction (a bad value raises
+    ``ValueError`` naming the option, as ``mas reproduce`` spells it).
+
+    Attributes:
+        data_root: the datasets root (``wellplay/``, ``whoisspy/``, ``magic/``).
+        out: the run directory (rerun with the same configuration to resume).
+        tick: receives one progress line per finished cell (the CLI prints it on stderr).
+        estimate: the run's cost estimate made before it
+            (:func:`mas_agents.eval.reproduce.estimate.estimate_for_run`), kept as
+            ``out/estimate.json`` and set beside the actual calls and tokens in the report.
+    """
+
+    KIND: ClassVar[str] = "reproduce"
+    #: The paper's name as ``mas reproduce`` and ``config.json`` spell it.
+    PAPER: ClassVar[str] = ""
+
+    data_root: Path = field(metadata=NOT_RECORDED)
+    out: Path = field(metadata=NOT_RECORDED)
+    tick: Callable[[str], None] | None = field(default=None, metadata=NOT_RECORDED)
+    estimate: dict | None = field(default=None, metadata=NOT_RECORDED)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data_root", Path(self.data_root))
+        object.__setattr__(self, "out", Path(self.out))
+
+    @classmethod
+    def from_options(cls, *, data_root: Path, out: Path, model: Any, others: str | None = None,
+                     limit: int | None = None, seed: int = 0, options: Mapping[str, Any] | None = None) -> "PaperRun":
+        """The configuration from ``mas reproduce``'s options (``options``: the paper's own,
+        :data:`PAPER_OPTIONS`); each paper says how.
+
+        Raises:
+            ValueError: an option the paper does not take or a bad value (named)."""
+        raise NotImplementedError(cls.__name__)
+
+    def as_options(self) -> dict[str, Any]:
+        """The inverse of :meth:`from_options`: ``{"model", "others", "limit", "seed", "options"}``
+        as the command line gives them (``others`` None and ``options`` left out where they are the
+        protocol's default); what an estimate is keyed and printed by."""
+        raise NotImplementedError(type(self).__name__)
 
 
 class PaperDataError(ValueError):
@@ -192,8 +265,6 @@ class Progress:
 def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown: str) -> None:
     """Write ``config.json`` (``kind: "reproduce"``), ``result.json`` and ``report.md`` in ``out``
     (atomically each), the files ``mas serve`` reads for a reproduce run."""
-    from mas_agents.rundir import versions, write_json
-
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config, "versions": versions()})
     write_json(out / "result.json", {"kind": "reproduce", "paper": paper, **result})
@@ -213,7 +284,6 @@ def price(tokens_in: int, tokens_out: int, price_in: float, price_out: float) ->
 def save_estimate(out: Path, est: dict) -> None:
     """Keep ``est`` (:func:`mas_agents.eval.reproduce.estimate.estimate`) as ``out/estimate.json`` (the run's own
     folder, after its check)."""
-    from mas_agents.rundir import write_json
     write_json(Path(out) / "estimate.json", {k: v for k, v in est.items() if k not in ("price_in", "price_out")})
 
 

@@ -33,27 +33,36 @@ used (:func:`versus_actual`).
 Who is Spy? is the least certain: the fake's votes agree, so its games often end in round 1,
 while a real model's may last the 3 rounds (up to three times the descriptions and votes);
 :func:`render` says so.
+
+:func:`estimate` and :func:`estimate_for_run` take the run's own configuration
+(:class:`mas_agents.eval.reproduce.common.PaperRun`, as the CLI builds it). Imports kept inside a
+function: ``llama_cpp`` (:class:`GGUFTokenizer`; optional, and heavy to load).
 """
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import json
 import tempfile
-from dataclasses import dataclass
+import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from mas_agents.eval.reproduce.common import md_table, price, save_estimate as save, versus_actual, versus_lines  # noqa: F401
+from mas_agents import cells as executor
+from mas_agents.accounting import message_text, set_record_prompts
+from mas_agents.eval.reproduce import registry
+from mas_agents.eval.reproduce.common import PaperRun, md_table, price
+from mas_agents.eval.reproduce.common import save_estimate as save  # noqa: F401  (re-exported)
+from mas_agents.eval.reproduce.common import versus_actual, versus_lines  # noqa: F401  (re-exported)
+from mas_agents.grammar import render_json_reply, reply_schema
+from mas_agents.llm import embedded_model_path, set_spec_override, to_llama_messages
 
 #: Papers whose real run makes an estimate first and reports it beside the actual cost.
 COMPARED = ("magic", "player-star", "wis")
-#: ``mas reproduce`` paper -> module under :mod:`mas_agents.eval.reproduce`.
-MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
 
 #: Characters of the dry-run replies: ``thought`` (the line before a tagged line; the grammar
 #: allows 200), ``text`` (an utterance: introduction, question, answer, description; 10-400
@@ -84,7 +93,6 @@ class Tokenizer:
         return -(-ascii_chars // 4) + (len(s) - ascii_chars)
 
     def chat(self, messages: list[BaseMessage]) -> int:
-        from mas_agents.accounting import message_text
         return sum(self.text(message_text(m.content)) + 4 for m in messages) + 3
 
 
@@ -96,14 +104,11 @@ class GGUFTokenizer(Tokenizer):
         FileNotFoundError / ImportError: the file or llama-cpp-python is missing."""
 
     def __init__(self, path: str):
-        import threading
-
         from llama_cpp import Llama, llama_chat_format
         try:   # llama.cpp warns on stderr about the context of a vocabulary-only load: noise here
             from llama_cpp._utils import suppress_stdout_stderr
             quiet = suppress_stdout_stderr(disable=False)
         except ImportError:
-            import contextlib
             quiet = contextlib.nullcontext()
         with quiet:
             self._llama = Llama(model_path=path, vocab_only=True, verbose=False)
@@ -122,7 +127,6 @@ class GGUFTokenizer(Tokenizer):
             return len(self._llama.tokenize(s.encode("utf-8"), add_bos=False, special=False))
 
     def chat(self, messages: list[BaseMessage]) -> int:
-        from mas_agents.llm import to_llama_messages
         result = self._format(messages=to_llama_messages(messages))
         with self._lock:
             return len(self._llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special,
@@ -133,7 +137,6 @@ def default_tokenizer() -> Tokenizer:
     """The embedded model's tokenizer (:class:`GGUFTokenizer` of SmolLM2's GGUF), or the
     heuristic :class:`Tokenizer` when that package or llama-cpp-python is not installed."""
     try:
-        from mas_agents.llm import embedded_model_path
         return GGUFTokenizer(embedded_model_path())
     except (ImportError, FileNotFoundError, OSError, ValueError):
         return Tokenizer()
@@ -158,7 +161,6 @@ def dry_reply(fmt: Any, chars: dict[str, int] = REPLY_CHARS) -> str:
 
     Raises:
         ValueError: an action kind the reply schema does not know."""
-    from mas_agents.grammar import render_json_reply, reply_schema
     req = fmt.request
     schema = reply_schema(req, fmt.think)
     obj: dict[str, Any] = {}
@@ -246,76 +248,58 @@ def collect(paper: str, root: Path, eval_scale: int = 1) -> list[dict]:
     return [{**r, "games": len(r["games"])} for r in cells.values()]
 
 
-def estimate(paper: str, *, data_root: Path, model: str, others: str | None = None, limit: int | None = None,
-             seed: int = 0, options: dict | None = None, tick: Callable[[str], None] | None = None,
-             tokenizer: Tokenizer | None = None, workdir: Path | None = None) -> dict:
-    """The cost of ``mas reproduce PAPER`` with these arguments, from a dry run (module text).
+def estimate(config: PaperRun, *, tokenizer: Tokenizer | None = None, workdir: Path | None = None) -> dict:
+    """The cost of ``mas reproduce PAPER`` with this configuration, from a dry run (module text).
 
     Args:
-        paper: ``magic`` | ``player-star`` | ``wis`` | ``all`` (the three, each with its options).
-        data_root, model, others, limit, seed: as the run's.
-        options: the paper's subset options (magic ``conditions``; player-star ``langs``,
-            ``methods``, ``eval_runs``), as ``reproduce`` takes them.
-        tick: the dry run's progress lines (None: quiet).
+        config: the run's configuration (any paper's, ``all`` for the three, each with its
+            options); its ``out`` and ``estimate`` are not used, its ``tick`` gets the dry run's
+            progress lines (None: quiet).
         tokenizer: default :func:`default_tokenizer`.
         workdir: where the dry run writes (default a temporary folder, removed after).
 
     Returns:
-        ``{"paper", "model", "limit", "options", "cells": [{"paper", "cell", "games", "calls",
-        "input_tokens", "output_tokens"}], "total": {...}, "tokenizer": str, "reply_chars": {...},
-        "notes": [str]}``.
+        ``{"paper", "model", "others", "limit", "options", "cells": [{"paper", "cell", "games",
+        "calls", "input_tokens", "output_tokens"}], "total": {...}, "tokenizer": str,
+        "reply_chars": {...}, "notes": [str]}`` (``model`` ... ``options`` as the command line
+        gives them, :meth:`mas_agents.eval.reproduce.common.PaperRun.as_options`).
 
     Raises:
         ValueError / FileNotFoundError: what the run itself would refuse (bad options, data).
     """
-    from mas_agents.accounting import set_record_prompts
-    from mas_agents.llm import set_spec_override
-
-    options = dict(options or {})
+    opts = config.as_options()
     tok = tokenizer or default_tokenizer()
-    papers = list(MODULES) if paper == "all" else [paper]
-    if paper != "all" and paper not in MODULES:
-        raise ValueError(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
+    parts = ([(folder, part) for folder, _mod, _title, part in config.parts()] if config.PAPER == "all"
+             else [(config.PAPER, config)])
     notes = []
 
     def factory(spec: str, **_: Any) -> BaseChatModel:
         return DryRunChat(tokenizer=tok)
 
     cells: list[dict] = []
-    from mas_agents import cells as executor
     # in this process, whatever --executor says: a Ray worker would build the real models
     prev_executor = executor.configure("local")
     prev_override = set_spec_override(factory)
     prev_prompts = set_record_prompts(False)
     try:
         with tempfile.TemporaryDirectory(prefix="mas-estimate-", dir=workdir) as tmp:
-            for p in papers:
-                kw = dict(options) if paper != "all" else {}
+            for p, part in parts:
                 scale = 1
-                m, o = model, others
-                if paper == "all":
-                    from mas_agents.eval.reproduce.all import wis_pool
-                    if p == "wis":
-                        m = wis_pool(model, others)
-                    if p == "player-star":
-                        o = None
-                if p == "player-star":
-                    from mas_agents.eval.reproduce.player_star import check_subsets
-                    _, _, runs = check_subsets(kw.get("langs"), kw.get("methods"), kw.get("eval_runs"))
-                    scale, kw["eval_runs"] = runs, 1
-                    if runs > 1:
-                        notes.append(f"player-star: one evaluation run answered, counted {runs} times")
-                mod = importlib.import_module(f"mas_agents.eval.reproduce.{MODULES[p]}")
-                mod.reproduce(data_root=data_root, out=Path(tmp) / p, model=m, others=o, limit=limit, seed=seed,
-                              tick=tick, **kw)
+                if p == "player-star":   # one evaluation run answered, counted eval_runs times
+                    scale = part.eval_runs
+                    part = part.replace(eval_runs=1)
+                    if scale > 1:
+                        notes.append(f"player-star: one evaluation run answered, counted {scale} times")
+                registry.run(part.replace(out=Path(tmp) / p, tick=config.tick, estimate=None))
                 cells += [{"paper": p, **c} for c in collect(p, Path(tmp) / p, eval_scale=scale)]
     finally:
         set_spec_override(prev_override)
         set_record_prompts(prev_prompts)
         executor.restore(prev_executor)
     total = {k: sum(c[k] for c in cells) for k in ("games", "calls", "input_tokens", "output_tokens")}
-    return {"paper": paper, "model": model, "others": others, "limit": limit, "options": options, "cells": cells,
-            "total": total, "tokenizer": tok.name, "reply_chars": dict(REPLY_CHARS), "notes": notes}
+    return {"paper": config.PAPER, "model": opts["model"], "others": opts["others"], "limit": opts["limit"],
+            "options": opts["options"], "cells": cells, "total": total, "tokenizer": tok.name,
+            "reply_chars": dict(REPLY_CHARS), "notes": notes}
 
 
 def render(est: dict, *, price_in: float = 0.0, price_out: float = 0.0) -> list[str]:
@@ -344,20 +328,23 @@ def render(est: dict, *, price_in: float = 0.0, price_out: float = 0.0) -> list[
     return lines
 
 
-def plan_key(paper: str, model: str, others: str | None, limit: int | None, seed: int, options: dict) -> dict:
-    """What an estimate depends on (a stored one is reused only for the same key)."""
-    return {"paper": paper, "model": model, "others": others, "limit": limit, "seed": seed,
-            "options": {k: options[k] for k in sorted(options)}, "reply_chars": dict(REPLY_CHARS)}
+def plan_key(config: PaperRun) -> dict:
+    """What an estimate depends on (a stored one is reused only for the same key): the paper, its
+    options as the command line gives them (:meth:`mas_agents.eval.reproduce.common.PaperRun.as_options`)
+    and the fake's reply lengths."""
+    opts = config.as_options()
+    return {"paper": config.PAPER, "model": opts["model"], "others": opts["others"], "limit": opts["limit"],
+            "seed": opts["seed"], "options": {k: opts["options"][k] for k in sorted(opts["options"])},
+            "reply_chars": dict(REPLY_CHARS)}
 
 
-def estimate_for_run(out: Path, paper: str, *, data_root: Path, model: str, others: str | None, limit: int | None,
-                     seed: int, options: dict, price_in: float = 0.0, price_out: float = 0.0,
-                     tick: Callable[[str], None] | None = None) -> dict:
-    """The estimate a real run sets beside its actual cost: ``out/estimate.json`` when it holds one
-    for the same :func:`plan_key` (a resumed run), else a new :func:`estimate` (not written here:
-    the paper's ``reproduce`` writes it once it has checked that ``out`` is its own)."""
-    key = plan_key(paper, model, others, limit, seed, options)
-    path = Path(out) / "estimate.json"
+def estimate_for_run(config: PaperRun, *, price_in: float = 0.0, price_out: float = 0.0) -> dict:
+    """The estimate a real run sets beside its actual cost: ``config.out/estimate.json`` when it
+    holds one for the same :func:`plan_key` (a resumed run), else a new :func:`estimate` (quiet;
+    ``config.tick`` gets a line before and after it). Not written here: the paper's ``reproduce``
+    writes it once it has checked that ``out`` is its own."""
+    key = plan_key(config)
+    path = Path(config.out) / "estimate.json"
     if path.is_file():
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -365,9 +352,10 @@ def estimate_for_run(out: Path, paper: str, *, data_root: Path, model: str, othe
                 return {**stored, "price_in": price_in, "price_out": price_out}
         except ValueError:
             pass
+    tick, paper = config.tick, config.PAPER
     if tick:
         tick(f"{paper}: estimating the run's cost (a dry run on a fake model, no model call)")
-    est = estimate(paper, data_root=data_root, model=model, others=others, limit=limit, seed=seed, options=options)
+    est = estimate(config.replace(tick=None))
     if tick:
         t = est["total"]
         tick(f"{paper}: estimate: {t['games']} games, {t['calls']} calls, {t['input_tokens']} prompt / "

@@ -15,11 +15,15 @@ cell, prompt and completion tokens, the price at ``--price-in``/``--price-out`` 
 tokens) from a dry run of the same protocol on a fake model, and writes nothing. A real run of
 ``magic``, ``player-star`` or ``wis`` makes the same estimate first (kept in ``OUT/estimate.json``) and its
 report sets it beside the calls and tokens actually used.
+
+The command builds the paper's run configuration once (:func:`mas_agents.eval.reproduce.registry.build`)
+and passes it to the estimate, the check and the run. Imports kept inside the command: the
+``mas_agents.eval.reproduce`` modules (the papers' runners load the game graphs, langgraph, and the
+estimate langchain; ``mas --help`` stays light).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 from typing import Optional
@@ -28,9 +32,7 @@ import typer
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Seed, Verbose
-
-#: ``mas reproduce`` argument -> module under ``mas_agents.eval.reproduce``.
-MODULES = {"magic": "magic", "player-star": "player_star", "wis": "wis"}
+from mas_agents.rundir import stable_run_dir
 
 
 def reproduce(
@@ -63,52 +65,53 @@ def reproduce(
                                                                      "magic/); else $MAS_DATA_DIR, else ../shared/datasets."),
     verbose: bool = Verbose,
 ) -> None:
-    """Run a paper's protocol and write report.md with the paper's numbers beside ours."""
-    cli.setup_logging(verbose)
-    from mas_agents.rundir import stable_run_dir
+    """Run a paper's protocol and write report.md with the paper's numbers beside ours.
 
-    if paper != "all" and paper not in MODULES:
+    A typer command: one parameter per option (so over 8); they become the paper's run
+    configuration once, here."""
+    cli.setup_logging(verbose)
+    from mas_agents.eval.reproduce import estimate as est_mod
+    from mas_agents.eval.reproduce import registry
+    from mas_agents.eval.reproduce.common import check_options
+
+    if paper not in registry.CONFIGS:
         cli.fail(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
-    for opt, val, only in (("--conditions", conditions, "magic"), ("--langs", langs, "player-star"),
-                           ("--methods", methods, "player-star"), ("--eval-runs", eval_runs, "player-star")):
-        if val is not None and paper != only:
-            cli.fail(f"{opt}: only for 'mas reproduce {only}', not {paper}")
     options = {k: v for k, v in (("conditions", conditions), ("langs", langs), ("methods", methods),
                                  ("eval_runs", eval_runs)) if v is not None}
+    try:
+        check_options(paper, options)
+    except ValueError as exc:
+        cli.fail(str(exc))
     root = cli.data_root(data_dir)
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    from mas_agents.eval.reproduce import estimate as est_mod
-    if estimate:
-        try:
-            est = est_mod.estimate(paper, data_root=root, model=model, others=others, limit=limit, seed=seed,
-                                   options=options, tick=say if verbose else None)
-        except (ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
-        print("\n".join(est_mod.render(est, price_in=price_in, price_out=price_out)))
-        return
     parts = [f"limit{limit}"] if limit else []
     if eval_runs is not None and eval_runs < 3:
         parts.append(f"evalruns{eval_runs}")   # another number of runs is another run (never mixed)
     out = out or stable_run_dir("reproduce", paper, model, *parts)
+    try:
+        config = registry.build(paper, data_root=root, out=out, model=model,
+                                options={"others": others, "limit": limit, "seed": seed, **options}).replace(tick=say)
+    except ValueError as exc:
+        cli.fail(str(exc))
+    if estimate:
+        try:
+            est = est_mod.estimate(config if verbose else config.replace(tick=None))
+        except (ValueError, FileNotFoundError) as exc:
+            cli.fail(str(exc))
+        print("\n".join(est_mod.render(est, price_in=price_in, price_out=price_out)))
+        return
     cli.set_resume_hint(f"rerun the same command (same --out {out}) to continue")
 
     try:
-        if paper == "all":
-            from mas_agents.eval.reproduce.all import reproduce_all
-            reproduce_all(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say)
-        else:
-            mod = importlib.import_module(f"mas_agents.eval.reproduce.{MODULES[paper]}")
-            # refuse a conflicting --out (or a bad option) before the estimate's dry run, not after it
-            mod.check_out(out=out, model=model, others=others, limit=limit, seed=seed, **options)
-            kw = dict(options)
-            if paper in est_mod.COMPARED:   # the estimate the report sets beside the actual cost
-                kw["estimate"] = est_mod.estimate_for_run(out, paper, data_root=root, model=model, others=others,
-                                                          limit=limit, seed=seed, options=options,
-                                                          price_in=price_in, price_out=price_out, tick=say)
-            mod.reproduce(data_root=root, out=out, model=model, others=others, limit=limit, seed=seed, tick=say, **kw)
+        if paper in est_mod.COMPARED:
+            # refuse a conflicting --out before the estimate's dry run, not after it
+            registry.check_out(config)
+            # the estimate the report sets beside the actual cost
+            config = config.replace(estimate=est_mod.estimate_for_run(config, price_in=price_in, price_out=price_out))
+        registry.run(config)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     cli.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)

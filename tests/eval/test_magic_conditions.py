@@ -46,10 +46,10 @@ def two(real_data_root, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(llm, "make_chat_model", lambda spec="local", **k: RuleChat(rule=paper_rule(), seen=[]))
         mp.setattr(llm, "_SHARED_REMOTE", {})   # the pools' shared openai: models stay this test's own
-        first = M.reproduce(**kw, conditions="vanilla,pgm_paper")
+        first = M.reproduce(M.MagicRun(**kw, conditions="vanilla,pgm_paper"))
         n_first = len(played)
         report_first = (out / "report.md").read_text(encoding="utf-8")
-        full = M.reproduce(**kw)
+        full = M.reproduce(M.MagicRun(**kw))
     return {"out": out, "first": first, "full": full, "played_first": played[:n_first],
             "played_then": played[n_first:], "report_first": report_first}
 
@@ -109,7 +109,7 @@ def test_bad_conditions_are_refused_in_one_line(tmp_path):
     for bad, msg in (("vanilla,pgmx", "--conditions: unknown 'pgmx'; choose from vanilla, pgm_paper, pgm"),
                      ("pgm,pgm", "--conditions: pgm given twice"), ("", "--conditions: give a comma-separated list")):
         with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
-            M.reproduce(data_root=tmp_path, out=tmp_path / "o", model="local", conditions=bad)
+            M.reproduce(M.MagicRun(data_root=tmp_path, out=tmp_path / "o", model="local", conditions=bad))
     assert M.check_conditions(None) == ("vanilla", "pgm_paper", "pgm")
     assert M.check_conditions(["pgm", "vanilla"]) == ("vanilla", "pgm")
 

@@ -171,7 +171,7 @@ def test_reproduce_refuses_a_directory_holding_another_kind_of_run(spy_game, rea
     mod = importlib.import_module(f"mas_agents.eval.reproduce.{paper}")
     before = snapshot(spy_game)
     fakes = {"evaluate": boom} if paper == "player_star" else {}
-    config = {"magic": mod.MagicRun, "wis": mod.WisRun, "player_star": mod.PlayerStarRun}[paper]
+    config = getattr(mod, {"magic": "MagicRun", "wis": "WisRun", "player_star": "PlayerStarRun"}[paper])
     model = {"pool": "local"} if paper == "wis" else {"model": "local"}
     with pytest.raises(ValueError, match="field 'kind' is 'wis' but this run asks for 'reproduce'"):
         mod.reproduce(config(data_root=real_data_root, out=spy_game, **model, limit=1, play=boom, **fakes))

@@ -212,10 +212,10 @@ def test_cli_prints_report_text_as_written_not_as_rich_markup(argv, target, tmp_
     out = tmp_path / "run [x]"
     if target:
         mod, name = target.rsplit(".", 1)
-        monkeypatch.setattr(importlib.import_module(mod), name, lambda **kw: {"summary": text})
+        monkeypatch.setattr(importlib.import_module(mod), name, lambda *a, **kw: {"summary": text})
     else:
         import mas_agents.eval.reproduce.wis as wis
-        monkeypatch.setattr(wis, "reproduce", lambda **kw: {"headline": text})
+        monkeypatch.setattr(wis, "reproduce", lambda config: {"headline": text})
     r = CliRunner().invoke(app, [*argv, "--out", str(out), "--data-dir", str(tmp_path)])
     assert r.exit_code == 0, r.output
     if target:

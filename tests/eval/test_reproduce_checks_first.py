@@ -27,24 +27,24 @@ def _player_star_run(out, limit):
 
 def test_all_refuses_another_limit_of_a_later_part_before_running_any_part(tmp_path, monkeypatch):
     ran = []
-    monkeypatch.setattr(magic, "reproduce", lambda **kw: ran.append("magic") or {})
-    monkeypatch.setattr(wis, "reproduce", lambda **kw: ran.append("wis") or {})
+    monkeypatch.setattr(magic, "reproduce", lambda cfg: ran.append("magic") or {})
+    monkeypatch.setattr(wis, "reproduce", lambda cfg: ran.append("wis") or {})
     _player_star_run(tmp_path / "all" / "player-star", limit=1)
     with pytest.raises(RunConflict, match=r"player-star/config\.json: field 'limit' is 1 but this run asks for None"):
-        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=None)
+        rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "all", model="openai:m", limit=None))
     assert ran == []                                   # MAgIC did not run in full first
     assert not (tmp_path / "all" / "magic").exists()
     # the same limit is the same run: the check passes and the parts run
-    monkeypatch.setattr(player_star, "reproduce", lambda **kw: ran.append("player-star") or {})
-    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
+    monkeypatch.setattr(player_star, "reproduce", lambda cfg: ran.append("player-star") or {})
+    rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "all", model="openai:m", limit=1))
     assert ran == ["magic", "player-star", "wis"]
 
 
 def test_all_checks_a_part_s_options_before_running_any_part(tmp_path, monkeypatch):
     ran = []
-    monkeypatch.setattr(magic, "reproduce", lambda **kw: ran.append("magic") or {})
+    monkeypatch.setattr(magic, "reproduce", lambda cfg: ran.append("magic") or {})
     with pytest.raises(ValueError, match="--seed: player-star runs seed 0 only"):
-        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1, seed=3)
+        rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "all", model="openai:m", limit=1, seed=3))
     assert ran == []
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import pytest
 
@@ -57,18 +55,21 @@ def test_report_helpers():
 
 
 def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, monkeypatch):
+    from mas_agents.eval.reproduce import magic, player_star, wis
     calls, others = [], []
 
-    def fake(name):
-        def reproduce(**kw):
-            calls.append((name, kw["model"], kw["out"].name, kw["limit"]))
-            others.append(kw["others"])
+    def fake(mod, name):
+        def reproduce(cfg):   # the part's configuration, as the command line would give it
+            calls.append((name, cfg.as_options()["model"], cfg.out.name, cfg.limit))
+            others.append(cfg.as_options()["others"])
             return {"headline": f"{name} ok", "partial": True}
-        return types.SimpleNamespace(reproduce=reproduce, check_out=lambda **kw: checked.append((name, kw["limit"])))
+        monkeypatch.setattr(mod, "reproduce", reproduce)
+        monkeypatch.setattr(mod, "check_out", lambda cfg: checked.append((name, cfg.limit)))
     checked = []
-    for m in ("magic", "player_star", "wis"):
-        monkeypatch.setitem(sys.modules, f"mas_agents.eval.reproduce.{m}", fake(m))
-    res = rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None, limit=1)
+    for mod, name in ((magic, "magic"), (player_star, "player_star"), (wis, "wis")):
+        fake(mod, name)
+    res = rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "all", model="openai:m", others=None,
+                                         limit=1))
     assert calls == [("magic", "openai:m", "magic", 1), ("player_star", "openai:m", "player-star", 1),
                      ("wis", "openai:m,openai:m", "wis", 1)]
     md = (tmp_path / "all" / "report.md").read_text()
@@ -79,8 +80,9 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
     assert others == [None, None, None]
     assert checked == [("magic", 1), ("player_star", 1), ("wis", 1)]    # every part checked before any ran
     calls.clear(), others.clear()
-    rall.reproduce_all(data_root=tmp_path, out=tmp_path / "all2", model="openai:m", others="openai:o", limit=None)
+    rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "all2", model="openai:m", others="openai:o",
+                                   limit=None))
     # magic's other seats and the WiS pool take --others; PLAYER* seats one model, so it gets none
     assert others == ["openai:o", None, "openai:o"] and calls[2][1] == "openai:m,openai:o"
     with pytest.raises(ValueError, match="'all' tests one model"):
-        rall.reproduce_all(data_root=tmp_path, out=tmp_path / "x", model="a,b", others=None, limit=1)
+        rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "x", model="a,b", others=None, limit=1))

@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.eval.reproduce import estimate as E
+from mas_agents.eval.reproduce.magic import MagicRun
+from mas_agents.eval.reproduce.player_star import PlayerStarRun
 from mas_agents.actions import parse_reply
 from mas_agents.grammar import ReplyFormat
 from mas_agents.planners.base import ActionRequest
@@ -86,8 +88,8 @@ def test_price_is_per_million_tokens():
 
 @pytest.mark.realdata
 def test_magic_estimate_counts_each_condition_without_calling_a_model(real_data_root, no_model):
-    est = E.estimate("magic", data_root=real_data_root, model="local", limit=1,
-                     options={"conditions": "vanilla,pgm_paper"})
+    est = E.estimate(MagicRun(data_root=real_data_root, out=Path("unused"), model="local", limit=1,
+                              conditions="vanilla,pgm_paper"))
     cells = {c["cell"]: c for c in est["cells"]}
     assert set(cells) == {"vanilla", "pgm_paper"}
     assert cells["vanilla"]["games"] == cells["pgm_paper"]["games"] == 7
@@ -108,11 +110,11 @@ def test_the_estimate_equals_the_actual_cost_of_a_run_whose_model_behaves_like_t
     from mas_agents.eval.reproduce import magic
     from mas_agents import llm
     opts = {"conditions": "vanilla"}
-    est = E.estimate_for_run(tmp_path / "run", "magic", data_root=real_data_root, model="local", others=None,
-                             limit=1, seed=0, options=opts, price_in=3.0, price_out=15.0)
+    config = magic.MagicRun(data_root=real_data_root, out=tmp_path / "run", model="local", limit=1, concurrency=1,
+                            **opts)
+    est = E.estimate_for_run(config, price_in=3.0, price_out=15.0)
     monkeypatch.setattr(llm, "make_chat_model", lambda spec="local", **k: E.DryRunChat(tokenizer=E.Tokenizer()))
-    res = magic.reproduce(data_root=real_data_root, out=tmp_path / "run", model="local", limit=1, estimate=est,
-                          concurrency=1, **opts)
+    res = magic.reproduce(config.replace(estimate=est))
     rows = {r["key"]: r for r in res["estimate_vs_actual"]["rows"]}
     assert rows["calls"]["actual"] == rows["calls"]["estimate"] == res["cost"]["calls"] > 0
     assert rows["input_tokens"]["actual"] == rows["input_tokens"]["estimate"] > 0
@@ -124,15 +126,14 @@ def test_the_estimate_equals_the_actual_cost_of_a_run_whose_model_behaves_like_t
     assert stored["total"] == est["total"] and stored["key"]["options"] == opts
     # a resumed run reuses the stored estimate (no new dry run)
     monkeypatch.setattr(E, "estimate", lambda *a, **k: pytest.fail("estimated again"))
-    again = E.estimate_for_run(tmp_path / "run", "magic", data_root=real_data_root, model="local", others=None,
-                               limit=1, seed=0, options=opts)
+    again = E.estimate_for_run(config)
     assert again["total"] == est["total"]
 
 
 @pytest.mark.realdata
 def test_player_star_estimate_counts_one_evaluation_run_per_run_asked(real_data_root, no_model):
-    est = E.estimate("player-star", data_root=real_data_root, model="local", limit=1,
-                     options={"langs": "en", "methods": "pp", "eval_runs": 3})
+    est = E.estimate(PlayerStarRun(data_root=real_data_root, out=Path("unused"), model="local", limit=1, langs="en",
+                                   methods="pp", eval_runs=3))
     cells = {c["cell"]: c for c in est["cells"]}
     # Deadly Fountain: 36 questions, one call each, 3 runs; pp plays no game; the chance lines call nothing
     assert cells["en pp"]["calls"] == 3 * 36 and cells["en pp"]["games"] == 0
@@ -145,10 +146,11 @@ def test_the_cli_prints_the_estimate_and_writes_nothing(tmp_path, monkeypatch):
     from mas_agents.cli import app
     seen = {}
 
-    def fake_estimate(paper, **kw):
-        seen.update(paper=paper, **kw)
-        return {"paper": paper, "model": kw["model"], "others": None, "limit": kw["limit"], "options": kw["options"],
-                "cells": [{"paper": paper, "cell": "en ocot", "games": 1, "calls": 100, "input_tokens": 2_000_000,
+    def fake_estimate(config, **kw):
+        paper, opts = config.PAPER, config.as_options()
+        seen.update(paper=paper, **opts)
+        return {"paper": paper, "model": opts["model"], "others": None, "limit": opts["limit"],
+                "options": opts["options"], "cells": [{"paper": paper, "cell": "en ocot", "games": 1, "calls": 100, "input_tokens": 2_000_000,
                            "output_tokens": 100_000}],
                 "total": {"games": 1, "calls": 100, "input_tokens": 2_000_000, "output_tokens": 100_000},
                 "tokenizer": "t", "reply_chars": E.REPLY_CHARS, "notes": []}
@@ -172,12 +174,12 @@ def test_a_bad_option_is_one_error_line_before_any_dry_run(tmp_path, no_model):
 def test_a_wis_run_reports_its_estimate_beside_what_it_used(real_data_root, tmp_path, no_model, monkeypatch):
     from mas_agents.eval.reproduce import wis
     from mas_agents import llm
-    est = E.estimate_for_run(tmp_path / "w", "wis", data_root=real_data_root, model="local,local", others=None,
-                             limit=1, seed=0, options={})
+    config = wis.WisRun(data_root=real_data_root, out=tmp_path / "w", pool="local,local", limit=1)
+    est = E.estimate_for_run(config)
     assert est["total"]["games"] == 4 and est["total"]["calls"] > 0
     assert "a real model's may last 3 rounds" in "\n".join(E.render(est))
     monkeypatch.setattr(llm, "make_chat_model", lambda spec="local", **k: E.DryRunChat(tokenizer=E.Tokenizer()))
-    res = wis.reproduce(data_root=real_data_root, out=tmp_path / "w", model="local,local", limit=1, estimate=est)
+    res = wis.reproduce(config.replace(estimate=est))
     rows = {r["key"]: r for r in res["estimate_vs_actual"]["rows"]}
     assert rows["calls"]["actual"] == rows["calls"]["estimate"] == res["llm_calls"]
     assert rows["input_tokens"]["actual"] == rows["input_tokens"]["estimate"] > 0
@@ -201,7 +203,8 @@ def test_the_dry_run_stays_in_this_process_whatever_the_executor(real_data_root,
         with pytest.MonkeyPatch.context() as mp:
             from mas_agents.eval.runs import magic_bench
             mp.setattr(magic_bench, "run_cells", spy, raising=False)
-            est = E.estimate("magic", data_root=real_data_root, model="local", limit=1, options={"conditions": "vanilla"})
+            est = E.estimate(MagicRun(data_root=real_data_root, out=Path("unused"), model="local", limit=1,
+                                      conditions="vanilla"))
         assert est["total"]["games"] == 7 and est["total"]["calls"] > 0
         assert set(seen) <= {"local"}
         assert cells.settings().kind == "ray"              # put back afterwards

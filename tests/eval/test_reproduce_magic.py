@@ -13,6 +13,7 @@ import pytest
 from mas_agents.eval.reproduce.common import load_table
 from mas_agents.eval.reproduce.magic import (
     GAMES_PER_CONDITION,
+    MagicRun,
     plan_games,
     report_md,
     reproduce,
@@ -154,9 +155,9 @@ def limit1(real_data_root, tmp_path_factory):
               tick=lines.append, play=play, concurrency=1)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(llm, "make_chat_model", make)
-        first = reproduce(**kw)
+        first = reproduce(MagicRun(**kw))
         n_played = len(played)
-        second = reproduce(**kw)
+        second = reproduce(MagicRun(**kw))
     return {"out": out, "kw": kw, "first": first, "second": second, "built": built, "calls": list(CALLS),
             "played": played[:n_played], "replayed": played[n_played:], "lines": lines}
 
@@ -245,9 +246,9 @@ def test_a_rerun_reuses_every_game_and_other_settings_are_refused(limit1):
     assert all(b["conditions"][c]["reused_games"] == 7 for c in ("vanilla", "pgm_paper", "pgm"))
     assert b["table4"] == a["table4"] and b["table2"] == a["table2"]
     with pytest.raises(ValueError, match="field 'others'"):
-        reproduce(**{**limit1["kw"], "others": "openai:gpt-4"})
+        reproduce(MagicRun(**{**limit1["kw"], "others": "openai:gpt-4"}))
     with pytest.raises(ValueError, match="one model"):
-        reproduce(**{**limit1["kw"], "model": ["openai:a", "openai:b"]})
+        reproduce(MagicRun(**{**limit1["kw"], "model": ["openai:a", "openai:b"]}))
 
 
 # ------------------------------------------------------------------------------ paper numbers

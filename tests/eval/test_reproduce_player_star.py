@@ -57,25 +57,28 @@ class CountingAgent:
 def run(tmp_path_factory, real_data_root):
     root = real_data_root
     from mas_agents.eval.runs.mmg_session import play_script
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path_factory.mktemp("ps")
     model = RuleChat(rule=fake_rule())
     plays, evals, asked, ticks = [], [], Counter(), []
 
-    def play(sc, game, **kw):
-        plays.append({"script": sc.id, "lang": kw["lang"], **{k: kw[k] for k in ("agent", "rounds", "questions", "seed")},
-                      "model": kw["model"]})
-        return play_script(sc, game, **kw)
+    def play(cfg, **kw):
+        plays.append({"script": cfg.script.id, "lang": cfg.lang,
+                      **{k: getattr(cfg, k) for k in ("agent", "rounds", "questions", "seed")}, "model": cfg.model})
+        return play_script(cfg, **kw)
 
-    def evaluate(**kw):
-        evals.append({k: v for k, v in kw.items() if k in ("method", "runs", "seed", "lang", "script")})
-        method = kw["method"]
+    def evaluate(cfg):
+        # the fields run_cell set (script only for an evaluation without a game)
+        evals.append({k: getattr(cfg, k) for k in ("method", "runs", "seed", "lang", "script")
+                      if k != "script" or cfg.script is not None})
+        method = cfg.method
 
         def make_agent(sc, name, m, events, model_, seed, **_):
-            return CountingAgent(name, asked, (kw["lang"], method if m != "session" else Path(kw["run"]).parts[-4], seed)), None
-        return run_wellplay_eval(**kw, make_agent=make_agent)
+            return CountingAgent(name, asked, (cfg.lang, method if m != "session" else Path(cfg.run).parts[-4], seed)), None
+        return run_wellplay_eval(cfg, make_agent=make_agent)
 
-    res = ps.reproduce(data_root=root, out=out, model=model, limit=1, tick=ticks.append, play=play, evaluate=evaluate)
+    res = ps.reproduce(ps.PlayerStarRun(data_root=root, out=out, model=model, limit=1, tick=ticks.append, play=play,
+                                        evaluate=evaluate))
     return {"root": root, "out": out, "res": res, "plays": plays, "evals": evals, "asked": asked, "ticks": ticks,
             "model": model}
 
@@ -172,14 +175,14 @@ def test_report_paper_values_equal_the_csvs(run):
 @pytest.mark.realdata
 def test_rerun_reuses_every_cell_and_other_settings_are_refused(run):
     ticks = []
-    ps.reproduce(data_root=run["root"], out=run["out"], model=run["model"], limit=1, tick=ticks.append,
-                 play=lambda *a, **k: pytest.fail("a finished game was played again"),
-                 evaluate=lambda **k: pytest.fail("a finished evaluation was run again"))
+    ps.reproduce(ps.PlayerStarRun(data_root=run["root"], out=run["out"], model=run["model"], limit=1, tick=ticks.append,
+                                  play=lambda *a, **k: pytest.fail("a finished game was played again"),
+                                  evaluate=lambda *a, **k: pytest.fail("a finished evaluation was run again")))
     assert len(ticks) == 17 and all("? model calls left" in t for t in ticks[1:])
     # 2 x 4 games of 4 characters: 8 x 4 x (2 + 2 x 3) = 256 plain calls; 2 x 36 questions x 3 runs x 6 methods = 1296
     assert ticks[0].endswith("8 games (at least 256 model calls, more with each method's planning calls) and 1296 evaluation calls (3 runs x 6 methods x the questions)")
     with pytest.raises(ValueError, match=r"config.json: field 'limit' is 1 but this run asks for 2"):
-        ps.reproduce(data_root=run["root"], out=run["out"], model=run["model"], limit=2)
+        ps.reproduce(ps.PlayerStarRun(data_root=run["root"], out=run["out"], model=run["model"], limit=2))
 
 
 # ------------------------------------------------------------------ no data needed
@@ -192,7 +195,7 @@ def test_rerun_reuses_every_cell_and_other_settings_are_refused(run):
 ])
 def test_bad_options_are_refused_before_anything_runs(tmp_path, kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
-        ps.reproduce(data_root=tmp_path, out=tmp_path / "out", **kw)
+        ps.reproduce(ps.PlayerStarRun.from_options(data_root=tmp_path, out=tmp_path / "out", **kw))
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
@@ -281,4 +284,4 @@ def test_paper_csvs_hold_the_transcribed_values():
 
 def test_missing_data_is_one_line_value_error(tmp_path):
     with pytest.raises(ValueError, match=r"^--data-dir: "):
-        ps.reproduce(data_root=tmp_path / "nowhere", out=tmp_path / "out", model="local", limit=1)
+        ps.reproduce(ps.PlayerStarRun(data_root=tmp_path / "nowhere", out=tmp_path / "out", model="local", limit=1))

@@ -30,23 +30,23 @@ from tests.fakes import RuleChat
 def smoke(tmp_path_factory, real_data_root):
     """The README's smoke subset on fakes: --limit 1 --langs en --methods player_star,pp --eval-runs 1."""
     from mas_agents.eval.runs.mmg_session import play_script
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path_factory.mktemp("sub") / "ps"
     plays, evals, asked = [], [], Counter()
 
-    def play(sc, game, **kw):
-        plays.append((kw["lang"], kw["agent"]))
-        return play_script(sc, game, **kw)
+    def play(cfg, **kw):
+        plays.append((cfg.lang, cfg.agent))
+        return play_script(cfg, **kw)
 
-    def evaluate(**kw):
-        evals.append((kw["lang"], kw["method"], kw["runs"], Path(kw["out"]).parts[-4]))
+    def evaluate(cfg):
+        evals.append((cfg.lang, cfg.method, cfg.runs, Path(cfg.out).parts[-4]))
 
         def make_agent(sc, name, m, events, model_, seed, **_):
-            return CountingAgent(name, asked, (Path(kw["out"]).parts[-4], seed)), None
-        return run_wellplay_eval(**kw, make_agent=make_agent)
+            return CountingAgent(name, asked, (Path(cfg.out).parts[-4], seed)), None
+        return run_wellplay_eval(cfg, make_agent=make_agent)
 
-    res = ps.reproduce(data_root=real_data_root, out=out, model=RuleChat(rule=fake_rule()), limit=1, langs="en",
-                       methods="player_star,pp", eval_runs=1, play=play, evaluate=evaluate)
+    res = ps.reproduce(ps.PlayerStarRun(data_root=real_data_root, out=out, model=RuleChat(rule=fake_rule()), limit=1,
+                                        langs="en", methods="player_star,pp", eval_runs=1, play=play, evaluate=evaluate))
     return {"out": out, "res": res, "plays": plays, "evals": evals, "asked": asked, "root": real_data_root}
 
 
@@ -84,11 +84,11 @@ def test_the_report_marks_itself_partial_and_lists_what_was_left_out(smoke):
 def test_a_rerun_may_add_methods_but_not_change_the_evaluation_runs(smoke):
     kw = dict(data_root=smoke["root"], out=smoke["out"], model=RuleChat(rule=fake_rule()), limit=1, langs="en")
     with pytest.raises(ValueError, match=r"config.json: field 'eval_runs' is 1 but this run asks for 3"):
-        ps.reproduce(**kw, methods="player_star,pp")
+        ps.reproduce(ps.PlayerStarRun(**kw, methods="player_star,pp"))
     # the same subset again: every cell reused, nothing played or evaluated
-    res = ps.reproduce(**kw, methods="pp,player_star", eval_runs=1,
-                       play=lambda *a, **k: pytest.fail("a finished game was played again"),
-                       evaluate=lambda **k: pytest.fail("a finished evaluation was run again"))
+    res = ps.reproduce(ps.PlayerStarRun(**kw, methods="pp,player_star", eval_runs=1,
+                                        play=lambda *a, **k: pytest.fail("a finished game was played again"),
+                                        evaluate=lambda *a, **k: pytest.fail("a finished evaluation was run again")))
     assert res["left_out"] == smoke["res"]["left_out"]
 
 
@@ -103,7 +103,7 @@ def test_a_rerun_may_add_methods_but_not_change_the_evaluation_runs(smoke):
 ])
 def test_bad_subsets_are_refused_before_anything_is_written(tmp_path, kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
-        ps.reproduce(data_root=tmp_path, out=tmp_path / "out", model="local", **kw)
+        ps.reproduce(ps.PlayerStarRun(data_root=tmp_path, out=tmp_path / "out", model="local", **kw))
     assert not (tmp_path / "out").exists()
 
 
@@ -150,17 +150,17 @@ def counting_factory(rule, prompts: list, cut_after: int | None = None):
 @pytest.mark.realdata
 def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tmp_path, real_data_root):
     from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.wellplay_run import PROGRESS, run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import PROGRESS, WellPlayEvalConfig, run_wellplay_eval
     sc = load_script(real_data_root, "Deadly Fountain")
     n = len(sc.all_questions())
     assert n == 36
     kw = dict(data_root=real_data_root, method="pp", script="Deadly Fountain", runs=2, concurrency=1)
-    whole = run_wellplay_eval(out=tmp_path / "whole", make_agent=counting_factory(oracle_rule(sc), []), **kw)
+    whole = run_wellplay_eval(WellPlayEvalConfig(out=tmp_path / "whole", **kw), make_agent=counting_factory(oracle_rule(sc), []))
 
     out = tmp_path / "cut"
     first: list = []
     with pytest.raises(PowerCut):
-        run_wellplay_eval(out=out, make_agent=counting_factory(oracle_rule(sc), first, cut_after=50), **kw)
+        run_wellplay_eval(WellPlayEvalConfig(out=out, **kw), make_agent=counting_factory(oracle_rule(sc), first, cut_after=50))
     assert len(first) == 50 and not (out / "result.json").exists()
     saved = (out / PROGRESS).read_text(encoding="utf-8").splitlines()
     assert len(saved) == 50
@@ -168,7 +168,7 @@ def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tm
     (out / PROGRESS).write_text("\n".join(saved[:49]) + "\n" + saved[49][:40], encoding="utf-8")
 
     again: list = []
-    res = run_wellplay_eval(out=out, make_agent=counting_factory(oracle_rule(sc), again), **kw)
+    res = run_wellplay_eval(WellPlayEvalConfig(out=out, **kw), make_agent=counting_factory(oracle_rule(sc), again))
     assert len(again) == 2 * n - 49                      # only the unanswered questions were asked
     assert first[49] in again and first[48] not in again
     assert not (out / PROGRESS).exists()

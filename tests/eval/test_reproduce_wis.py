@@ -85,9 +85,8 @@ def fake_play(rule, played: list | None = None):
 
 
 def run(tmp_path, data_root, model="local,local", limit=2, rule=None, played=None, **kw):
-    return wis.reproduce(data_root=data_root, out=tmp_path / "run", model=model, others=kw.pop("others", None),
-                         limit=limit, seed=kw.pop("seed", 0), play=fake_play(rule or wis_player(gullible=True), played),
-                         **kw)
+    return wis.reproduce(wis.WisRun(data_root=data_root, out=tmp_path / "run", pool=model, limit=limit,
+                                    play=fake_play(rule or wis_player(gullible=True), played), **kw))
 
 
 def report_rows(md: str, source: str) -> list[list[str]]:
@@ -264,7 +263,7 @@ def test_resume_reuses_games_and_refuses_other_settings(tmp_path, data_root):
                                        ("plain@local", "not an agent spec"), ("local,gpt-4o", "openai:NAME")])
 def test_bad_pool_is_a_one_line_value_error(tmp_path, data_root, model, msg):
     with pytest.raises(ValueError, match=msg):
-        wis.reproduce(data_root=data_root, out=tmp_path / "x", model=model, others=None, limit=1)
+        wis.reproduce(wis.WisRun(data_root=data_root, out=tmp_path / "x", pool=model, others=None, limit=1))
 
 
 def test_checks_catch_a_broken_game():
