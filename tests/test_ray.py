@@ -58,14 +58,14 @@ def _tournament(base: Path, concurrency: int, play=play_game) -> dict:
 @pytest.mark.realdata
 def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_ray):
     from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.compare import run_compare
+    from mas_agents.eval.runs.compare import CompareConfig, run_compare
     from tests.data_roots import SIN, SIN_MURDERER
     sc = load_script(real_data_root, SIN[0])
 
     def both(base: Path, concurrency: int) -> None:
-        run_compare(data_root=real_data_root, out=base / "compare", methods=["plain", "pp", "always_a"],
+        run_compare(CompareConfig(data_root=real_data_root, out=base / "compare", methods=["plain", "pp", "always_a"],
                     scripts=[sc], seeds=2, model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1,
-                    concurrency=concurrency)
+                    concurrency=concurrency))
         _tournament(base, concurrency)
 
     before = cells.configure("local")
@@ -88,9 +88,9 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
         if p.is_file() and p.suffix in (".json", ".jsonl", ".md"):
             assert "mas-cell-" not in p.read_text(encoding="utf-8"), p
     # a rerun resumes: every cell finished, none sent to a worker, the same result, the record kept
-    res = run_compare(data_root=real_data_root, out=tmp_path / "ray" / "compare", methods=["plain", "pp", "always_a"],
+    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path / "ray" / "compare", methods=["plain", "pp", "always_a"],
                       scripts=[sc], seeds=2, model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1,
-                      concurrency=4)
+                      concurrency=4))
     assert res["reused_cells"] == 6
     rerun = _results(tmp_path / "ray")
     assert {k: v for k, v in rerun.items() if k != "compare/result.json"} == \

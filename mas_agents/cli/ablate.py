@@ -1,5 +1,9 @@
 """``mas ablate``: the same agent with planner blocks on and off, on WellPlay, Who is Spy and MAgIC
-(see :mod:`mas_agents.eval.runs.ablate`)."""
+(see :mod:`mas_agents.eval.runs.ablate`).
+
+The runner (:mod:`mas_agents.eval.runs.ablate`: langchain, the model layer) is imported inside the
+command, so that ``mas --help`` stays light.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import typer
 
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Model, Verbose, executor_options, remote_options
+from mas_agents.eval.datasets import DataError
+from mas_agents.rundir import stable_run_dir
 
 
 @remote_options
@@ -39,10 +45,9 @@ def ablate(
 ) -> None:
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
     result.json and figures with n and 95 % intervals for every number."""
+    # one parameter per option (typer); the ablation's configuration (AblateConfig) is built once below
     cli.setup_logging(verbose)
-    from mas_agents.eval.datasets import DataError
-    from mas_agents.eval.runs.ablate import BENCHES, run_ablate
-    from mas_agents.rundir import stable_run_dir
+    from mas_agents.eval.runs.ablate import BENCHES, AblateConfig, run_ablate
 
     root = cli.data_root(data_dir)
     benches = list(BENCHES) if bench == "all" else [b.strip() for b in bench.split(",") if b.strip()]
@@ -52,10 +57,11 @@ def ablate(
     with cli.progress() as prog:
         task = prog.add_task("ablate", total=None)
         try:
-            res = run_ablate(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
-                             model=model, script=script, games=games, settings=settings, rounds=rounds,
-                             concurrency=concurrency, speak_timeout=speak_timeout, command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-                             tick=cli.ticker(prog, task))
+            cfg = AblateConfig(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
+                               model=model, script=script, games=games, settings=settings, rounds=rounds,
+                               concurrency=concurrency, speak_timeout=speak_timeout,
+                               command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+            res = run_ablate(cfg, tick=cli.ticker(prog, task))
         except (ValueError, FileNotFoundError, DataError) as exc:
             cli.fail(str(exc))
     # the summary is report text: "[no interval, n=1]" is not a rich markup tag (it printed "0.0 points ;")

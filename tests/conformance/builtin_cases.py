@@ -48,9 +48,9 @@ def _files(game: Path) -> tuple[dict, list[dict], dict]:
 
 def play_mmg(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
     """The murder mystery on "Sin", 1 round, 1 question per turn (see the module text)."""
-    from mas_agents.eval.runs.mmg_session import play_script
-    res = play_script(sin(real_root), out, agent="plain", model="local", rounds=MMG_ROUNDS, questions=1, seed=0,
-                      resume=resume, data_root=real_root, progress=progress)
+    from mas_agents.eval.runs.mmg_session import MmgConfig, play_script
+    res = play_script(MmgConfig(script=sin(real_root), out=out, agent="plain", model="local", rounds=MMG_ROUNDS,
+                                questions=1, seed=0, data_dir=real_root), resume=resume, progress=progress)
     return {"games": [out], "run": res}
 
 

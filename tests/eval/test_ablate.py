@@ -5,7 +5,7 @@ import json
 import pytest
 
 from mas_agents.eval.datasets import DataError
-from mas_agents.eval.runs.ablate import run_ablate, spy_plan, variants
+from mas_agents.eval.runs.ablate import AblateConfig, run_ablate, spy_plan, variants
 from mas_agents.accounting import read_calls
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, any_game_player
@@ -36,7 +36,7 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
     kw = dict(out=tmp_path, data_root=mixed_root, benches=["wellplay", "spy", "magic"], base="plain",
               blocks=["my_cot"], seeds=2, model=RuleChat(rule=any_game_player(vote_for=SIN_MURDERER)),
               script=SIN[0], games=2, players=4, settings="0-1", rounds=1)
-    res = run_ablate(**kw)
+    res = run_ablate(AblateConfig(**kw))
     assert res["variants"] == ["plain", "plain+my_cot"]
     wp = {r["variant"]: r for r in res["benches"]["wellplay"]["rows"]}
     assert set(wp) == {"plain", "plain+my_cot", "pp", "op", "always_a", "random"}
@@ -87,14 +87,14 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
     # WellPlay: 2 variants x 2 seeds x (game + evaluation) + 4 baselines x 2 seeds; Who is Spy:
     # 2 variants x 2 games; MAgIC: 2 variants x 2 settings x 7 games, and the left-over copy
     assert len(before) == 2 * 2 * 2 + 4 * 2 + 2 * 2 + 2 * 2 * 7 + 1
-    res2 = run_ablate(**kw)
+    res2 = run_ablate(AblateConfig(**kw))
     assert res2["benches"] == res["benches"]   # incl. MAgIC n=2 (the s09 copy is ignored)
     assert snapshot() == before
     assert json.loads((tmp_path / "result.json").read_text())["variants"] == ["plain", "plain+my_cot"]
     with pytest.raises(ValueError, match="field 'games' is 2 but this run asks for 3"):
-        run_ablate(**{**kw, "games": 3})
+        run_ablate(AblateConfig(**{**kw, "games": 3}))
     # extending the run bench by bench keeps the benches run before in the report
-    res3 = run_ablate(**{**kw, "benches": ["magic"]})
+    res3 = run_ablate(AblateConfig(**{**kw, "benches": ["magic"]}))
     assert list(res3["benches"]) == ["wellplay", "spy", "magic"] and res3["benches"] == res["benches"]
 
 
@@ -104,7 +104,7 @@ def test_a_script_typo_fails_before_anything_is_written(tmp_path, real_data_root
     kw = dict(out=tmp_path / "run", data_root=real_data_root, base="plain", blocks=["pgm"],
               model=RuleChat(rule=any_game_player()))
     with pytest.raises(DataError, match=r"unknown WellPlay script 'Sinn' \(en\)"):
-        run_ablate(benches=["wellplay"], script="Sinn", **kw)
+        run_ablate(AblateConfig(benches=["wellplay"], script="Sinn", **kw))
     assert not (tmp_path / "run").exists()
 
 
@@ -112,7 +112,7 @@ def test_a_settings_typo_fails_before_anything_is_written(tmp_path):
     kw = dict(out=tmp_path / "run", data_root=tmp_path / "no-data", base="plain", blocks=["pgm"],
               model=RuleChat(rule=any_game_player()))
     with pytest.raises(ValueError, match="bad id range part '0-x'"):
-        run_ablate(benches=["magic"], settings="0-x", **kw)
+        run_ablate(AblateConfig(benches=["magic"], settings="0-x", **kw))
     assert not (tmp_path / "run").exists()
 
 
@@ -120,9 +120,9 @@ def test_a_settings_typo_fails_before_anything_is_written(tmp_path):
 def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, mixed_root):
     """Both real blocks together in Who is Spy and MAgIC: each block's private readings keep their
     own prompts (the fake fails on a pgm reading that lost the player's word)."""
-    res = run_ablate(out=tmp_path, data_root=mixed_root, benches=["spy", "magic"], base="plain",
+    res = run_ablate(AblateConfig(out=tmp_path, data_root=mixed_root, benches=["spy", "magic"], base="plain",
                      blocks=["player_star", "pgm"], model=RuleChat(rule=any_game_player()), games=2, players=4,
-                     settings="0")
+                     settings="0"))
     spy = {r["variant"]: r for r in res["benches"]["spy"]["rows"]}
     assert list(spy) == ["plain", "plain+player_star", "plain+pgm", "plain+player_star+pgm"]
     calls = {v: r["cost"]["calls"] for v, r in spy.items()}

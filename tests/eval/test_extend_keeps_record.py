@@ -17,7 +17,7 @@ def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
     ran = []
 
     def bench(name):
-        def run(out, grid, **kw):
+        def run(cfg, grid, **kw):
             ran.append(name)
             return {"rows": [name]}
         return run
@@ -29,18 +29,18 @@ def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(ablate, "figures", lambda result, out: None)
     monkeypatch.setattr(ablate, "report_md", lambda result: "r")
     kw = dict(out=tmp_path, data_root=tmp_path, blocks=["pgm"], model="openai:stub")
-    ablate.run_ablate(benches=["spy"], **kw)
-    res = ablate.run_ablate(benches=["magic"], **kw)
+    ablate.run_ablate(ablate.AblateConfig(benches=["spy"], **kw))
+    res = ablate.run_ablate(ablate.AblateConfig(benches=["magic"], **kw))
     assert ran == ["spy", "magic"]
     assert json.loads((tmp_path / "config.json").read_text())["benches"] == ["spy", "magic"]
     assert res["benches"] == {"spy": {"rows": ["spy"]}, "magic": {"rows": ["magic"]}}
 
 
 def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
-    from mas_agents.eval.runs.compare import run_compare
+    from mas_agents.eval.runs.compare import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
-    run_compare(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1)
-    res = run_compare(data_root=real_data_root, out=tmp_path, methods=["random"], scripts=[sc], seeds=1, rounds=1)
+    run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1))
+    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["random"], scripts=[sc], seeds=1, rounds=1))
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["methods"] == ["random", "always_a"] and cfg["scripts"] == [sc.name] and cfg["seeds"] == 1
     assert res["methods"] == ["random", "always_a"]

@@ -21,15 +21,14 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
     seen = {}
     real = mas_agents.eval.runs.ablate.run_ablate
 
-    def run_ablate(**kw):
-        seen.update(kw)
-        kw.update(out=tmp_path, data_root=root, model=RuleChat(rule=any_game_player()))
-        seen["result"] = real(**kw)
+    def run_ablate(cfg, **kw):
+        seen["cfg"] = cfg
+        seen["result"] = real(cfg.replace(out=tmp_path, data_root=root, model=RuleChat(rule=any_game_player())), **kw)
         return seen["result"]
 
     monkeypatch.setattr(mas_agents.eval.runs.ablate, "run_ablate", run_ablate)
     exec(compile(blocks[0], "docs/guides/ablations.md", "exec"), {})
-    assert seen["blocks"] == ["cautious", "pgm"]
+    assert seen["cfg"].blocks == ("cautious", "pgm")
     res = seen["result"]
     assert res["variants"] == ["plain", "plain+cautious", "plain+pgm", "plain+cautious+pgm"]
     spy = {r["variant"]: r for r in res["benches"]["spy"]["rows"]}

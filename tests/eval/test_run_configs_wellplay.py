@@ -71,3 +71,19 @@ def test_a_comparison_records_script_names_and_reads_back(tmp_path, real_data_ro
         "methods": ["always_a"], "scripts": ["Sin"], "seeds": 1, "lang": "en", "rounds": 1, "questions": 1}
     back = CompareConfig.load(tmp_path, out=tmp_path, data_root=real_data_root)
     assert back == cfg.replace(scripts=("Sin",)) and back.loaded_scripts()[0].id == sc.id
+
+
+def test_an_ablation_records_its_configuration_and_reads_it_back(tmp_path, monkeypatch):
+    import mas_agents.eval.runs.ablate as ablate
+    monkeypatch.setattr(ablate, "_check_inputs", lambda *a, **k: None)
+    monkeypatch.setattr(ablate, "run_spy", lambda cfg, grid, **kw: {"rows": []})
+    monkeypatch.setattr(ablate, "figures", lambda result, out: None)
+    cfg = ablate.AblateConfig(benches=["spy"], blocks=["pgm"], games=2, players=4, speak_timeout=9.5,
+                              command="mas ablate (test)", out=tmp_path, data_root=tmp_path, model="openai:stub")
+    ablate.run_ablate(cfg)
+    assert _recorded(tmp_path, cfg) == cfg.record() == {
+        "benches": ["spy"], "base": "plain", "blocks": ["pgm"], "seeds": 2, "script": "Sin", "games": 2,
+        "players": 4, "settings": "0-1", "rounds": 3, "lang": "en", "speak_timeout": 9.5,
+        "command": "mas ablate (test)"}
+    back = ablate.AblateConfig.load(tmp_path, out=tmp_path, data_root=tmp_path, model="openai:stub")
+    assert back == cfg and back.blocks == ("pgm",)

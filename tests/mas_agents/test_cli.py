@@ -114,18 +114,18 @@ def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_
     import mas_agents.eval.runs.ablate
     seen = []
 
-    def fake_run(**kw):
-        seen.append(kw)
+    def fake_run(cfg, **kw):
+        seen.append(cfg)
         return {"summary": "ok"}
     monkeypatch.setattr(mas_agents.eval.runs.ablate, "run_ablate", fake_run)
     monkeypatch.chdir(tmp_path)
     for bench in ("all", "magic,spy,wellplay", "spy,wellplay", "wellplay,spy"):
         r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12", "--data-dir", str(tmp_path)])
         assert r.exit_code == 0, r.output
-    outs = [str(kw["out"]) for kw in seen]
+    outs = [str(cfg.out) for cfg in seen]
     assert outs[0] == outs[1] == "runs/ablate-all-plain-player_star-pgm-local-s2g4-0-1-Sin"
     assert outs[2] == outs[3] == "runs/ablate-wellplay_spy-plain-player_star-pgm-local-s2g4-0-1-Sin"
-    assert seen[0]["speak_timeout"] == 12.0 and seen[2]["benches"] == ["spy", "wellplay"]
+    assert seen[0].speak_timeout == 12.0 and seen[2].benches == ("spy", "wellplay")
 
 
 def test_mmg_human_who_is_not_a_character_is_refused_before_anything_is_written(tmp_path, real_data_root):

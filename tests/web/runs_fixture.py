@@ -38,7 +38,7 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
         ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "dead", "magic", "tour", "tour_in",
         "db_in", "ablate", "eval", "noprompts"}``.
     """
-    from mas_agents.eval.runs.ablate import run_ablate
+    from mas_agents.eval.runs.ablate import AblateConfig, run_ablate
     from mas_agents.eval.runs.mmg_session import run_game
     from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
     from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
@@ -98,8 +98,8 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
                                     model=wis_model(), speak_timeout=None, db=p["db_in"], out=p["tour_in"], seed=5))
 
     p["ablate"] = root / "ablate"
-    run_ablate(out=p["ablate"], data_root=data_root, benches=["spy"], base="plain", blocks=["reasoning"],
-               games=2, players=4, model=wis_model(), command="mas ablate --bench spy (test)")
+    run_ablate(AblateConfig(out=p["ablate"], data_root=data_root, benches=["spy"], base="plain", blocks=["reasoning"],
+               games=2, players=4, model=wis_model(), command="mas ablate --bench spy (test)"))
 
     p["magic"] = root / "magic-game"
     _magic_log(p["magic"])
@@ -137,7 +137,7 @@ def eval_rule(messages) -> str:
 
 
 def _wellplay_eval(d: Path, data_root: Path) -> None:
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.accounting import AccountedModel
     from mas_agents.specs import build_agent
@@ -148,7 +148,7 @@ def _wellplay_eval(d: Path, data_root: Path) -> None:
         accounted = accounted or AccountedModel(RuleChat(rule=eval_rule), recorder, label="fake", phase="evaluation")
         return build_agent(persona_for(sc, name), "plain", accounted, HashEmbedder()), accounted
 
-    run_wellplay_eval(data_root=data_root, method="pp", out=d, script="Sin", make_agent=make)
+    run_wellplay_eval(WellPlayEvalConfig(data_root=data_root, method="pp", out=d, script="Sin"), make_agent=make)
 
 
 def _magic_log(d: Path) -> None:

@@ -201,7 +201,7 @@ class _Gate:
 
 def test_a_running_evaluation_shows_k_of_n_answered_per_character(tmp_path, real_data_root):
     from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.accounting import AccountedModel
     from mas_agents.specs import build_agent
@@ -220,8 +220,8 @@ def test_a_running_evaluation_shows_k_of_n_answered_per_character(tmp_path, real
 
     def play() -> None:
         try:
-            run_wellplay_eval(data_root=real_data_root, method="pp", out=out, script="Sin", make_agent=make,
-                              model="openai:stub", concurrency=1)
+            run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=out, script="Sin",
+                              model="openai:stub", concurrency=1), make_agent=make)
         except BaseException as exc:   # noqa: BLE001 - reported by the test
             errors.append(exc)
 
