@@ -14,8 +14,8 @@ How:
   (a repeat would be a foul), a vote for the first listed candidate, ``Answer: a`` for WellPlay.
 * Every cell runs the real code paths: ``remote.configure(structured="prompt",
   max_connections=C)`` (no grammar probe), then ``mas_agents.eval.runs.wis_tournament.run_tournament(...,
-  model="openai:stub", concurrency=C)`` or ``mas_agents.eval.runs.wellplay_run.run_wellplay_eval(method="pp",
-  model="openai:stub", concurrency=C)``.
+  model="openai:stub", concurrency=C)`` or ``mas_agents.eval.runs.wellplay_run.run_wellplay_eval(WellPlayEvalConfig(method="pp",
+  model="openai:stub", concurrency=C, ...))``.
 * **Calling phase**: from the ``llm_calls.jsonl`` records, first ``started_at`` to the last
   ``started_at + latency_s`` (``started_at`` has millisecond precision). For WellPlay this leaves
   out building the characters' FAISS memories (sentence-transformers, CPU-bound, before any
@@ -509,7 +509,7 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which every
     commit since the cache exists reads; the caller's setting is restored afterwards.
     """
-    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval, scripts_for
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval, scripts_for
     import mas_agents.memory.embeddings as emb
 
     user_setting = os.environ.get("MAS_EMBED_CACHE")
@@ -524,8 +524,8 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     tw0 = time_wait_sockets(stub.port)
     try:
         with cell_meters(stub) as (m, sampler):
-            res = run_wellplay_eval(data_root=data_root, method="pp", out=d, script=script, model=MODEL, seed=0,
-                                    concurrency=c)
+            res = run_wellplay_eval(WellPlayEvalConfig(data_root=data_root, method="pp", out=d, script=script,
+                                                       model=MODEL, seed=0, concurrency=c))
         cpu_run = sampler.between(0.0, math.inf)[0]          # the whole evaluation, builds included
     finally:
         if user_setting is None:
