@@ -24,7 +24,7 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
 
 A WellPlay evaluation (``mas wellplay eval``, run kind ``wellplay-eval``) is re-executed by
 :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` from its ``config.json`` the same way
-(:func:`wellplay_params`). A run whose prompts were not recorded (``--no-record-prompts``)
+(:func:`wellplay_config`). A run whose prompts were not recorded (``--no-record-prompts``)
 cannot be replayed (:class:`mas_agents.replay.NotReplayable`). A run of many cells (a
 tournament, ``mas magic run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is
 re-executed cell by cell: every directory below it whose ``config.json`` names a registered
@@ -188,46 +188,29 @@ def data_difference(config: dict, data_root: Path | None) -> str:
     return "\n".join(lines)
 
 
-def wellplay_params(config: dict, data_root: Path | None) -> dict[str, Any]:
-    """The arguments of :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (but ``out`` and
-    ``model``) that evaluate again what a WellPlay evaluation's ``config.json`` records: its
-    method, scripts (one by name, else all), language, seed, runs, shuffle, scoring, memory
-    settings, agent spec and, for the ``session`` method, the game directory it read.
+def wellplay_config(config: dict, data_root: Path | None, model: Any = "local") -> Any:
+    """The :class:`mas_agents.eval.runs.wellplay_run.WellPlayEvalConfig` that evaluates again what a
+    WellPlay evaluation's ``config.json`` records (its method, scripts, language, seed, runs,
+    shuffle, scoring, memory settings, agent and, for ``session``, the game it read:
+    :meth:`WellPlayEvalConfig.from_record`), on ``model``; its ``out`` is a placeholder (the
+    recorded run's directory is not known here) to be replaced before it runs.
 
     Raises:
         NotReplayable: a model-free method (nothing was asked of a model).
         ValueError: no ``data_root``; a field is missing.
     """
     from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
-    from mas_agents.memory import MemorySettings
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig
     if config.get("method") in MODEL_FREE:
         raise NotReplayable(f"method {config['method']!r} asks no model: nothing to replay")
     if data_root is None:
         raise ValueError("the WellPlay evaluation needs the WellPlay data: give --data-dir")
+    if not config.get("scripts"):
+        raise ValueError("config.json lacks 'scripts': cannot evaluate again")
     try:
-        scripts = list(config["scripts"])
-        return {"data_root": data_root, "method": config["method"],
-                "script": scripts[0] if len(scripts) == 1 else "all", "lang": config.get("lang", "en"),
-                "seed": int(config.get("seed", 0)), "runs": int(config.get("runs", 1)),
-                "shuffle": bool(config.get("shuffle", True)), "scoring": config.get("scoring", "strict"),
-                "run": Path(config["run"]) if config.get("run") else None,
-                "settings": MemorySettings(**config["settings"]) if config.get("settings") else None,
-                "agent_spec": config.get("agent") or "plain"}
-    except KeyError as exc:
-        raise ValueError(f"config.json lacks {exc.args[0]!r}: cannot evaluate again") from None
-
-
-def _evaluate_again(params: dict[str, Any], out: Path, model: Any) -> dict:
-    """Run the WellPlay evaluation of :func:`wellplay_params`'s ``params`` into ``out`` on ``model``:
-    through its typed configuration (``WellPlayEvalConfig``, issue 51 item 5) where the runner
-    takes one, else with the keyword arguments it took before."""
-    from mas_agents.eval.runs import wellplay_run
-    typed = getattr(wellplay_run, "WellPlayEvalConfig", None)
-    if typed is None:
-        return wellplay_run.run_wellplay_eval(out=out, model=model, **params)
-    kw = dict(params)
-    kw["agent"] = kw.pop("agent_spec")
-    return wellplay_run.run_wellplay_eval(typed(out=out, model=model, **kw))
+        return WellPlayEvalConfig.from_record(config, out=Path("."), model=model, data_root=data_root)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"config.json: {exc}: cannot evaluate again") from None
 
 
 def _required(game: Any, name: str) -> bool:
@@ -397,7 +380,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         return Outcome(run=run, out=Path(out) if out is not None else run, status="data", detail=changed,
                        versions=_versions_diff(config))
     if config.get("kind") == WELLPLAY:
-        kind, params = WELLPLAY, wellplay_params(config, data_root)
+        kind, params = WELLPLAY, {"cfg": wellplay_config(config, data_root)}
     else:
         kind, params = params_of(config, data_root)
     temp = out is None
@@ -411,7 +394,8 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         with replaying(run) as rec:
             try:
                 if kind == WELLPLAY:
-                    _evaluate_again(params, out, model)
+                    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+                    run_wellplay_eval(params["cfg"].replace(out=out, model=model))
                 else:
                     play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
                          **params)

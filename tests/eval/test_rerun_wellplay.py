@@ -45,11 +45,10 @@ def sin_root(tmp_path, real_data_root) -> Path:
 
 
 def test_a_pp_evaluation_reruns_identical_and_a_changed_question_file_is_named(sin_root, tmp_path):
-    from mas_agents.eval.runs import wellplay_run as wr
+    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path / "ev"
-    kw = dict(data_root=sin_root, method="pp", out=out, script="Sin", model=RuleChat(rule=answer_first_option))
-    cfg = getattr(wr, "WellPlayEvalConfig", None)
-    wr.run_wellplay_eval(cfg(**kw)) if cfg else wr.run_wellplay_eval(**kw)
+    run_wellplay_eval(WellPlayEvalConfig(data_root=sin_root, method="pp", out=out, script="Sin",
+                                         model=RuleChat(rule=answer_first_option)))
     n = len((out / "llm_calls.jsonl").read_text().splitlines())
     assert n == 44            # Sin's 44 questions, one call each
     o = rerun(out, tmp_path / "again", data_root=sin_root)
