@@ -197,7 +197,9 @@ class WisGameConfig(RunConfig):
 
     def game_params(self) -> dict[str, Any]:
         """The game's parameters as the one runner passes them to :func:`setup` (all but ``model`` and ``seed``)."""
-        return {"agents": list(self.agents), "pair": dict(self.pair), "lang": self.lang, "spy_seat": self.spy_seat,
+        # a pair drawn from the dataset is passed as it is: it names its pairs file (config.json's data_files)
+        pair = self.pair if isinstance(self.pair, dict) else dict(self.pair)
+        return {"agents": list(self.agents), "pair": pair, "lang": self.lang, "spy_seat": self.spy_seat,
                 "first_speaker": self.first_speaker, "speak_timeout": self.speak_timeout,
                 "vote_timeout": self.vote_timeout, "game_id": self.game_id, "players": self.players}
 

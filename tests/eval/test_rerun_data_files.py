@@ -114,6 +114,10 @@ def test_a_drawn_pair_records_its_pairs_file_and_a_changed_file_is_another_run(t
     with pytest.raises(RunConflict, match="data_files.whoisspy/pairs_en.jsonl"):
         run("wis", out, model=model, agents=["plain"] * 4, pair=load_pairs(root)[0], seed=2)
     assert rerun(out, tmp_path / "r1", data_root=root).status == "data"
+    # so does a game of the typed configuration mas spy play and the tournaments build
+    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    play_game(tmp_path / "t", WisGameConfig(agents=["plain"] * 4, pair=load_pairs(root)[1], seed=2, model=model))
+    assert json.loads((tmp_path / "t" / "config.json").read_text())["data_files"] == {"whoisspy/pairs_en.jsonl": _sha(f)}
     # a pair given by hand records no file, and its game is the same game as the drawn one's
     run("wis", tmp_path / "h", model=model, agents=["plain"] * 4, pair={"civilian": "kettle", "spy": "teapot"}, seed=2)
     assert "data_files" not in json.loads((tmp_path / "h" / "config.json").read_text())
