@@ -5,15 +5,14 @@ the base and the variant's own cost.
 
 Imports kept inside functions: the Who-is-Spy tournament and the MAgIC bench runners
 (:mod:`mas_agents.eval.runs.wis_tournament`, :mod:`mas_agents.eval.runs.magic_bench`), which load
-langgraph and faiss, in the bench that plays them; :class:`mas_agents.eval.runs.ablate.AblateConfig`
-for annotations only (the runner imports this module).
+langgraph and faiss, in the bench that plays them.
 """
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.datasets.wis import load_pairs
@@ -27,8 +26,9 @@ from mas_agents.events import read_events
 from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.rundir import read_json
 
-if TYPE_CHECKING:
-    from mas_agents.eval.runs.ablate import AblateConfig
+#: The type of the benches' ``cfg``: :class:`mas_agents.eval.runs.ablate.AblateConfig` (not imported:
+#: the runner imports this module, and the layer check counts even an annotation's import as a cycle).
+AblateConfig = Any
 
 #: The WellPlay methods run beside every variant: the evaluations without a game and the model-free baselines.
 BASELINES = ("pp", "op", "always_a", "random")

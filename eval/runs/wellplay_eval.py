@@ -33,10 +33,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from mas_agents.eval.datasets.wellplay import Question, Script
+from mas_agents.eval.metrics.cost import cost_line
 from mas_agents.eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
 from mas_agents.eval.stats import Estimate, bootstrap_ratio
 from mas_agents.actions import LETTERS, ActionRequest
 from mas_agents.events import make_event, read_events
+from mas_agents.rundir import run_each
 
 METHODS = ("session", "pp", "op", "always_a", "random")
 MODEL_FREE = ("always_a", "random")
@@ -189,8 +191,6 @@ def evaluate_scripts(jobs: list[tuple[Script, dict[str, Answerer]]], *, seed: in
         perm, chosen/key in upstream letters, correct, abstained, call_ids) and one ``mcq``
         event per question.
     """
-    from mas_agents.rundir import run_each
-
     items = [(i, j, sc, ch.name, answerers[ch.name]) for i, (sc, answerers) in enumerate(jobs)
              for j, ch in enumerate(sc.characters) if ch.name in answerers]
     if concurrency > 1:
@@ -378,6 +378,5 @@ def report_md(result: dict[str, Any]) -> str:
         lines += ["", f"LLM calls: {llm['calls']}, prompt tokens: {llm.get('input_tokens')}, "
                       f"completion tokens: {llm.get('output_tokens')}, wall time {result['wall_time_s']:.1f} s"]
     if (llm.get("prompt_cost") or {}).get("calls"):
-        from mas_agents.eval.metrics.cost import cost_line
         lines += ["", f"Prompt cost: {cost_line(llm['prompt_cost'])}."]
     return "\n".join(lines) + "\n"

@@ -3,8 +3,9 @@
 See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and files written. The
 run is configured by one :class:`WellPlayEvalConfig` (issue 51 item 5), which ``config.json`` records.
 
-Imports kept inside functions: ``mas_agents.memory`` (faiss), ``mas_agents.graphs.mmg`` (langgraph)
-and ``mas_agents.eval.runs.seats`` only where an agent is built, so a model-free evaluation loads none.
+Imports kept inside functions: ``mas_agents.memory`` and ``mas_agents.graphs.mmg.players`` (both
+load faiss) where an agent is built or a recorded setting read back, so a model-free evaluation and
+the readers of this module (compare, ablate) do not load it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -434,8 +437,6 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     Returns:
         ``(agent, accounted_model)``.
     """
-    from mas_agents.eval.runs.seats import Seats
-    from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
     from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.memory import default_embedder
 

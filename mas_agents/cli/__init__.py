@@ -17,7 +17,10 @@ Commands::
     mas rerun RUN_DIR [--out DIR] [--rescore]   (re-execute a run on its recorded prompts: mas_agents.cli.rerun)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
-the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast.
+the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast: the runners
+(``mas_agents.eval.runs.*``: langchain, langgraph), ``mas_agents.specs`` and ``mas_agents.memory`` (faiss)
+and ``wellplay_eval`` (numpy). Each command's typer function takes one parameter per option (how
+typer reads options) and builds its run's typed configuration once (issue 51 item 5).
 """
 
 from __future__ import annotations
@@ -44,26 +47,30 @@ app.add_typer(wellplay_app, name="wellplay")
 
 
 def _add_spy() -> None:
-    from mas_agents.cli.magic import magic_app
-    from mas_agents.cli.spy import spy_app
     app.add_typer(spy_app, name="spy")
     app.add_typer(magic_app, name="magic")
-    from mas_agents.cli.ablate import ablate
     app.command("ablate")(ablate)
-    from mas_agents.cli.serve import serve
     app.command("serve")(serve)
-    from mas_agents.cli.doctor import doctor
     app.command("doctor")(remote_options(doctor))
-    from mas_agents.cli.reproduce import reproduce
     app.command("reproduce")(remote_options(executor_options(reproduce)))
-    from mas_agents.cli.game import game_app
     app.add_typer(game_app, name="game")
-    from mas_agents.cli.rerun import rerun
     app.command("rerun")(rerun)
     common.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
+# below the sub-apps: the command modules import mas_agents.cli.common from this package
 from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, executor_options, remote_options, set_resume_hint  # noqa: E402
 from mas_agents.cli import common  # noqa: E402
+from mas_agents.cli.ablate import ablate  # noqa: E402
+from mas_agents.cli.doctor import doctor  # noqa: E402
+from mas_agents.cli.game import game_app  # noqa: E402
+from mas_agents.cli.magic import magic_app  # noqa: E402
+from mas_agents.cli.reproduce import reproduce  # noqa: E402
+from mas_agents.cli.rerun import rerun  # noqa: E402
+from mas_agents.cli.serve import serve  # noqa: E402
+from mas_agents.cli.spy import spy_app  # noqa: E402
+from mas_agents.eval.datasets import DataError  # noqa: E402
+from mas_agents.eval.datasets.wellplay import LANGS, load_all, load_script  # noqa: E402
+from mas_agents.rundir import default_run_dir, read_json, stable_run_dir  # noqa: E402
 
 
 @app.callback()
@@ -75,8 +82,6 @@ def _root() -> None:
 @data_app.command("check")
 def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
     """Validate the WellPlay files and print counts per script."""
-    from mas_agents.eval.datasets import DataError
-    from mas_agents.eval.datasets.wellplay import LANGS, load_all
 
     root = common.data_root(data_dir)
     langs = LANGS if lang == "all" else (lang,)
@@ -133,9 +138,7 @@ def mmg_run(
     # one parameter per option (typer); the game's configuration (MmgConfig) is built once below,
     # or read back from the interrupted game's config.json with --resume
     common.setup_logging(verbose)
-    from mas_agents.eval.datasets import DataError
     from mas_agents.eval.runs.mmg_session import MmgConfig, check_human, play_script
-    from mas_agents.rundir import default_run_dir, read_json
     from mas_agents.specs import parse_spec
     from mas_agents.memory import MemorySettings
 
@@ -209,10 +212,8 @@ def wellplay_eval(
     """Score a method on WellPlay questions."""
     # one parameter per option (typer); the evaluation's configuration is built once below
     common.setup_logging(verbose)
-    from mas_agents.eval.datasets import DataError
     from mas_agents.eval.runs.wellplay_eval import score_with_interval
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-    from mas_agents.rundir import default_run_dir
     from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
@@ -264,11 +265,8 @@ def wellplay_compare(
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     # one parameter per option (typer); the comparison's configuration is built once below
     common.setup_logging(verbose)
-    from mas_agents.eval.datasets import DataError
-    from mas_agents.eval.datasets.wellplay import load_all, load_script
     from mas_agents.eval.runs.compare import (CompareConfig, count_text, is_game_method, run_compare, score_text,
                                               spread_text)
-    from mas_agents.rundir import stable_run_dir
 
     root = common.data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]
