@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import dataclasses
 import os
 import platform
 import socket
@@ -369,7 +370,8 @@ def restore_run_marker(out: Path) -> None:
 
 
 def marks_run(fn):
-    """Decorator of a runner whose argument ``out`` is its run directory: ``out/run.lock`` says
+    """Decorator of a runner whose argument ``out`` (or the ``out`` field of its typed run
+    configuration, :mod:`mas_agents.eval.runs.run_config`) is its run directory: ``out/run.lock`` says
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
     runner returns. When the runner raises, it stays with ``error`` (``"Type: message"``) added, or
     with ``stopped: "Ctrl-C"`` for a KeyboardInterrupt (the user's stop, and
@@ -391,7 +393,11 @@ def marks_run(fn):
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        out = sig.bind_partial(*args, **kwargs).arguments.get("out")
+        bound = sig.bind_partial(*args, **kwargs).arguments
+        out = bound.get("out")
+        if out is None:   # a runner that takes a typed run configuration: its ``out`` field
+            out = next((getattr(v, "out") for v in bound.values()
+                        if dataclasses.is_dataclass(v) and getattr(v, "out", None) is not None), None)
         if out is None:
             return fn(*args, **kwargs)
         out = Path(out)

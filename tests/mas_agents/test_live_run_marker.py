@@ -92,3 +92,25 @@ def test_a_refused_run_without_a_previous_marker_leaves_none(tmp_path):
     with pytest.raises(RunConflict):
         other_seed(out)
     assert not (out / RUN_MARKER).exists()
+
+
+def test_a_runner_that_takes_a_typed_configuration_is_marked_by_its_out_field(tmp_path):
+    """The runners take one typed run configuration (issue 51 item 5); the marker follows its
+    ``out`` field: a live other process refuses a Who-is-Spy tournament before anything runs."""
+    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+
+    out = tmp_path / "tour"
+    out.mkdir()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        marker = _marker_of(sleeper.pid, ["mas", "spy", "tournament", "--out", str(out)])
+        (out / RUN_MARKER).write_text(json.dumps(marker))
+        played: list = []
+        cfg = TournamentConfig(agents=("plain", "plain"), games=1, out=out,
+                               pairs=[{"civilian": "tea", "spy": "coffee"}])
+        with pytest.raises(RunConflict, match=f"is being played by pid {sleeper.pid}"):
+            run_tournament(cfg, play=lambda *a, **kw: played.append(a))
+        assert played == [] and sorted(p.name for p in out.iterdir()) == [RUN_MARKER]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
