@@ -39,6 +39,7 @@ changed prompt.
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import tempfile
@@ -46,17 +47,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mas_agents.eval.datasets import DataError, changed_files
+from mas_agents.eval.datasets.magic import load_setting
+from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.games import find
-from mas_agents.events import read_events
+from mas_agents.eval.runs import session
+from mas_agents.eval.runs.human import HUMAN
+from mas_agents.eval.runs.rerun_compare import CLOCK_KEYS, compare_runs
+from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
+from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
 from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
-from mas_agents.rundir import read_json
+from mas_agents.rundir import read_json, versions
+from mas_agents.specs import is_remote
 
 __all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "params_of", "compare_runs", "CLOCK_KEYS"]
 
-#: JSON keys whose values are clock readings or depend on the server's transient faults, not on
-#: the game: left out of the comparison (WiS's per-move ``seconds``, call latency and start time,
-#: wall time, retries of transient errors).
-CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "retries"})
 #: The run kind of a WellPlay evaluation (``mas wellplay eval``), re-executed by
 #: :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`.
 WELLPLAY = "wellplay-eval"
@@ -139,8 +144,7 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         raise NotReplayable(f"a person played {config['human']!r}: a person's answers are not replayed")
     params: dict[str, Any] = {n: config[n] for n in game.params if n in config}
     if kind == "mmg":
-        from mas_agents.eval.datasets.wellplay import load_script
-        from mas_agents.memory import MemorySettings
+        from mas_agents.memory import MemorySettings    # faiss: only for a murder mystery
         recorded = Path(config["data_dir"]) if config.get("data_dir") else None
         root = data_root_of(config, data_root)
         if root is None:
@@ -150,13 +154,10 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         params["data_root"] = recorded
         params.pop("human", None)
     elif kind == "magic":
-        from mas_agents.eval.datasets.magic import load_setting
         if data_root is None:
             raise ValueError("MAgIC needs its settings: give --data-dir")
         params["setting"] = load_setting(data_root, config["scenario"], int(config["setting_id"]))
     elif kind == "wis":
-        from mas_agents.eval.runs.human import HUMAN
-        from mas_agents.specs import is_remote
         others = [a for a in config.get("agents", []) if a == HUMAN or is_remote(a)]
         if others:
             raise NotReplayable(f"seat(s) {', '.join(others)} are no model of ours: their answers are not recorded")
@@ -178,7 +179,6 @@ def data_difference(config: dict, data_root: Path | None) -> str:
     those under the datasets root a rerun reads (:func:`data_root_of`): one line per file, naming
     it, the recorded SHA-256 and the one now (or "missing"); ``""`` when all are as recorded or
     none was recorded."""
-    from mas_agents.eval.datasets import changed_files
     root = data_root_of(config, data_root)
     lines = []
     for rel, old, now in changed_files(config.get("data_files"), root):
@@ -199,8 +199,6 @@ def wellplay_config(config: dict, data_root: Path | None, model: Any = "local") 
         NotReplayable: a model-free method (nothing was asked of a model).
         ValueError: no ``data_root``; a field is missing.
     """
-    from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig
     if config.get("method") in MODEL_FREE:
         raise NotReplayable(f"method {config['method']!r} asks no model: nothing to replay")
     if data_root is None:
@@ -214,132 +212,10 @@ def wellplay_config(config: dict, data_root: Path | None, model: Any = "local") 
 
 
 def _required(game: Any, name: str) -> bool:
-    import inspect
     return inspect.signature(game.setup).parameters[name].default is inspect.Parameter.empty
 
 
-def _normal(obj: Any, ids: dict[str, str]) -> Any:
-    """``obj`` with :data:`CLOCK_KEYS` dropped and call ids replaced by their first-seen rank
-    (``ids`` is filled as they are met, so two files compare by the pattern of their ids)."""
-    if isinstance(obj, dict):
-        return {k: _normal(v, ids) for k, v in obj.items() if k not in CLOCK_KEYS}
-    if isinstance(obj, list):
-        return [_normal(v, ids) for v in obj]
-    if isinstance(obj, str) and len(obj) == 32 and obj.isalnum() and obj in ids:
-        return ids[obj]
-    return obj
-
-
-def _collect_ids(events: list[dict], ids: dict[str, str]) -> None:
-    for e in events:
-        for cid in e.get("llm_call_ids") or ():
-            ids.setdefault(cid, f"call#{len(ids)}")
-        data = e.get("data") or {}
-        for cid in data.get("call_ids") or () if isinstance(data, dict) else ():
-            if isinstance(cid, str):
-                ids.setdefault(cid, f"call#{len(ids)}")
-
-
-def _first_field(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first (dotted) path where ``a`` and ``b`` differ."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in list(a) + [k for k in b if k not in a]:
-            if k not in a or k not in b:
-                return f"{path}.{k}".lstrip("."), a.get(k, "(absent)"), b.get(k, "(absent)")
-            d = _first_field(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = _first_field(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        if len(a) != len(b):
-            return f"{path} (length)".lstrip("."), len(a), len(b)
-        return None
-    return None if a == b else (path.lstrip(".") or "(value)", a, b)
-
-
-def _was_now(a: Any, b: Any, n: int = 160) -> str:
-    """``was A, now B`` for two values, each cut to ``n`` characters around the first character
-    where their JSON texts part (so a long line shows where it changed)."""
-    x, y = json.dumps(a, ensure_ascii=False, default=str), json.dumps(b, ensure_ascii=False, default=str)
-    at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
-
-    def cut(t: str) -> str:
-        if len(t) <= n:
-            return t
-        start = max(0, min(at - n // 3, len(t) - n))
-        return ("..." if start else "") + t[start:start + n] + ("..." if start + n < len(t) else "")
-    return f"was {cut(x)}, now {cut(y)}"
-
-
-def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
-    """Compare ``events.jsonl`` then ``result.json`` of two run directories (see the module
-    text); returns ``("identical", "")`` or ``(status, what differs)``.
-
-    Raises:
-        FileNotFoundError, ValueError: a file is missing or not JSON.
-    """
-    old_ev, new_ev = read_events(original / "events.jsonl"), read_events(rerun_dir / "events.jsonl")
-    ids_a: dict[str, str] = {}
-    ids_b: dict[str, str] = {}
-    _collect_ids(old_ev, ids_a)
-    _collect_ids(new_ev, ids_b)
-    for i, (x, y) in enumerate(zip(old_ev, new_ev)):
-        nx, ny = _normal(x, ids_a), _normal(y, ids_b)
-        if nx != ny:
-            path, a, b = _first_field(nx, ny) or ("?", x, y)
-            return "events", (f"event {i} ({x.get('kind')} by {x.get('actor')}, round {x.get('round')}): "
-                              f"{path} {_was_now(a, b)}")
-    if len(old_ev) != len(new_ev):
-        longer, which = (old_ev, "the run") if len(old_ev) > len(new_ev) else (new_ev, "the rerun")
-        e = longer[min(len(old_ev), len(new_ev))]
-        return "events", (f"{len(old_ev)} events recorded, {len(new_ev)} now; {which}'s event {min(len(old_ev), len(new_ev))} "
-                          f"is {e.get('kind')} by {e.get('actor')}")
-    old_res, new_res = read_json(original / "result.json"), read_json(rerun_dir / "result.json")
-    d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
-    if d:
-        return "result", f"result.json {d[0]} {_was_now(d[1], d[2])}"
-    return _compare_calls(original, rerun_dir)
-
-
-#: Fields of a call record that a re-execution cannot repeat (its id, its clock, the server's
-#: transient faults): left out when the call logs are compared.
-CALL_CLOCK_FIELDS = ("call_id", "latency_s", "started_at", "retries")
-
-
-def _call_rows(d: Path) -> list[str]:
-    from mas_agents.accounting import read_calls
-    rows = []
-    for c in read_calls(d / "llm_calls.jsonl"):
-        rec = {k: v for k, v in c.to_dict().items() if k not in CALL_CLOCK_FIELDS}
-        rows.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
-    return sorted(rows)
-
-
-def _compare_calls(original: Path, rerun_dir: Path) -> tuple[str, str]:
-    """The accounting: the two call logs hold the same records (every field but
-    :data:`CALL_CLOCK_FIELDS`, in any order)."""
-    from collections import Counter
-    a, b = Counter(_call_rows(original)), Counter(_call_rows(rerun_dir))
-    if a == b:
-        return "identical", ""
-    gone, extra = sorted((a - b).elements()), sorted((b - a).elements())
-    what = []
-    if gone:
-        g = json.loads(gone[0])
-        what.append(f"{len(gone)} recorded call record(s) not made again, e.g. {g.get('actor')} ({g.get('purpose')}): "
-                    f"{_was_now(g, json.loads(extra[0]) if extra else None)}")
-    elif extra:
-        x = json.loads(extra[0])
-        what.append(f"{len(extra)} call record(s) not in the recording, e.g. {x.get('actor')} ({x.get('purpose')})")
-    return "calls", "llm_calls.jsonl: " + "; ".join(what)
-
-
 def _versions_diff(config: dict) -> dict:
-    from mas_agents.rundir import versions
     old = config.get("versions") or {}
     now = versions()
     return {k: (old[k], now.get(k)) for k in old if now.get(k) != old[k]}
@@ -366,8 +242,6 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         ValueError: ``config.json`` lacks a parameter, a data file is missing, ``out`` holds a run.
         FileNotFoundError: ``run/config.json`` is missing.
     """
-    from mas_agents.eval.runs.session import run as play
-
     run = Path(run)
     config = read_json(run / "config.json")
     ok, why = replayable(run)
@@ -394,11 +268,10 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         with replaying(run) as rec:
             try:
                 if kind == WELLPLAY:
-                    from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
                     run_wellplay_eval(params["cfg"].replace(out=out, model=model))
                 else:
-                    play(kind, out, model=model, seed=int(config.get("seed", 0)), temperature=config.get("temperature"),
-                         **params)
+                    session.run(kind, out, model=model, seed=int(config.get("seed", 0)),
+                                temperature=config.get("temperature"), **params)
             except ReplayMismatch as exc:
                 outcome.status, outcome.detail = "prompt", str(exc)
             outcome.calls = sum(1 for r in rec.records if r.used)
@@ -458,7 +331,6 @@ def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = 
     Raises:
         NotReplayable: ``run`` holds no game (a WellPlay evaluation has no game to replay yet).
     """
-    from mas_agents.eval.datasets import DataError
     run = Path(run)
     cells = game_cells(run)
     if not cells:

@@ -1,0 +1,140 @@
+"""How ``mas rerun`` compares a re-executed run with the original (issue 50): ``events.jsonl``,
+then ``result.json``, then the call records, each once what a re-execution cannot repeat is set
+aside (:data:`CLOCK_KEYS`, :data:`CALL_CLOCK_FIELDS`; call ids compared by their pattern).
+:func:`compare_runs` is the entry point (:mod:`mas_agents.eval.runs.rerun` re-exports it)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mas_agents.accounting import read_calls
+from mas_agents.events import read_events
+from mas_agents.rundir import read_json
+
+__all__ = ["CLOCK_KEYS", "CALL_CLOCK_FIELDS", "compare_runs"]
+
+#: JSON keys whose values are clock readings or depend on the server's transient faults, not on
+#: the game: left out of the comparison (WiS's per-move ``seconds``, call latency and start time,
+#: wall time, retries of transient errors).
+CLOCK_KEYS = frozenset({"seconds", "latency_s", "wall_time_s", "started_at", "retries"})
+
+
+def _normal(obj: Any, ids: dict[str, str]) -> Any:
+    """``obj`` with :data:`CLOCK_KEYS` dropped and call ids replaced by their first-seen rank
+    (``ids`` is filled as they are met, so two files compare by the pattern of their ids)."""
+    if isinstance(obj, dict):
+        return {k: _normal(v, ids) for k, v in obj.items() if k not in CLOCK_KEYS}
+    if isinstance(obj, list):
+        return [_normal(v, ids) for v in obj]
+    if isinstance(obj, str) and len(obj) == 32 and obj.isalnum() and obj in ids:
+        return ids[obj]
+    return obj
+
+
+def _collect_ids(events: list[dict], ids: dict[str, str]) -> None:
+    for e in events:
+        for cid in e.get("llm_call_ids") or ():
+            ids.setdefault(cid, f"call#{len(ids)}")
+        data = e.get("data") or {}
+        for cid in data.get("call_ids") or () if isinstance(data, dict) else ():
+            if isinstance(cid, str):
+                ids.setdefault(cid, f"call#{len(ids)}")
+
+
+def _first_field(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first (dotted) path where ``a`` and ``b`` differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return f"{path}.{k}".lstrip("."), a.get(k, "(absent)"), b.get(k, "(absent)")
+            d = _first_field(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _first_field(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        if len(a) != len(b):
+            return f"{path} (length)".lstrip("."), len(a), len(b)
+        return None
+    return None if a == b else (path.lstrip(".") or "(value)", a, b)
+
+
+def _was_now(a: Any, b: Any, n: int = 160) -> str:
+    """``was A, now B`` for two values, each cut to ``n`` characters around the first character
+    where their JSON texts part (so a long line shows where it changed)."""
+    x, y = json.dumps(a, ensure_ascii=False, default=str), json.dumps(b, ensure_ascii=False, default=str)
+    at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+
+    def cut(t: str) -> str:
+        if len(t) <= n:
+            return t
+        start = max(0, min(at - n // 3, len(t) - n))
+        return ("..." if start else "") + t[start:start + n] + ("..." if start + n < len(t) else "")
+    return f"was {cut(x)}, now {cut(y)}"
+
+
+def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
+    """Compare ``events.jsonl`` then ``result.json`` of two run directories (see the module
+    text); returns ``("identical", "")`` or ``(status, what differs)``.
+
+    Raises:
+        FileNotFoundError, ValueError: a file is missing or not JSON.
+    """
+    old_ev, new_ev = read_events(original / "events.jsonl"), read_events(rerun_dir / "events.jsonl")
+    ids_a: dict[str, str] = {}
+    ids_b: dict[str, str] = {}
+    _collect_ids(old_ev, ids_a)
+    _collect_ids(new_ev, ids_b)
+    for i, (x, y) in enumerate(zip(old_ev, new_ev)):
+        nx, ny = _normal(x, ids_a), _normal(y, ids_b)
+        if nx != ny:
+            path, a, b = _first_field(nx, ny) or ("?", x, y)
+            return "events", (f"event {i} ({x.get('kind')} by {x.get('actor')}, round {x.get('round')}): "
+                              f"{path} {_was_now(a, b)}")
+    if len(old_ev) != len(new_ev):
+        longer, which = (old_ev, "the run") if len(old_ev) > len(new_ev) else (new_ev, "the rerun")
+        e = longer[min(len(old_ev), len(new_ev))]
+        return "events", (f"{len(old_ev)} events recorded, {len(new_ev)} now; {which}'s event {min(len(old_ev), len(new_ev))} "
+                          f"is {e.get('kind')} by {e.get('actor')}")
+    old_res, new_res = read_json(original / "result.json"), read_json(rerun_dir / "result.json")
+    d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
+    if d:
+        return "result", f"result.json {d[0]} {_was_now(d[1], d[2])}"
+    return _compare_calls(original, rerun_dir)
+
+
+#: Fields of a call record that a re-execution cannot repeat (its id, its clock, the server's
+#: transient faults): left out when the call logs are compared.
+CALL_CLOCK_FIELDS = ("call_id", "latency_s", "started_at", "retries")
+
+
+def _call_rows(d: Path) -> list[str]:
+    rows = []
+    for c in read_calls(d / "llm_calls.jsonl"):
+        rec = {k: v for k, v in c.to_dict().items() if k not in CALL_CLOCK_FIELDS}
+        rows.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
+    return sorted(rows)
+
+
+def _compare_calls(original: Path, rerun_dir: Path) -> tuple[str, str]:
+    """The accounting: the two call logs hold the same records (every field but
+    :data:`CALL_CLOCK_FIELDS`, in any order)."""
+    a, b = Counter(_call_rows(original)), Counter(_call_rows(rerun_dir))
+    if a == b:
+        return "identical", ""
+    gone, extra = sorted((a - b).elements()), sorted((b - a).elements())
+    what = []
+    if gone:
+        g = json.loads(gone[0])
+        what.append(f"{len(gone)} recorded call record(s) not made again, e.g. {g.get('actor')} ({g.get('purpose')}): "
+                    f"{_was_now(g, json.loads(extra[0]) if extra else None)}")
+    elif extra:
+        x = json.loads(extra[0])
+        what.append(f"{len(extra)} call record(s) not in the recording, e.g. {x.get('actor')} ({x.get('purpose')})")
+    return "calls", "llm_calls.jsonl: " + "; ".join(what)
