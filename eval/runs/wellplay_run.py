@@ -3,9 +3,10 @@
 See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and files written. The
 run is configured by one :class:`WellPlayEvalConfig` (issue 51 item 5), which ``config.json`` records.
 
-Imports kept inside functions: ``mas_agents.memory`` and ``mas_agents.graphs.mmg.players`` (both
-load faiss) where an agent is built or a recorded setting read back, so a model-free evaluation and
-the readers of this module (compare, ablate) do not load it.
+The answering agents are built by :mod:`mas_agents.eval.runs.wellplay_agents` (:class:`AgentBuilds`,
+:func:`build_eval_agent`, re-exported here). Kept inside a function: ``mas_agents.memory`` (faiss),
+only where a recorded setting is read back, so a model-free evaluation and the readers of this
+module (compare, ablate) do not load it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import json
 import logging
 import random
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
@@ -25,8 +25,6 @@ from mas_agents.eval.runs.record import check_same_run, holds_record, model_fiel
 from mas_agents.eval.runs.wellplay_eval import (
     METHODS,
     MODEL_FREE,
-    Answerer,
-    agent_answerer,
     aggregate_runs,
     answer_order,
     chance_and_interval,
@@ -36,15 +34,18 @@ from mas_agents.eval.runs.wellplay_eval import (
     session_events,
     summarise,
 )
-from mas_agents.accounting import STOP, CallRecorder, StopRequested, clear_call_log, record_prompts
+from mas_agents.accounting import CallRecorder, clear_call_log, record_prompts
 from mas_agents.events import write_events
 from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
-from mas_agents.eval.runs.seats import Seats
-from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
+from mas_agents.eval.runs.wellplay_agents import AgentBuilds, build_eval_agent
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
+
+#: the names this module gave before the agents' building moved out (their importers keep working)
+__all__ = ["AGENT_METHODS", "PROGRESS", "AgentBuilds", "WellPlayEvalConfig", "build_eval_agent", "memory_settings",
+           "read_progress", "run_wellplay_eval", "same_run_path", "scripts_for", "settings_record"]
 
 log = logging.getLogger(__name__)
 
@@ -156,103 +157,6 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
     if not script or script.lower() == "all":
         return load_all(data_root, lang), []
     return [load_script(data_root, script, lang)], []
-
-
-class AgentBuilds:
-    """The answering agents of one evaluation run, each built when it is first needed.
-
-    With ``background`` (several characters answer at once), one builder thread builds them in
-    ``order`` (:func:`mas_agents.eval.runs.wellplay_eval.answer_order`: most questions first), so the first
-    characters answer while later ones still embed their scripts; otherwise each is built in its
-    cell as the cell starts. Building embeds a character's script chunks (PLAYER* §2.2): with all
-    68 characters and nothing cached, 5,220 chunks at 21 ms of CPU each on the 2-core
-    project machine, all before the first question could be asked until session 14
-    (``benchmarks/results/throughput.md``). A character with no questions is never built.
-
-    Stopping: once a build fails, a cell fails (a model server gone) or Ctrl-C was pressed
-    (:data:`mas_agents.accounting.STOP`), every build not yet made raises that error (Ctrl-C:
-    :class:`mas_agents.accounting.StopRequested`) without building, so the cells waiting for
-    one stop within one build. A build that fails now fails after the first characters' calls,
-    not before every call as when all agents were built first.
-
-    Use as a context manager: leaving it cancels the builds not started and waits for the one
-    running.
-
-    Args:
-        make: ``(script, name, accounted) -> (agent, accounted)``.
-        order: ``(script, character name)`` in the order to build.
-        background: build on a thread of its own, ahead of the cells.
-        accounted: the accounted model built by an earlier run, or None.
-    """
-
-    def __init__(self, make: Callable[[Script, str, Any], tuple[Any, Any]], order: list[tuple[Script, str]],
-                 *, background: bool, accounted: Any = None):
-        self._make = make
-        self.accounted = accounted
-        self._order = order
-        self._background = background
-        self._pool: ThreadPoolExecutor | None = None
-        self._futures: dict[tuple[int, str], Future] = {}
-        self._error: BaseException | None = None
-
-    def __enter__(self) -> "AgentBuilds":
-        if self._background:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="wellplay-build")
-            for sc, name in self._order:
-                self._futures[(id(sc), name)] = self._pool.submit(self._build, sc, name)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def abort(self, exc: BaseException) -> None:
-        """Build nothing more: every later build raises ``exc`` (the first abort wins)."""
-        if self._error is None:
-            self._error = exc
-
-    def _build(self, sc: Script, name: str) -> Any:
-        if self._error is None and STOP.is_set():
-            self.abort(StopRequested("stop requested (Ctrl-C); finished work is saved"))
-        if self._error is not None:
-            raise self._error
-        try:
-            agent, self.accounted = self._make(sc, name, self.accounted)   # one builder at a time
-        except BaseException as exc:
-            self.abort(exc)
-            raise
-        return agent
-
-    def answerer(self, sc: Script, name: str) -> Answerer:
-        """``name``'s answerer; its agent is built (or awaited) on its first use.
-
-        Raises (on first use): whatever building the agent raised; after any failure of the
-        answerer, later builds raise it too (:meth:`abort`)."""
-        built: list[Answerer] = []
-
-        def real() -> Answerer:
-            if not built:
-                if self._pool is not None:
-                    fut = self._futures.get((id(sc), name))
-                    if fut is None:     # not in the order given: still built on the builder thread
-                        fut = self._futures[(id(sc), name)] = self._pool.submit(self._build, sc, name)
-                    agent = fut.result()
-                else:
-                    agent = self._build(sc, name)
-                built.append(agent_answerer(agent))
-            return built[0]
-
-        def guarded(method: str) -> Callable[[Any], Any]:
-            """``real().<method>``; a failure stops the builds not yet made (:meth:`abort`)."""
-            def call(arg: Any) -> Any:
-                try:
-                    return getattr(real(), method)(arg)
-                except BaseException as exc:
-                    self.abort(exc)
-                    raise
-            return call
-
-        return Answerer(name, guarded("answer"), guarded("prepare"))
 
 
 def same_run_path(out: Path, run: str | None) -> str | None:
@@ -423,29 +327,3 @@ def read_progress(path: Path) -> dict[int, dict[tuple[str, str, str], tuple[dict
                 continue
             out.setdefault(i, {})[key] = (rec, ev)
     return out
-
-
-def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict], model: Any, seed: int, *,
-                     recorder: CallRecorder, settings=None, accounted=None, spec: str = "plain"):
-    """Build the agent that answers ``name``'s questions for ``method``.
-
-    ``pp``: own script only; ``op``: every character's script; ``session``: own script plus the
-    dialogue it heard in the game. The agent and its model are built as a game's are
-    (:class:`mas_agents.eval.runs.seats.Seats`, :class:`mas_agents.llm.ModelPool`), their calls recorded
-    under the ``evaluation`` phase; the model is built once and reused (``accounted``).
-
-    Returns:
-        ``(agent, accounted_model)``.
-    """
-    from mas_agents.graphs.mmg.players import persona_for
-    from mas_agents.memory import default_embedder
-
-    seats = Seats(recorder, model if accounted is None else accounted, seed, phase="evaluation")
-    persona = persona_for(sc, name, role="respondent")  # after the game everyone answers truthfully
-    extra = [(c.name, c.script) for c in sc.characters] if method == "op" else []
-    agent = seats.agent(persona, spec, MMG_GAME, embedder=default_embedder(), settings=settings, extra_scripts=extra)
-    accounted = seats.model()
-    if method == "session":
-        agent.observe(game_events)
-    agent.dialogue_closed = True   # the game is over: what it heard is fixed (prompt layout, issue 48)
-    return agent, accounted
