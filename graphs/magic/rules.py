@@ -29,6 +29,10 @@ Appendix A (game flows), with the choices this repository made (docs/guides/magi
 
 Win-rate credit tables (:data:`CHAMELEON_CREDIT`, :data:`UNDERCOVER_CREDIT`) give, per outcome
 code, the points of each side; the win-rate metric (:mod:`mas_agents.eval.metrics.magic`) reads them.
+
+A little over 400 lines as one idea, the rules of MAgIC: five short sections of pure functions that
+share the seats, the vote tally and the winners' rule; split per scenario, those would need a
+module of their own for a few lines.
 """
 
 from __future__ import annotations
