@@ -18,8 +18,8 @@ Token counts come from ``AIMessage.usage_metadata`` (langchain-core's standard u
 the server's ``usage``); models that report no usage (e.g. langchain-core's fake models) give
 ``None``.
 
-This module holds the wrapper (:class:`AccountedModel`, the Ctrl-C stop :data:`STOP`, the
-failure streak); the rest lives beside it, one idea a module (issue 51 item 6), and every name
+This module holds the wrapper (:class:`AccountedModel`, the failure streak; the Ctrl-C stop
+:data:`STOP` is :mod:`mas_agents.stop`'s); the rest lives beside it, one idea a module (issue 51 item 6), and every name
 stays importable from here: the call record and its recorder (:mod:`mas_agents.call_log`), the
 prompt log (:mod:`mas_agents.prompt_log`), the retry rules (:mod:`mas_agents.retry`). Tests and
 :mod:`mas_agents.remote.dialects` patch or read ``_sleep`` here: the wrapper's back-off reads it
@@ -67,6 +67,7 @@ from mas_agents.retry import (  # noqa: F401 - re-exported, as above
     is_transient_error,
     retry_after_s,
 )
+from mas_agents.stop import STOP, StopRequested  # noqa: F401 - the Ctrl-C stop, re-exported
 
 log = logging.getLogger(__name__)
 
@@ -100,16 +101,6 @@ def _accepts_max_tokens(model: Any) -> bool:
         model = model.bound
     fields = getattr(type(model), "model_fields", None) or {}
     return "max_tokens" in fields
-
-
-#: Set to stop every accounted model: the next ``chat`` call in any thread raises
-#: :class:`StopRequested`. The CLI sets it on Ctrl-C, because LangGraph runs nodes in worker
-#: threads that a KeyboardInterrupt in the main thread does not reach.
-STOP = threading.Event()
-
-
-class StopRequested(KeyboardInterrupt):
-    """Raised by :meth:`AccountedModel.chat` once :data:`STOP` is set (before calling the model)."""
 
 
 #: Logical calls to one model that may fail in a row (each after its retries) before the backend

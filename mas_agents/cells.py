@@ -46,8 +46,7 @@ that record ran on the local executor.
 
 One idea in 500 lines: where cells run, the Ray path being most of it (resources, the files sent
 and written back, the executor record). Imported when the CLI starts, so ``mas_agents.remote``
-(langchain-openai, the OpenAI SDK) and ``mas_agents.accounting`` (langchain-core) are imported
-inside the functions that use them, and ``ray`` only with ``--executor ray``.
+(langchain-openai, the OpenAI SDK) is imported inside the functions that use it, and ``ray`` only with ``--executor ray``.
 """
 
 from __future__ import annotations
@@ -66,6 +65,7 @@ from mas_agents import appender
 from mas_agents.errors import RunStopped
 from mas_agents.prompt_log import record_prompts, set_record_prompts
 from mas_agents.rundir import read_json, run_each, write_json
+from mas_agents.stop import STOP, StopRequested
 
 log = logging.getLogger(__name__)
 
@@ -178,10 +178,9 @@ def cell_fanout(models: list[Any]) -> int | None:
 def _local_cell(fn: Callable[[Any, Path], Any], root: Path, n: int, window: int) -> Callable[[tuple], tuple]:
     """``fn`` for the thread pool: item ``(ix, it)`` -> ``(ix, fn(it, root))``, with :data:`_CELL`
     set for :func:`cell_fanout` (``n`` items, ``window`` at once; items start in order). After
-    Ctrl-C (:data:`mas_agents.accounting.STOP`) an item that has not started raises
-    :class:`mas_agents.accounting.StopRequested` instead of starting."""
+    Ctrl-C (:data:`mas_agents.stop.STOP`) an item that has not started raises
+    :class:`mas_agents.stop.StopRequested` instead of starting."""
     def one(ix_it: tuple) -> tuple:
-        from mas_agents.accounting import STOP, StopRequested
         ix, it = ix_it
         if STOP.is_set():   # Ctrl-C: a queued cell does not start (it would make its directory, then stop)
             raise StopRequested("stop requested (Ctrl-C); finished work is saved")

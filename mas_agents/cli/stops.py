@@ -1,9 +1,6 @@
 """Ctrl-C as a stop: the SIGINT handler, the watchdog that ends the process within
 :data:`STOP_GRACE_S` seconds, and :func:`stopped`'s one line saying what was kept. Split from
 :mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports every name here.
-
-``mas_agents.accounting`` is imported inside :func:`_watch` only: a Ctrl-C during a command's first
-imports must not wait for langchain-core.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ from rich.markup import escape
 
 from mas_agents.cli import failure
 from mas_agents.cli.failure import _RESUME_HINT, console
+from mas_agents.stop import STOP
 
 #: Seconds from the first Ctrl-C within which the process ends, whatever it is waiting for. The
 #: stop itself takes what the model calls in flight take (no new call starts, so with a 0.6 s
@@ -40,7 +38,7 @@ def install_stop_handler() -> None:
     """Make Ctrl-C a stop (called by the ``mas`` root command in the main thread; elsewhere a
     no-op).
 
-    First Ctrl-C: :data:`mas_agents.accounting.STOP` is set, so no model call starts in any thread
+    First Ctrl-C: :data:`mas_agents.stop.STOP` is set, so no model call starts in any thread
     (LangGraph runs nodes in worker threads, which a KeyboardInterrupt in the main thread never
     reaches), and the main thread gets a KeyboardInterrupt, which ends the command with
     :func:`stopped`'s line. Finished work is on disk already (each game's files, the leaderboard,
@@ -91,8 +89,6 @@ def _watch(fd: int) -> None:
     console.print(f"[yellow]Stopping: no new model call starts; finished work is kept (at most "
                   f"{STOP_GRACE_S:g} s; Ctrl-C again quits at once).[/yellow]", highlight=False, soft_wrap=True)
     _ANNOUNCED.set()
-    # imported here, not before: a Ctrl-C during the command's first imports must not wait for them
-    from mas_agents.accounting import STOP
     STOP.set()
     time.sleep(max(0.0, deadline - time.monotonic()))
     busy = sorted({t.name.rsplit("_", 1)[0] for t in threading.enumerate()
