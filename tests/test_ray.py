@@ -88,7 +88,8 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
         if p.is_file() and p.suffix in (".json", ".jsonl", ".md"):
             assert "mas-cell-" not in p.read_text(encoding="utf-8"), p
     # a rerun resumes: every cell finished, none sent to a worker, the same result, the record kept
-    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path / "ray" / "compare", methods=["plain", "pp", "always_a"],
+    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path / "ray" / "compare",
+                                    methods=["plain", "pp", "always_a"],
                       scripts=[sc], seeds=2, model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1,
                       concurrency=4))
     assert res["reused_cells"] == 6

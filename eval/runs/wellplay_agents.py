@@ -124,6 +124,9 @@ def build_eval_agent(sc: Script, name: str, method: str, game_events: list[dict]
     (:class:`mas_agents.eval.runs.seats.Seats`, :class:`mas_agents.llm.ModelPool`), their calls recorded
     under the ``evaluation`` phase; the model is built once and reused (``accounted``).
 
+    Its parameters are the ``make_agent`` protocol of :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`,
+    which the tests' fake answerers implement; they stay one per value rather than a configuration.
+
     Returns:
         ``(agent, accounted_model)``.
     """

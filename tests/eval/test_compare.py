@@ -33,10 +33,12 @@ def test_compare_runs_every_cell_and_resumes(tmp_path, real_data_root):
 
     methods = ["plain", "always_a", "pp"]
     with pytest.raises(KeyboardInterrupt):
-        run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+        run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2,
+                                  model=fake_model(),
                     rounds=1), play=counting_play)
     assert plays == ["plain", "plain"]
-    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2, model=fake_model(),
+    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=methods, scripts=[sc], seeds=2,
+                                    model=fake_model(),
                       rounds=1), play=counting_play)
     # seed 0's cells were finished and are skipped; only seed 1's game is played again (resumed)
     assert plays == ["plain", "plain", "plain"]
@@ -67,7 +69,8 @@ def test_resume_with_other_settings_is_refused(tmp_path, real_data_root):
     with pytest.raises(ValueError, match=r"config.json: field 'rounds' is 1 but this run asks for 3"):
         run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=3))
     # same settings, another method: allowed, and the finished cell is reused
-    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a", "random"], scripts=[sc], seeds=1, rounds=1))
+    res = run_compare(CompareConfig(data_root=root, out=tmp_path, methods=["always_a", "random"], scripts=[sc],
+                                    seeds=1, rounds=1))
     assert res["reused_cells"] == 1 and len(res["cells"]) == 2
 
 
@@ -80,7 +83,8 @@ def test_stable_run_dir_is_the_same_for_the_same_arguments():
 
 def test_unknown_method_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="nonsense"):
-        run_compare(CompareConfig(data_root=tmp_path / "no-data", out=tmp_path, methods=["nonsense"], scripts=[], seeds=1))
+        run_compare(CompareConfig(data_root=tmp_path / "no-data", out=tmp_path, methods=["nonsense"], scripts=[],
+                                  seeds=1))
 
 
 def test_fewer_calls_line():

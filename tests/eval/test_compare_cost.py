@@ -154,7 +154,8 @@ def test_means_over_seeds_and_report_columns():
 @pytest.mark.realdata
 def test_compare_run_counts_the_seats_and_stores_the_comparison(tmp_path, real_data_root):
     sc = load_script(real_data_root, SIN[0])
-    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["plain", "always_a"], scripts=[sc], seeds=1,
+    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["plain", "always_a"],
+                                    scripts=[sc], seeds=1,
                       model=RuleChat(rule=polite_player(vote_for=SIN_MURDERER)), rounds=1))
     plain = next(t for t in res["table"] if t["method"] == "plain")
     # 16 calls in a one-round game of 4 (test_compare); the murderer Chief Wang (seat 2 of Zhang

@@ -73,7 +73,8 @@ def test_the_score_comes_with_always_a_and_random_under_the_same_shuffle(tmp_pat
     rows = sin_rows(real_data_root)
     assert sum(WEIGHT[r.value] for r in rows) == TOTAL
     sc = load_script(real_data_root, "Sin")
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "pp", script="Sin"), make_agent=fake_agent_factory(oracle_rule(sc)))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "pp",
+                                               script="Sin"), make_agent=fake_agent_factory(oracle_rule(sc)))
     assert res["weighted_score"] == 1.0
     # every question right: all resampled scores are 1, a zero-width interval over the 44 questions
     assert {k: res["interval"][k] for k in ("mean", "low", "high", "n", "unit")} == \
@@ -86,7 +87,8 @@ def test_the_score_comes_with_always_a_and_random_under_the_same_shuffle(tmp_pat
     assert chance["random"]["weighted_score"] == pytest.approx(41 / TOTAL)
     # the same numbers as the model-free methods run on their own with the same seed
     for m in ("always_a", "random"):
-        alone = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method=m, out=tmp_path / m, script="Sin"))
+        alone = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method=m, out=tmp_path / m,
+                                                     script="Sin"))
         assert chance[m]["weighted_score"] == alone["weighted_score"]
         assert chance[m]["accuracy"] == alone["accuracy"]
         assert chance[m]["interval"] == alone["interval"]
@@ -107,7 +109,8 @@ def test_the_score_comes_with_always_a_and_random_under_the_same_shuffle(tmp_pat
 def test_unshuffled_chance_shows_the_position_bias(tmp_path, real_data_root):
     rows = sin_rows(real_data_root)
     sc = load_script(real_data_root, "Sin")
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin", shuffle=False), make_agent=fake_agent_factory(oracle_rule(sc)))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                                               shuffle=False), make_agent=fake_agent_factory(oracle_rule(sc)))
     # upstream order: `a` is the key of 0 / 3 objective, 8 / 20 reasoning, 21 / 21 relation rows:
     # 0*10 + 8*5 + 21*2 = 82 of 172 weight points
     points = always_a_points(rows, None)
@@ -122,7 +125,8 @@ def test_unshuffled_chance_shows_the_position_bias(tmp_path, real_data_root):
 @pytest.mark.realdata
 def test_several_runs_pool_each_question_over_the_runs(tmp_path, real_data_root):
     rows = sin_rows(real_data_root)
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="random", out=tmp_path, script="Sin", seed=5, runs=3))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="random", out=tmp_path, script="Sin",
+                                               seed=5, runs=3))
     # runs 0, 1, 2 use seeds 5, 6, 7: 26, 47 and 47 of 172 points, mean 40
     assert [sum(random_points(rows, s)) for s in (5, 6, 7)] == [26, 47, 47]
     assert [round(r["weighted_score"] * TOTAL) for r in res["runs"]] == [26, 47, 47]

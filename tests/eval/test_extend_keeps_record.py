@@ -39,8 +39,10 @@ def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
 def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
     from mas_agents.eval.runs.compare import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
-    run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1, rounds=1))
-    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["random"], scripts=[sc], seeds=1, rounds=1))
+    run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1,
+                              rounds=1))
+    res = run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["random"], scripts=[sc],
+                                    seeds=1, rounds=1))
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["methods"] == ["random", "always_a"] and cfg["scripts"] == [sc.name] and cfg["seeds"] == 1
     assert res["methods"] == ["random", "always_a"]

@@ -84,7 +84,8 @@ def test_wellplay_evaluation_reports_its_prompt_cost(tmp_path, real_data_root, p
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.memory import MemorySettings
     settings = MemorySettings.paper() if paper else MemorySettings()
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"), make_agent=_factory(settings))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"),
+                            make_agent=_factory(settings))
     cost = res["llm"]["prompt_cost"]
     assert cost == json.loads((tmp_path / "result.json").read_text())["llm"]["prompt_cost"]
     assert cost["calls"] == res["llm"]["calls"] and cost["prompt_tokens"] == res["llm"]["input_tokens"]

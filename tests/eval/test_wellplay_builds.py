@@ -64,10 +64,12 @@ def test_files_do_not_depend_on_concurrency_and_builds_follow_the_answer_order(t
         made.append(name)
         return base(sc_, name, *a, **kw)
 
-    one = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "c1", script="Sin", concurrency=1), make_agent=make)
+    one = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "c1",
+                                               script="Sin", concurrency=1), make_agent=make)
     order_c1 = list(made)
     made.clear()
-    four = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "c4", script="Sin", concurrency=4), make_agent=make)
+    four = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path / "c4",
+                                                script="Sin", concurrency=4), make_agent=make)
     assert one["weighted_score"] == four["weighted_score"] == pytest.approx(1.0)
     assert _files(tmp_path / "c1") == _files(tmp_path / "c4")
     counts = _counts(sc)
@@ -95,7 +97,8 @@ def test_first_characters_answer_while_later_agents_are_still_being_built(tmp_pa
             seen[name] = answered.wait(timeout=20)
         return base(sc_, name, *a, **kw)
 
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin", concurrency=4), make_agent=make)
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                                               concurrency=4), make_agent=make)
     assert seen == {last: True}
     assert res["weighted_score"] == pytest.approx(1.0)
 
@@ -129,7 +132,8 @@ def test_a_build_that_fails_stops_the_run_and_cancels_the_builds_not_started(tmp
         return make(sc_, name, *a, **kw)
 
     with pytest.raises(RuntimeError, match=f"cannot build {order[1]}"):
-        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin", concurrency=2), make_agent=make_all)
+        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                                             concurrency=2), make_agent=make_all)
     # the failed build was the second: no build after it
     assert made == order[:2]
 
@@ -158,7 +162,8 @@ def test_ctrl_c_while_agents_are_being_built_stops_within_one_build(tmp_path, re
         return base(sc_, name, *a, **kw)
 
     with pytest.raises(StopRequested):
-        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin", concurrency=len(order)), make_agent=make)
+        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                                             concurrency=len(order)), make_agent=make)
     assert made == order[:2]         # the build under way finished; none after it started
 
 
@@ -182,7 +187,8 @@ def test_a_cell_that_fails_stops_the_builds_the_others_wait_for(tmp_path, real_d
         return base(sc_, name, *a, **kw)
 
     with pytest.raises(RuntimeError, match="the model server went away"):
-        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin", concurrency=len(order)), make_agent=make)
+        run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin",
+                                             concurrency=len(order)), make_agent=make)
     # the builder was at most one build past the failure (it may not have started the second
     # when the first character's call failed); without the abort it would build all of them
     assert len(order) > 2 and made in (order[:1], order[:2])

@@ -18,7 +18,8 @@ from tests.fakes import RuleChat
 
 @pytest.mark.realdata
 def test_always_a_unshuffled_on_sin(tmp_path, real_data_root):
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path, script="Sin", shuffle=False))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path,
+                                               script="Sin", shuffle=False))
     # From Sin's CSV files: 3 objective, 20 reasoning, 21 relation rows; every truth is one letter and
     # `a` is the truth of 0 objective, 8 reasoning and all 21 relation rows (a multi-select row
     # counts only when its truth is `a`: answering {a} is right iff the culprit is option a), so
@@ -40,7 +41,8 @@ def test_always_a_unshuffled_on_sin(tmp_path, real_data_root):
 
 @pytest.mark.realdata
 def test_always_a_unshuffled_reproduces_the_position_bias(tmp_path, real_data_root):
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path, script="all", shuffle=False))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path,
+                                               script="all", shuffle=False))
     # data README: 779 of 1,481 keys are `a`; always-a scores 48.9 % weighted (3083 / 6300)
     assert res["weighted_score"] == pytest.approx(3083 / 6300)
     assert {c: v["n"] for c, v in res["counts"].items()} == {"objective": 117, "reasoning": 800, "relation": 565}
@@ -63,13 +65,16 @@ def test_shuffling_removes_the_bias(tmp_path, real_data_root):
 
 @pytest.mark.realdata
 def test_same_seed_same_shuffle_and_upstream_scoring_option(tmp_path, real_data_root):
-    one = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "1", script="Sin", seed=7))
-    two = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "2", script=SIN_ID, seed=7))
+    one = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "1",
+                                               script="Sin", seed=7))
+    two = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "2",
+                                               script=SIN_ID, seed=7))
     assert one["weighted_score"] == two["weighted_score"]
     orders = [[(r["qid"], r["perm"]) for r in map(json.loads, (tmp_path / d / "answers.jsonl").read_text().splitlines())]
               for d in ("1", "2")]
     assert orders[0] == orders[1] and len(orders[0]) == SIN_QUESTIONS  # the same option order, question by question
-    up = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "3", script="Sin", seed=7,
+    up = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="always_a", out=tmp_path / "3",
+                                              script="Sin", seed=7,
                            scoring="upstream"))
     assert up["scoring"] == "upstream"
 
@@ -110,7 +115,8 @@ def test_agent_answers_are_mapped_back_through_the_shuffle(tmp_path, real_data_r
     sc = load_script(real_data_root, "Sin")
     # Duplicate option texts (loader warnings) are the only way the oracle can miss; Sin has none.
     assert sc.warnings == []
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"), make_agent=fake_agent_factory(oracle_rule(sc)))
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"),
+                            make_agent=fake_agent_factory(oracle_rule(sc)))
     assert res["weighted_score"] == pytest.approx(1.0)
     assert res["llm"]["calls"] == SIN_QUESTIONS == len(sin_rows(real_data_root))  # one call per question
     recs = [json.loads(l) for l in (tmp_path / "answers.jsonl").read_text().splitlines()]
@@ -121,7 +127,8 @@ def test_agent_answers_are_mapped_back_through_the_shuffle(tmp_path, real_data_r
 
 @pytest.mark.realdata
 def test_unparseable_answers_abstain_and_count(tmp_path, real_data_root):
-    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"), make_agent=fake_agent_factory(lambda m: "I refuse to pick."))   # garbage on purpose
+    res = run_wellplay_eval(WellPlayEvalConfig(data_root=real_data_root, method="pp", out=tmp_path, script="Sin"),
+                            make_agent=fake_agent_factory(lambda m: "I refuse to pick."))   # garbage on purpose
     assert res["weighted_score"] == 0.0
     assert res["runs"][0]["abstained"] == SIN_QUESTIONS
     assert res["llm"]["calls"] == 2 * SIN_QUESTIONS  # one re-prompt per question
@@ -133,7 +140,8 @@ def test_session_needs_a_game_dir(tmp_path):
     with pytest.raises(ValueError, match="--run"):
         run_wellplay_eval(WellPlayEvalConfig(data_root=no_data, method="session", out=tmp_path / "out"))
     with pytest.raises(FileNotFoundError):
-        run_wellplay_eval(WellPlayEvalConfig(data_root=no_data, method="session", out=tmp_path / "out", run=tmp_path / "nope"))
+        run_wellplay_eval(WellPlayEvalConfig(data_root=no_data, method="session", out=tmp_path / "out",
+                                             run=tmp_path / "nope"))
 
 
 @pytest.mark.realdata
