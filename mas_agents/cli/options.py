@@ -5,9 +5,8 @@ executor's (:func:`executor_options`), the game commands' single options (:data:
 :data:`Seed`, ...) and the datasets root (:func:`data_root`). Split from
 :mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports every name here.
 
-``mas_agents.accounting``, ``mas_agents.llm`` and ``mas_agents.remote`` are imported inside
-:func:`remote_options`'s wrapper only: they pull in langchain-core and the OpenAI SDK, which
-``mas --help`` must not load.
+``mas_agents.remote`` is imported inside :func:`remote_options`'s wrapper only: it pulls in
+langchain and the OpenAI SDK, which ``mas --help`` must not load.
 """
 
 from __future__ import annotations
@@ -23,9 +22,11 @@ from mas_agents import cells
 from mas_agents.cli.failure import _RESUME_HINT, DEFAULT_HINT, console, fail, set_resume_hint
 from mas_agents.cli.paths import _COMMAND
 from mas_agents.cli.stops import _kept, stopped
+from mas_agents.embedded import set_prefix_cache_mb
 from mas_agents.errors import ContextOverflowError, RunStopped
 from mas_agents.eval import datasets
 from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
+from mas_agents.prompt_log import set_record_prompts
 
 _REMOTE_PARAMS = [
     ("structured", str, typer.Option("auto", "--structured",
@@ -67,29 +68,29 @@ def _with_options(fn: Callable[..., Any], table: list, wrapper: Callable[..., An
 
 def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give a model-using command the remote-model options, the embedded engine's
-    ``--prefix-cache-mb`` (:func:`mas_agents.llm.set_prefix_cache_mb`, put back after the command),
+    ``--prefix-cache-mb`` (:func:`mas_agents.embedded.set_prefix_cache_mb`, put back after the command),
     ``--no-record-prompts`` and the one-line stop.
 
     The remote options configure :mod:`mas_agents.remote` for the whole process before the command
-    runs; ``--no-record-prompts`` clears :func:`mas_agents.accounting.set_record_prompts` for the
+    runs; ``--no-record-prompts`` clears :func:`mas_agents.prompt_log.set_record_prompts` for the
     command's duration (the previous setting is restored after it). A :class:`mas_agents.errors.RunStopped` (the model server is down or refuses requests)
     or a :class:`mas_agents.errors.ContextOverflowError` raised by the command ends it with one
     line, exit code 3, naming what happened and how to continue (finished work is on disk); a
     Ctrl-C with :func:`stopped`'s line, exit code 130.
     """
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from mas_agents import accounting, llm, remote
+        from mas_agents import remote
 
         opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
         try:
             remote.configure(structured=opts["structured"], context_window=opts["context_window"],
                              max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
-            cache_before = llm.set_prefix_cache_mb(opts["prefix_cache_mb"])
+            cache_before = set_prefix_cache_mb(opts["prefix_cache_mb"])
         except ValueError as exc:
             fail(str(exc))
         token = _RESUME_HINT.set(DEFAULT_HINT)
         set_resume_hint(DEFAULT_HINT)
-        recording = accounting.set_record_prompts(opts["record_prompts"])
+        recording = set_record_prompts(opts["record_prompts"])
         try:
             return fn(*args, **kwargs)
         except (RunStopped, ContextOverflowError) as exc:
@@ -97,8 +98,8 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt as exc:    # here, while the command's resume hint is still set
             stopped(exc)
         finally:
-            accounting.set_record_prompts(recording)
-            llm.set_prefix_cache_mb(cache_before)
+            set_record_prompts(recording)
+            set_prefix_cache_mb(cache_before)
             _RESUME_HINT.reset(token)
 
     return _with_options(fn, _REMOTE_PARAMS, wrapper)
