@@ -756,7 +756,7 @@ BOUNDARIES = (
     ("httpcore2 ConnectionPool._assign_requests_to_connections (walks every pooled connection, twice per request)",
      "httpcore2/_sync/connection_pool.py", "_assign_requests_to_connections"),
     ("EndpointLimiter.__enter__ (waiting for a connection slot; CPU only)", "mas_agents/remote/limits.py", "__enter__"),
-    ("CallRecorder.record (llm_calls.jsonl line, queued to the writer thread)", "mas_agents/accounting.py", "record"),
+    ("CallRecorder.record (llm_calls.jsonl line, queued to the writer thread)", "mas_agents/call_log.py", "record"),
     ("the writer thread's batches (mas_agents.appender)", "mas_agents/appender.py", "_run"),
     ("mas_agents.graphs.wis.graph.build_graph, once per game (langgraph walks node bytecode with dis)", "graphs/wis/graph.py",
      "build_graph"),
