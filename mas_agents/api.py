@@ -21,6 +21,15 @@ as ``mas`` records it (``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` an
 This module is the top layer of the import contracts (``pyproject.toml``, beside the CLI): it
 may import ``eval`` and ``graphs``, and nothing below imports it. ``mas_agents/__init__.py``
 reaches it lazily (PEP 562), so ``import mas_agents`` alone imports none of this.
+
+Why its imports are inside the functions: the first public name a script touches loads this
+module (``mas.games``, ``mas.blocks``, ``mas.servers`` are cheap), and a module-level import of the
+runners would bring LangGraph, langchain and the model layer with it; each function imports what
+it composes. Why its public functions take keyword arguments rather than one configuration: they
+are the researcher's call (``mas.play("wis", agents=..., pair=...)``, named as the CLI's options),
+and they build the runners' typed configurations (:mod:`mas_agents.eval.runs.run_config`) from
+them. Why one module of about 600 lines: it is one idea, the public face; most of its lines are
+the docstrings of the public functions.
 """
 
 from __future__ import annotations
