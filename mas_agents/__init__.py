@@ -7,8 +7,8 @@
     result = mas.play("wis", agents=[me, "plain", "plain", "plain"], pair={"civilian": "tea", "spy": "coffee"})
 
 The names of :data:`__all__` live in :mod:`mas_agents.api` (the composition root, the top layer
-of the import contracts: it reaches ``eval`` and ``graphs``) and in the block contract
-(:mod:`mas_agents.planners.base`). They are looked up on first use (PEP 562 ``__getattr__``), through
+of the import contracts: it reaches ``eval`` and ``graphs``), :mod:`mas_agents.graph_nodes`
+(``node``, ``end_round``) and the block contract (:mod:`mas_agents.planners.base`). They are looked up on first use (PEP 562 ``__getattr__``), through
 ``importlib`` so that no import statement of this package names a module above the agent core:
 ``import mas_agents`` alone imports neither LangGraph nor torch, and ``from mas_agents import
 prompts`` inside the core stays an import of the core.
@@ -25,7 +25,7 @@ from typing import Any
 _WHERE = {
     "agent": "mas_agents.api", "recipe": "mas_agents.api", "AgentRecipe": "mas_agents.api",
     "play": "mas_agents.api", "evaluate": "mas_agents.api", "reproduce": "mas_agents.api",
-    "node": "mas_agents.api", "end_round": "mas_agents.api", "builder": "mas_agents.api",
+    "node": "mas_agents.graph_nodes", "end_round": "mas_agents.graph_nodes", "builder": "mas_agents.api",
     "recorder": "mas_agents.api", "games": "mas_agents.api", "register_game": "mas_agents.api",
     "blocks": "mas_agents.api", "register_block": "mas_agents.api", "servers": "mas_agents.api",
     "ActionRequest": "mas_agents.planners.base", "Action": "mas_agents.planners.base", "Contribution": "mas_agents.planners.base",

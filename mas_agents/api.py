@@ -13,23 +13,17 @@ as ``mas`` records it (``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` an
   persona and system prompt of a seat always come from the game (what the seat is told).
 * :func:`evaluate` is the WellPlay evaluation (``mas wellplay eval``), :func:`reproduce` a
   paper's protocol (``mas reproduce``).
-* :func:`node` makes an agent a node of the user's own LangGraph graph; :func:`end_round` the
-  node that runs the agents' end-of-round hooks (PLAYER*'s pruner); :func:`builder` gives a
-  built-in game's uncompiled ``StateGraph``.
+* :func:`builder` gives a built-in game's uncompiled ``StateGraph``; ``mas.node`` and
+  ``mas.end_round`` (:mod:`mas_agents.graph_nodes`) make agents nodes of the user's own graph.
 * :func:`games`, :func:`register_game`, :func:`blocks`, :func:`register_block`: the registries.
 
 This module is the top layer of the import contracts (``pyproject.toml``, beside the CLI): it
 may import ``eval`` and ``graphs``, and nothing below imports it. ``mas_agents/__init__.py``
 reaches it lazily (PEP 562), so ``import mas_agents`` alone imports none of this.
 
-Why its imports are inside the functions: the first public name a script touches loads this
-module (``mas.games``, ``mas.blocks``, ``mas.servers`` are cheap), and a module-level import of the
-runners would bring LangGraph, langchain and the model layer with it; each function imports what
-it composes. Why its public functions take keyword arguments rather than one configuration: they
-are the researcher's call (``mas.play("wis", agents=..., pair=...)``, named as the CLI's options),
-and they build the runners' typed configurations (:mod:`mas_agents.eval.runs.run_config`) from
-them. Why one module of about 600 lines: it is one idea, the public face; most of its lines are
-the docstrings of the public functions.
+Imports sit inside the functions: the runners would bring LangGraph to a script that only reads
+``mas.games``. The public functions take keywords (named as the CLI's options) and build the
+runners' typed configurations from them. One idea, the public face; most lines are docstrings.
 """
 
 from __future__ import annotations
@@ -39,10 +33,6 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
-
-#: Aliases :func:`node` accepts for the action kinds of :data:`mas_agents.planners.base.KINDS`: the
-#: decisions of issue 49 (speak, question, vote, answer).
-NODE_KINDS = {"speak": "introduce", "question": "ask", "vote": "vote", "answer": "answer"}
 
 
 # ------------------------------------------------------------------------------------ agents
@@ -509,99 +499,3 @@ def builder(game: str, variant: str | None = None) -> Any:
             raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
         return b(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
     raise ValueError(f"builder: no built-in game {game!r}; the built-ins are mmg, wis, magic")
-
-
-# ------------------------------------------------------------------------------ graph nodes
-def _value(v: Any, state: Mapping[str, Any]) -> Any:
-    return v(state) if callable(v) else v
-
-
-def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str], *,
-         choices: Iterable[str] | Callable[[Mapping[str, Any]], Iterable[str]] | None = None,
-         context: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
-         round: int | Callable[[Mapping[str, Any]], int] | str = "round",
-         visible_to: Iterable[str] = ("*",), events: str = "events", phase: str | None = None,
-         output: str | None = None) -> Callable[[Mapping[str, Any]], dict]:
-    """A LangGraph node (``state -> update``) in which ``agent`` makes one decision.
-
-    The node gives the agent the events of ``state[events]`` it has not seen (its memory and its
-    blocks' ``on_event`` hooks read them, as in our games: :meth:`mas_agents.agent.Agent.observe`),
-    asks it an :class:`mas_agents.planners.base.ActionRequest` (strict parsing, one re-prompt, its blocks
-    consulted) and returns ``{events: [its blocks' planning events..., the decision's event]}``:
-    add ``events: Annotated[list, operator.add]`` to the graph's state. The decision's event is a
-    :func:`mas_agents.events.make_event` dict (``kind``, ``actor``, ``content``, ``llm_call_ids``
-    of its calls, ``data``: the parsed value, ``valid``, and ``context``), every model call is
-    accounted and recorded by the agent's model (:func:`recorder`).
-
-    Args:
-        agent: an agent (:func:`agent`).
-        kind: ``"speak"`` (an introduction: ``Introduction: ...``), ``"question"`` (``To:`` one of
-            ``choices`` and ``Question:``), ``"answer"``, ``"vote"`` (one of ``choices``), or any
-            kind of :data:`mas_agents.planners.base.KINDS`.
-        prompt: the task text, or ``prompt(state) -> str``.
-        choices: legal choices (``vote``, ``question``: whom to ask), or ``choices(state)``.
-        context: the request's facts (``{"asker": ..., "question": ...}`` for ``answer``: its
-            event keeps them, so a dialogue chunk is remembered as asked), or ``context(state)``.
-        round: the state key holding the round number, an int, or ``round(state)``.
-        visible_to: who sees the decision's event (``["*"]``: everyone); planning events are the
-            agent's own.
-        events: the state key of the event list.
-        phase: the phase written to the call records and the event (default: the kind).
-        output: also write the parsed value under this state key (e.g. ``"accused"``).
-
-    Returns:
-        The node function.
-
-    Raises:
-        ValueError: an unknown kind (when the node is made).
-    """
-    from mas_agents.events import make_event
-    from mas_agents.planners.base import KINDS, ActionRequest
-
-    k = NODE_KINDS.get(kind, kind)
-    if k not in KINDS:
-        raise ValueError(f"node: unknown kind {kind!r}; expected one of {', '.join([*NODE_KINDS, *KINDS])}")
-
-    def run(state: Mapping[str, Any]) -> dict:
-        seen = list(state.get(events) or [])
-        agent.observe(seen)
-        rnd = state.get(round, 0) if isinstance(round, str) else _value(round, state)
-        ctx = dict(_value(context, state) or {})
-        ch = _value(choices, state)
-        req = ActionRequest(kind=k, actor=agent.name, prompt=_value(prompt, state),
-                            choices=None if ch is None else list(ch), context=ctx, game=agent.game)
-        act = agent.act(req, phase=phase or k)
-        value = act.value
-        content = (value.get("question", "") if isinstance(value, dict) else
-                   "" if value is None else ", ".join(sorted(value)) if isinstance(value, frozenset) else str(value))
-        data = {**ctx, "valid": act.valid, "value": sorted(value) if isinstance(value, frozenset) else value}
-        if k == "ask" and isinstance(value, dict):
-            data["target"] = value.get("target")
-        if not act.valid:
-            data["errors"] = list(act.errors)
-        ev = make_event(phase=phase or k, actor=agent.name, kind=k, content=content, visible_to=visible_to,
-                        round=rnd or 0, llm_call_ids=act.call_ids, data=data)
-        update: dict[str, Any] = {events: agent.drain_events() + [ev]}
-        if output:
-            update[output] = value
-        return update
-
-    run.__name__ = f"{agent.name}_{k}".replace(" ", "_")
-    return run
-
-
-def end_round(agents: Iterable[Any], *, round: str | int = "round", events: str = "events") -> Callable[[Mapping[str, Any]], dict]:
-    """A LangGraph node that ends a questioning round for ``agents`` as our games do
-    (:meth:`mas_agents.agent.Agent.end_round`: read the new events, run each block's
-    ``on_round_end``, e.g. PLAYER*'s pruner of the suspect list) and returns their planning events."""
-    group = list(agents)
-
-    def run(state: Mapping[str, Any]) -> dict:
-        rnd = state.get(round, 0) if isinstance(round, str) else round
-        seen = list(state.get(events) or [])
-        out: list[dict] = []
-        for a in group:
-            out += a.end_round(rnd or 0, seen)
-        return {events: out}
-
-    return run
