@@ -110,22 +110,31 @@ def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict, rows
     return rows
 
 
-def start_server(port: int, env: dict) -> subprocess.Popen:
-    """``python -m llama_cpp.server`` with its RAM cache on and n_ctx 8192, once it answers /v1/models."""
+def start_server(port: int, env: dict, log: Path) -> subprocess.Popen:
+    """``python -m llama_cpp.server`` with its RAM cache on and n_ctx 8192, once it answers /v1/models.
+
+    Its output goes to ``log`` (a file, never a pipe: with its default ``--verbose true`` the server
+    writes about 215 KB to stderr before it listens, which fills a 64 KB pipe nobody reads and blocks it).
+    Raises RuntimeError (with the log's tail) if it exits or does not answer within 300 s."""
     from mas_agents.llm import embedded_model_path
-    proc = subprocess.Popen([PY, "-m", "llama_cpp.server", "--model", embedded_model_path(), "--host", "127.0.0.1",
-                             "--port", str(port), "--model_alias", "smol", "--n_ctx", "8192", "--cache", "true"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    for _ in range(240):
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([PY, "-m", "llama_cpp.server", "--model", embedded_model_path(), "--host", "127.0.0.1",
+                                 "--port", str(port), "--model_alias", "smol", "--n_ctx", "8192", "--cache", "true"],
+                                env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def tail() -> str:
+        return log.read_text(encoding="utf-8", errors="replace")[-800:]
+
+    for _ in range(600):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).read()
             return proc
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {proc.stderr.read().decode()[-800:]}")
+                raise RuntimeError(f"llama_cpp.server exited ({log}): {tail()}")
             time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGTERM)
-    raise RuntimeError("llama_cpp.server did not answer /v1/models within 120 s")
+    raise RuntimeError(f"llama_cpp.server did not answer /v1/models within 300 s ({log}): {tail()}")
 
 
 def pct(x: float | None) -> str:
@@ -173,7 +182,7 @@ def main() -> None:
             for side, tree in (("before", old), ("after", None)):
                 play(tree, work / f"a-{side}", "local", "", env, sides[side])
         if "b" in args.engines:
-            server = None if args.base_url else start_server(args.port, env)
+            server = None if args.base_url else start_server(args.port, env, work / "llama_cpp_server.log")
             try:
                 senv = {**env, "OPENAI_BASE_URL": args.base_url or f"http://127.0.0.1:{args.port}/v1"}
                 budgets = "" if args.default_budgets else "--script-budget 4000 --dialogue-budget 4000"
