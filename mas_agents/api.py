@@ -396,6 +396,8 @@ def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, 
     """
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    if "agent_spec" in options:   # its name before the typed configuration (WellPlayEvalConfig.agent)
+        options["agent"] = options.pop("agent_spec")
     hooks = {k: options.pop(k) for k in ("make_agent", "tick", "total") if k in options}
     return run_wellplay_eval(WellPlayEvalConfig(data_root=resolve_data_dir(data_dir), method=method, out=Path(out),
                                                 script=script, model=model, **options), **hooks)
@@ -410,15 +412,28 @@ def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: st
     Args:
         model: the model under test (``wis``: a list of specs, the pool).
         options: the protocol's own (``others``, ``limit``, ``seed``, ``conditions``, ``langs``,
-            ``methods``, ``eval_runs``: see ``mas reproduce --help``).
+            ``methods``, ``eval_runs``: see ``mas reproduce --help``), and the hooks its
+            configuration takes (``tick`` progress callback; ``play``/``evaluate`` runners;
+            ``concurrency`` for ``magic``).
 
     Raises:
         ValueError: an unknown paper or option value.
     """
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.reproduce import registry
+    hooks = {k: options.pop(k) for k in _REPRODUCE_HOOKS if k in options}
     config = registry.build(paper, data_root=resolve_data_dir(data_dir), out=Path(out), model=model, options=options)
-    return registry.run(config)
+    fields = {f.name for f in dataclasses.fields(config)}
+    for name in hooks:
+        if name not in fields:
+            raise ValueError(f"{name}: mas reproduce {paper} takes no such hook; its hooks: "
+                             f"{', '.join(h for h in _REPRODUCE_HOOKS if h in fields)}")
+    return registry.run(config.replace(**hooks) if hooks else config)
+
+
+#: What :func:`reproduce` passes to a paper's configuration besides its options: the progress
+#: callback, the cost estimate made before the run, and the runners' test hooks.
+_REPRODUCE_HOOKS = ("tick", "estimate", "play", "evaluate", "concurrency")
 
 
 # ------------------------------------------------------------------------ registries, graphs

@@ -180,3 +180,28 @@ def test_servers_sets_what_the_cli_server_options_set_and_refuses_bad_values():
             mas.servers(colour="red")
     finally:
         remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+
+
+def test_reproduce_passes_the_hooks_its_paper_takes_and_names_the_ones_it_does_not(monkeypatch, tmp_path,
+                                                                                   real_data_root):
+    """``mas.reproduce`` forwards the progress callback and the runners' hooks to the paper's
+    typed configuration (as it forwarded them to the runner before), and refuses by name a hook
+    the paper has no place for."""
+    from mas_agents.eval.reproduce import registry
+    monkeypatch.setattr(registry, "run", lambda config: config)
+    tick = lambda *a: None   # noqa: E731
+    cfg = mas.reproduce("magic", out=tmp_path / "m", model="local", data_dir=real_data_root, limit=1,
+                        tick=tick, concurrency=2)
+    assert cfg.tick is tick and cfg.concurrency == 2 and cfg.limit == 1
+    with pytest.raises(ValueError, match="evaluate: mas reproduce wis takes no such hook; its hooks: tick, estimate, play"):
+        mas.reproduce("wis", out=tmp_path / "w", model="local", data_dir=real_data_root, evaluate=tick)
+
+
+def test_evaluate_still_takes_agent_spec_its_name_before_the_typed_configuration(monkeypatch, tmp_path,
+                                                                                 real_data_root):
+    import mas_agents.eval.runs.wellplay_run as wr
+    seen = []
+    monkeypatch.setattr(wr, "run_wellplay_eval", lambda cfg, **hooks: seen.append(cfg) or {"ok": True})
+    assert mas.evaluate("pp", out=tmp_path / "e", script="Sin", model="local", data_dir=real_data_root,
+                        agent_spec="plain+player_star") == {"ok": True}
+    assert seen[0].agent == "plain+player_star"

@@ -76,7 +76,7 @@ from mas_agents.eval.reproduce.wis_protocol import (  # noqa: F401  (re-exported
 from mas_agents.eval.reproduce.wis_report import DIFFERENCES, headline, report_markdown  # noqa: F401
 from mas_agents.eval.runs.record import check_same_run
 from mas_agents.eval.runs.run_config import NOT_RECORDED
-from mas_agents.eval.runs.wis_session import speak_limit
+from mas_agents.eval.runs import wis_session
 from mas_agents.eval.runs.wis_tournament import (
     ExperimentConfig,
     TournamentConfig,
@@ -193,7 +193,7 @@ def reproduce(config: WisRun) -> dict:
     g_exp = min(limit, g_full) if limit else g_full
     subjects = list(dict.fromkeys(pool))
     # the rule of every WiS command: no limit when a seat plays on the embedded model, else 10 s
-    speak_timeout = speak_limit([agent_spec(m) for m in pool + ([others] if others else [])], "local")
+    speak_timeout = wis_session.speak_limit([agent_spec(m) for m in pool + ([others] if others else [])], "local")
     db = out / "wis.sqlite"
 
     total = n_main + len(subjects) * len(EXPERIMENTS) * 2 * g_exp
