@@ -178,12 +178,15 @@ def data_difference(config: dict, data_root: Path | None) -> str:
     """What differs between the dataset files ``config.json`` recorded (``data_files``) and
     those under the datasets root a rerun reads (:func:`data_root_of`): one line per file, naming
     it, the recorded SHA-256 and the one now (or "missing"); ``""`` when all are as recorded or
-    none was recorded."""
+    none was recorded, or when no datasets root is known (the files cannot be checked; a game
+    whose replay reads none, such as Who is Spy with its pair in ``config.json``, still reruns, and
+    one that needs them stops with its own "give --data-dir" error)."""
     root = data_root_of(config, data_root)
+    if root is None:
+        return ""
     lines = []
     for rel, old, now in changed_files(config.get("data_files"), root):
-        where = f"under {root}" if root is not None else "(no datasets root: give --data-dir)"
-        lines.append(f"data file {rel} {where}: recorded sha256 {old}, now " +
+        lines.append(f"data file {rel} under {root}: recorded sha256 {old}, now " +
                      (f"sha256 {now}" if now else "missing"))
     return "\n".join(lines)
 
