@@ -173,7 +173,8 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
     stored = check_same_run(out, config, may_differ=("benches",))
     # config.json names every bench the run holds: those run before and those asked now
     held = set(benches) | set((stored or {}).get("benches") or [])
-    write_json(out / "config.json", {**config, "benches": [b for b in BENCHES if b in held], "command": command,
+    write_json(out / "config.json", {**{k: v for k, v in config.items() if k != "benches"},   # benches where
+                                     "benches": [b for b in BENCHES if b in held], "command": command,   # it was
                                      "record_prompts": record_prompts(), "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": cfg.base, "blocks": blocks, "variants": grid,
                               "model": config["model"], "models": config["models"],

@@ -59,7 +59,7 @@ from mas_agents.eval.runs.compare_table import (
     score_interval,
 )
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
-from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
 from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
 from mas_agents.accounting import record_prompts
@@ -97,6 +97,10 @@ def cell_dir(out: Path, method: str, script_id: str, seed: int) -> Path:
 def cell_finished(d: Path) -> bool:
     """Whether the cell in directory ``d`` is done: its evaluation wrote ``eval/result.json``."""
     return (d / "eval" / "result.json").exists()
+
+
+#: The order of config.json's first keys (as written before the typed configuration).
+CONFIG_ORDER = ("kind", "methods", "scripts", "seeds", "model", "lang", "rounds", "questions")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -274,7 +278,8 @@ def run_compare(cfg: CompareConfig, *, tick: Callable[[str], None] | None = None
     out.mkdir(parents=True, exist_ok=True)
     # every seat of every game and every evaluation runs ``model``; model-free methods none
     used = model_fields([spec_text(model)] if any(m not in MODEL_FREE for m in methods) else [], model)
-    config = {"kind": cfg.KIND, **cfg.record(), "methods": methods, "model": used.pop("model"), **used}
+    config = ordered({"kind": cfg.KIND, **cfg.record(), "methods": methods, "model": used.pop("model"), **used},
+                     CONFIG_ORDER)
     # a rerun may add methods, scripts or seeds (finished cells are reused); the model given
     # (default_model, which every seat runs), lang, rounds and questions must be the same
     stored = check_same_run(out, config, may_differ=EXTENDS, ignore=NOT_CONFIGURATION - {"default_model"})

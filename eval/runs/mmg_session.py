@@ -22,7 +22,7 @@ from mas_agents.eval.games import GameDef, Table, register
 from mas_agents.eval.metrics.cost import cost_line
 from mas_agents.eval.runs import mmg_checks, mmg_view
 from mas_agents.eval.runs.human import HUMAN, HumanCharacter
-from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.session import run
 from mas_agents.events import read_events
@@ -34,6 +34,10 @@ from mas_agents.agent import Agent
 from mas_agents.memory import MemorySettings, default_embedder
 from mas_agents.specs import parse_spec
 
+
+#: The order of config.json's first keys (as written before the typed configuration).
+CONFIG_ORDER = ("kind", "script", "script_id", "lang", "agent", "murderer_agent", "seed", "rounds", "questions",
+                "settings", "data_dir")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class MmgConfig(RunConfig):
@@ -154,7 +158,7 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     rt = MMGRuntime(title=sc.name, players=[c.name for c in sc.characters], victims=sc.victims,
                     murderers={v: sc.murderers_of(v) for v in sc.victims}, agents=agents,
                     rounds=rounds, questions=questions)
-    config = {**cfg.record(), "script_id": sc.id, "murderer_agent": MURDERER_SPEC}
+    config = ordered({**cfg.record(), "script_id": sc.id, "murderer_agent": MURDERER_SPEC}, CONFIG_ORDER)
     table = runtime_table(rt, config)
     if human is not None:   # the person sees the accusation and the truth too
         table.finished = lambda events: agents[human].observe(read_events(Path(out) / "events.jsonl"))

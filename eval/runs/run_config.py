@@ -60,6 +60,13 @@ def _convert(value: Any, hint: Any) -> Any:
     return value
 
 
+def ordered(config: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``config`` with the ``keys`` it has first, in that order, then its other keys in their
+    order: a runner that adds derived keys (``script_id``, ``scripts``, ``model``) to
+    :meth:`RunConfig.record` writes them where its ``config.json`` has always had them."""
+    return {**{k: config[k] for k in keys if k in config}, **{k: v for k, v in config.items() if k not in keys}}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """The base of every run kind's configuration (a frozen, keyword-only dataclass).

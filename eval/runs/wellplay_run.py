@@ -39,7 +39,7 @@ from mas_agents.events import write_events
 from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.llm import prefix_cache_mb, spec_text
 from mas_agents.remote import endpoint_report, parallel_calls
-from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.runs.wellplay_agents import AgentBuilds, build_eval_agent
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
@@ -71,6 +71,10 @@ def memory_settings(settings: Any) -> Any:
         return MemorySettings(**settings)
     return settings
 
+
+#: The order of config.json's first keys (as written before the typed configuration).
+CONFIG_ORDER = ("kind", "method", "agent", "scripts", "lang", "model", "seed", "runs", "shuffle", "scoring", "run",
+                "settings")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WellPlayEvalConfig(RunConfig):
@@ -218,11 +222,11 @@ def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any]
     # session: every character answers with the agent spec it played with (game result.json)
     specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
     used = model_fields([] if method in MODEL_FREE else [spec_text(model)], model)   # one model answers for all
-    config = {"kind": cfg.KIND, **cfg.record(), "scripts": [s.name for s in scripts],
-              "model": used.pop("model") or None,
-              "data_files": data_files(scripts), **used,
-              "record_prompts": record_prompts() and method not in MODEL_FREE, "prefix_cache_mb": prefix_cache_mb(),
-              "versions": versions()}
+    config = ordered({"kind": cfg.KIND, **cfg.record(), "scripts": [s.name for s in scripts],
+                      "model": used.pop("model") or None,
+                      "data_files": data_files(scripts), **used,
+                      "record_prompts": record_prompts() and method not in MODEL_FREE,
+                      "prefix_cache_mb": prefix_cache_mb(), "versions": versions()}, CONFIG_ORDER)
     if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
         config["run"] = same_run_path(out, config["run"])
         check_same_run(out, config)
