@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypedDict
 
+from mas_agents import appender, jsonl
 from mas_agents.rundir import read_jsonl, write_jsonl, write_lines
 
 EVERYONE = "*"
@@ -147,7 +148,6 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     Returns:
         The last state (``{}`` when the stream was empty).
     """
-    from mas_agents import appender, jsonl
     path = Path(path)
     state: Mapping[str, Any] = {}
     shown: list[dict[str, Any]] = []    # the events published, in order

@@ -8,6 +8,10 @@ import bisect
 from pathlib import Path
 from typing import Any, Iterable
 
+from mas_agents.call_log import call_totals, read_calls
+from mas_agents.prompt_log import read_prompts
+from mas_agents.rundir import read_jsonl
+
 __all__ = ["actor_cost", "method_seats", "prompt_cost", "prompt_text", "reusable_prefixes", "cost_line"]
 
 
@@ -19,7 +23,6 @@ def actor_cost(calls_file: Path, actors: set[str] | None) -> dict:
     tokens the server reported as served from its prefix cache, ``cache_in`` the prompt tokens of
     the calls that reported a cache count at all.
     A variant's cost is its own seats' calls: the base agents in the other seats are not counted."""
-    from mas_agents.accounting import call_totals, read_calls
     calls = [c for c in read_calls(calls_file) if actors is None or c.actor in actors]
     t = call_totals(calls)
     return {"calls": t["calls"], "input_tokens": t["input_tokens"], "output_tokens": t["output_tokens"],
@@ -130,11 +133,9 @@ def prompt_cost(run_dir: Path, events: Iterable[dict] | None = None) -> dict[str
     Raises:
         ValueError: a call or prompt record that is not one (from the readers).
     """
-    from mas_agents.accounting import read_calls, read_prompts
     run_dir = Path(run_dir)
     calls = read_calls(run_dir / "llm_calls.jsonl")
     if events is None and (run_dir / "events.jsonl").exists():
-        from mas_agents.rundir import read_jsonl
         events = [d for _, d in read_jsonl(run_dir / "events.jsonl", "an event")]
     calls = _logical_order(calls, events)
     prompts = read_prompts(run_dir) if calls else {}

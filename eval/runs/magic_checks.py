@@ -15,6 +15,9 @@ from collections import Counter
 from typing import Any
 
 from mas_agents.eval.conformance import Conformance, need, problems
+from mas_agents.eval.datasets import resolve_data_dir
+from mas_agents.eval.datasets.magic import load_setting
+from mas_agents.graphs.magic import rules as R
 
 
 def walk(config: dict, events: list[dict], result: dict) -> dict:
@@ -31,9 +34,6 @@ def walk(config: dict, events: list[dict], result: dict) -> dict:
         mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
         mas_agents.eval.datasets.DataError: a public-good setting cannot be read.
     """
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.magic import load_setting
-    from mas_agents.graphs.magic import rules as R
 
     setup = events[0]
     need(setup["kind"] == "setup" and setup["visible_to"] == ["game"])

@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from mas_agents.eval.conformance import Conformance, need, problems
+from mas_agents.eval.datasets import resolve_data_dir
+from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.graphs.mmg import rules
 
 
 def _invalid_for(ev: dict, actor: str, action: str) -> bool:
@@ -33,9 +36,6 @@ def walk(config: dict, events: list[dict], result: dict) -> None:
         mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
         mas_agents.eval.datasets.DataError: the script cannot be read.
     """
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.graphs.mmg import rules
 
     sc = load_script(resolve_data_dir(config.get("data_dir")), config["script_id"], config.get("lang", "en"))
     players = [c.name for c in sc.characters]
@@ -122,7 +122,6 @@ def rescore(config: dict, events: list[dict], result: dict) -> dict:
     Raises:
         KeyError, TypeError: an event lacks a field it needs.
     """
-    from mas_agents.graphs.mmg import rules
     ballots: dict[str, dict[str, Any]] = {}
     for e in events:
         if e.get("phase") == "voting" and e.get("kind") in ("vote", "invalid") and "victim" in (e.get("data") or {}):

@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from mas_agents.eval.conformance import Conformance, need, problems
+from mas_agents.eval.metrics.wis import player_rows
+from mas_agents.eval.reports.wis_replay import record_from_events
+from mas_agents.graphs.wis import rules
 
 #: What :func:`walk` replays of each seat (keys of :func:`mas_agents.eval.metrics.wis.player_rows`).
 SEAT_KEYS = ("agent", "role", "score", "won", "votes_cast_as_civilian", "correct_votes", "abstentions",
@@ -31,8 +34,6 @@ def walk(config: dict, events: list[dict], result: dict) -> list[dict]:
     Raises:
         mas_agents.eval.conformance.Violation: a rule the log breaks (the rule's line named).
     """
-    from mas_agents.eval.metrics.wis import player_rows
-    from mas_agents.graphs.wis import rules
 
     seats = [p["name"] for p in result["players"]]
     roles = {p["name"]: p["role"] for p in result["players"]}
@@ -163,8 +164,6 @@ def rescore(config: dict, events: list[dict], result: dict) -> dict:
     Raises:
         StopIteration, KeyError, IndexError, TypeError: the log lacks an event or field it needs.
     """
-    from mas_agents.eval.reports.wis_replay import record_from_events
-    from mas_agents.graphs.wis import rules
     rec = record_from_events(events, config)
     roles = {p["name"]: p["role"] for p in rec["players"]}
     spy = next(p for p, r in roles.items() if r == "spy")
