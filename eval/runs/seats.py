@@ -4,6 +4,10 @@ One :class:`Seats` per run, made by :func:`mas_agents.eval.runs.session.run` and
 :attr:`mas_agents.eval.games.GameDef.setup`: its models all record into the run's ``llm_calls.jsonl``
 (one accounted wrapper per distinct model spec, :class:`mas_agents.llm.ModelPool`), and its
 :meth:`Seats.agent` builds an agent from a spec ``BLOCKS[@MODEL]`` the same way for every game.
+
+Its imports of the model layer (:mod:`mas_agents.llm`), the agent and the block registry
+(:mod:`mas_agents.specs`) are inside its methods: ``mas spy`` imports this module when the CLI
+starts, and those bring langchain and faiss, which ``mas --help`` must not load.
 """
 
 from __future__ import annotations
