@@ -34,6 +34,10 @@ are those of the original. A recorded failure is replayed as a failure of this o
 actor, the call's purpose and the first message that differs from the nearest recorded request,
 with a short unified diff (``difflib``) -- never a made-up answer. It is a
 :class:`mas_agents.errors.RunStopped`: the run stops with that message.
+
+One idea in about 500 lines, the replay model: the index of a recording, the matching of a request
+to it (messages, reply format, token cap, actor) and the mismatch report are read together, and
+the chat model is their only user.
 """
 
 from __future__ import annotations

@@ -1,9 +1,14 @@
 """Run directories: where a game or an evaluation writes its files.
 
-Every run writes into its directory (README, "What a run writes"):
+Every run writes into its directory (docs/reference/run-files.md):
 ``config.json`` (seed, model spec, versions, options), ``events.jsonl``, ``llm_calls.jsonl``
 with the prompt log ``llm_prompts.jsonl.gz`` beside it (:mod:`mas_agents.accounting`),
 ``result.json`` and a readable ``transcript.md`` (game) or ``report.md`` (evaluation).
+
+One idea in about 440 lines, the life of a run directory: its names and files (JSON, JSONL,
+versions), the cells that fill a many-cell run (:func:`run_each`, which keeps what finished on a
+stop) and the marker of the process writing it (:func:`marks_run`). The marker and
+:func:`run_each` share the stop handling, and every runner imports its files and its marker from here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run one murder-mystery game into a run directory, resumably.
 
-Writes (README, "What a run writes"): ``config.json``, ``events.jsonl`` (rewritten after every
+Writes (docs/reference/run-files.md): ``config.json``, ``events.jsonl`` (rewritten after every
 graph step, so an interrupted game keeps what it did), ``llm_calls.jsonl`` and the prompt log
 ``llm_prompts.jsonl`` (by the recorder; compressed into ``llm_prompts.jsonl.gz`` when the game ends),
 ``checkpoints.sqlite`` (LangGraph ``SqliteSaver``; ``resume=True`` continues from it),

@@ -1,7 +1,7 @@
 """What a run directory records about its configuration and its models, and the one check that a
 run into a directory that already holds one is the same run (issue 46).
 
-**The models** (the run-record contract, README "What a run writes"): every ``config.json`` says
+**The models** (the run-record contract, docs/reference/run-files.md): every ``config.json`` says
 which models the seats *actually* used, not only the ``--model`` default:
 
 * ``models``: the sorted distinct model specs of the run's seats (for an experiment run, the union

@@ -1,6 +1,6 @@
 """The one session runner: play any registered game (:mod:`mas_agents.eval.games`) into a run directory.
 
-It owns the run directory for every game (README, "What a run writes"):
+It owns the run directory for every game (docs/reference/run-files.md):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
   "events_format", "prefix_cache_mb", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`;
