@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .chunking import _CJK_CLASS, simple_token_count
-from .minilm import _load_model, _load_tokenizer, _models, model_path  # noqa: F401 - _models: tests read it here
+from .minilm import _load_model, _load_tokenizer, _models, model_path, once  # noqa: F401 - _models: tests read it here
 from .vector_cache import (  # noqa: F401 - re-exported
     CACHE_ENV,
     CACHE_FILE,
@@ -325,14 +325,7 @@ def default_embedder(cache_dir: str | Path | None = None) -> Embedder:
         if not given:
             cache_dir = default_cache_dir()
         key = str(Path(cache_dir).resolve()) if cache_dir is not None else None
-        emb = _defaults.get(key)
-        if emb is not None:
-            return emb
-        with _default_lock:
-            emb = _defaults.get(key)
-            if emb is None:
-                emb = _defaults[key] = Embedder(cache_dir=key)
-        return emb
+        return once(_defaults, _default_lock, key, lambda: Embedder(cache_dir=key))
     except (OSError, RuntimeError, sqlite3.Error) as exc:
         if given or from_env:     # a setting the user gave: bad input, one line (commands catch ValueError)
             raise ValueError(f"{setting}: cannot open the embedding cache: {exc}") from None

@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
@@ -66,32 +66,46 @@ def _quiet_weight_loading():
             tlog.enable_progress_bar()
 
 
+def once(table: dict[Any, Any], lock: threading.Lock, key: Any, build: Callable[[], Any]) -> Any:
+    """``table[key]``, made by ``build()`` the first time: concurrent first callers wait on
+    ``lock`` and it is built once; once there, it is read without the lock. The process-wide
+    caches of this package (models, tokenizers, default embedders) are kept this way."""
+    value = table.get(key)
+    if value is not None:
+        return value
+    with lock:
+        value = table.get(key)
+        if value is None:
+            value = table[key] = build()
+    return value
+
+
 def _load_model(path: str) -> "SentenceTransformer":
     """Load (once per process and path, thread-safe) a SentenceTransformer on the CPU."""
-    model = _models.get(path)
-    if model is not None:
-        return model
-    with _model_lock:
-        model = _models.get(path)
-        if model is None:
-            _offline()
-            from sentence_transformers import SentenceTransformer
+    def build() -> "SentenceTransformer":
+        _offline()
+        from sentence_transformers import SentenceTransformer
 
-            # local_files_only as well: the env vars are read when huggingface_hub is first
-            # imported, which another module may have done already.
-            with _quiet_weight_loading():
-                model = SentenceTransformer(path, device="cpu", local_files_only=True)
-            model.eval()
-            _models[path] = model
-    return model
+        # local_files_only as well: the env vars are read when huggingface_hub is first
+        # imported, which another module may have done already.
+        with _quiet_weight_loading():
+            model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        model.eval()
+        return model
+    return once(_models, _model_lock, path, build)
 
 
 def _load_tokenizer(path: str) -> "Tokenizer":
     """Load the fast WordPiece tokenizer alone (milliseconds, no torch), without the
     truncation (128) and padding (128) that the shipped ``tokenizer.json`` switches on."""
-    tok = _tokenizers.get(path)
-    if tok is not None:
+    def build() -> "Tokenizer":
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
         return tok
+    return once(_tokenizers, _tok_lock, path, build)
     with _tok_lock:
         tok = _tokenizers.get(path)
         if tok is None:
