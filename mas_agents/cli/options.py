@@ -22,7 +22,7 @@ from mas_agents import cells
 from mas_agents.cli.failure import _RESUME_HINT, DEFAULT_HINT, console, fail, set_resume_hint
 from mas_agents.cli.paths import _COMMAND
 from mas_agents.cli.stops import _kept, stopped
-from mas_agents.embedded import set_prefix_cache_mb
+from mas_agents.embedded import DEFAULT_PREFIX_CACHE_MB, set_prefix_cache_mb
 from mas_agents.errors import ContextOverflowError, RunStopped
 from mas_agents.eval import datasets
 from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
@@ -41,7 +41,7 @@ _REMOTE_PARAMS = [
     ("adaptive_connections", bool, typer.Option(False, "--adaptive-connections",
                                                 help="Remote models: halve the requests in flight on HTTP 429, "
                                                      "grow back slowly.")),
-    ("prefix_cache_mb", int, typer.Option(512, "--prefix-cache-mb",
+    ("prefix_cache_mb", int, typer.Option(DEFAULT_PREFIX_CACHE_MB, "--prefix-cache-mb",
                                           help="Embedded model: MiB of prompt states kept for reuse by later prompts "
                                                "that share their prefix (several agents taking turns); 0 = off "
                                                "(only the last prompt's).")),

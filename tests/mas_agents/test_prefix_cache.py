@@ -71,3 +71,31 @@ def test_greedy_decodes_are_identical_with_and_without_the_prefix_cache():
     for (name, _, n_in, reused_on), (_, _, _, reused_off) in zip(on[3:], off[3:]):
         assert reused_on > 0.8 * n_in - 60, (name, n_in, reused_on)
         assert reused_off < 0.5 * n_in, (name, n_in, reused_off)
+
+
+def test_the_state_a_completion_started_from_is_the_first_out():
+    """Seats A, B, C take turns in a cache with room for three states. A's next prompt starts
+    from A's state; the state saved after it holds that prefix and more, so A's old state is the
+    one evicted to make room, and B's and C's stay for their turns (plain LRU evicted B's)."""
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+
+    def state(tokens):
+        return LlamaState(input_ids=np.array(tokens, dtype=np.intc), scores=np.zeros((4, 8), dtype=np.single),
+                          n_tokens=len(tokens), llama_state=b"", llama_state_size=1 << 20, seed=0)
+
+    from mas_agents.embedded import _state_bytes
+    one = _state_bytes(state([1]))
+    cache = llm._new_prefix_cache(1)
+    cache.capacity_bytes = int(3.5 * one)         # three states fit, not four (1 MiB each, and their ids)
+    rules = [7] * 50
+    a1, b1, c1 = rules + [1] * 20, rules + [2] * 20, rules + [3] * 20
+    for key in (a1, b1, c1):
+        cache[key] = state(key)
+    assert all(len(st.scores) == 1 for st in cache.cache_state.values())     # only the last logits row is kept
+    a2_prompt = a1 + [9] * 5
+    assert list(cache[a2_prompt].input_ids) == a1                             # A resumes from its own state
+    cache[a2_prompt] = state(a2_prompt)
+    assert set(cache.cache_state) == {tuple(b1), tuple(c1), tuple(a2_prompt)}
+    with pytest.raises(KeyError):
+        cache[[5, 5, 5]]
