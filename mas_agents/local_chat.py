@@ -63,7 +63,8 @@ class LocalLlamaChat(BaseChatModel):
 
     Fields:
         model_path: GGUF file.
-        n_ctx: context window in tokens (prompt + reply); SmolLM2-135M was trained with 8192.
+        n_ctx: context window in tokens (prompt + reply); default 8192, SmolLM2-135M's trained context
+            (issue 48: the default retrieval budgets, :class:`mas_agents.memory.MemorySettings`, need it).
         n_threads: CPU threads for prompt evaluation and generation; ``None`` = all usable cores.
         temperature: sampling temperature (0 = greedy).
         max_tokens: reply length cap in tokens.
@@ -85,7 +86,7 @@ class LocalLlamaChat(BaseChatModel):
     """
 
     model_path: str
-    n_ctx: int = Field(default=4096, gt=0)
+    n_ctx: int = Field(default=8192, gt=0)
     n_threads: int | None = None
     temperature: float = 0.7
     max_tokens: int = Field(default=256, gt=0)

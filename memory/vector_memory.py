@@ -247,9 +247,14 @@ class MemorySettings:
     """Token budgets for building prompts from :class:`VectorMemory`.
 
     Attributes:
-        script_budget: tokens of retrieved script per prompt. Default 800, sized for the small
-            local model's context; PLAYER* App. C.1 uses 4,000.
-        dialogue_budget: tokens of retrieved dialogue per prompt. Default 500; paper 4,000.
+        script_budget: tokens of retrieved script per prompt. Default 4,000, the paper's (PLAYER*
+            App. C.1): it covers the whole script of 52 of the 68 English WellPlay characters, which then
+            leads every prompt of that character unchanged (a prefix cache reuses it).
+        dialogue_budget: tokens of retrieved dialogue per prompt. Default 2,000 (paper 4,000): with
+            the script's 4,000, the prompt's own text and a 256-token reply it fits the embedded
+            model's 8,192-token context (SmolLM2 counts up to 1.12 of these tokens in the English
+            scripts; the Chinese ones up to 1.9, so a long Chinese script needs smaller budgets
+            there). Before issue 48 the defaults were 800 / 500, for a 4,096-token context.
         chunk_tokens: max tokens per script chunk (PLAYER* §2.2: 50).
 
     ``MemorySettings.PAPER`` (a fresh copy on each access) and ``MemorySettings.paper()`` give
@@ -257,8 +262,8 @@ class MemorySettings:
     constructor raises ValueError on a negative budget or ``chunk_tokens < 1``.
     """
 
-    script_budget: int = 800
-    dialogue_budget: int = 500
+    script_budget: int = 4000
+    dialogue_budget: int = 2000
     chunk_tokens: int = 50
 
     PAPER: ClassVar["MemorySettings"]  # set below, after the dataclass is built

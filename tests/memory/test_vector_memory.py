@@ -251,7 +251,7 @@ def test_rebuild_reproduces_memory_without_new_embeddings():
 
 def test_memory_settings():
     s = MemorySettings()
-    assert (s.script_budget, s.dialogue_budget, s.chunk_tokens) == (800, 500, 50)
+    assert (s.script_budget, s.dialogue_budget, s.chunk_tokens) == (4000, 2000, 50)   # issue 48
     p = MemorySettings.PAPER
     assert (p.script_budget, p.dialogue_budget, p.chunk_tokens) == (4000, 4000, 50)
     assert MemorySettings.paper() == p
@@ -260,7 +260,7 @@ def test_memory_settings():
     p.script_budget = 1
     assert MemorySettings.PAPER.script_budget == 4000
     s.dialogue_budget = 60
-    assert vars(s) == {"script_budget": 800, "dialogue_budget": 60, "chunk_tokens": 50}
+    assert vars(s) == {"script_budget": 4000, "dialogue_budget": 60, "chunk_tokens": 50}
     with pytest.raises(ValueError):
         MemorySettings(script_budget=-1)
     with pytest.raises(ValueError):
