@@ -14,8 +14,11 @@ the paper's retrieval budgets (4,000 / 4,000 tokens: the whole script of every S
 
 Before / after: "before" runs the ``mas`` command of a git worktree of ``--before`` (default
 ``531ad79``, the commit the issue measured; the old layout, and on (a) only the last prompt's
-state kept), made under ``/tmp`` and put first on ``PYTHONPATH``; "after" runs this tree (the
-layout of :mod:`mas_agents.prompts`; on (a) the prefix cache of ``--prefix-cache-mb``'s default).
+state kept, and its defaults: ``n_ctx`` 4096, budgets 800 / 500), made under ``/tmp`` and put first on
+``PYTHONPATH``; "after" runs this tree (the layout of :mod:`mas_agents.prompts`; on (a) the prefix
+cache of ``--prefix-cache-mb``'s default, ``n_ctx`` 8192 and the budgets 4,000 / 2,000 of
+:class:`mas_agents.memory.MemorySettings`). On (b) both sides play the paper's budgets, and *served
+from cache* comes from the server's own log (:func:`server_cache_share`).
 Both are measured by this tree's :func:`mas_agents.eval.metrics.cost.prompt_cost` on the run directories
 (the prompt logs of both commits hold the messages as sent). Each pair runs back to back in one
 invocation, so the machine's load is as alike as it gets.
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -91,21 +95,51 @@ def merged_cost(dirs: list[Path]) -> dict:
     return tot
 
 
-def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict, rows: list[dict]) -> list[dict]:
+_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
+_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+
+
+def server_cache_share(text: str) -> tuple[int, int]:
+    """``(served from cache, prompt tokens)`` from a segment of llama_cpp.server's verbose log: per
+    request, llama-cpp-python prints ``Llama.generate: N prefix-match hit, remaining M prompt tokens to
+    eval`` when it reuses a prefix (its live state, or a state its ``--cache`` RAM cache loaded), and
+    then llama.cpp's ``prompt eval time = ... / M tokens``. The server's own account of its reuse: its
+    HTTP responses carry no ``cached_tokens``."""
+    served = evaluated = 0
+    for line in text.splitlines():
+        if m := _HIT.search(line):
+            served += int(m.group(1))
+        elif m := _EVAL.search(line):
+            evaluated += int(m.group(1))
+    return served, served + evaluated
+
+
+def play(tree: Path | None, out: Path, model: str, budgets: str, env: dict, rows: list[dict],
+         server_log: Path | None = None) -> list[dict]:
     """Every play of :data:`PLAYS` with the ``mas`` of ``tree`` (None: this one) into ``out``; each finished
-    row is appended to ``rows`` at once (so a run stopped part-way still reports it); returns ``rows``."""
+    row is appended to ``rows`` at once (so a run stopped part-way still reports it); returns ``rows``.
+    With ``server_log`` (engine (b)), *served from cache* is read from the part of the server's log the
+    play wrote (:func:`server_cache_share`)."""
     for name, phase, argv in PLAYS:
         args = argv.format(o=out, m=model, b=budgets if "{b}" in argv else "").split()
         e = dict(env)
         if tree is not None:
             e["PYTHONPATH"] = str(tree)
+        start = server_log.stat().st_size if server_log is not None else 0
         t0 = time.monotonic()
         p = subprocess.run([PY, "-c", "import sys; from mas_agents.cli import app; sys.exit(app())", *args],
                            cwd=tree or ROOT, env=e, capture_output=True, text=True)
         wall = time.monotonic() - t0
         if p.returncode != 0:
             raise RuntimeError(f"mas {' '.join(args[:2])} failed ({p.returncode}): {p.stderr.strip()[-800:]}")
-        rows.append({"play": name, "wall_s": round(wall, 1), **merged_cost(run_dirs(out, name))})
+        row = {"play": name, "wall_s": round(wall, 1), **merged_cost(run_dirs(out, name))}
+        if server_log is not None:
+            with open(server_log, "rb") as fh:
+                fh.seek(start)
+                served, total = server_cache_share(fh.read().decode("utf-8", "replace"))
+            row.update(server_cached_tokens=served, server_prompt_tokens=total,
+                       cached_share=served / total if total else None)
+        rows.append(row)
         print(f"{out.name}: {rows[-1]}", file=sys.stderr, flush=True)
     return rows
 
@@ -166,7 +200,7 @@ def main() -> None:
     ap.add_argument("--base-url", help="(b) on this running OpenAI-compatible server instead of starting "
                                        "llama_cpp.server (e.g. a vLLM, or the tests' stub to try the benchmark)")
     ap.add_argument("--default-budgets", action="store_true",
-                    help="(b) at the default retrieval budgets (800 / 500 tokens) instead of the paper's")
+                    help="(b) at the default retrieval budgets (this tree's MemorySettings) instead of the paper's")
     ap.add_argument("--model-name", default="smol", help="the served model's name for (b) (openai:NAME)")
     ap.add_argument("--keep", action="store_true", help="keep the run folders (their path is printed) to read")
     args = ap.parse_args()
@@ -182,7 +216,8 @@ def main() -> None:
             for side, tree in (("before", old), ("after", None)):
                 play(tree, work / f"a-{side}", "local", "", env, sides[side])
         if "b" in args.engines:
-            server = None if args.base_url else start_server(args.port, env, work / "llama_cpp_server.log")
+            log = None if args.base_url else work / "llama_cpp_server.log"
+            server = None if log is None else start_server(args.port, env, log)
             try:
                 senv = {**env, "OPENAI_BASE_URL": args.base_url or f"http://127.0.0.1:{args.port}/v1"}
                 budgets = "" if args.default_budgets else "--script-budget 4000 --dialogue-budget 4000"
@@ -190,7 +225,7 @@ def main() -> None:
                     (", default budgets" if args.default_budgets else ", budgets 4000/4000")
                 results[label] = sides = {"before": [], "after": []}
                 for side, tree in (("before", old), ("after", None)):
-                    play(tree, work / f"b-{side}", f"openai:{args.model_name}", budgets, {**senv}, sides[side])
+                    play(tree, work / f"b-{side}", f"openai:{args.model_name}", budgets, {**senv}, sides[side], log)
             finally:
                 if server is not None:
                     os.killpg(server.pid, signal.SIGTERM)
@@ -202,8 +237,9 @@ def main() -> None:
             args.out.write_text(
                 "# Prompt cost before and after the prefix-caching layout\n\n"
                 f"`benchmarks/bench_prefix.py` (before = {args.before}, after = this tree), one run, "
-                "2 cores. *Served from cache*: the engine's own `cached_tokens` (n/a where the server reports "
-                "none); *reusable (ideal)*: the prompt tokens an ideal prefix cache could reuse "
+                "2 cores. *Served from cache*: on (a) the engine's own `cached_tokens`; on (b) llama_cpp.server's own "
+                "log (`prefix-match hit` tokens / prompt tokens it counted, `server_cache_share`), n/a on a "
+                "server given by `--base-url`; *reusable (ideal)*: the prompt tokens an ideal prefix cache could reuse "
                 "(`mas_agents.eval.metrics.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
         if args.keep:
             print(f"run folders kept in {work}", file=sys.stderr)
