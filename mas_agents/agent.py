@@ -421,10 +421,15 @@ class Agent:
         text is all of it, the same for every query). Empty and "whole" without a memory."""
         if self.memory is None:
             return prompts.Recall()
-        mem = self.memory
+        mem, settings = self.memory, self.settings
         out: dict[str, Any] = {"dialogue_closed": self.dialogue_closed}
-        for source, budget in (("script", self.settings.script_budget), ("dialogue", self.settings.dialogue_budget)):
-            out[source] = "\n".join(c.text for c in mem.retrieve(query, budget, source))
+        script = mem.retrieve(query, settings.script_budget, "script")
+        # the dialogue gets what the script leaves under the settings' total cap (MemorySettings.total_budget)
+        dialogue_budget = settings.dialogue_budget_after(sum(c.tokens for c in script))
+        for source, budget, chunks in (("script", settings.script_budget, script),
+                                       ("dialogue", dialogue_budget, None)):
+            chunks = mem.retrieve(query, budget, source) if chunks is None else chunks
+            out[source] = "\n".join(c.text for c in chunks)
             out[f"{source}_whole"] = budget >= mem.total_tokens(source)
         return prompts.Recall(**out)
 

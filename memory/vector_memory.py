@@ -250,34 +250,57 @@ class MemorySettings:
         script_budget: tokens of retrieved script per prompt. Default 4,000, the paper's (PLAYER*
             App. C.1): it covers the whole script of 52 of the 68 English WellPlay characters, which then
             leads every prompt of that character unchanged (a prefix cache reuses it).
-        dialogue_budget: tokens of retrieved dialogue per prompt. Default 2,000 (paper 4,000): with
-            the script's 4,000, the prompt's own text and a 256-token reply it fits the embedded
-            model's 8,192-token context (SmolLM2 counts up to 1.12 of these tokens in the English
-            scripts; the Chinese ones up to 1.9, so a long Chinese script needs smaller budgets
-            there). Before issue 48 the defaults were 800 / 500, for a 4,096-token context.
+        dialogue_budget: tokens of retrieved dialogue per prompt. Default 4,000, the paper's.
         chunk_tokens: max tokens per script chunk (PLAYER* §2.2: 50).
+        total_budget: at most this many tokens of script and dialogue together per prompt (None: no
+            cap, the paper's separate budgets). The script is retrieved first; the dialogue gets
+            ``min(dialogue_budget, total_budget - script tokens retrieved)``, so it takes what a short
+            script leaves. Default 6,000: with the prompt's own text and a 256-token reply that fits
+            the embedded model's 8,192-token context (SmolLM2 counts up to 1.12 of these tokens in
+            the English scripts; in the Chinese ones up to 1.9, so a long Chinese script needs a
+            smaller cap there). Not the paper's (it gives no cap; the reproduce report lists it).
+
+    Before issue 48 the defaults were 800 / 500 and no cap, for a 4,096-token context: every call
+    retrieved its own excerpts, and a prefix cache could reuse little of its prompt.
 
     ``MemorySettings.PAPER`` (a fresh copy on each access) and ``MemorySettings.paper()`` give
-    the paper's 4000/4000/50. Mutable (callers set budgets from the command line); the
+    the paper's 4000/4000/50 without a cap. Mutable (callers set budgets from the command line); the
     constructor raises ValueError on a negative budget or ``chunk_tokens < 1``.
     """
 
     script_budget: int = 4000
-    dialogue_budget: int = 2000
+    dialogue_budget: int = 4000
     chunk_tokens: int = 50
+    total_budget: int | None = 6000
 
     PAPER: ClassVar["MemorySettings"]  # set below, after the dataclass is built
 
     def __post_init__(self) -> None:
-        if self.script_budget < 0 or self.dialogue_budget < 0:
+        if self.script_budget < 0 or self.dialogue_budget < 0 or (self.total_budget or 0) < 0:
             raise ValueError("budgets must be >= 0")
         if self.chunk_tokens < 1:
             raise ValueError("chunk_tokens must be >= 1")
 
     @classmethod
     def paper(cls) -> "MemorySettings":
-        """PLAYER* App. C.1: 4,000 script tokens, 4,000 dialogue tokens, 50-token chunks."""
-        return cls(script_budget=4000, dialogue_budget=4000, chunk_tokens=50)
+        """PLAYER* App. C.1: 4,000 script tokens, 4,000 dialogue tokens, 50-token chunks, no cap."""
+        return cls(script_budget=4000, dialogue_budget=4000, chunk_tokens=50, total_budget=None)
+
+    @classmethod
+    def from_record(cls, record: "dict | None") -> "MemorySettings":
+        """The settings a ``config.json`` recorded (its ``settings`` dict). A record without
+        ``total_budget`` is from before the cap existed and had none; ``None``/``{}``: the defaults.
+        Raises TypeError on an unknown key, ValueError on a bad value (the constructor's)."""
+        if not record:
+            return cls()
+        return cls(**{"total_budget": None, **record})
+
+    def dialogue_budget_after(self, script_used: int) -> int:
+        """The dialogue budget of a prompt whose script excerpts hold ``script_used`` tokens
+        (:attr:`total_budget`)."""
+        if self.total_budget is None:
+            return self.dialogue_budget
+        return max(0, min(self.dialogue_budget, self.total_budget - script_used))
 
 
 MemorySettings.PAPER = _PaperSettings()  # type: ignore[assignment]

@@ -5,7 +5,7 @@ budgets for the murder-mystery prompts (:data:`SMALL_BUDGETS`): the same code pa
 prompt tokens a call instead of 1,500-1,700. At the defaults of then (800 script + 500 dialogue tokens) the
 Sin game and its 43-question evaluation took 21 of the suite's 47 minutes on a 2-core machine like
 CI's (480 s + 895 s of model calls); with these budgets 163 s + 278 s (2026-11-27,
-``pytest --durations``); the defaults are now 4,000 + 2,000 (issue 48), sized for 8,192 tokens;
+``pytest --durations``); the defaults are now 4,000 + 4,000, at most 6,000 together (issue 48), sized for 8,192 tokens;
 what happens when a prompt does not fit is tested in tests/mas_agents/test_remote.py and
 tests/mas_agents/test_llm.py (the embedded model too).
 """
@@ -22,7 +22,7 @@ from mas_agents.cli import app
 pytestmark = [pytest.mark.integration, pytest.mark.realdata]
 
 #: Tokens of retrieved script and dialogue per murder-mystery prompt in these tests (``mas mmg run``
-#: and ``mas wellplay eval`` options; defaults 4,000 and 2,000, memory.MemorySettings).
+#: and ``mas wellplay eval`` options; defaults 4,000 and 4,000, memory.MemorySettings).
 SMALL_BUDGETS = ["--script-budget", "200", "--dialogue-budget", "100"]
 
 

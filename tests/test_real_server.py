@@ -30,7 +30,7 @@ from mas_agents.llm import embedded_model_path
 pytestmark = pytest.mark.integration
 
 N_CTX = 4096
-#: Smaller retrieval budgets for the murder mystery (defaults 4,000 script + 2,000 dialogue tokens; 800 + 500 then):
+#: Smaller retrieval budgets for the murder mystery (defaults 4,000 script + 4,000 dialogue tokens, 6,000 together; 800 + 500 then):
 #: the same path with shorter prompts; at the defaults the crash test took 453 s of the suite's
 #: 2,832 s on 2 cores, with these 184 s (2026-11-27; tests/test_integration.py says more).
 SMALL_BUDGETS = ["--script-budget", "200", "--dialogue-budget", "100"]

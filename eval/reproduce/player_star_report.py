@@ -158,10 +158,11 @@ PROTOCOL_DIFFERENCES = [
     "authors' code; the murderer's framework is `plain` (chain of thought), the paper's is not stated in the "
     "text we could read.",
     "Per-question 95 % intervals and the chance lines are ours; the paper reports mean ± std over runs only.",
-    "Retrieval budgets: 4,000 script tokens a prompt, the paper's (App. C.1), but 2,000 dialogue tokens (the "
-    "paper's 4,000), so that script, dialogue, prompt and reply fit the embedded model's 8,192-token context "
-    "(memory.MemorySettings; 800 / 500 before issue 48). The script budget covers the whole script of 52 of the "
-    "68 English characters.",
+    "Retrieval budgets: the paper's 4,000 script and 4,000 dialogue tokens a prompt (App. C.1), but at most 6,000 "
+    "of the two together (the dialogue gets what the script leaves), so that a prompt and its reply fit the "
+    "embedded model's 8,192-token context (memory.MemorySettings.total_budget; this framework defaulted to 800 / 500 before "
+    "2026-11-28). The cap binds only when script and dialogue both run long: the script budget covers the whole "
+    "script of 52 of the 68 English characters.",
     "Prompt layout (ours, for prefix caching): the character's whole script leads the user message when the "
     "retrieval budget covers it; retrieved excerpts are shown in script order, not ranked by similarity (the "
     "set a budget selects is the paper's, §2.2); in the evaluation the dialogue heard comes before the script "

@@ -82,7 +82,7 @@ class MmgConfig(RunConfig):
 
     def __post_init__(self) -> None:
         s = self.settings
-        object.__setattr__(self, "settings", MemorySettings(**s) if isinstance(s, Mapping) else s or MemorySettings())
+        object.__setattr__(self, "settings", MemorySettings.from_record(dict(s)) if isinstance(s, Mapping) else s or MemorySettings())
 
     def record(self) -> dict[str, Any]:
         """:meth:`RunConfig.record` with the script's display name, ``settings`` as its fields and

@@ -150,7 +150,7 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         if root is None:
             raise ValueError("the murder mystery needs the WellPlay data: give --data-dir")
         params["script"] = load_script(root, str(config.get("script_id") or config["script"]), config.get("lang", "en"))
-        params["settings"] = MemorySettings(**config.get("settings") or {})
+        params["settings"] = MemorySettings.from_record(config.get("settings"))
         params["data_root"] = recorded
         params.pop("human", None)
     elif kind == "magic":

@@ -68,7 +68,7 @@ def memory_settings(settings: Any) -> Any:
     """
     if isinstance(settings, Mapping):
         from mas_agents.memory import MemorySettings   # faiss: only once a setting is read back
-        return MemorySettings(**settings)
+        return MemorySettings.from_record(settings)
     return settings
 
 

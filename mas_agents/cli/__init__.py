@@ -131,6 +131,9 @@ def mmg_run(
                                                               "(mas serve), e.g. \"Officer Li\"."),
     script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
     dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
+    total_budget: int = typer.Option(None, min=0, help="Tokens of script and dialogue excerpts together per prompt: the "
+                                                "dialogue gets what the script leaves (default from MemorySettings; "
+                                                "0 = no cap, the paper's separate budgets)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:
@@ -148,6 +151,8 @@ def mmg_run(
         settings.script_budget = script_budget
     if dialogue_budget is not None:
         settings.dialogue_budget = dialogue_budget
+    if total_budget is not None:
+        settings.total_budget = total_budget or None
     try:
         if resume:
             if out is None:
@@ -206,6 +211,9 @@ def wellplay_eval(
     script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
     dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt (default from "
                                                    "MemorySettings)."),
+    total_budget: int = typer.Option(None, min=0, help="Tokens of script and dialogue excerpts together per prompt: the "
+                                                "dialogue gets what the script leaves (default from MemorySettings; "
+                                                "0 = no cap, the paper's separate budgets)."),
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:
@@ -222,6 +230,8 @@ def wellplay_eval(
         settings.script_budget = script_budget
     if dialogue_budget is not None:
         settings.dialogue_budget = dialogue_budget
+    if total_budget is not None:
+        settings.total_budget = total_budget or None
     label = run.name if (method == "session" and run) else script
     out = out or default_run_dir(f"eval-{method}", label)
     set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")

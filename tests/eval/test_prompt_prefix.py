@@ -73,6 +73,32 @@ def test_consecutive_wellplay_questions_share_everything_up_to_the_question(real
     assert dialogue_differs >= 1
 
 
+@pytest.mark.realdata
+def test_at_the_default_budgets_the_dialogue_takes_what_the_script_leaves(real_data_root):
+    """The defaults (4,000 script, 4,000 dialogue, 6,000 together): a Sin script (1,000-1,900 tokens)
+    leaves room for a dialogue longer than the cap would allow after a 4,000-token script, so the
+    whole dialogue is in every prompt and two questions of a character share everything before
+    the question."""
+    sc = load_script(real_data_root, "Sin")
+    long_events = _events() * 18          # a long dialogue: about 2,900 tokens
+    agent, _ = build_eval_agent(sc, ME, "session", long_events, RuleChat(rule=_no_call), 0,
+                                recorder=CallRecorder(None), settings=MemorySettings())
+    script_tokens, dialogue_tokens = agent.memory.total_tokens("script"), agent.memory.total_tokens("dialogue")
+    assert script_tokens < 2000 and 6000 - 4000 < dialogue_tokens <= 6000 - script_tokens
+    reqs = [mcq_request(ME, q, q.options) for q in sc.questions[ME]][:6]
+    for a, b in zip(reqs, reqs[1:]):
+        rec = agent.recall(b.query)
+        assert rec.script_whole and rec.dialogue_whole
+        ta, tb = _text(agent.messages(a)), _text(agent.messages(b))
+        assert _shared(ta, tb) >= tb.index("\nQuestion: ") + 1
+    # with the cap at the length of this script, the dialogue no longer fits: excerpts
+    tight = MemorySettings(total_budget=script_tokens + 100)
+    agent2, _ = build_eval_agent(sc, ME, "session", long_events, RuleChat(rule=_no_call), 0,
+                                 recorder=CallRecorder(None), settings=tight)
+    rec = agent2.recall(reqs[0].query)
+    assert rec.script_whole and not rec.dialogue_whole and 0 < len(rec.dialogue) < len(agent.recall(reqs[0].query).dialogue)
+
+
 def test_a_gameplay_prompt_leads_with_the_whole_script_then_the_dialogue_then_the_task(make_agent):
     from tests.toy import ANN_SCRIPT
     agent, _, _ = make_agent(lambda m: "Answer: yes", script_budget=10_000, dialogue_budget=40)

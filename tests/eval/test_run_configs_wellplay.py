@@ -38,8 +38,8 @@ def test_an_evaluation_config_keeps_the_agent_of_pp_and_rebuilds_the_budgets(tmp
     cfg = WellPlayEvalConfig(method="pp", agent="player_star", out=tmp_path, data_root=tmp_path,
                              settings=MemorySettings(script_budget=100))
     rec = cfg.record()
-    assert rec["agent"] == "player_star" and rec["settings"] == {"script_budget": 100, "dialogue_budget": 2000,
-                                                                 "chunk_tokens": 50}
+    assert rec["agent"] == "player_star" and rec["settings"] == {"script_budget": 100, "dialogue_budget": 4000,
+                                                                 "chunk_tokens": 50, "total_budget": 6000}
     back = WellPlayEvalConfig.from_record({**rec, "scripts": ["Sin", "Sin 2"]}, out=tmp_path, data_root=tmp_path)
     assert back.settings == MemorySettings(script_budget=100) and back.script == "all"
 
@@ -52,7 +52,7 @@ def test_a_game_config_records_what_the_game_wrote(tmp_path, real_data_root):
     cfg = MmgConfig(script=sc, out=tmp_path, agent="player_star", rounds=2, seed=4, data_dir=real_data_root)
     rec = cfg.record()
     assert rec == {"script": "Sin", "lang": "en", "agent": "player_star", "seed": 4, "rounds": 2, "questions": 1,
-                   "settings": {"script_budget": 4000, "dialogue_budget": 2000, "chunk_tokens": 50},
+                   "settings": {"script_budget": 4000, "dialogue_budget": 4000, "chunk_tokens": 50, "total_budget": 6000},
                    "data_dir": str(real_data_root)}      # no "human" key when no person plays
     back = MmgConfig.from_record({**rec, "kind": "mmg", "model": "local"}, out=tmp_path)
     assert back == cfg.replace(script="Sin") and isinstance(back.settings, MemorySettings)

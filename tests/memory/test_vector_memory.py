@@ -251,7 +251,7 @@ def test_rebuild_reproduces_memory_without_new_embeddings():
 
 def test_memory_settings():
     s = MemorySettings()
-    assert (s.script_budget, s.dialogue_budget, s.chunk_tokens) == (4000, 2000, 50)   # issue 48
+    assert (s.script_budget, s.dialogue_budget, s.chunk_tokens, s.total_budget) == (4000, 4000, 50, 6000)  # issue 48
     p = MemorySettings.PAPER
     assert (p.script_budget, p.dialogue_budget, p.chunk_tokens) == (4000, 4000, 50)
     assert MemorySettings.paper() == p
@@ -260,9 +260,11 @@ def test_memory_settings():
     p.script_budget = 1
     assert MemorySettings.PAPER.script_budget == 4000
     s.dialogue_budget = 60
-    assert vars(s) == {"script_budget": 4000, "dialogue_budget": 60, "chunk_tokens": 50}
+    assert vars(s) == {"script_budget": 4000, "dialogue_budget": 60, "chunk_tokens": 50, "total_budget": 6000}
     with pytest.raises(ValueError):
         MemorySettings(script_budget=-1)
+    with pytest.raises(ValueError):
+        MemorySettings(total_budget=-1)
     with pytest.raises(ValueError):
         MemorySettings(chunk_tokens=0)
 
@@ -441,3 +443,16 @@ def test_a_disk_cache_that_fails_later_is_a_miss_and_one_warning_never_the_runs_
     warned = [r.getMessage() for r in caplog.records if "could not" in r.getMessage()]
     assert len(warned) == 1 and str(db) in warned[0] and "read the embedding cache" in warned[0]
     np.testing.assert_array_equal(h.encode(["first text"]), a)    # the process cache still serves
+
+
+def test_the_dialogue_gets_what_the_script_leaves_under_the_total_cap():
+    s = MemorySettings(script_budget=4000, dialogue_budget=4000, total_budget=6000)
+    assert [s.dialogue_budget_after(n) for n in (0, 1500, 2000, 4000, 7000)] == [4000, 4000, 4000, 2000, 0]
+    assert MemorySettings.paper().total_budget is None and MemorySettings.paper().dialogue_budget_after(4000) == 4000
+    # a config.json from before the cap had none; an empty or missing record is the defaults
+    old = MemorySettings.from_record({"script_budget": 800, "dialogue_budget": 500, "chunk_tokens": 50})
+    assert (old.script_budget, old.dialogue_budget, old.total_budget) == (800, 500, None)
+    assert MemorySettings.from_record(None) == MemorySettings() == MemorySettings.from_record({})
+    assert MemorySettings.from_record(vars(MemorySettings())) == MemorySettings()
+    with pytest.raises(TypeError):
+        MemorySettings.from_record({"script_budgt": 1})
