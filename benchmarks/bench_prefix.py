@@ -16,7 +16,7 @@ Before / after: "before" runs the ``mas`` command of a git worktree of ``--befor
 ``531ad79``, the commit the issue measured; the old layout, and on (a) only the last prompt's
 state kept, and its defaults: ``n_ctx`` 4096, budgets 800 / 500), made under ``/tmp`` and put first on
 ``PYTHONPATH``; "after" runs this tree (the layout of :mod:`mas_agents.prompts`; on (a) the prefix
-cache of ``--prefix-cache-mb``'s default, ``n_ctx`` 8192 and the budgets 4,000 / 2,000 of
+cache of ``--prefix-cache-mb``'s default, ``n_ctx`` 8192 and the budgets 4,000 / 4,000, at most 6,000 together, of
 :class:`mas_agents.memory.MemorySettings`). On (b) both sides play the paper's budgets, and *served
 from cache* comes from the server's own log (:func:`server_cache_share`).
 Both are measured by this tree's :func:`mas_agents.eval.metrics.cost.prompt_cost` on the run directories
