@@ -422,16 +422,15 @@ class Agent:
         if self.memory is None:
             return prompts.Recall()
         mem, settings = self.memory, self.settings
-        out: dict[str, Any] = {"dialogue_closed": self.dialogue_closed}
         script = mem.retrieve(query, settings.script_budget, "script")
         # the dialogue gets what the script leaves under the settings' total cap (MemorySettings.total_budget)
         dialogue_budget = settings.dialogue_budget_after(sum(c.tokens for c in script))
-        for source, budget, chunks in (("script", settings.script_budget, script),
-                                       ("dialogue", dialogue_budget, None)):
-            chunks = mem.retrieve(query, budget, source) if chunks is None else chunks
-            out[source] = "\n".join(c.text for c in chunks)
-            out[f"{source}_whole"] = budget >= mem.total_tokens(source)
-        return prompts.Recall(**out)
+        dialogue = mem.retrieve(query, dialogue_budget, "dialogue")
+        return prompts.Recall(script="\n".join(c.text for c in script),
+                              script_whole=settings.script_budget >= mem.total_tokens("script"),
+                              dialogue="\n".join(c.text for c in dialogue),
+                              dialogue_whole=dialogue_budget >= mem.total_tokens("dialogue"),
+                              dialogue_closed=self.dialogue_closed)
 
 
 def dialogue_text(event: dict[str, Any]) -> str:

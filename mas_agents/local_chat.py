@@ -86,7 +86,7 @@ class LocalLlamaChat(BaseChatModel):
     """
 
     model_path: str
-    n_ctx: int = Field(default=8192, gt=0)
+    n_ctx: int = Field(default=embedded.DEFAULT_N_CTX, gt=0)
     n_threads: int | None = None
     temperature: float = 0.7
     max_tokens: int = Field(default=256, gt=0)

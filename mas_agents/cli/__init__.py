@@ -26,11 +26,14 @@ typer reads options) and builds its run's typed configuration once (issue 51 ite
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from mas_agents.memory import MemorySettings
 
 # rich_markup_mode=None: click's plain help, which wraps long option names instead of cutting
 # them at 80 columns ("--max-connecti…") and prints "[ray]" as typed (rich took it for markup);
@@ -115,6 +118,21 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
               f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
 
 
+def _memory_settings(script_budget: int | None, dialogue_budget: int | None, total_budget: int | None) -> "MemorySettings":
+    """The retrieval budgets of ``mas mmg run`` and ``mas wellplay eval``: :class:`mas_agents.memory.MemorySettings`
+    defaults, each option given replacing its field (``--total-budget 0``: no cap)."""
+    from mas_agents.memory import MemorySettings    # faiss: only for the commands that retrieve
+
+    settings = MemorySettings()
+    if script_budget is not None:
+        settings.script_budget = script_budget
+    if dialogue_budget is not None:
+        settings.dialogue_budget = dialogue_budget
+    if total_budget is not None:
+        settings.total_budget = total_budget or None
+    return settings
+
+
 @mmg_app.command("run")
 @remote_options
 def mmg_run(
@@ -143,16 +161,9 @@ def mmg_run(
     common.setup_logging(verbose)
     from mas_agents.eval.runs.mmg_session import MmgConfig, check_human, play_script
     from mas_agents.specs import parse_spec
-    from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
-    settings = MemorySettings()
-    if script_budget is not None:
-        settings.script_budget = script_budget
-    if dialogue_budget is not None:
-        settings.dialogue_budget = dialogue_budget
-    if total_budget is not None:
-        settings.total_budget = total_budget or None
+    settings = _memory_settings(script_budget, dialogue_budget, total_budget)
     try:
         if resume:
             if out is None:
@@ -222,16 +233,9 @@ def wellplay_eval(
     common.setup_logging(verbose)
     from mas_agents.eval.runs.wellplay_eval import score_with_interval
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-    from mas_agents.memory import MemorySettings
 
     root = common.data_root(data_dir)
-    settings = MemorySettings()
-    if script_budget is not None:
-        settings.script_budget = script_budget
-    if dialogue_budget is not None:
-        settings.dialogue_budget = dialogue_budget
-    if total_budget is not None:
-        settings.total_budget = total_budget or None
+    settings = _memory_settings(script_budget, dialogue_budget, total_budget)
     label = run.name if (method == "session" and run) else script
     out = out or default_run_dir(f"eval-{method}", label)
     set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
