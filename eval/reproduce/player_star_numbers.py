@@ -90,7 +90,7 @@ def pooled_aggregate(per_script_runs: list[list[dict]]) -> dict:
         for i, r in enumerate(script):
             if not all(isinstance((r.get("counts") or {}).get(c), dict) for c in CATEGORIES):
                 raise ValueError(f"pooled_aggregate: script {k} run {i} has no question counts ('counts' per "
-                                 f"{'/'.join(CATEGORIES)}): a result.json older than its runs' counts")
+                                 f"{'/'.join(CATEGORIES)}, as an eval result.json's runs carry them)")
     n = [{c: sum(s[i]["counts"][c]["n"] for s in per_script_runs) for c in CATEGORIES} for i in range(runs)]
     right = [{c: sum(s[i]["counts"][c]["correct"] for s in per_script_runs) for c in CATEGORIES} for i in range(runs)]
     dens = [sum(WEIGHTS[c] * n[i][c] for c in CATEGORIES) for i in range(runs)]
