@@ -195,8 +195,9 @@ PROTOCOL_DIFFERENCES = [
     "Temperature of the authors' runs: the committed source passes none (utils/Chat_utils.py:78-86, the API "
     "default), but the compiled utils/__pycache__/Chat_utils.cpython-311.pyc in the same commits (2024-03-27 to "
     "2025-04-12) was built from a source dated 2024-02-28 whose get_reply_gpt passes temperature=0.9. Which one "
-    "produced the logs is not recorded. Their logs also scored an empty answer right on single-choice questions and "
-    "showed the options unshuffled (eval/reproduce/papers/player_star_protocol_differences.md).",
+    "produced the logs is not recorded.",
+    "The authors' released logs also scored an empty answer right on single-choice questions and showed the "
+    "options unshuffled (eval/reproduce/papers/player_star_protocol_differences.md).",
     "Two released log sets: from b2483e3 (2024-03-29) to 79a17f4 (2024-06-05 07:14:54) the authors' repository "
     "held an earlier zh log set; b6fcef9, 40 s later, deleted it. Its PLAYER* scores differ in 8 of 12 scripts, "
     "App. B.3 pooled 42.66 ± 0.34 against the kept set's 46.07 ± 1.15; FSA (OP), O-CoT and the other methods hold "
