@@ -33,6 +33,11 @@ mean ± sample std (n − 1) over the passes. ``mas reproduce player-star`` aggr
 cells the same way (``eval/reproduce/player_star_numbers.py``, ``pooled_aggregate``). ``--unweighted`` prints (never writes) the plain mean over scripts
 instead, the aggregation behind the figures the WellPlay data README quotes (zh PLAYER* 49.8).
 
+``--prompts`` counts instead, in the game logs (``log/<lang>/<method>/<script>/<name>.xlsx``),
+whose script each question-writing prompt quotes (:func:`prompt_table`): the asker's own, or the
+4th character's, as ``main.py:336`` reusing ``i`` makes every PLAYER* question (the sensor-loop
+confound, ``eval/reproduce/papers/player_star_protocol_differences.md``). It writes nothing.
+
 Folder -> method (:data:`FOLDER_METHOD`): ``log_PLAYER`` PLAYER*, ``log_Werewolf``, ``log_O-CoT``,
 ``log_think`` / ``log_think_thrice`` ThinkThrice; ``log_SSA`` -> PP and ``log_FSA`` -> OP are an
 inference (FSA files have one tester "GM" answering the pooled ``FSA.csv`` questions with every
@@ -43,6 +48,7 @@ Usage::
 
     .venv/bin/python scripts/player_star_logs.py --git-dir PLAYER.git
     .venv/bin/python scripts/player_star_logs.py --git-dir PLAYER.git --commit b2483e3   # the earlier set
+    .venv/bin/python scripts/player_star_logs.py --git-dir PLAYER.git --prompts          # the confound
     .venv/bin/python scripts/player_star_logs.py --log-root /tmp/PLAYER --out /tmp/logs.csv
 
 Needs ``openpyxl`` to read the xlsx files (not a dependency of mas-agents: ``pip install
@@ -58,9 +64,10 @@ import re
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Callable, Iterator
 
 REPO = "alickzhu/PLAYER"
 #: The commit whose tree holds the logs (2024-06-05, "first"); they were deleted in 2025.
@@ -232,12 +239,17 @@ def _parse_path(path: str) -> tuple[str, str, str, str, int] | None:
     return LANG_FOLDER[parts[1]], parts[2], FOLDER_METHOD[parts[2]], parts[3], int(k)
 
 
-def files_from_git(git_dir: Path, commit: str = COMMIT) -> Iterator[tuple[str, bytes]]:
-    """``(path, bytes)`` of every file under ``log/`` at ``commit`` of a git directory (bare or
-    not; read with ``git ls-tree`` / ``git cat-file``, nothing is checked out).
+def files_from_git(git_dir: Path, commit: str = COMMIT, want: Callable[[str], object] | None = None,
+                   missing_ok: bool = False) -> Iterator[tuple[str, bytes | None]]:
+    """``(path, bytes)`` of every evaluation file (``want``: another test of the path, e.g.
+    :func:`_parse_game_path`) under ``log/`` at ``commit`` of a git directory (bare or not; read
+    with ``git ls-tree`` / ``git cat-file``, nothing is checked out). ``missing_ok``: a blob the
+    copy lacks (a shallow or partial fetch) gives ``(path, None)`` instead of an error.
 
     Raises:
-        LogError: not a git directory, or the commit is not in it."""
+        LogError: not a git directory, the commit is not in it, or a blob missing."""
+    want = want or _parse_path
+
     def git(*args: str) -> bytes:
         res = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True)
         if res.returncode:
@@ -250,20 +262,134 @@ def files_from_git(git_dir: Path, commit: str = COMMIT) -> Iterator[tuple[str, b
         meta, _, name = entry.partition(b"\t")
         kind, sha = meta.split()[1:3]
         path = name.decode("utf-8")
-        if kind == b"blob" and _parse_path(path):
+        if kind == b"blob" and want(path):
+            if missing_ok and subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", sha.decode()],
+                                             capture_output=True).returncode:
+                yield path, None
+                continue
             yield path, git("cat-file", "blob", sha.decode())
 
 
-def files_from_dir(root: Path) -> Iterator[tuple[str, bytes]]:
-    """``(path, bytes)`` of every ``log/.../evaluation_*.xlsx`` under ``root`` (a folder holding
-    ``log/``, e.g. a checkout or an extracted archive of the commit).
+# ----------------------------------------------------------------------------- question prompts
+
+#: A game log row's stage when ``A`` asks ``B`` about ``V``'s death (``main.py:359`` at :data:`COMMIT`).
+_STAGE = re.compile(r"^(.*) ask (.*) for death of (.*)$")
+GAME_HEADER = ("index", "stage", "speaker", "listener", "words", "prompt")
+_SCRIPT_HEADS = ("Your Script relative to the question is ", "Your Script is ")
+_PIECES = re.compile(r"\\n|\n|。|\.")
+
+
+def _parse_game_path(path: str) -> tuple[str, str, str] | None:
+    """``log/<lang>/<method>/<script>/<name>.xlsx`` (a game log, not an evaluation) -> (lang,
+    method folder, script folder); None for any other file."""
+    parts = PurePosixPath(path).parts
+    if len(parts) != 5 or parts[0] != "log" or not parts[4].endswith(".xlsx") or parts[1] not in LANG_FOLDER:
+        return None
+    return LANG_FOLDER[parts[1]], parts[2], parts[3]
+
+
+def _script_part(prompt: str, asked: str | None = None) -> str:
+    """The script text a prompt quotes, up to its chat history: after ``Your Script is about
+    <asked> is `` (PLAYER*'s question prompt, ``sensor_question_get``, prompts.yaml:176-191 at
+    :data:`COMMIT`) or after the last ``Your Script ... is `` head (every other prompt)."""
+    head = f"Your Script is about {asked} is " if asked is not None else None
+    if head and head in prompt:
+        text = prompt[prompt.index(head) + len(head):]
+    else:
+        at = [(prompt.rfind(h), h) for h in _SCRIPT_HEADS if h in prompt]
+        if not at:
+            return ""
+        k, h = max(at)
+        text = prompt[k + len(h):]
+    return text.split("The chat history")[0]
+
+
+def prompt_sources(rows: list[tuple]) -> list[tuple[str, str | None, str | None]]:
+    """For every question-writing row of one game log (``rows``: the sheet's rows, header first,
+    :data:`GAME_HEADER`): ``(asker, 4th character, whose script the prompt quotes)``. The 4th
+    character is the 4th to introduce itself (the game's agent order, ``main.py:264-276``). Whose
+    script: each passage of 12+ characters of the quoted text (at most 20) is looked up in every
+    character's own script text as the log shows it (its introduction and answer prompts); the
+    character holding the most of them, None when none matches.
+
+    Raises:
+        LogError: another header."""
+    if not rows or tuple(rows[0]) != GAME_HEADER:
+        raise LogError(f"game log header {rows[0] if rows else None}, expected {GAME_HEADER}")
+    intro = [r[2] for r in rows[1:] if r[1] == "self introduction stage"]
+    own: dict[str, str] = {}
+    for r in rows[1:]:
+        m = _STAGE.match(str(r[1] or ""))
+        if r[1] == "self introduction stage" or (m and r[2] == m.group(2)):
+            own[r[2]] = own.get(r[2], "") + _script_part(str(r[5] or ""))
+    out = []
+    for r in rows[1:]:
+        m = _STAGE.match(str(r[1] or ""))
+        if not m or r[2] != m.group(1):
+            continue
+        pieces = [x for x in _PIECES.split(_script_part(str(r[5] or ""), m.group(2))) if len(x) >= 12][:20]
+        votes = Counter(name for x in pieces for name, text in own.items() if x in text)
+        out.append((m.group(1), intro[3] if len(intro) > 3 else None, votes.most_common(1)[0][0] if votes else None))
+    return out
+
+
+def prompt_table(files: Iterator[tuple[str, bytes | None]]) -> list[dict]:
+    """Per (language, method folder): game logs read and missing, question prompts, and whose
+    script they quote: ``fourth`` (the 4th character's, asked by another), ``asker`` (the asker's
+    own, the asker not the 4th), ``both`` (the 4th character asking), ``other``, ``none``.
+
+    Raises:
+        LogError: openpyxl missing, or a game log that is not an xlsx of :data:`GAME_HEADER`."""
+    try:
+        import openpyxl
+    except ImportError as exc:
+        raise LogError("reading the authors' .xlsx logs needs openpyxl (pip install openpyxl); "
+                       "it is not a dependency of mas-agents") from exc
+    counts: dict[tuple[str, str], Counter] = {}
+    for path, data in files:
+        lang, folder, _ = _parse_game_path(path) or (None, None, None)
+        if lang is None:
+            continue
+        c = counts.setdefault((lang, folder), Counter())
+        if data is None:
+            c["missing"] += 1
+            continue
+        try:
+            wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
+            rows = list(wb.worksheets[0].iter_rows(values_only=True))
+            wb.close()
+        except Exception as exc:   # openpyxl raises several kinds for a file that is not an xlsx
+            raise LogError(f"{path}: not a readable xlsx ({exc})") from exc
+        try:
+            sources = prompt_sources(rows)
+        except LogError as exc:
+            raise LogError(f"{path}: {exc}") from None
+        c["logs"] += 1
+        for asker, fourth, owner in sources:
+            c["questions"] += 1
+            c["none" if owner is None else "both" if owner == asker == fourth else "fourth" if owner == fourth
+              else "asker" if owner == asker else "other"] += 1
+    return [{"lang": lang, "folder": folder, **{k: c[k] for k in PROMPT_COLUMNS}}
+            for (lang, folder), c in sorted(counts.items())]
+
+
+PROMPT_COLUMNS = ("logs", "missing", "questions", "fourth", "both", "asker", "other", "none")
+
+
+def files_from_dir(root: Path, want: Callable[[str], object] | None = None) -> Iterator[tuple[str, bytes]]:
+    """``(path, bytes)`` of every ``log/.../evaluation_*.xlsx`` (``want``: another test of the
+    path) under ``root`` (a folder holding ``log/``, e.g. a checkout or an extracted archive of
+    the commit).
 
     Raises:
         LogError: ``root/log`` is not a folder."""
     if not (root / "log").is_dir():
         raise LogError(f"--log-root {root}: no log/ folder in it")
-    for f in sorted((root / "log").rglob("evaluation_*.xlsx")):
-        yield f.relative_to(root).as_posix(), f.read_bytes()
+    want = want or _parse_path
+    for f in sorted((root / "log").rglob("*.xlsx")):
+        path = f.relative_to(root).as_posix()
+        if want(path):
+            yield path, f.read_bytes()
 
 
 def collect(files: Iterator[tuple[str, bytes]]) -> list[Pass]:
@@ -458,7 +584,11 @@ def main(argv: list[str] | None = None) -> int:
                          f"{LOG_SETS[EARLIER_COMMIT][1]} for the earlier one; required for another commit)")
     ap.add_argument("--unweighted", action="store_true",
                     help="print the plain mean over scripts instead of App. B.3's weighting (writes nothing)")
+    ap.add_argument("--prompts", action="store_true",
+                    help="count whose script each question prompt of the game logs quotes (writes nothing)")
     args = ap.parse_args(argv)
+    if args.prompts:
+        return _main_prompts(args)
     try:
         if args.git_dir is not None and not args.git_dir.is_dir():
             raise LogError(f"--git-dir {args.git_dir}: not a directory")
@@ -478,6 +608,28 @@ def main(argv: list[str] | None = None) -> int:
         write_csv(rows, out, commit)
         print(f"wrote {out} ({len(rows)} rows from {len(passes)} files)")
     print(summary(rows))
+    return 0
+
+
+def _main_prompts(args: argparse.Namespace) -> int:
+    """``--prompts``: one line per (language, method folder) of :func:`prompt_table`."""
+    try:
+        if args.git_dir is not None and not args.git_dir.is_dir():
+            raise LogError(f"--git-dir {args.git_dir}: not a directory")
+        if args.git_dir:
+            files = files_from_git(args.git_dir, _full_hash(args.git_dir, args.commit), want=_parse_game_path,
+                                   missing_ok=True)
+        else:
+            files = files_from_dir(args.log_root, want=_parse_game_path)
+        rows = prompt_table(files)
+    except LogError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("whose script each question-writing prompt quotes: fourth = the 4th character's (another asks), "
+          "both = the 4th character asking, asker = the asker's own, other, none = no script matched")
+    print(" ".join(("lang", "folder", *PROMPT_COLUMNS)))
+    for r in rows:
+        print(" ".join(str(r[k]) for k in ("lang", "folder", *PROMPT_COLUMNS)))
     return 0
 
 

@@ -243,6 +243,28 @@ def test_released_logs_script_refuses_a_tree_with_two_log_sets_and_an_unknown_co
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_released_logs_script_finds_whose_script_a_question_prompt_quotes():
+    """:func:`prompt_sources` on a made-up game log of the authors' form: 4 characters introduce
+    themselves (each prompt quoting its own script), then A asks B with a prompt quoting D's script
+    (the sensor-loop confound: D is the 4th), D asks A quoting its own, B asks C quoting nothing."""
+    m = _script_module()
+    own = {n: f"{n} grew up by the river and kept a diary of every guest.{n} saw the lantern go out at nine"
+           for n in "ABCD"}
+    rows = [m.GAME_HEADER, *((str(i), "self introduction stage", n, "all", "hi", f"Your Script is {own[n]}")
+                             for i, n in enumerate("ABCD")),
+            ("4", "A ask B for death of V", "A", "B", "where?", f"V was murdered.\n\nYour Script is about B is {own['D']}.\n"
+             "The chat history about B is nothing."),
+            ("5", "A ask B for death of V", "B", "A", "home", f"A ask you a question: where?\n\nYour Script relative to "
+             f"the question is {own['B']}"),
+            ("6", "D ask A for death of V", "D", "A", "why?", f"Your Script is about A is {own['D']}"),
+            ("7", "B ask C for death of V", "B", "C", "who?", "Your Script is about C is short.")]
+    assert m.prompt_sources(rows) == [("A", "D", "D"), ("D", "D", "D"), ("B", "D", None)]
+    with pytest.raises(m.LogError, match="game log header"):
+        m.prompt_sources([("index", "stage"), *rows[1:]])
+    assert m._parse_game_path("log/log_cn/log_PLAYER/131-罪恶（4人封闭）/罪恶.xlsx") == ("zh", "log_PLAYER", "131-罪恶（4人封闭）")
+    assert m._parse_game_path("log/log_cn/log_PLAYER/131-x/evaluate/evaluation_0.xlsx") is None
+
+
 def test_released_logs_script_aggregates_pooled_and_plain():
     """:func:`table` on two made-up scripts: the B.3 aggregate pools points, ``weighted=False``
     averages the scripts; empty answers counted right are taken out in ``mean_empty_wrong``."""
@@ -285,3 +307,8 @@ def test_released_logs_script_bad_input_is_one_error_line(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert err.startswith("error: reading the authors' .xlsx logs needs openpyxl") and err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
+    g = tmp_path / "log" / "log_cn" / "log_PLAYER" / "131-x" / "x.xlsx"        # a game log, for --prompts
+    g.write_bytes(b"not a zip")
+    assert m.main(["--log-root", str(tmp_path), "--prompts"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: reading the authors' .xlsx logs needs openpyxl") and err.count("\n") == 1
