@@ -17,8 +17,9 @@ The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
 
 It composes :func:`mas_agents.eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
 cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's) and reads the
-cells back for the paper's aggregation (:func:`paper_aggregate`), the per-question 95 %
-intervals (:func:`mas_agents.eval.runs.wellplay_eval.score_interval`), the cost table in the form of
+cells back for PLAYER* App. B.3's pooled aggregation over scripts (:func:`pooled_aggregate`, the
+released logs' aggregation too) and the plain mean over scripts beside it
+(:func:`plain_mean_aggregate`), the per-question 95 % intervals (:func:`mas_agents.eval.runs.wellplay_eval.score_interval`), the cost table in the form of
 PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims.
 
 ``--limit N`` keeps the first N scripts of each language in :func:`script_order` (fewest
@@ -57,11 +58,13 @@ from mas_agents.eval.reproduce.common import (
     write_report,
 )
 from mas_agents.eval.reproduce.player_star_numbers import (  # noqa: F401  (re-exported: the paper's public names)
+    AGGREGATIONS,
     actual_cost,
     claims,
     dataset_summary,
     method_summary,
-    paper_aggregate,
+    plain_mean_aggregate,
+    pooled_aggregate,
     weighted,
 )
 from mas_agents.eval.reproduce.player_star_protocol import (  # noqa: F401
@@ -85,7 +88,9 @@ from mas_agents.eval.reproduce.player_star_protocol import (  # noqa: F401
     script_order,
 )
 from mas_agents.eval.reproduce.player_star_report import (  # noqa: F401
+    AGGREGATION_TEXT,
     PROTOCOL_DIFFERENCES,
+    RELEASED_LOGS,
     estimate_lines,
     headline,
     report_md,
@@ -236,6 +241,20 @@ def check_out(config: PlayerStarRun) -> dict:
     return settings
 
 
+def solitary_boat_firefly(result_langs: Mapping[str, dict]) -> dict | None:
+    """Our PLAYER* weighted score on Table A6's script (PLAYER* App. C.4: Solitary Boat Firefly,
+    WellPlay 1702, in **Chinese**) for the table's comparison row: ``{"lang": "zh", "weighted_score":
+    mean over the runs (0..1)}`` from the zh run when it played 1702 and PLAYER*; else the same from
+    the en run, which the report labels "en, not like for like"; None when neither played it.
+    (One script: the pooled and the plain mean are the same number.)"""
+    for lang in ("zh", "en"):
+        L = result_langs.get(lang) or {}
+        s = (L.get("methods") or {}).get("player_star")
+        if s is not None and "1702" in L.get("script_ids", []):
+            return {"lang": lang, "weighted_score": s["pooled"]["weighted_score"]["mean"]}
+    return None
+
+
 def reproduce(config: PlayerStarRun) -> dict:
     """Play and evaluate PLAYER*'s protocol (module docstring) and write ``out/report.md``.
 
@@ -259,7 +278,8 @@ def reproduce(config: PlayerStarRun) -> dict:
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
         save_estimate(out, estimate)
     tables = {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
-              "released_logs": load_table("player_star_released_logs")}
+              "released_logs": load_table("player_star_released_logs"),
+              "released_logs_earlier": load_table("player_star_released_logs_earlier")}
     try:
         ordered = {lang: script_order(config.data_root, lang) for lang in langs}
     except DataError as exc:   # the CLI prints a ValueError as one line
@@ -304,14 +324,13 @@ def reproduce(config: PlayerStarRun) -> dict:
                     tick=cell_done, play=config.play, evaluate=evaluate)
         result_langs[lang] = {"scripts": [s.name for s in chosen[lang]], "script_ids": [s.id for s in chosen[lang]],
                               "methods": {m: method_summary(lang_out, m, chosen[lang]) for m in methods}}
-    sbf = None   # our PLAYER* score on Table A6's script, when this run played it
-    if "en" in result_langs and "1702" in result_langs["en"]["script_ids"]:
-        sbf = result_langs["en"]["methods"]["player_star"]["paper"]["weighted_score"]["mean"]
+    sbf = solitary_boat_firefly(result_langs)
     gone = left_out(langs, model_methods, eval_runs)
     result = {"model": label, "murderer_agent": MURDERER_SPEC, "limit": limit, "rounds": ROUNDS,
               "questions": QUESTIONS, "eval_runs": eval_runs, "methods": methods, "left_out": gone,
               "partial": limit is not None or bool(gone),
               "scripts_run": max((len(v) for v in chosen.values()), default=0), "scripts_full": 12,
+              "aggregations": AGGREGATIONS,
               "langs": result_langs, "claims": claims({lang: L["methods"] for lang, L in result_langs.items()}),
               "dataset": dataset_summary(ordered, tables["table1"]),
               "solitary_boat_firefly": sbf,

@@ -1,7 +1,9 @@
-"""``mas reproduce player-star``, our numbers read back from the cells: the paper's aggregation
-(:func:`paper_aggregate`), one method's summary with its interval and cost (:func:`method_summary`),
-the dataset statistics against the paper's Table 1 (:func:`dataset_summary`), the paper's claims
-judged on the run (:func:`claims`) and what the run cost (:func:`actual_cost`).
+"""``mas reproduce player-star``, our numbers read back from the cells: the two aggregations over
+scripts (:func:`pooled_aggregate`, PLAYER* App. B.3, the one the report leads with and the
+authors' released logs use; :func:`plain_mean_aggregate`, the unweighted mean, a labelled second
+figure), one method's summary with its interval and cost (:func:`method_summary`), the dataset
+statistics against the paper's Table 1 (:func:`dataset_summary`), the paper's claims judged on
+the run (:func:`claims`) and what the run cost (:func:`actual_cost`).
 """
 
 from __future__ import annotations
@@ -30,11 +32,83 @@ def weighted(accuracy: dict[str, float | None], counts: dict[str, int]) -> float
     return sum(WEIGHTS[c] * counts.get(c, 0) * (accuracy.get(c) or 0.0) for c in CATEGORIES) / den
 
 
-def paper_aggregate(per_script_runs: list[list[dict]]) -> dict:
-    """The paper's aggregation of one method in one language (PLAYER* §4; the authors' 2024
-    result logs, data README "Upstream result logs"): for each evaluation run ``i``, the mean over
-    scripts of the script's score in run ``i``; then the mean ± the sample standard deviation
-    (n − 1) of those run means, for the weighted score and each question type.
+#: What each aggregation over scripts is called in the result and the report.
+AGGREGATIONS = {
+    "pooled": "App. B.3 pooled: per run, Σ right / Σ questions (a type) and Σ points won / Σ points possible "
+              "(weighted) over the scripts; mean ± sample std (n − 1) over the runs",
+    "plain_mean": "plain mean: per run, the unweighted mean of the scripts' scores; mean ± sample std (n − 1) "
+                  "over the runs",
+}
+
+
+def _check_runs(per_script_runs: list[list[dict]], name: str) -> int:
+    if not per_script_runs:
+        raise ValueError(f"{name}: no script")
+    n_runs = {len(r) for r in per_script_runs}
+    if len(n_runs) != 1 or 0 in n_runs:
+        raise ValueError(f"{name}: scripts have {sorted(n_runs)} runs; every script needs the same")
+    return n_runs.pop()
+
+
+def _over_runs(values: list[float | None]) -> dict:
+    """``{"mean", "std", "runs"}`` of the per-run values that are not None (std n − 1; None with
+    fewer than two runs; all None for no value)."""
+    means = [v for v in values if v is not None]
+    if not means:
+        return {"mean": None, "std": None, "runs": []}
+    return {"mean": statistics.fmean(means), "std": statistics.stdev(means) if len(means) > 1 else None,
+            "runs": means}
+
+
+def pooled_aggregate(per_script_runs: list[list[dict]]) -> dict:
+    """PLAYER* App. B.3's aggregation of one method in one language, the one the authors' released
+    logs beside ours use (``scripts/player_star_logs.py``, the ``all`` rows): for each evaluation
+    run ``i``, a question type's accuracy is the mean of the scripts' accuracies weighted by their
+    question counts, i.e. Σ_s right / Σ_s questions, and the weighted score the mean of the
+    scripts' scores weighted by their total points, i.e. Σ_s Σ_c w_c·right / Σ_s Σ_c w_c·questions
+    (w = 10 / 5 / 2, §3 and App. B.2); then the mean ± the sample standard deviation (n − 1) of
+    those per-run figures. (App. B.3 also names a weighted standard deviation whose formula the
+    text we hold lost; the std here is over runs, as the released-logs column's.)
+
+    Args:
+        per_script_runs: one list per script of its runs, each with ``"counts": {category:
+            {"n": questions, "correct": right}}`` (the eval ``result.json`` "runs",
+            :func:`mas_agents.eval.runs.wellplay_eval.summarise`). Every script must have the same
+            number of runs.
+
+    Returns:
+        ``{"weighted_score": {"mean", "std", "runs"}, "<category>": {...}, "runs": n, "scripts": n,
+        "aggregation": "pooled"}``, fractions 0..1; ``std`` is None with one run; a category no
+        script has is ``{"mean": None, "std": None, "runs": []}``.
+
+    Raises:
+        ValueError: no script, scripts with different numbers of runs, or a run without
+            ``counts`` (names the script's position and the run).
+    """
+    runs = _check_runs(per_script_runs, "pooled_aggregate")
+    for k, script in enumerate(per_script_runs):
+        for i, r in enumerate(script):
+            if not all(isinstance((r.get("counts") or {}).get(c), dict) for c in CATEGORIES):
+                raise ValueError(f"pooled_aggregate: script {k} run {i} has no question counts ('counts' per "
+                                 f"{'/'.join(CATEGORIES)}, as an eval result.json's runs carry them)")
+    n = [{c: sum(s[i]["counts"][c]["n"] for s in per_script_runs) for c in CATEGORIES} for i in range(runs)]
+    right = [{c: sum(s[i]["counts"][c]["correct"] for s in per_script_runs) for c in CATEGORIES} for i in range(runs)]
+    dens = [sum(WEIGHTS[c] * n[i][c] for c in CATEGORIES) for i in range(runs)]
+    out = {"weighted_score": _over_runs([sum(WEIGHTS[c] * right[i][c] for c in CATEGORIES) / dens[i] if dens[i] else None
+                                         for i in range(runs)])}
+    for c in CATEGORIES:
+        out[c] = _over_runs([right[i][c] / n[i][c] if n[i][c] else None for i in range(runs)])
+    out["runs"], out["scripts"], out["aggregation"] = runs, len(per_script_runs), "pooled"
+    return out
+
+
+def plain_mean_aggregate(per_script_runs: list[list[dict]]) -> dict:
+    """The plain mean over scripts of one method in one language, reported beside
+    :func:`pooled_aggregate` as a labelled second figure (not App. B.3's: every script counts the
+    same whatever its size; the aggregation of the upstream figures the WellPlay data README
+    quotes, zh PLAYER* 49.8 on the authors' logs against App. B.3's 46.07): for each evaluation run
+    ``i``, the mean over scripts of the script's score in run ``i``; then the mean ± the sample
+    standard deviation (n − 1) of those run means, for the weighted score and each question type.
 
     Args:
         per_script_runs: one list per script of its runs, each ``{"weighted_score": float,
@@ -42,34 +116,26 @@ def paper_aggregate(per_script_runs: list[list[dict]]) -> dict:
             Every script must have the same number of runs.
 
     Returns:
-        ``{"weighted_score": {"mean", "std", "runs"}, "<category>": {...}, "runs": n, "scripts": n}``;
-        ``std`` is None with one run; a category no script has is ``{"mean": None, "std": None}``.
+        ``{"weighted_score": {"mean", "std", "runs"}, "<category>": {...}, "runs": n, "scripts": n,
+        "aggregation": "plain_mean"}``; ``std`` is None with one run; a category no script has is
+        ``{"mean": None, "std": None, "runs": []}``.
 
     Raises:
         ValueError: no script, or scripts with different numbers of runs.
     """
-    if not per_script_runs:
-        raise ValueError("paper_aggregate: no script")
-    n_runs = {len(r) for r in per_script_runs}
-    if len(n_runs) != 1 or 0 in n_runs:
-        raise ValueError(f"paper_aggregate: scripts have {sorted(n_runs)} runs; every script needs the same")
-    runs = n_runs.pop()
+    runs = _check_runs(per_script_runs, "plain_mean_aggregate")
 
     def over_runs(get: Callable[[dict], float | None]) -> dict:
         means = []
         for i in range(runs):
             vals = [get(s[i]) for s in per_script_runs if get(s[i]) is not None]
-            if vals:
-                means.append(statistics.fmean(vals))
-        if not means:
-            return {"mean": None, "std": None, "runs": []}
-        return {"mean": statistics.fmean(means), "std": statistics.stdev(means) if len(means) > 1 else None,
-                "runs": means}
+            means.append(statistics.fmean(vals) if vals else None)
+        return _over_runs(means)
 
     out = {"weighted_score": over_runs(lambda r: r["weighted_score"])}
     for c in CATEGORIES:
         out[c] = over_runs(lambda r, c=c: (r.get("accuracy") or {}).get(c))
-    out["runs"], out["scripts"] = runs, len(per_script_runs)
+    out["runs"], out["scripts"], out["aggregation"] = runs, len(per_script_runs), "plain_mean"
     return out
 
 
@@ -78,13 +144,16 @@ def _cells(lang_out: Path, method: str, scripts: list) -> list[Path]:
 
 
 def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
-    """One method in one language from its finished cells: the paper's aggregation
-    (:func:`paper_aggregate`), the 95 % interval of the weighted score over questions (pooled over
-    scripts and runs, :func:`mas_agents.eval.runs.wellplay_eval.score_interval`), and the cost means per
-    script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens).
+    """One method in one language from its finished cells: App. B.3's pooled aggregation
+    (``"pooled"``, :func:`pooled_aggregate`, the figure beside the released logs), the plain mean
+    over scripts (``"plain_mean"``, :func:`plain_mean_aggregate`, a labelled second figure), the
+    95 % interval of the weighted score over questions (pooled over scripts and runs, so centred on
+    the pooled mean; :func:`mas_agents.eval.runs.wellplay_eval.score_interval`), and the cost means
+    per script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens).
 
     Raises:
-        FileNotFoundError: a cell has no ``eval/result.json`` (not finished)."""
+        FileNotFoundError: a cell has no ``eval/result.json`` (not finished).
+        ValueError: a cell's runs carry no question counts (:func:`pooled_aggregate`)."""
 
     per_script, records, cost = [], [], []
     for d in _cells(lang_out, method, scripts):
@@ -105,12 +174,13 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
                      seat_output_tokens=seat.get("output_tokens"), games=1,
                      murderer_caught=(g.get("outcome") or {}).get("murderer_caught"))
         cost.append(c)
-    agg = paper_aggregate(per_script)
+    agg = pooled_aggregate(per_script)
     mean_cost = {k: (statistics.fmean(v for v in vals) if vals else None)
                  for k in cost[0] if k != "murderer_caught"
                  for vals in [[c[k] for c in cost if c.get(k) is not None]]}
     caught = [c["murderer_caught"] for c in cost if c.get("murderer_caught") is not None]
-    return {"method": method, "paper": agg, "interval": score_interval(records), "questions": len(records) // max(agg["runs"], 1),
+    return {"method": method, "pooled": agg, "plain_mean": plain_mean_aggregate(per_script),
+            "interval": score_interval(records), "questions": len(records) // max(agg["runs"], 1),
             "cost": mean_cost, "games": sum(c["games"] for c in cost), "murderer_caught": caught}
 
 
@@ -122,7 +192,9 @@ def claims(langs: dict[str, dict[str, dict]]) -> list[dict]:
     """The paper's qualitative claims judged on this run (PLAYER* abstract and §4, as listed in
     issue 27). ``langs``: lang -> method -> :func:`method_summary`. Each claim is
     ``{"text", "holds": True | False | None, "evidence"}``; None (cannot tell) when a number it
-    needs is missing. "Above" is a strictly greater mean (the paper's aggregation).
+    needs is missing. Every verdict is judged on App. B.3's pooled means (``"pooled"``,
+    :func:`pooled_aggregate`, the aggregation of the released-logs column), never on the plain
+    mean; "above" is a strictly greater pooled mean.
 
     1. PLAYER* is best on every question type: its mean accuracy per type (and weighted) is above
        each game-playing baseline's (Werewolf, O-CoT, ThinkThrice) and PP's, in every language run.
@@ -133,7 +205,7 @@ def claims(langs: dict[str, dict[str, dict]]) -> list[dict]:
     """
     def mean(lang, m, key):
         s = langs.get(lang, {}).get(m)
-        return None if s is None else s["paper"][key]["mean"]
+        return None if s is None else s["pooled"][key]["mean"]
 
     out = []
     # 1

@@ -32,6 +32,7 @@ COUNTERPARTS = {
 NO_COUNTERPART = {
     "magic_table1_pre_emnlp": "the authors' pre-EMNLP leaderboard image, not a table of the EMNLP text",
     "player_star_released_logs": "the authors' released logs, not the paper",
+    "player_star_released_logs_earlier": "the authors' earlier released log set, not the paper",
     "wis_table1_prompts": "WiS tables: not transcribed in ../shared/papers/tables",
     "wis_table2": "idem", "wis_table3": "idem", "wis_table4": "idem",
 }
@@ -164,7 +165,8 @@ def test_released_logs_hand_checked_cell():
     of xl/worksheets/sheet1.xml counted with grep | sort | uniq -c:
     pass 0: objective 1/3, reasoning 12/20, relation 15/21 -> (10+60+30)/(30+100+42) = 100/172;
     pass 1: 2/3, 12/20, 14/21 -> 108/172; pass 2: 0/3, 12/20, 15/21 -> 90/172 (each file's own
-    summary row says 100/172, 108/172, 90/172). Mean 298/516 = 57.75 %, sample std 5.24 points."""
+    summary row says 100/172, 108/172, 90/172: points of 172, with 28 / 28 / 27 of the 44 questions
+    right). Mean 298/516 = 57.75 %, sample std 5.24 points."""
     logs = load_table("player_star_released_logs")
     cell = logs.row(lang="zh", method="player_star", script_id="131", category="overall")
     assert (cell["questions"], cell["points"]) == ("44", "172")
@@ -195,6 +197,72 @@ def test_released_logs_language_rows_are_the_b3_weighting_of_the_script_rows():
     plain = statistics.fmean(statistics.fmean(float(r[f"pass_{i}"]) for r in zh if r["script_id"] != "all") for i in range(3))
     assert round(plain, 1) == 49.8
     assert next(r for r in zh if r["script_id"] == "all")["mean"] == "46.07"
+
+
+def test_the_earlier_released_log_set_names_its_commit_and_differs_in_zh_player_star_only():
+    """The earlier log set (commit b2483e3, 2024-03-29; deleted by b6fcef9 40 s after 79a17f4):
+    zh PLAYER* differs from the kept set in 8 of its 12 scripts (App. B.3 pooled 42.66 ± 0.34
+    against 46.07 ± 1.15); every other (lang, method, script) holds the same three pass values,
+    in another order where its files were renamed."""
+    kept, earlier = load_table("player_star_released_logs"), load_table("player_star_released_logs_earlier")
+    assert "b6fcef99ee4c34414c3253d5547f34619be5910c" in kept.source and "2024-06-05" in kept.source
+    assert "b2483e389ef190531eaf8b8039223885e384ad8c" in earlier.source and "2024-03-29" in earlier.source
+    assert "79a17f416060372efaea44cb1fe07bbba473aaec" in earlier.source and "40 s later" in earlier.source
+    k = {(r["lang"], r["method"], r["script_id"], r["category"]): r for r in kept.rows}
+    e = {(r["lang"], r["method"], r["script_id"], r["category"]): r for r in earlier.rows}
+    assert set(k) == set(e)
+    differ = {key for key in k if key[2] != "all" and key[3] == "overall"
+              and sorted(k[key][f"pass_{i}"] for i in range(3)) != sorted(e[key][f"pass_{i}"] for i in range(3))}
+    assert differ == {("zh", "player_star", sid, "overall")
+                      for sid in ("054", "131", "134", "141", "152", "1702", "1849", "191")}
+    pooled = e[("zh", "player_star", "all", "overall")]
+    assert (pooled["mean"], pooled["std"], pooled["scripts"]) == ("42.66", "0.34", "12")
+    assert (k[("zh", "player_star", "all", "overall")]["mean"], k[("zh", "player_star", "all", "overall")]["std"]) == (
+        "46.07", "1.15")
+    for method in ("op", "ocot"):                     # FSA (OP) and O-CoT: the same means in both sets
+        assert e[("zh", method, "all", "overall")]["mean"] == k[("zh", method, "all", "overall")]["mean"]
+
+
+def test_released_logs_script_refuses_a_tree_with_two_log_sets_and_an_unknown_commit_without_out(
+        tmp_path, capsys, monkeypatch):
+    m = _script_module()
+    for folder in ("131-罪恶（4人封闭）", "罪恶（4人封闭）"):          # the kept and the earlier folder of one script
+        for k in range(3):
+            f = tmp_path / "log" / "log_cn" / "log_PLAYER" / folder / "evaluate" / f"evaluation_{k}.xlsx"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(b"x")
+    counts = {"objective": 1, "reasoning": 0, "relation": 0, "overall": 10}
+    monkeypatch.setattr(m, "read_pass", lambda data, path: (counts, counts, dict.fromkeys(counts, 0)))
+    assert m.main(["--log-root", str(tmp_path), "--out", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: zh/player_star/131: two log folders for one script (log_PLAYER/131-罪恶（4人封闭）, "
+                   "log_PLAYER/罪恶（4人封闭）); this tree holds two log sets: read a commit that holds one\n")
+    assert m.main(["--log-root", str(tmp_path), "--commit", "79a17f4"]) == 2
+    assert capsys.readouterr().err == "error: --commit 79a17f4: not a log set this script knows; give --out\n"
+    assert m._script_id("zh", "罪恶（4人封闭）") == m._script_id("zh", "131-罪恶（4人封闭）") == "131"
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_released_logs_script_finds_whose_script_a_question_prompt_quotes():
+    """:func:`prompt_sources` on a made-up game log of the authors' form: 4 characters introduce
+    themselves (each prompt quoting its own script), then A asks B with a prompt quoting D's script
+    (the sensor-loop confound: D is the 4th), D asks A quoting its own, B asks C quoting nothing."""
+    m = _script_module()
+    own = {n: f"{n} grew up by the river and kept a diary of every guest.{n} saw the lantern go out at nine"
+           for n in "ABCD"}
+    rows = [m.GAME_HEADER, *((str(i), "self introduction stage", n, "all", "hi", f"Your Script is {own[n]}")
+                             for i, n in enumerate("ABCD")),
+            ("4", "A ask B for death of V", "A", "B", "where?", f"V was murdered.\n\nYour Script is about B is {own['D']}.\n"
+             "The chat history about B is nothing."),
+            ("5", "A ask B for death of V", "B", "A", "home", f"A ask you a question: where?\n\nYour Script relative to "
+             f"the question is {own['B']}"),
+            ("6", "D ask A for death of V", "D", "A", "why?", f"Your Script is about A is {own['D']}"),
+            ("7", "B ask C for death of V", "B", "C", "who?", "Your Script is about C is short.")]
+    assert m.prompt_sources(rows) == [("A", "D", "D"), ("D", "D", "D"), ("B", "D", None)]
+    with pytest.raises(m.LogError, match="game log header"):
+        m.prompt_sources([("index", "stage"), *rows[1:]])
+    assert m._parse_game_path("log/log_cn/log_PLAYER/131-罪恶（4人封闭）/罪恶.xlsx") == ("zh", "log_PLAYER", "131-罪恶（4人封闭）")
+    assert m._parse_game_path("log/log_cn/log_PLAYER/131-x/evaluate/evaluation_0.xlsx") is None
 
 
 def test_released_logs_script_aggregates_pooled_and_plain():
@@ -228,7 +296,7 @@ def test_released_logs_script_bad_input_is_one_error_line(tmp_path, capsys, monk
     (tmp_path / "empty").mkdir()
     assert m.main(["--git-dir", str(tmp_path / "empty"), "--out", str(tmp_path / "x.csv")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: --git-dir {tmp_path / 'empty'}: git ls-tree -r failed: fatal: ") and err.count("\n") == 1
+    assert err.startswith(f"error: --git-dir {tmp_path / 'empty'}: git rev-parse {m.COMMIT} failed: fatal: ") and err.count("\n") == 1
     assert m.main(["--log-root", str(tmp_path), "--out", str(tmp_path / "x.csv")]) == 2
     assert capsys.readouterr().err == f"error: --log-root {tmp_path}: no log/ folder in it\n"
     f = tmp_path / "log" / "log_cn" / "log_PLAYER" / "131-x" / "evaluate" / "evaluation_0.xlsx"
@@ -239,3 +307,8 @@ def test_released_logs_script_bad_input_is_one_error_line(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert err.startswith("error: reading the authors' .xlsx logs needs openpyxl") and err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
+    g = tmp_path / "log" / "log_cn" / "log_PLAYER" / "131-x" / "x.xlsx"        # a game log, for --prompts
+    g.write_bytes(b"not a zip")
+    assert m.main(["--log-root", str(tmp_path), "--prompts"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: reading the authors' .xlsx logs needs openpyxl") and err.count("\n") == 1

@@ -1,5 +1,6 @@
 """`mas reproduce player-star` (eval/reproduce/player_star.py): the PLAYER* protocol on a fake model,
-the paper's aggregation against a hand-computed example, the claims, and the paper numbers.
+the two aggregations over scripts (App. B.3 pooled, plain mean) against hand-computed examples and
+the authors' released logs, the claims, the protocol differences and the paper numbers.
 
 The protocol test plays the real WellPlay data (``realdata``): with ``--limit 1`` the first script
 of each language in the cheapest-first order is Deadly Fountain / 致命喷泉 (script 134: 4
@@ -127,16 +128,16 @@ def test_three_evaluation_runs_of_every_question_for_every_method(run):
     for lang in ("en", "zh"):
         summ = res["langs"][lang]["methods"]
         assert set(summ) == {"player_star", "werewolf", "ocot", "thinkthrice", "pp", "op", "always_a", "random"}
-        assert {s["paper"]["runs"] for s in summ.values()} == {3}
+        assert {s["pooled"]["runs"] for s in summ.values()} == {3} == {s["plain_mean"]["runs"] for s in summ.values()}
         assert {s["interval"]["n"] for s in summ.values()} == {36}
         # every model method answered `a` like always_a on the same shuffles: the same score
-        ws = {m: s["paper"]["weighted_score"]["mean"] for m, s in summ.items()}
+        ws = {m: s["pooled"]["weighted_score"]["mean"] for m, s in summ.items()}
         assert all(ws[m] == pytest.approx(ws["always_a"]) for m in ps.METHODS)
     assert len(run["ticks"]) == 1 + 2 * 8 and run["ticks"][-1].startswith("player-star: cell 16/16 done (zh / random /")
     # the runs list's one line: PLAYER* beside always-a per language (equal here: the fake answers a)
-    w = {lang: f"{100 * res['langs'][lang]['methods']['always_a']['paper']['weighted_score']['mean']:.1f} %"
+    w = {lang: f"{100 * res['langs'][lang]['methods']['always_a']['pooled']['weighted_score']['mean']:.1f} %"
          for lang in ("en", "zh")}
-    assert res["headline"] == (f"PLAYER* weighted: en {w['en']} (always-a {w['en']}), zh {w['zh']} (always-a {w['zh']}); "
+    assert res["headline"] == (f"PLAYER* weighted (App. B.3 pooled): en {w['en']} (always-a {w['en']}), zh {w['zh']} (always-a {w['zh']}); "
                                "1 of 12 scripts per language (partial)")
 
 
@@ -199,7 +200,7 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path, kw, msg):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
-def test_paper_aggregate_against_a_hand_computed_example():
+def test_plain_mean_aggregate_against_a_hand_computed_example():
     # two scripts, three runs. Run means over scripts: weighted (0.5+0.3)/2=0.4, (0.6+0.4)/2=0.5,
     # (0.7+0.5)/2=0.6 -> mean 0.5, sample std sqrt(((-.1)^2+0+.1^2)/2) = 0.1.
     # objective: (1+0)/2=.5, (1+1)/2=1, (0+0)/2=0 -> mean .5, std sqrt((0+.25+.25)/2)=0.5.
@@ -210,27 +211,218 @@ def test_paper_aggregate_against_a_hand_computed_example():
     s2 = [{"weighted_score": 0.3, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}},
           {"weighted_score": 0.4, "accuracy": {"objective": 1.0, "reasoning": 0.25, "relation": None}},
           {"weighted_score": 0.5, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}}]
-    a = ps.paper_aggregate([s1, s2])
+    a = ps.plain_mean_aggregate([s1, s2])
     assert a["weighted_score"]["mean"] == pytest.approx(0.5) and a["weighted_score"]["std"] == pytest.approx(0.1)
     assert a["weighted_score"]["runs"] == pytest.approx([0.4, 0.5, 0.6])
     assert a["objective"]["mean"] == pytest.approx(0.5) and a["objective"]["std"] == pytest.approx(0.5)
     assert a["reasoning"]["mean"] == pytest.approx(0.375) and a["reasoning"]["std"] == pytest.approx(0.0)
     assert a["relation"]["mean"] == pytest.approx(0.4) and a["relation"]["std"] == pytest.approx(0.2)
-    assert (a["runs"], a["scripts"]) == (3, 2)
-    one = ps.paper_aggregate([s1[:1]])
+    assert (a["runs"], a["scripts"], a["aggregation"]) == (3, 2, "plain_mean")
+    one = ps.plain_mean_aggregate([s1[:1]])
     assert one["weighted_score"] == {"mean": 0.5, "std": None, "runs": [0.5]}     # one run: no std, not ± 0
     with pytest.raises(ValueError, match="same"):
-        ps.paper_aggregate([s1, s2[:2]])
+        ps.plain_mean_aggregate([s1, s2[:2]])
     # the weights (PLAYER* §3): 2 objective half right, 1 reasoning right, 5 relation wrong:
     # (10*2*.5 + 5*1*1 + 0) / (10*2 + 5*1 + 2*5) = 15 / 35
     assert ps.weighted({"objective": 0.5, "reasoning": 1.0, "relation": 0.0},
                        {"objective": 2, "reasoning": 1, "relation": 5}) == pytest.approx(15 / 35)
 
 
-def _summ(obj, rea, rel, ws, seat_calls=None):
+def _run(obj, rea, rel):
+    """One evaluation run of one script as result.json holds it: ``(right, questions)`` per type."""
+    counts = {"objective": obj, "reasoning": rea, "relation": rel}
+    return {"counts": {c: {"correct": r, "n": n} for c, (r, n) in counts.items()}}
+
+
+def test_pooled_aggregate_against_a_hand_computed_example():
+    """PLAYER* App. B.3: per run, the scripts pooled (a type: Σ right / Σ questions; weighted:
+    Σ points won / Σ points possible), then mean ± std (n − 1) over the runs. Script 1 is small
+    (1 objective, 2 reasoning: 20 points), script 2 big (3 objective, 5 relation: 40 points)."""
+    small = [_run((1, 1), (1, 2), (0, 0)), _run((0, 1), (2, 2), (0, 0)), _run((1, 1), (0, 2), (0, 0))]
+    big = [_run((0, 3), (0, 0), (5, 5)), _run((3, 3), (0, 0), (0, 5)), _run((1, 3), (0, 0), (5, 5))]
+    a = ps.pooled_aggregate([small, big])
+    # run 0: (10·1 + 5·1 + 10·0 + 2·5) / (10 + 10 + 30 + 10) = 25/60; run 1: (0 + 10 + 30 + 0) / 60;
+    # run 2: (10 + 0 + 10 + 10) / 60
+    assert a["weighted_score"]["runs"] == pytest.approx([25 / 60, 40 / 60, 30 / 60])
+    assert a["weighted_score"]["mean"] == pytest.approx(95 / 180)
+    assert a["weighted_score"]["std"] == pytest.approx(0.127294, abs=1e-6)
+    assert a["objective"]["runs"] == pytest.approx([1 / 4, 3 / 4, 2 / 4])        # (1+0)/4, (0+3)/4, (1+1)/4
+    assert a["reasoning"]["runs"] == pytest.approx([1 / 2, 1, 0])                 # script 1's alone
+    assert a["relation"]["runs"] == pytest.approx([1, 0, 1])                      # script 2's alone
+    assert (a["runs"], a["scripts"], a["aggregation"]) == (3, 2, "pooled")
+    # the plain mean of the same runs weighs the 20-point script as much as the 40-point one:
+    # run 0 (15/20 + 10/40) / 2 = 0.5, not 25/60
+    plain = ps.plain_mean_aggregate([[{"weighted_score": w} for w in (15 / 20, 10 / 20, 10 / 20)],
+                                     [{"weighted_score": w} for w in (10 / 40, 30 / 40, 20 / 40)]])
+    assert plain["weighted_score"]["runs"][0] == pytest.approx(0.5) != a["weighted_score"]["runs"][0]
+    with pytest.raises(ValueError, match="same"):
+        ps.pooled_aggregate([small, big[:2]])
+    with pytest.raises(ValueError, match=r"script 1 run 0 has no question counts"):
+        ps.pooled_aggregate([small, [{"weighted_score": 0.5, "accuracy": {}}] * 3])
+    with pytest.raises(ValueError, match="no script"):
+        ps.pooled_aggregate([])
+
+
+def _released_runs(lang: str, method: str, table: str = "player_star_released_logs") -> dict[str, list[dict]]:
+    """The authors' released logs' per-script rows of ``lang`` / ``method`` as our evaluation
+    ``result.json`` "runs" (script id -> 3 runs): each pass's right answers per type recovered from
+    its accuracy (percent, 2 decimals) and question count; checked against the row's points and its
+    overall pass value, so a wrong recovery fails here, not in the aggregate."""
+    rows = [r for r in load_table(table).rows if (r["lang"], r["method"]) == (lang, method) and r["script_id"] != "all"]
+    by_script: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_script.setdefault(r["script_id"], {})[r["category"]] = r
+    out = {}
+    for sid, cats in by_script.items():
+        runs = []
+        for i in range(3):
+            counts = {}
+            for c in ps.CATEGORIES:
+                n = int(cats[c]["questions"]) if c in cats else 0
+                counts[c] = {"n": n, "correct": round(float(cats[c][f"pass_{i}"]) * n / 100) if n else 0}
+            won = sum(ps.WEIGHTS[c] * counts[c]["correct"] for c in ps.CATEGORIES)
+            possible = sum(ps.WEIGHTS[c] * counts[c]["n"] for c in ps.CATEGORIES)
+            assert possible == int(cats["overall"]["points"]), (lang, method, sid)
+            assert f"{100 * won / possible:.2f}" == cats["overall"][f"pass_{i}"], (lang, method, sid, i)
+            runs.append({"counts": counts, "weighted_score": won / possible,
+                         "accuracy": {c: counts[c]["correct"] / counts[c]["n"] if counts[c]["n"] else None
+                                      for c in ps.CATEGORIES}})
+        out[sid] = runs
+    return out
+
+
+def test_our_aggregation_on_the_released_logs_gives_their_pooled_figures():
+    """The "ours" columns and the released logs' columns are one aggregation: run on the released
+    logs' per-script points, ours gives their ``all`` rows (App. B.3 pooled), zh PLAYER* 46.07 ±
+    1.15 and en 44.11 ± 1.46, every type and method of both log sets. The plain mean, the labelled
+    second figure, gives 49.77 for zh PLAYER* (the old "ours")."""
+    for table in ("player_star_released_logs", "player_star_released_logs_earlier"):
+        all_rows = {(r["lang"], r["method"], r["category"]): r for r in load_table(table).rows if r["script_id"] == "all"}
+        for lang, method in {(k[0], k[1]) for k in all_rows}:
+            agg = ps.pooled_aggregate(list(_released_runs(lang, method, table).values()))
+            for cat in (*ps.CATEGORIES, "overall"):
+                got = agg["weighted_score" if cat == "overall" else cat]
+                want = all_rows[(lang, method, cat)]
+                # to the CSV's 2 decimals (0.005, and a hair for 47.125 printed as 47.12)
+                assert [100 * x for x in (*got["runs"], got["mean"], got["std"])] == pytest.approx(
+                    [float(want[k]) for k in ("pass_0", "pass_1", "pass_2", "mean", "std")], abs=0.0051), (
+                    table, lang, method, cat)
+    zh = ps.pooled_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
+    en = ps.pooled_aggregate(list(_released_runs("en", "player_star").values()))["weighted_score"]
+    assert (f"{100 * zh['mean']:.2f} ± {100 * zh['std']:.2f}", f"{100 * en['mean']:.2f} ± {100 * en['std']:.2f}") == (
+        "46.07 ± 1.15", "44.11 ± 1.46")
+    plain = ps.plain_mean_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
+    assert f"{100 * plain['mean']:.2f}" == "49.77"
+    earlier = ps.pooled_aggregate(list(_released_runs("zh", "player_star", "player_star_released_logs_earlier").values()))
+    assert f"{100 * earlier['weighted_score']['mean']:.2f} ± {100 * earlier['weighted_score']['std']:.2f}" == "42.66 ± 0.34"
+
+
+def _released_cells(lang_out: Path, lang: str, method: str) -> list:
+    """Finished evaluation cells (``eval/result.json`` and ``answers.jsonl``, as
+    :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` writes them) holding the released
+    logs' right answers of ``lang`` / ``method``, one cell per script; returns the scripts (``.id``)."""
+    from types import SimpleNamespace
+
+    from mas_agents.eval.runs.compare import cell_dir
+    scripts = []
+    for sid, runs in sorted(_released_runs(lang, method).items()):
+        d = cell_dir(lang_out, method, sid, 0) / "eval"
+        d.mkdir(parents=True)
+        records = [{"script": sid, "character": "all", "qid": f"{c}{q}", "category": c, "run": i,
+                    "correct": q < r["counts"][c]["correct"], "abstained": False}
+                   for i, r in enumerate(runs) for c in ps.CATEGORIES for q in range(r["counts"][c]["n"])]
+        (d / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records), encoding="utf-8")
+        llm = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "latency_s": 0.0}
+        (d / "result.json").write_text(json.dumps({"runs": runs, "llm": llm}), encoding="utf-8")
+        scripts.append(SimpleNamespace(id=sid))
+    return scripts
+
+
+def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_column(tmp_path):
+    """What the report's "ours" columns read (:func:`method_summary` over finished cells) is App.
+    B.3 pooled: cells holding the released logs' zh PLAYER* answers give their 46.07 ± 1.15, the
+    plain mean beside it 49.77, and the report prints both, each labelled."""
+    scripts = _released_cells(tmp_path / "zh", "zh", "player_star")
+    s = ps.method_summary(tmp_path / "zh", "player_star", scripts)
+    ws = s["pooled"]["weighted_score"]
+    assert (f"{100 * ws['mean']:.2f}", f"{100 * ws['std']:.2f}", s["pooled"]["scripts"]) == ("46.07", "1.15", 12)
+    assert f"{100 * s['plain_mean']['weighted_score']['mean']:.2f}" == "49.77"
+    assert s["interval"]["mean"] == pytest.approx(ws["mean"])          # the interval is centred on the pooled mean
+    assert s["questions"] == 1482
+    md = ps.report_md(_fake_result({"zh": {"scripts": [x.id for x in scripts], "script_ids": [x.id for x in scripts],
+                                           "methods": {"player_star": s}}}), _tables())
+    row = next(line for line in md.splitlines() if line.startswith("| PLAYER* |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4:6] == ["46.1 ± 1.2", "49.8 ± 0.6"]                 # weighted: pooled, then plain mean
+    assert cells[-2:] == ["46.07 ± 1.15 (12 scripts)", "42.66 ± 0.34 (12 scripts)"]   # kept set, earlier set
+    head = next(line for line in md.splitlines() if line.startswith("| method |"))
+    assert ("weighted (ours, App. B.3 pooled) | weighted (ours, plain mean over scripts)" in head
+            and "released logs, kept set, commit b6fcef9 (2024-06-05)" in head
+            and "released logs, earlier set, commit b2483e3 (2024-03-29)" in head)
+    assert ps.AGGREGATION_TEXT in md and "the paper's aggregation" not in md
+
+
+def _tables() -> dict:
+    return {"table1": load_table("player_star_table1"), "table_a6": load_table("player_star_table_a6"),
+            "released_logs": load_table("player_star_released_logs"),
+            "released_logs_earlier": load_table("player_star_released_logs_earlier")}
+
+
+def _fake_result(langs: dict, sbf: dict | None = None) -> dict:
+    """A finished result as :func:`reproduce` returns it (only what the report reads)."""
+    totals = {k: 0 for k in ("characters", *ps.CATEGORIES, "questions", "murderers")}
+    return {"model": "local", "murderer_agent": "plain", "eval_runs": 3, "limit": None, "scripts_run": 12,
+            "scripts_full": 12, "langs": langs, "left_out": [], "claims": [],
+            "dataset": {"en": [], "totals": totals, "zh_differs": {}, "flags": []},
+            "solitary_boat_firefly": sbf, "differences": ps.PROTOCOL_DIFFERENCES}
+
+
+def test_the_protocol_differences_name_the_confound_the_temperature_and_the_earlier_log_set():
+    """The three findings of the audit of the released logs (alickzhu/PLAYER), in the report's
+    "Protocol differences", each with its evidence."""
+    md = ps.report_md(_fake_result({}), _tables())
+    section = md.split("## Protocol differences")[1]
+    confound = next(t for t in ps.PROTOCOL_DIFFERENCES if "sensor-loop confound" in t)
+    for needle in ("main.py:292 and :336", "(:348)", "(:351)", "4th character", "1,054 zh", "504 en", "Riverside Inn",
+                   "Oriental Star Cruise Incident", "Solitary Boat Firefly", "O-CoT's prompts quote the asker's own"):
+        assert needle in confound, needle
+    temperature = next(t for t in ps.PROTOCOL_DIFFERENCES if t.startswith("Temperature"))
+    for needle in ("passes none", "Chat_utils.cpython-311.pyc", "2024-02-28", "temperature=0.9"):
+        assert needle in temperature, needle
+    earlier = next(t for t in ps.PROTOCOL_DIFFERENCES if t.startswith("Two released log sets"))
+    for needle in ("b2483e3 (2024-03-29)", "79a17f4", "b6fcef9, 40 s later", "8 of 12 scripts", "42.66 ± 0.34",
+                   "46.07 ± 1.15", "player_star_released_logs_earlier.csv"):
+        assert needle in earlier, needle
+    for t in (confound, temperature, earlier):
+        assert f"- {t}" in section
+    assert not any("API's default temperature (no temperature is passed)" in t for t in ps.PROTOCOL_DIFFERENCES)
+
+
+def test_table_a6_is_compared_with_a_zh_run_and_an_en_one_is_labelled_not_like_for_like():
+    """Table A6 (PLAYER* App. C.4) is the Chinese Solitary Boat Firefly (1702): our row comes from
+    the zh run when it played 1702, else from en with the label "en, not like for like"."""
+    def summ(x):
+        return {"pooled": {"weighted_score": {"mean": x}}}
+    both = {"zh": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(0.41)}},
+            "en": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(0.52)}}}
+    assert ps.solitary_boat_firefly(both) == {"lang": "zh", "weighted_score": 0.41}
+    assert ps.solitary_boat_firefly({"en": both["en"]}) == {"lang": "en", "weighted_score": 0.52}
+    assert ps.solitary_boat_firefly({"zh": {"script_ids": ["134"], "methods": {"player_star": summ(0.4)}}}) is None
+    md = ps.report_md(_fake_result({}, {"lang": "zh", "weighted_score": 0.41}), _tables())
+    assert "| local (this run, PLAYER*, zh) | 0.410 |" in md
+    md = ps.report_md(_fake_result({}, {"lang": "en", "weighted_score": 0.52}), _tables())
+    assert "| local (this run, PLAYER*, en, not like for like: Table A6 is zh) | 0.520 |" in md
+    md = ps.report_md(_fake_result({}), _tables())
+    assert "| local (this run, PLAYER*) | not run (Solitary Boat Firefly not played) |" in md
+
+
+def _summ(obj, rea, rel, ws, seat_calls=None, plain=0.0):
+    """A method summary with these pooled means; its plain means are all ``plain`` (the claims
+    must not read them)."""
     def e(x):
         return {"mean": x, "std": None, "runs": []}
-    return {"paper": {"objective": e(obj), "reasoning": e(rea), "relation": e(rel), "weighted_score": e(ws)},
+    return {"pooled": {"objective": e(obj), "reasoning": e(rea), "relation": e(rel), "weighted_score": e(ws)},
+            "plain_mean": {k: e(plain) for k in ("objective", "reasoning", "relation", "weighted_score")},
             "cost": {"seat_calls": seat_calls}}
 
 
@@ -238,8 +430,11 @@ def test_claims_hold_do_not_hold_and_cannot_tell():
     good = {"player_star": _summ(.6, .6, .6, .6, 30), "werewolf": _summ(.5, .5, .5, .5, 40),
             "ocot": _summ(.5, .5, .5, .5, 50), "thinkthrice": _summ(.5, .5, .5, .5, 45),
             "pp": _summ(.4, .4, .4, .4), "op": _summ(.55, .7, .7, .65)}
-    zh = {m: _summ(*(x - 0.1 for x in (s["paper"][k]["mean"] for k in ("objective", "reasoning", "relation", "weighted_score"))),
+    zh = {m: _summ(*(x - 0.1 for x in (s["pooled"][k]["mean"] for k in ("objective", "reasoning", "relation", "weighted_score"))),
                    s["cost"]["seat_calls"]) for m, s in good.items()}
+    # the plain means say the opposite (PLAYER* lowest): the verdicts follow the pooled (App. B.3) means
+    good = {m: {**x, "plain_mean": _summ(0, 0, 0, 0, plain=0.1 if m == "player_star" else 0.9)["plain_mean"]}
+            for m, x in good.items()}
     c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": good, "zh": zh})}
     assert c == {"PLAYER* is best on every question type": True, "PLAYER* is above OP on objective questions": True,
                  "English scores above Chinese": True, "PLAYER* is the cheapest in gameplay": True}

@@ -61,7 +61,7 @@ def test_a_subset_runs_only_its_languages_methods_and_evaluation_runs(smoke):
     assert list(r["langs"]) == ["en"] and r["methods"] == ["player_star", "pp", "always_a", "random"]
     assert r["eval_runs"] == 1 and r["partial"] is True
     assert r["left_out"] == ["language zh", "methods Werewolf, O-CoT, ThinkThrice, OP", "evaluation runs 2 of 3 (ran 1)"]
-    assert r["langs"]["en"]["methods"]["player_star"]["paper"]["runs"] == 1
+    assert r["langs"]["en"]["methods"]["player_star"]["pooled"]["runs"] == 1
     assert r["headline"].endswith("1 of 12 scripts per language (partial)")
 
 
