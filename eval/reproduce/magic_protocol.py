@@ -53,8 +53,6 @@ TABLE2 = (("cs_wr", "cs_wr", "Cost Sharing WR"), ("cs_cost", "cs_cost", "Cost Sh
           ("pd_wr", "pd_wr", "PD WR"), ("pd_score", "pd_score", "PD score"),
           ("pg_wr", "pg_wr", "PG WR"), ("pg_payback", "pg_payback", "PG payback"))
 
-#: What the paper did that this run does not (the run adds model names and --limit).
-
 # --------------------------------------------------------------------------------- the plan
 
 
