@@ -153,8 +153,10 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("challenger"), cfg.get("defender")])
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
+    # Coordination has two denominators (eval/metrics/magic.py): each is named with its own
+    named = {"coordination": "coordination ÷ agreed games", "coordination_emnlp": "coordination ÷ all Cost Sharing games"}
     run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
-        f"{k.replace('self_', 'self-').replace('_', ' ')} "
+        f"{named.get(k) or k.replace('self_', 'self-').replace('_', ' ')} "
         + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
         for k, v in m.items() if k != "win_rate")) if m else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
