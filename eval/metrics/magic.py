@@ -70,7 +70,9 @@ Our choices (the paper leaves them open):
 * **Rationality, Public Good.** The round minimum is taken over the amounts of that round's
   ``pg_reveal`` (what the game applied) when there is one, else over the non-None amounts of the
   round's ``contribution`` events; a seat's contribution is rational when it is ≤ that minimum
-  (ties count). A choice or amount of None counts in the denominator and is not rational.
+  (ties count). A choice or amount of None counts in the denominator and is not rational. A
+  contribution of a seat with no points left (``forced``, 0 without being asked:
+  :func:`mas_agents.graphs.magic.rules.pg_forced`) counts like any other, Eq. 8 counting every round.
 * **PD / PG win rates** are per game: a game is won when any challenger seat is a winner (shared
   wins count).
 * **Units.** Every event of every challenger seat counts (votes of all rounds, PD choices of all
