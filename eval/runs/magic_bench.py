@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
+from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
 from mas_agents.eval.metrics.magic import METRIC_KEYS, scenario_metrics
 from mas_agents.eval.runs.magic_bench_report import paper_rows, radar_chart, report_md
@@ -98,7 +99,8 @@ class MagicBenchConfig(RunConfig):
     Recorded (``<out>/config.json`` holds ``kind``, ``challenger``, ``defender``, then the models
     the seats used as ``model``, then ``replay_openings``, ``seed``, ``temperature``, the other
     model fields, ``scenarios`` and ``settings``: those of every run into ``out``, see
-    :func:`run_magic`):
+    :func:`run_magic`; then ``data_files``, the setting files of all those games,
+    :func:`mas_agents.eval.datasets.merge_data_files`):
 
     Attributes:
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
@@ -171,7 +173,10 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
                                            data_root=data_root, out=out)
         held_scenarios = [s for s in SCENARIOS if s in set(scenarios) | set(held.scenarios)]
         held_settings = union_settings(held.settings, settings)
+    # the setting files of every game: those planned now and those an earlier run into ``out`` recorded
+    files = merge_data_files((stored or {}).get("data_files"), data_files([st for _, st, _ in games]))
     write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
+                                     **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
 
     def rel(g) -> str:

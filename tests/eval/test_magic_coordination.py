@@ -170,6 +170,10 @@ def test_reproduce_sets_each_coordination_beside_the_table_with_its_denominator(
     assert res["table4"]["coordination_emnlp"]["paired"]["pgm_paper-vanilla"]["n"] == 3   # 3 Cost Sharing settings
     assert res["table4"]["coordination"]["paired"]["pgm_paper-vanilla"]["n"] == 2         # 2 agreed
     assert "Coordination has two denominators, and the paper's two tables use different ones" in report
+    # the parent's config.json records the setting files of every condition's games (issue 56 item 5)
+    cfg = json.loads((tmp_path / "r" / "config.json").read_text())
+    conds = [json.loads((tmp_path / "r" / c / "config.json").read_text()) for c in ("vanilla", "pgm_paper")]
+    assert cfg["data_files"] == conds[0]["data_files"] == conds[1]["data_files"] and len(cfg["data_files"]) == 5 * 3
 
 
 def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root, tmp_path):
