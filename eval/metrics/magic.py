@@ -103,12 +103,13 @@ CAPABILITIES = ("judgement", "reasoning", "deception", "self_awareness", "cooper
 COORDINATION_EMNLP = "coordination_emnlp"
 #: Every number of :func:`scenario_metrics` a run reports: the seven capabilities (Coordination
 #: with the upstream denominator), Coordination with the EMNLP one, and the win rate.
-METRIC_KEYS = (*CAPABILITIES, COORDINATION_EMNLP, "win_rate")
+METRIC_KEYS = ("judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
+               COORDINATION_EMNLP, "rationality", "win_rate")
 #: What each Coordination is, for a table header or a summary line (the two are never shown
 #: without their denominator).
 COORDINATION_LABELS = {
-    "coordination": "Coordination ÷ agreed games (upstream code, pre-EMNLP table)",
-    COORDINATION_EMNLP: "Coordination ÷ all Cost Sharing games (EMNLP 2024 Tables 1, 4)",
+    "coordination": "coordination ÷ agreed games (upstream, pre-EMNLP)",
+    COORDINATION_EMNLP: "coordination ÷ all Cost Sharing games (EMNLP)",
 }
 #: The seven parts of the win rate, in the order of ``components["values"]``.
 WIN_RATE_PARTS = ("non_chameleon", "civilian", "chameleon", "undercover", "cooperation",

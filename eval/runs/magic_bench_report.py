@@ -83,7 +83,7 @@ def report_md(result: dict, paper: list[dict]) -> str:
     c = result["cost"]
     missing = result["components"].get("missing") or []
     lines += ["", f"Win rate = mean of {7 - len(missing)} of 7 parts" + (f" (missing: {', '.join(missing)})" if missing else "")
-              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the six "
+              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the seven "
               "proportions (n = votes, questions, answers, Cost Sharing games, agreed games, Cost Sharing games, "
               "decisions); a percentile "
               "bootstrap over setting ids for win rate and deception (n = settings; one setting gives no interval). "

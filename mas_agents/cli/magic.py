@@ -71,7 +71,7 @@ def run(
         if v is not None:
             return f"{COORDINATION_LABELS.get(k, k)} {100 * v:.1f} %"
         why = undefined_reason(k, res.get("counts"))
-        return f"{COORDINATION_LABELS.get(k, k)} " + ("-" if why == "no data" else f"undefined ({why})")
+        return f"{COORDINATION_LABELS.get(k, k)} " + ("-" if why == "no data" else f"undefined: {why}")
     cli.console.print(", ".join(shown(k, v) for k, v in m.items())
                       + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
     print(out)
