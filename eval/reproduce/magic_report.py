@@ -213,6 +213,8 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
         lines += [f"About the paper's numbers: {t1.meta['note']}", ""]
     lines += ["### Beside the pre-EMNLP Table 1 (a second, labelled reference)", ""]
     lines += table1(t1_pre, "pre_emnlp", "paper, pre-EMNLP")
+    if t1_pre.meta.get("note"):
+        lines += [f"About these numbers: {t1_pre.meta['note']}", ""]
 
     # ---- Table 4
     t4_metrics = [k for k in METRICS if k in t4.columns]
