@@ -341,8 +341,9 @@ def undefined_reason(key: str, counts: Mapping[str, Any] | None) -> str:
     does not know (an older ``result.json``). Coordination ÷ agreed games is undefined when no
     game was agreed, as in the upstream code (module docstring); the EMNLP one only without Cost
     Sharing games."""
-    counts = counts or {}
-    games = (counts.get("games") or {}).get("cost_sharing")
+    counts = counts if isinstance(counts, Mapping) else {}     # a result.json of another shape: no data
+    games = counts.get("games")
+    games = games.get("cost_sharing") if isinstance(games, Mapping) else None
     if key == "coordination" and isinstance(games, int):
         return (f"no agreed game (0 of {games} Cost Sharing games)" if games else "no Cost Sharing game")
     if key in ("cooperation", COORDINATION_EMNLP) and games == 0:

@@ -125,13 +125,15 @@ def report_md(result: dict, paper: list[dict]) -> str:
 
 def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
     """A radar chart of the seven capabilities in percent, the scale of every report (a missing metric
-    is drawn at 0 and marked '(n/a)'). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
+    is drawn at 0 and marked '(n/a)'; Coordination is the one ÷ agreed games, and says so). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
     axis then goes to 125 instead of cutting it at 100."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [c if metrics.get(c) is not None else f"{c} (n/a)" for c in CAPABILITIES]
+    # the radar's Coordination is ÷ agreed games (the upstream denominator), named so
+    names = {c: "coordination ÷ agreed games" if c == "coordination" else c for c in CAPABILITIES}
+    labels = [names[c] if metrics.get(c) is not None else f"{names[c]} (n/a)" for c in CAPABILITIES]
     labels = [f"{x} (0–125 %)" if x.startswith("deception") else x for x in labels]
     vals = [100 * (metrics.get(c) or 0.0) for c in CAPABILITIES]
     ang = [2 * math.pi * i / len(vals) for i in range(len(vals))]

@@ -91,6 +91,9 @@ def test_no_agreement_is_0_under_emnlp_and_undefined_upstream():
     # no Cost Sharing game at all: neither is defined
     assert scenario_metrics([])["coordination_emnlp"] is None
     assert undefined_reason("coordination_emnlp", scenario_metrics([])["counts"]) == "no Cost Sharing game"
+    # a result.json of another shape (the runs list reads any) has no reason to give
+    for odd in (None, "x", [], {"games": []}, {"games": {"cost_sharing": "2"}}):
+        assert undefined_reason("coordination", odd) == "no data"
 
 
 # -------------------------------------------------------------------- runs and their reports
@@ -211,11 +214,12 @@ def test_the_runs_list_names_each_coordination_with_its_denominator(tmp_path):
     mg = tmp_path / "magic"
     mg.mkdir()
     (mg / "result.json").write_text(json.dumps({
+        "counts": {"games": {"cost_sharing": 2}, "agreed": 0, "coordinated": 0},
         "metrics": {"win_rate": 0.5, "cooperation": 0.0, "coordination": None, "coordination_emnlp": 0.0},
         "intervals": {"win_rate": Estimate(0.5, 0.25, 0.75, 2).to_dict(),
                       "cooperation": Estimate(0.0, 0.0, 0.658, 2).to_dict(),
                       "coordination": Estimate(None, None, None, 0).to_dict(),
                       "coordination_emnlp": Estimate(0.0, 0.0, 0.658, 2).to_dict()}}))
     head = rs.describe(tmp_path, mg, "magic-bench").headline
-    assert "coordination ÷ agreed games -" in head
+    assert "coordination ÷ agreed games undefined: no agreed game (0 of 2 Cost Sharing games)" in head
     assert "coordination ÷ all Cost Sharing games 0.0 % [0.0, 65.8] (n=2)" in head
