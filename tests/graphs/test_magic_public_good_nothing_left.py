@@ -45,13 +45,13 @@ def _play(tmp_path, contribution: int):
                                                model=RuleChat(rule=seen)))
     events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
     calls = [json.loads(x) for x in (out / "llm_calls.jsonl").read_text().splitlines()]
-    return res, events, calls, prompts
+    return res, events, calls, prompts, json.loads((out / "config.json").read_text())
 
 
 def test_a_player_with_nothing_left_is_not_asked_and_puts_in_0(tmp_path):
     # everyone offers 60: round 1 puts in 60 (40 left), round 2 all 40 left (0 left); rounds 3-5
     # are not asked: 3 players x 2 rounds = 6 contribution calls, no invalid action
-    res, events, calls, prompts = _play(tmp_path, 60)
+    res, events, calls, prompts, config = _play(tmp_path, 60)
     contrib = [e for e in events if e["kind"] == "contribution"]
     assert [(e["round"], e["data"]["amount"], e["data"].get("forced", False)) for e in contrib if e["actor"] == P1] == [
         (1, 60, False), (2, 40, False), (3, 0, True), (4, 0, True), (5, 0, True)]
@@ -70,10 +70,25 @@ def test_a_player_with_nothing_left_is_not_asked_and_puts_in_0(tmp_path):
     from mas_agents.eval.metrics.magic import scenario_metrics
     c = scenario_metrics([events])["counts"]
     assert (c["pg_contributions"], c["pg_minimal"]) == (5, 5)
+    # the game's rules checks (eval/runs/magic_checks.py) hold the rule: a player with nothing left
+    # is not asked, one with points left is; the reveal names those not asked
+    from mas_agents.eval.runs.magic_checks import checks
+    assert checks(config, events, res) == []
+    third = next(e for e in contrib if e["actor"] == P1 and e["round"] == 3)
+    asked = [dict(e, data={k: v for k, v in e["data"].items() if k != "forced"}) if e is third else e
+             for e in events]
+    assert checks(config, asked, res) != []
+    unnamed = [dict(e, data={k: v for k, v in e["data"].items() if k != "forced"}) if e is reveals[2] else e
+               for e in events]
+    assert checks(config, unnamed, res) != []
+    # the replay's sentence says so
+    from mas_agents.eval.runs.magic_view import sentence
+    assert sentence(third, "en") == "Player 1 has no points left and puts 0 into the pool (not asked)."
+    assert sentence(contrib[0], "en") == "Player 1 puts 60 coins into the pool."
 
 
 def test_a_player_with_points_left_is_asked_every_round(tmp_path):
-    res, events, calls, prompts = _play(tmp_path, 10)
+    res, events, calls, prompts, config = _play(tmp_path, 10)
     assert len(calls) == 15 and res["model_actions"] == 15
     assert not [e for e in events if (e.get("data") or {}).get("forced")]
     assert sum("How many do you put into the pool (0 to " in p for p in prompts) == 15
