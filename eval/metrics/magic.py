@@ -33,7 +33,7 @@ our reading of MAgIC §4 and Table 1):
     and the pre-EMNLP leaderboard (arXiv v1/v2 Table 1; GPT-4: Cooperation 47.6, Coordination
     100). Undefined (None) when no game was agreed: the upstream code divides by zero there.
   - ``coordination_emnlp`` = that ÷ **all** Cost Sharing games: the EMNLP 2024 Tables 1 and 4.
-    §3 Eq. 7 is lost in the text; the tables show it. For every model that has the same
+    §3.3 Eq. 7 is lost in the text; the tables show it. For every model that has the same
     Cooperation in the pre-EMNLP table and an EMNLP table (GPT-4-turbo, GPT-4, GPT-3.5-turbo,
     PaLM 2, Cohere, Llama-2-70B and the +PGM rows of GPT-4, GPT-3.5-turbo, Llama-2-70B), EMNLP
     Coordination = pre-EMNLP Coordination × Cooperation within the printed precision (GPT-3.5-turbo
