@@ -10,17 +10,21 @@ WellPlay :class:`~mas_agents.eval.datasets.wellplay.Script`, a MAgIC setting, a 
 datasets root (posix): SHA-256 hex of the bytes read}``. The one runner of single games
 (:func:`mas_agents.eval.runs.session.run`) and the WellPlay evaluation write the union of their
 inputs' (:func:`data_files`) into ``config.json``; ``mas rerun`` compares them with the files
-under the datasets root before it replays anything (:func:`changed_files`).
+under the datasets root before it replays anything (:func:`changed_files`). A run of many cells
+(a comparison, a tournament, ``mas magic run``, an ablation, ``mas reproduce``) records the union
+of its cells' files in its own ``config.json`` (:func:`merge_data_files`, :func:`cells_data_files`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["DataError", "ENV_VAR", "resolve_data_dir", "sha256_hex", "note_file", "data_files", "changed_files"]
+__all__ = ["DataError", "ENV_VAR", "resolve_data_dir", "sha256_hex", "note_file", "data_files", "changed_files",
+           "merge_data_files", "cells_data_files"]
 
 #: Environment variable that points at the datasets root.
 ENV_VAR = "MAS_DATA_DIR"
@@ -120,6 +124,37 @@ def data_files(*values: Any) -> dict[str, str]:
     for v in values:
         walk(v, 0)
     return dict(sorted(out.items()))
+
+
+def merge_data_files(*records: Mapping[str, str] | None) -> dict[str, str]:
+    """The union of ``data_files`` records (``{relative path: sha256}``; None adds nothing),
+    sorted by path: what an experiment's ``config.json`` holds for its cells. A path two records
+    hash differently (a file changed between two runs extending one experiment) keeps the first
+    record's hash; each cell's own ``config.json`` keeps the bytes it read."""
+    out: dict[str, str] = {}
+    for rec in records:
+        for k, h in (rec or {}).items():
+            out.setdefault(str(k), str(h))
+    return dict(sorted(out.items()))
+
+
+def cells_data_files(run_dir: Path) -> dict[str, str]:
+    """The union (:func:`merge_data_files`) of the ``data_files`` of every ``config.json`` below
+    ``run_dir`` (its cells and their cells, in path order; ``run_dir/config.json`` itself is not
+    read), for a run that learns its inputs only from the runs it delegates to (``mas reproduce``).
+    A ``config.json`` that is not a JSON object is passed over (another program's file)."""
+    root = Path(run_dir)
+    records = []
+    for p in sorted(root.rglob("config.json")):
+        if p.parent == root:
+            continue
+        try:
+            cfg = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(cfg, dict) and isinstance(cfg.get("data_files"), Mapping):
+            records.append(cfg["data_files"])
+    return merge_data_files(*records)
 
 
 def changed_files(recorded: Mapping[str, str] | None, root: Path | None) -> list[tuple[str, str, str | None]]:

@@ -24,8 +24,23 @@ our reading of MAgIC §4 and Table 1):
   non-chameleons). This is the paper's definition; it does not count outcome codes for the second
   part as the upstream code does.
 * **Cooperation** = agreed Cost Sharing games ÷ Cost Sharing games.
-* **Coordination** = agreed games whose agreed ``split`` equals the challenger's latest proposal
-  (``outcome.latest_proposals[seat]``) ÷ agreed games.
+* **Coordination** has two denominators, and we report both, each beside the table that used it
+  (issue 56 item 2). Numerator of both: agreed Cost Sharing games whose agreed ``split`` equals
+  the challenger's latest proposal (``outcome.latest_proposals[seat]``).
+
+  - ``coordination`` = that ÷ **agreed** games: the authors' released metric code (cathyxl/MAgIC
+    ``metrics_release.py`` at e66dd73, ``collabration``: agreed proposals ÷ ``win_results["agree"]``)
+    and the pre-EMNLP leaderboard (arXiv v1/v2 Table 1; GPT-4: Cooperation 47.6, Coordination
+    100). Undefined (None) when no game was agreed: the upstream code divides by zero there.
+  - ``coordination_emnlp`` = that ÷ **all** Cost Sharing games: the EMNLP 2024 Tables 1 and 4.
+    §3.3 Eq. 7 is lost in the text; the tables show it. For every model that has the same
+    Cooperation in the pre-EMNLP table and an EMNLP table (GPT-4-turbo, GPT-4, GPT-3.5-turbo,
+    PaLM 2, Cohere, Llama-2-70B and the +PGM rows of GPT-4, GPT-3.5-turbo, Llama-2-70B), EMNLP
+    Coordination = pre-EMNLP Coordination × Cooperation within the printed precision (GPT-3.5-turbo
+    16.7 × 0.571 = 9.54, printed 9.50; GPT-4-turbo 50.0 × 0.667 = 33.35, printed 33.4, the one
+    EMNLP value that is not k/21); every EMNLP row has Coordination ≤ Cooperation (tests:
+    tests/eval/test_magic_coordination.py). 0 when no game was agreed; None only with no Cost
+    Sharing game.
 * **Rationality** = (Prisoner's Dilemma ``defect`` choices of challenger seats + Public Good
   rounds in which a challenger seat's contribution is the round minimum) ÷ (PD choices + PG
   contributions of challenger seats).
@@ -55,7 +70,9 @@ Our choices (the paper leaves them open):
 * **Rationality, Public Good.** The round minimum is taken over the amounts of that round's
   ``pg_reveal`` (what the game applied) when there is one, else over the non-None amounts of the
   round's ``contribution`` events; a seat's contribution is rational when it is ≤ that minimum
-  (ties count). A choice or amount of None counts in the denominator and is not rational.
+  (ties count). A choice or amount of None counts in the denominator and is not rational. A
+  contribution of a seat with no points left (``forced``, 0 without being asked:
+  :func:`mas_agents.graphs.magic.rules.pg_forced`) counts like any other, Eq. 8 counting every round.
 * **PD / PG win rates** are per game: a game is won when any challenger seat is a winner (shared
   wins count).
 * **Units.** Every event of every challenger seat counts (votes of all rounds, PD choices of all
@@ -77,10 +94,23 @@ from mas_agents.graphs.magic.rules import (  # the one credit table (each game w
 )
 from mas_agents.events import read_events
 
-__all__ = ["CAPABILITIES", "WIN_RATE_PARTS", "load_games", "scenario_metrics"]
+__all__ = ["CAPABILITIES", "COORDINATION_EMNLP", "COORDINATION_LABELS", "METRIC_KEYS", "WIN_RATE_PARTS",
+           "load_games", "scenario_metrics", "undefined_reason"]
 
 CAPABILITIES = ("judgement", "reasoning", "deception", "self_awareness", "cooperation",
                 "coordination", "rationality")
+#: Coordination with the EMNLP 2024 denominator (all Cost Sharing games; the module docstring).
+COORDINATION_EMNLP = "coordination_emnlp"
+#: Every number of :func:`scenario_metrics` a run reports: the seven capabilities (Coordination
+#: with the upstream denominator), Coordination with the EMNLP one, and the win rate.
+METRIC_KEYS = ("judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
+               COORDINATION_EMNLP, "rationality", "win_rate")
+#: What each Coordination is, for a table header or a summary line (the two are never shown
+#: without their denominator).
+COORDINATION_LABELS = {
+    "coordination": "coordination ÷ agreed games (upstream, pre-EMNLP)",
+    COORDINATION_EMNLP: "coordination ÷ all Cost Sharing games (EMNLP)",
+}
 #: The seven parts of the win rate, in the order of ``components["values"]``.
 WIN_RATE_PARTS = ("non_chameleon", "civilian", "chameleon", "undercover", "cooperation",
                   "prisoners_dilemma", "public_good")
@@ -131,7 +161,8 @@ def scenario_metrics(games: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, 
     Returns a dict with
 
     * ``judgement, reasoning, self_awareness, deception, cooperation, coordination,
-      rationality, win_rate``: floats, or None when undefined;
+      coordination_emnlp, rationality, win_rate``: floats, or None when undefined
+      (:func:`undefined_reason` says why);
     * ``components``: ``{"values": {part: float|None for part in WIN_RATE_PARTS},
       "missing": [parts with no games]}``;
     * ``per_scenario``: ``{"chameleon": {"chameleon": credit, "non_chameleon": credit},
@@ -287,6 +318,7 @@ def scenario_metrics(games: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, 
         "deception": deception,
         "cooperation": cooperation,
         "coordination": _ratio(c["coordinated"], c["agreed"]),
+        COORDINATION_EMNLP: _ratio(c["coordinated"], g["cost_sharing"]),
         "rationality": _ratio(c["pd_defections"] + c["pg_minimal"], decisions),
         "win_rate": sum(present) / len(present) if present else None,
         "components": {"values": values,
@@ -301,3 +333,19 @@ def scenario_metrics(games: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, 
         },
         "counts": c,
     }
+
+
+def undefined_reason(key: str, counts: Mapping[str, Any] | None) -> str:
+    """Why metric ``key`` of :func:`scenario_metrics` is None, in words, from its ``counts``
+    (``"no agreed game (0 of 3 Cost Sharing games)"``); ``"no data"`` for a key or counts this
+    does not know (an older ``result.json``). Coordination ÷ agreed games is undefined when no
+    game was agreed, as in the upstream code (module docstring); the EMNLP one only without Cost
+    Sharing games."""
+    counts = counts if isinstance(counts, Mapping) else {}     # a result.json of another shape: no data
+    games = counts.get("games")
+    games = games.get("cost_sharing") if isinstance(games, Mapping) else None
+    if key == "coordination" and isinstance(games, int):
+        return (f"no agreed game (0 of {games} Cost Sharing games)" if games else "no Cost Sharing game")
+    if key in ("cooperation", COORDINATION_EMNLP) and games == 0:
+        return "no Cost Sharing game"
+    return "no data"

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from mas_agents.eval.datasets import cells_data_files
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.stats import Estimate
 from mas_agents.rundir import versions, write_json
@@ -264,9 +265,13 @@ class Progress:
 
 def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown: str) -> None:
     """Write ``config.json`` (``kind: "reproduce"``), ``result.json`` and ``report.md`` in ``out``
-    (atomically each), the files ``mas serve`` reads for a reproduce run."""
+    (atomically each), the files ``mas serve`` reads for a reproduce run. ``config.json`` also
+    records ``data_files``: the union of the dataset files the run's cells recorded
+    (:func:`mas_agents.eval.datasets.cells_data_files`; left out when they read none)."""
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config, "versions": versions()})
+    files = cells_data_files(out)
+    write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config,
+                                     **({"data_files": files} if files else {}), "versions": versions()})
     write_json(out / "result.json", {"kind": "reproduce", "paper": paper, **result})
     tmp = out / "report.md.tmp"
     tmp.write_text(markdown, encoding="utf-8")

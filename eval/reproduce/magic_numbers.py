@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mas_agents.eval.metrics.magic import scenario_metrics
-from mas_agents.eval.reproduce.magic_protocol import METRICS, PAIRS
+from mas_agents.eval.reproduce.magic_protocol import OUR_METRICS, PAIRS
 from mas_agents.eval.stats import bootstrap_mean, paired_difference, wilson
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.rules import PLAYERS
@@ -28,24 +28,28 @@ def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[di
 
 def setting_metrics(run_dir: Path, names: list[str]) -> dict[str, dict[str, float | None]]:
     """Per setting (``"<scenario>/<id>"``), the eight numbers of
-    :func:`mas_agents.eval.metrics.magic.scenario_metrics` over that setting's games (None where the setting's
-    scenario does not measure a metric, e.g. Judgement in Cost Sharing). A setting's win rate is the
-    mean of its scenario's win-rate parts."""
+    :func:`mas_agents.eval.metrics.magic.scenario_metrics` over that setting's games and Coordination
+    ÷ all Cost Sharing games (:data:`~mas_agents.eval.reproduce.magic_protocol.OUR_METRICS`; None where the
+    setting's scenario does not measure a metric, e.g. Judgement in Cost Sharing, and Coordination ÷
+    agreed games in a Cost Sharing setting not agreed). A setting's win rate is the mean of its
+    scenario's win-rate parts."""
     out = {}
     for key, logs in _games_by_setting(run_dir, names).items():
         m = scenario_metrics(logs)
-        out[key] = {k: m[k] for k in METRICS}
+        out[key] = {k: m[k] for k in OUR_METRICS}
     return out
 
 
 def table4_ours(results: dict[str, dict], per_setting: dict[str, dict]) -> dict[str, dict]:
-    """Per metric: each condition run's pooled value (0–1, keyed by condition) and ``"paired"``:
+    """Per metric of :data:`~mas_agents.eval.reproduce.magic_protocol.OUR_METRICS` (Coordination with each
+    denominator): each condition run's pooled value (0–1, keyed by condition; None where a run's
+    ``result.json`` has no such number) and ``"paired"``:
     ``{"<a>-<b>": estimate}`` for every pair of :data:`PAIRS` whose two conditions ran, the mean
     of (a − b) over the settings where both measured the metric, with a percentile-bootstrap 95 %
     interval (:func:`mas_agents.eval.stats.paired_difference`, n = settings)."""
     out = {}
-    for k in METRICS:
-        row: dict = {c: results[c]["metrics"][k] for c in results}
+    for k in OUR_METRICS:
+        row: dict = {c: results[c]["metrics"].get(k) for c in results}
         row["paired"] = {}
         for a, b, _ in PAIRS:
             if a in per_setting and b in per_setting:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mas_agents.eval.datasets.magic import SETTING_COUNTS
+from mas_agents.eval.metrics.magic import COORDINATION_EMNLP
 from mas_agents.eval.runs.magic_bench import plan
 from mas_agents.graphs.magic.events import SCENARIOS
 
@@ -45,15 +46,26 @@ GAMES_PER_CONDITION = 143
 #: The metric columns of Table 1 / Table 4, in the paper's order.
 METRICS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation",
            "coordination", "rationality")
+#: Our numbers per condition and per setting: :data:`METRICS` (Coordination ÷ agreed games) and
+#: Coordination ÷ all Cost Sharing games.
+OUR_METRICS = (*METRICS, COORDINATION_EMNLP)
+#: Paper column -> our number set beside it, per paper table (issue 56 item 2). The EMNLP 2024
+#: Tables 1 and 4 divide Coordination by all Cost Sharing games (their Coordination = the pre-EMNLP
+#: Coordination × Cooperation, eval/metrics/magic.py); the pre-EMNLP Table 1 and the authors'
+#: metric code (cathyxl/MAgIC ``metrics_release.py``) by the agreed games. Every other column is
+#: the same number in both.
+OURS_BESIDE = {"emnlp": {**{k: k for k in METRICS}, "coordination": COORDINATION_EMNLP},
+               "pre_emnlp": {k: k for k in METRICS}}
 LABELS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
           "rationality": "Rationality"}
+#: The Coordination headers, each with its denominator: ``{table: header}``.
+COORDINATION_HEADERS = {"emnlp": "Coordination ÷ all Cost Sharing games (EMNLP definition)",
+                        "pre_emnlp": "Coordination ÷ agreed games (pre-EMNLP; upstream metric code)"}
 #: Table 2's columns: (csv column, our key, label).
 TABLE2 = (("cs_wr", "cs_wr", "Cost Sharing WR"), ("cs_cost", "cs_cost", "Cost Sharing cost"),
           ("pd_wr", "pd_wr", "PD WR"), ("pd_score", "pd_score", "PD score"),
           ("pg_wr", "pg_wr", "PG WR"), ("pg_payback", "pg_payback", "PG payback"))
-
-#: What the paper did that this run does not (the run adds model names and --limit).
 
 # --------------------------------------------------------------------------------- the plan
 

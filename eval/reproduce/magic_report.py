@@ -17,12 +17,15 @@ from mas_agents.eval.reproduce.common import (
     source_line,
     versus_lines,
 )
+from mas_agents.eval.metrics.magic import undefined_reason
 from mas_agents.eval.reproduce.magic_protocol import (
     CONDITION_LABELS,
     CONDITIONS,
+    COORDINATION_HEADERS,
     DEFENDER,
     LABELS,
     METRICS,
+    OURS_BESIDE,
     PAIRS,
     TABLE2,
 )
@@ -58,6 +61,17 @@ DIFFERENCES = (
     "Metric definitions are ours where the paper leaves them open (abstentions, several challenger seats, "
     "the Deception parts: eval/metrics/magic.py); Table 4 here is a paired difference over settings, the "
     "paper prints one difference per model without an interval.",
+    "Coordination has two denominators, and the paper's two tables use different ones. The authors' metric code "
+    "(cathyxl/MAgIC metrics_release.py at e66dd73: agreed proposals ÷ agreed games) and the pre-EMNLP Table 1 "
+    "divide by the agreed Cost Sharing games (GPT-4: Cooperation 47.6, Coordination 100). The EMNLP 2024 Tables 1 "
+    "and 4 divide by all Cost Sharing games: for each of the 9 models with the same Cooperation in the pre-EMNLP "
+    "table and an EMNLP table (GPT-4-turbo, GPT-4, GPT-3.5-turbo, PaLM 2, Cohere, Llama-2-70B, and GPT-4, "
+    "GPT-3.5-turbo, Llama-2-70B +PGM), EMNLP Coordination = pre-EMNLP Coordination × Cooperation within the "
+    "printed precision (GPT-3.5-turbo 16.7 × 0.571 = 9.54, printed 9.50; GPT-4-turbo 50.0 × 0.667 = 33.35, "
+    "printed 33.4, the one EMNLP value that is not k/21), and every EMNLP row has Coordination ≤ Cooperation. "
+    "Claude 2 is the exception: its two rows are different runs (Cooperation 33.3 pre-EMNLP, 71.4 in EMNLP). "
+    "We report ours with the EMNLP denominator beside the EMNLP columns (Table 1, Table 4) and with the "
+    "upstream one beside the pre-EMNLP columns; with no agreed game the first is 0 and the second undefined.",
     "Table 2 quantities: the paper defines cost as the challenger's average final cost after the "
     "negotiation (§5.3, RQ2) and score and payback no further; ours are under Table 2.",
 )
@@ -118,6 +132,27 @@ def _cell(text: str | None, missing: str = "not published") -> str:
     return missing if PaperTable.number(text) is None else text.strip()
 
 
+def header(metric: str, table: str) -> str:
+    """The column header of ``metric`` in a table set beside the paper's ``table`` (``"emnlp"`` or
+    ``"pre_emnlp"``): Coordination names its denominator (:data:`COORDINATION_HEADERS`)."""
+    return COORDINATION_HEADERS[table] if metric == "coordination" else LABELS[metric]
+
+
+def ours_cell(run: dict, key: str) -> str:
+    """A condition's number ``key`` (``run``: its ``run_magic`` result) in percent with its 95 %
+    interval and n; an undefined one says why (:func:`mas_agents.eval.metrics.magic.undefined_reason`:
+    Coordination ÷ agreed games with no agreed game), ``"not recorded"`` when the result has no
+    such number (written before Coordination had its EMNLP denominator)."""
+    metrics, ivs = run.get("metrics") or {}, run.get("intervals") or {}
+    if key not in metrics:
+        return "not recorded"
+    iv = ivs.get(key) or {}
+    if metrics[key] is None:
+        why = undefined_reason(key, run.get("counts"))
+        return f"- (n={iv.get('n', 0)})" if why == "no data" else f"undefined: {why}"
+    return fmt_estimate({**iv, "mean": metrics[key]}) if iv else f"{100 * metrics[key]:.1f}"
+
+
 # ----------------------------------------------------------------------------------- the report
 
 
@@ -157,22 +192,29 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
 
     # ---- Table 1
     lines += ["## Table 1: win rate and the seven metrics", "",
-              "Ours: percent with a 95 % interval and n (Wilson for the six proportions; a bootstrap over "
+              "Ours: percent with a 95 % interval and n (Wilson for the proportions; a bootstrap over "
               "settings for win rate and deception; `mas_agents.eval.runs.magic_bench.intervals`). Paper: the rows of its "
-              "Table 1, every model against GPT-4 defenders on all 103 settings.", ""]
-    rows = []
-    for cond in run:
-        r = conds[cond]
-        rows.append([f"**ours: {CONDITION_LABELS[cond]}** ({r['challenger']})"]
-                    + [fmt_estimate({**r["intervals"][k], "mean": r["metrics"][k]}) if r["metrics"][k] is not None
-                       else f"- (n={r['intervals'][k]['n']})" for k in METRICS])
-    for pr in t1.rows:
-        rows.append([f"{pr['model']} (paper)"] + [_cell(pr.get(k), missing_word(t1)) for k in METRICS])
-    for pr in t1_pre.rows:
-        rows.append([f"{pr['model']} (paper, pre-EMNLP)"] + [_cell(pr.get(k), missing_word(t1_pre)) for k in METRICS])
-    lines += md_table(["model", *(LABELS[k] for k in METRICS)], rows) + ["", source_line(t1), source_line(t1_pre), ""]
+              "Table 1, every model against GPT-4 defenders on all 103 settings.", "",
+              "Coordination has two denominators. The EMNLP 2024 table divides by all Cost Sharing games (a run "
+              "with no agreement has 0); the pre-EMNLP table and the authors' metric code divide by the agreed games "
+              "(undefined with none). Our rows are given twice, each beside the table whose denominator they use; "
+              "every other column is the same number in both (the protocol differences give the evidence).", ""]
+
+    def table1(paper: PaperTable, which: str, label: str) -> list[str]:
+        beside = OURS_BESIDE[which]
+        rows = [[f"**ours: {CONDITION_LABELS[cond]}** ({conds[cond]['challenger']})"]
+                + [ours_cell(conds[cond], beside[k]) for k in METRICS] for cond in run]
+        rows += [[f"{pr['model']} ({label})"] + [_cell(pr.get(k), missing_word(paper)) for k in METRICS]
+                 for pr in paper.rows]
+        return md_table(["model", *(header(k, which) for k in METRICS)], rows) + ["", source_line(paper), ""]
+
+    lines += ["### Beside the EMNLP 2024 Table 1 (the reference)", ""] + table1(t1, "emnlp", "paper")
     if t1.meta.get("note"):
         lines += [f"About the paper's numbers: {t1.meta['note']}", ""]
+    lines += ["### Beside the pre-EMNLP Table 1 (a second, labelled reference)", ""]
+    lines += table1(t1_pre, "pre_emnlp", "paper, pre-EMNLP")
+    if t1_pre.meta.get("note"):
+        lines += [f"About these numbers: {t1_pre.meta['note']}", ""]
 
     # ---- Table 4
     t4_metrics = [k for k in METRICS if k in t4.columns]
@@ -181,9 +223,16 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     miss4 = missing_word(t4)
     pct = (lambda x: "-" if x is None else f"{100 * x:.1f}")
 
-    def paired(o: dict, a: str, b: str) -> str:
+    def paired(o: dict | None, a: str, b: str) -> str:
+        if o is None:   # a result written before Coordination had its EMNLP denominator
+            return "not recorded"
         est = (o.get("paired") or {}).get(f"{a}-{b}")
         return "not run" if est is None else fmt_estimate(est, unit="")
+
+    def pooled(o: dict | None, c: str) -> str:
+        if c not in conds:
+            return "not run"
+        return "not recorded" if o is None else pct(o.get(c))
 
     lines += ["## Table 4: the PGM-aware agent against vanilla", "",
               "Ours: the pooled value of each condition, and paired differences: the mean over settings of "
@@ -194,9 +243,9 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
               "printed average and the mean of its printed rows computed here from the CSV.", ""]
     rows = []
     for k in t4_metrics:
-        o = result["table4"][k]
+        o = result["table4"].get(OURS_BESIDE["emnlp"][k])
         printed, mean = printed_average(t4, k), row_mean(t4, k)
-        rows.append([LABELS[k], *(pct(o.get(c)) if c in conds else "not run" for c in CONDITIONS),
+        rows.append([header(k, "emnlp"), *(pooled(o, c) for c in CONDITIONS),
                      paired(o, "pgm_paper", "vanilla")]
                     + [miss4 if (d := improvement(t4, m, k)) is None else f"{d:+.1f}" for m in models]
                     + ([miss4 if printed is None else printed_average_text(t4, k)] if averages else [])
@@ -219,7 +268,8 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     lines += ["What our pgmpy model adds on top of the paper's agent (no paper counterpart: the paper has no "
               "pgmpy condition), paired over settings like the column above:", ""]
     lines += md_table(["metric", *(what for a, b, what in PAIRS[1:])],
-                      [[LABELS[k], *(paired(result["table4"][k], a, b) for a, b, _ in PAIRS[1:])]
+                      [[header(k, "emnlp"), *(paired(result["table4"].get(OURS_BESIDE["emnlp"][k]), a, b)
+                                              for a, b, _ in PAIRS[1:])]
                        for k in t4_metrics]) + [""]
 
     # ---- Table 2

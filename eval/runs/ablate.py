@@ -44,6 +44,7 @@ import itertools
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.datasets.wis import load_pairs
 from mas_agents.eval.runs.ablate_benches import (
@@ -85,8 +86,9 @@ class AblateConfig(RunConfig):
     Recorded in ``config.json`` under these names: ``base``, ``blocks``, ``seeds``, ``script``,
     ``games``, ``players``, ``settings``, ``rounds``, ``lang``, ``speak_timeout``, ``benches``
     (there: every bench the run directory holds, those run before included) and ``command``; the
-    runner adds ``kind``, the model fields (:mod:`mas_agents.eval.runs.record`), ``record_prompts``
-    and ``versions``.
+    runner adds ``kind``, the model fields (:mod:`mas_agents.eval.runs.record`), ``data_files``
+    (the files of every bench's inputs, an earlier run's benches' too: :func:`_check_inputs`),
+    ``record_prompts`` and ``versions``.
 
     Attributes:
         benches: of :data:`BENCHES`, the ones to run now.
@@ -163,7 +165,7 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
     if bad or not benches:
         raise ValueError(f"--bench: unknown {', '.join(bad) or '(empty)'}; expected all or {', '.join(BENCHES)}")
     grid = variants(cfg.base, blocks)
-    _check_inputs(cfg.data_root, benches, script=cfg.script, lang=cfg.lang, settings=cfg.settings)
+    files = _check_inputs(cfg.data_root, benches, script=cfg.script, lang=cfg.lang, settings=cfg.settings)
     out.mkdir(parents=True, exist_ok=True)
     used = model_fields([spec_text(cfg.model)], cfg.model)   # the agent specs name no model: every seat runs it
     recorded = cfg.record()
@@ -173,8 +175,10 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
     stored = check_same_run(out, config, may_differ=("benches",))
     # config.json names every bench the run holds: those run before and those asked now
     held = set(benches) | set((stored or {}).get("benches") or [])
+    files = merge_data_files((stored or {}).get("data_files"), files)   # the benches' data files, earlier ones too
     write_json(out / "config.json", {**{k: v for k, v in config.items() if k != "benches"},   # benches where
                                      "benches": [b for b in BENCHES if b in held], "command": command,   # it was
+                                     **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
     result: dict[str, Any] = {"command": command, "base": cfg.base, "blocks": blocks, "variants": grid,
                               "model": config["model"], "models": config["models"],
@@ -198,13 +202,20 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
     return result
 
 
-def _check_inputs(data_root: Path, benches: list[str], *, script: str, lang: str, settings: str) -> None:
+def _check_inputs(data_root: Path, benches: list[str], *, script: str, lang: str, settings: str) -> dict[str, str]:
     """Load what each bench needs before anything is written, so that a typo (a script or a
-    settings range) fails at once and does not leave a ``config.json`` that refuses the fix."""
+    settings range) fails at once and does not leave a ``config.json`` that refuses the fix.
+
+    Returns:
+        The data files those inputs were read from (``config.json``'s ``data_files``,
+        :func:`mas_agents.eval.datasets.data_files`): the script's, the pairs file, the MAgIC settings'.
+    """
+    loaded: list[Any] = []
     if "wellplay" in benches:
-        load_script(data_root, script, lang)
+        loaded.append(load_script(data_root, script, lang))
     if "spy" in benches:
-        load_pairs(data_root, lang)
+        loaded.append(load_pairs(data_root, lang))
     if "magic" in benches:
         from mas_agents.eval.runs.magic_bench import plan   # langgraph: only when the MAgIC bench runs
-        plan(data_root, list(SCENARIOS), settings)
+        loaded.append([st for _, st, _ in plan(data_root, list(SCENARIOS), settings)])
+    return data_files(*loaded)

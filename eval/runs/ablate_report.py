@@ -41,6 +41,8 @@ def _metric(d: dict, key: str) -> str:
 
 
 def _header(key: str) -> str:
+    if key == "coordination":   # MAgIC's has two denominators (eval/metrics/magic.py); this one is ÷ agreed games
+        return "coordination ÷ agreed games"
     return f"{key} (0–{100 * METRIC_MAX[key]:g} %)" if key in METRIC_MAX else key
 
 

@@ -37,6 +37,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.metrics.cost import actor_cost, method_seats
 from mas_agents.eval.runs.compare_report import (
@@ -110,7 +111,8 @@ class CompareConfig(RunConfig):
     Recorded in ``config.json`` under these names: ``methods``, ``scripts`` (display names),
     ``seeds``, ``lang``, ``rounds``, ``questions``; the runner adds ``kind``, the model fields
     (``model``, ``models``, ``default_model``: :mod:`mas_agents.eval.runs.record`),
-    ``record_prompts`` and ``versions``.
+    ``data_files`` (the files of every script of the run, those of an earlier run into ``out``
+    too: :func:`mas_agents.eval.datasets.merge_data_files`), ``record_prompts`` and ``versions``.
 
     Attributes:
         methods: pp, op, always_a, random and agent specs (:func:`check_methods`).
@@ -301,7 +303,10 @@ def run_compare(cfg: CompareConfig, *, tick: Callable[[str], None] | None = None
                    if (m, sc.name, s) not in wanted and cell_finished(cell_dir(out, m, sc.id, s))]
         config.update(model_fields(recorded_models(stored) + list(config["models"]), model))
         config.update(methods=methods, scripts=[sc.name for sc in scripts], seeds=seeds)
-    write_json(out / "config.json", {**config, "record_prompts": record_prompts(), "versions": versions()})
+    # the script files every cell reads (an earlier run's too)
+    files = merge_data_files((stored or {}).get("data_files"), data_files(scripts))
+    write_json(out / "config.json", {**config, **({"data_files": files} if files else {}),
+                                     "record_prompts": record_prompts(), "versions": versions()})
     cells = asked
 
     def one(cell, root: Path):

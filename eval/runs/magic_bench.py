@@ -4,8 +4,8 @@ Plan: for each scenario and setting id, one game per challenger side (chameleon 
 non-chameleon; undercover and civilian; the test seat in the other three). Games go to
 ``<out>/games/<scenario>-<side>-s<id>/``; a game with a ``result.json`` is finished and is skipped
 when the same command is rerun. Metrics (:mod:`mas_agents.eval.metrics.magic`) are computed from the games'
-``events.jsonl`` only. Writes ``result.json`` (the eight numbers, per-scenario win rates, counts,
-cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``. The run is
+``events.jsonl`` only. Writes ``result.json`` (the eight numbers, Coordination also with the EMNLP
+denominator, per-scenario win rates, counts, cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``. The run is
 configured by :class:`MagicBenchConfig` (:mod:`mas_agents.eval.runs.run_config`). The report and
 the chart are drawn by :mod:`mas_agents.eval.runs.magic_bench_report` (``paper_rows``, ``report_md``
 and ``radar_chart`` re-exported here). Every import of our own packages is at module level.
@@ -19,8 +19,9 @@ from typing import Any, Callable
 
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
+from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
-from mas_agents.eval.metrics.magic import CAPABILITIES, scenario_metrics
+from mas_agents.eval.metrics.magic import METRIC_KEYS, scenario_metrics
 from mas_agents.eval.runs.magic_bench_report import paper_rows, radar_chart, report_md
 from mas_agents.eval.runs.magic_session import SIDES, MagicGameConfig, play_magic_game
 from mas_agents.eval.runs.record import check_same_run, model_fields, seat_model
@@ -98,7 +99,8 @@ class MagicBenchConfig(RunConfig):
     Recorded (``<out>/config.json`` holds ``kind``, ``challenger``, ``defender``, then the models
     the seats used as ``model``, then ``replay_openings``, ``seed``, ``temperature``, the other
     model fields, ``scenarios`` and ``settings``: those of every run into ``out``, see
-    :func:`run_magic`):
+    :func:`run_magic`; then ``data_files``, the setting files of all those games,
+    :func:`mas_agents.eval.datasets.merge_data_files`):
 
     Attributes:
         challenger, defender: agent specs ``BLOCKS[@MODEL]``.
@@ -171,7 +173,10 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
                                            data_root=data_root, out=out)
         held_scenarios = [s for s in SCENARIOS if s in set(scenarios) | set(held.scenarios)]
         held_settings = union_settings(held.settings, settings)
+    # the setting files of every game: those planned now and those an earlier run into ``out`` recorded
+    files = merge_data_files((stored or {}).get("data_files"), data_files([st for _, st, _ in games]))
     write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
+                                     **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
 
     def rel(g) -> str:
@@ -212,7 +217,7 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
             "invalid_actions": sum(r["invalid_actions"] for r in results),
             "model_actions": sum(r["model_actions"] for r in results)}
     result = {**cfg, "scenarios": held_scenarios, "settings": held_settings,
-              "metrics": {k: m[k] for k in (*CAPABILITIES, "win_rate")},
+              "metrics": {k: m[k] for k in METRIC_KEYS},
               "intervals": intervals(m, dirs, logs),
               "per_scenario": m["per_scenario"], "per_scenario_intervals": per_scenario_intervals(logs),
               "components": m["components"], "counts": m["counts"],
@@ -230,6 +235,7 @@ PROPORTIONS = {
     "self_awareness": (("self_awareness_correct",), ("self_awareness_answers",)),
     "cooperation": (("agreed",), ("games", "cost_sharing")),
     "coordination": (("coordinated",), ("agreed",)),
+    "coordination_emnlp": (("coordinated",), ("games", "cost_sharing")),
     "rationality": (("pd_defections", "pg_minimal"), ("pd_choices", "pg_contributions")),
 }
 
@@ -267,9 +273,10 @@ def per_scenario_intervals(logs: list) -> dict[str, Any]:
 def intervals(m: dict, dirs: list[Path], logs: list) -> dict[str, dict]:
     """95 % interval and n of every metric (:meth:`mas_agents.eval.stats.Estimate.to_dict`).
 
-    The six proportions (judgement, reasoning, self-awareness, cooperation, coordination,
-    rationality) get the Wilson score interval over their counts (n = votes, questions, answers,
-    games or decisions; :func:`mas_agents.eval.stats.wilson`). Win rate (a mean of seven parts) and Deception
+    The seven proportions (judgement, reasoning, self-awareness, cooperation, coordination with
+    each of its two denominators, rationality) get the Wilson score interval over their counts
+    (n = votes, questions, answers, Cost Sharing games, agreed games or decisions;
+    :func:`mas_agents.eval.stats.wilson`). Win rate (a mean of seven parts) and Deception
     (a rate plus 0.25 × a rate, range [0, 1.25]) are not proportions: they get a percentile
     bootstrap over setting ids (n = settings; every game of a setting id is drawn together,
     :func:`mas_agents.eval.stats.bootstrap_units`), clipped to their range; one setting gives no interval.

@@ -1,6 +1,11 @@
 """The report of a ``mas magic run`` (:func:`mas_agents.eval.runs.magic_bench.run_magic`): ``report.md``, our
-row of the eight numbers beside the paper's Table 1 rows (MAgIC §4, ``<data>/magic/results/
+row of the eight numbers beside the paper's pre-EMNLP Table 1 rows (MAgIC arXiv v1/v2 §4, the
+leaderboard image of the authors' repository, transcribed in ``<data>/magic/results/
 paper_table1_leaderboard.csv``) and the per-scenario credits, and ``radar.png``.
+
+Coordination is shown with both denominators (:data:`mas_agents.eval.metrics.magic.COORDINATION_LABELS`):
+÷ agreed games beside the pre-EMNLP rows, which use it; ÷ all Cost Sharing games, the EMNLP 2024
+definition, in a column of its own that those rows do not fill.
 
 Function-level import kept: matplotlib (heavy, only for the radar chart; its Agg backend set first).
 """
@@ -11,7 +16,7 @@ import csv
 import math
 from pathlib import Path
 
-from mas_agents.eval.metrics.magic import CAPABILITIES
+from mas_agents.eval.metrics.magic import CAPABILITIES, COORDINATION_EMNLP, undefined_reason
 from mas_agents.eval.stats import Estimate
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
@@ -29,18 +34,23 @@ def paper_rows(data_root: Path) -> list[dict]:
 
 #: Report headers and scenario / side names in words (the keys stay in result.json).
 HEADERS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
-           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
+           "self_awareness": "Self-awareness", "cooperation": "Cooperation",
+           "coordination": "Coordination ÷ agreed games (upstream code; the paper rows' definition)",
+           COORDINATION_EMNLP: "Coordination ÷ all Cost Sharing games (EMNLP 2024 definition)",
            "rationality": "Rationality"}
 NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost Sharing",
          "prisoners_dilemma": "Prisoner's Dilemma", "public_good": "Public Good",
          "non_chameleon": "as non-chameleon", "civilian": "as civilian"}
 SIDE_NAMES = {"chameleon": "as chameleon", "undercover": "as undercover"}
 
-COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination", "rationality")
+COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
+           COORDINATION_EMNLP, "rationality")
 
 
 def report_md(result: dict, paper: list[dict]) -> str:
-    """Our row (percent, '-' where a metric had no data) above the paper's Table 1 rows."""
+    """Our row (percent; where a metric is undefined, why: :func:`mas_agents.eval.metrics.magic.undefined_reason`)
+    above the paper's pre-EMNLP Table 1 rows (they have no EMNLP Coordination: "not in this table").
+    A ``result.json`` written before Coordination had two columns has no EMNLP value: "not recorded"."""
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}"
 
@@ -49,9 +59,16 @@ def report_md(result: dict, paper: list[dict]) -> str:
     def ours(c):
         """The value with its 95 % interval and n (the bare value for a result.json written before
         intervals were reported)."""
+        if c not in result["metrics"]:
+            return "not recorded"
         iv = ivs.get(c)
-        if not iv or result["metrics"][c] is None:
-            return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
+        if result["metrics"][c] is None:
+            why = undefined_reason(c, result.get("counts"))
+            if why == "no data":
+                return f"- (n={iv['n']})" if iv else "-"
+            return f"undefined: {why}"
+        if not iv:
+            return pct(result["metrics"][c])
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
                            "mean": result["metrics"][c]}).fmt(unit="")
     head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
@@ -61,16 +78,21 @@ def report_md(result: dict, paper: list[dict]) -> str:
              head, "|" + "---|" * (len(COLUMNS) + 1),
              f"| **ours: {result['challenger']}** | " + " | ".join(ours(c) for c in COLUMNS) + " |"]
     for row in paper:
-        lines.append(f"| {row['model']} (paper) | " + " | ".join(row.get(c, "-") for c in COLUMNS) + " |")
+        lines.append(f"| {row['model']} (paper, pre-EMNLP) | "
+                     + " | ".join("not in this table" if c == COORDINATION_EMNLP else row.get(c, "-") for c in COLUMNS) + " |")
     c = result["cost"]
     missing = result["components"].get("missing") or []
     lines += ["", f"Win rate = mean of {7 - len(missing)} of 7 parts" + (f" (missing: {', '.join(missing)})" if missing else "")
-              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the six "
-              "proportions (n = votes, questions, answers, Cost Sharing games, agreed games, decisions); a percentile "
+              + ". Our row: each value in percent with its 95 % interval and n: Wilson score intervals for the seven "
+              "proportions (n = votes, questions, answers, Cost Sharing games, agreed games, Cost Sharing games, "
+              "decisions); a percentile "
               "bootstrap over setting ids for win rate and deception (n = settings; one setting gives no interval). "
               "Deception is a rate plus 0.25 × a rate, so it lies in [0, 125]. "
-              "Paper rows: GPT-4 etc. against GPT-4 defenders on all 103 settings; ours uses the model above "
-              "on the settings above, so the rows are comparable in definition only.", "",
+              "Paper rows: the pre-EMNLP leaderboard (arXiv v1/v2 Table 1), GPT-4 etc. against GPT-4 defenders on all "
+              "103 settings; ours uses the model above on the settings above, so the rows are comparable in definition "
+              "only. Coordination has two denominators: the paper rows and the authors' metric code divide by the agreed "
+              "games; the EMNLP 2024 tables divide by all Cost Sharing games (so a run with no agreement has 0 there, "
+              "and no value ÷ agreed games).", "",
               "| scenario | challenger win rate / credit (percent, bootstrap 95 % interval over games) |", "|---|---|"]
     games = (result.get("counts") or {}).get("games") or {}
 
@@ -103,13 +125,15 @@ def report_md(result: dict, paper: list[dict]) -> str:
 
 def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
     """A radar chart of the seven capabilities in percent, the scale of every report (a missing metric
-    is drawn at 0 and marked '(n/a)'). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
+    is drawn at 0 and marked '(n/a)'; Coordination is the one ÷ agreed games, and says so). Deception (a rate plus 0.25 × a rate) may reach 125 %: the
     axis then goes to 125 instead of cutting it at 100."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [c if metrics.get(c) is not None else f"{c} (n/a)" for c in CAPABILITIES]
+    # the radar's Coordination is ÷ agreed games (the upstream denominator), named so
+    names = {c: "coordination ÷ agreed games" if c == "coordination" else c for c in CAPABILITIES}
+    labels = [names[c] if metrics.get(c) is not None else f"{names[c]} (n/a)" for c in CAPABILITIES]
     labels = [f"{x} (0–125 %)" if x.startswith("deception") else x for x in labels]
     vals = [100 * (metrics.get(c) or 0.0) for c in CAPABILITIES]
     ang = [2 * math.pi * i / len(vals) for i in range(len(vals))]

@@ -177,6 +177,11 @@ def walk(config: dict, events: list[dict], result: dict) -> dict:
                     need(e["kind"] == "contribution")
                     v = e["data"]["amount"]
                     need(v is None or (isinstance(v, int) and 0 <= v <= R.PG_ENDOWMENT - spent[p]), e)  # never more than left
+                    # nothing left: not asked, 0 (rules.pg_forced); else asked
+                    forced = R.pg_forced(R.PG_ENDOWMENT - spent[p]) is not None
+                    need(bool(e["data"].get("forced")) == forced, e)
+                    if forced:
+                        need(v == 0 and not e.get("llm_call_ids"), e)
                     if v is None:
                         need(unreadable(e, "contribute"), e)
                     spent[p] += v or 0
@@ -190,6 +195,8 @@ def walk(config: dict, events: list[dict], result: dict) -> dict:
             else:
                 amounts = {p: now[p] or 0 for p in players}
                 need(e["kind"] == "pg_reveal" and e["data"]["amounts"] == amounts, e)
+                not_asked = [m["actor"] for m in moves[i - 1 - len(players):i - 1] if m["data"].get("forced")]
+                need(e["data"].get("forced", []) == not_asked, e)
                 need(e["data"]["pool_total"] == sum(spent.values()))
         need(moves[i]["kind"] == "outcome" and i + 1 == len(moves), moves[i:])
         if pd:

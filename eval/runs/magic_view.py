@@ -117,6 +117,8 @@ def sentence(e: Mapping[str, Any], lang: str, variant: str = "") -> str | None:
         return f"{a} chooses to {ch}." if ch else f"{a} gives no readable choice (counted as cooperate)."
     if k == "contribution":
         amt = d.get("amount")
+        if d.get("forced"):
+            return f"{a} has no points left and puts {amt} into the pool (not asked)."
         return f"{a} puts {amt} coins into the pool." if amt is not None else f"{a} gives no readable amount."
     if k == "pd_reveal":
         ch, pay = d.get("choices") or {}, d.get("payoffs") or {}

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from mas_agents import cells
 from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
+from mas_agents.eval.datasets import data_files
 from mas_agents.eval.datasets.wis import load_pairs
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
@@ -202,7 +203,8 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
         tick: called with each game's index as it finishes, and at once for each game already
             stored (so a resumed run's progress counts every game, as in the compare and MAgIC runners).
 
-    Writes ``<out>/config.json`` (:func:`tournament_record`) before the first game.
+    Writes ``<out>/config.json`` (:func:`tournament_record`, and ``data_files``: the pairs file the
+    planned games' pairs were drawn from) before the first game.
 
     Raises:
         ValueError: bad arguments (no ``data_root`` nor ``pairs``), or an existing tournament id with another config.
@@ -240,7 +242,10 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
     board = Leaderboard(config.db)
     board.start_tournament(tid, board_config)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
+    # the pairs file of every game's drawn pair (data_files: mas_agents.eval.datasets; none for typed pairs)
+    files = data_files([g["pair"] for g in plan])
+    write_json(out / "config.json", {**record, **({"data_files": files} if files else {}),
+                                     "record_prompts": record_prompts(), "versions": versions()})
     done = board.finished_indices(tid)
     todo = [g for g in plan if g["index"] not in done]
 
@@ -365,7 +370,9 @@ def run_experiment(config: ExperimentConfig, *, play: Callable[[Path, WisGameCon
     board = Leaderboard(config.db)   # a database that cannot be opened stops the run before config.json is written
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-        write_json(Path(out) / "config.json", {**record, "record_prompts": record_prompts(), "versions": versions()})
+        files = data_files(pairs)   # the pairs file both arms draw from
+        write_json(Path(out) / "config.json", {**record, **({"data_files": files} if files else {}),
+                                               "record_prompts": record_prompts(), "versions": versions()})
     rows = []
     for arm, spec in (("baseline", subject), (kind, treated)):
         plan = schedule([spec, others], games, players, pairs=pairs, seed=config.seed,

@@ -44,9 +44,10 @@ before each clue)::
 ``pd_reveal`` (public)::  {"round": int, "choices": {name: choice|None}, "payoffs": {name: int}}
                          # an unreadable choice (None) is scored as cooperate
 ``contribution`` (private until revealed; a public ``pg_reveal`` follows each round)::
-    {"round": int, "amount": int|None}
+    {"round": int, "amount": int|None[, "forced": true]}
+    # "forced": the player had no points left and was not asked (0; rules.pg_forced)
 ``pg_reveal`` (public)::  {"round": int, "amounts": {name: int}, "pool": int (this round),
-                         "pool_total": int (all rounds so far)}
+                         "pool_total": int (all rounds so far)[, "forced": [names not asked]]}
 ``outcome`` (actor ``game``, public)::
 
     chameleon:   {"code": 0|1|2|3, "accused": str|None}

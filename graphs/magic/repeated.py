@@ -44,6 +44,12 @@ def _repeated_graph():
                             llm_call_ids=act.call_ids, data={"round": rnd, "choice": value})
         else:
             left = R.PG_ENDOWMENT - sum(m["value"] or 0 for m in arg["moves"] if m["player"] == p)
+            forced = R.pg_forced(left)
+            if forced is not None:   # nothing left: the player is not asked (rules.pg_forced)
+                ev = make_event(phase="moves", actor=p, kind="contribution", round=rnd, visible_to=[p],
+                                content=f"{forced} (no points left)",
+                                data={"round": rnd, "amount": forced, "forced": True})
+                return {"moves": [{"round": rnd, "player": p, "value": forced, "forced": True}], "events": [ev]}
             act, plan = rt.act(p, events, "contribute",
                                f"Round {rnd} of {rounds}: you have {left} coins left. How many do you put "
                                f"into the pool (0 to {left})?", max_value=left)
@@ -66,9 +72,13 @@ def _repeated_graph():
         else:
             amounts = {p: now.get(p) or 0 for p in rt.players}
             total = sum(m["value"] or 0 for m in state["moves"])
-            msg = f"Round {rnd}: " + ", ".join(f"{p} put in {amounts[p]}" for p in rt.players) + f" (pool now {total})."
-            ev = make_event(phase="moves", actor="game", kind="pg_reveal", round=rnd, content=msg,
-                            data={"round": rnd, "amounts": amounts, "pool": sum(amounts.values()), "pool_total": total})
+            forced = [m["player"] for m in state["moves"] if m["round"] == rnd and m.get("forced")]
+            msg = f"Round {rnd}: " + ", ".join(f"{p} put in {amounts[p]}" + (" (no points left)" if p in forced else "")
+                                               for p in rt.players) + f" (pool now {total})."
+            data = {"round": rnd, "amounts": amounts, "pool": sum(amounts.values()), "pool_total": total}
+            if forced:   # who had nothing left and was not asked (rules.pg_forced)
+                data["forced"] = [p for p in rt.players if p in forced]
+            ev = make_event(phase="moves", actor="game", kind="pg_reveal", round=rnd, content=msg, data=data)
         out: dict = {"events": [ev], "round": rnd + 1}
         if rnd >= rounds:
             moves = state["moves"]

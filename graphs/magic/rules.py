@@ -23,7 +23,8 @@ Appendix A (game flows), with the choices this repository made (docs/guides/magi
   revealed after each round and paid from the setting's table (:func:`pd_payoffs`); the highest
   total wins, and a tie counts as a win for every tied player (:func:`pd_winners`).
 * **Public Good** (21): everyone starts with :data:`PG_ENDOWMENT` and makes :data:`PG_ROUNDS`
-  hidden contributions, never more than what is left (:func:`pg_clamp`). Final holding
+  hidden contributions, never more than what is left (:func:`pg_clamp`); a player with nothing
+  left is not asked and puts in 0 (:func:`pg_forced`). Final holding
   = 100 − own total + multiplier × pool / 3, pool = all contributions of all players over the
   game (:func:`pg_finals`); the highest final wins, ties are wins for all tied (:func:`pg_winners`).
 
@@ -375,6 +376,26 @@ def pd_winners(totals: Mapping[str, int]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- public good
+
+def pg_forced(left: int) -> int | None:
+    """The contribution a player makes without being asked: 0 when it has nothing ``left``, else
+    None (the player decides).
+
+    Source: MAgIC §3.1 (players are given fixed initial resources and decide how much of them to
+    invest each round), App. A.1 and the Public Good global prompt of App. A.7 (each player begins
+    with 100 points; a player's final points are its *remaining* points plus its share of the
+    pool). A contribution comes out of the remaining points, so with none left the one possible
+    contribution is 0: there is nothing to decide, and the player is not asked (no model call, no
+    invalid action). The round is still one of its contributions, counted by Rationality as §3.3
+    Eq. 8 counts every round of every Public Good competition.
+
+    Raises:
+        ValueError: ``left`` negative or not an integer.
+    """
+    if isinstance(left, bool) or not isinstance(left, int) or left < 0:
+        raise ValueError(f"the amount left must be a non-negative integer, got {left!r}")
+    return 0 if left == 0 else None
+
 
 def pg_clamp(amount: object, left: int) -> int:
     """The contribution actually made when a player offers ``amount`` with ``left`` remaining.

@@ -42,6 +42,7 @@ def run(
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     cli.setup_logging(verbose)
+    from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
     from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, plan, run_magic
     from mas_agents.specs import parse_spec, split_model
 
@@ -65,6 +66,12 @@ def run(
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     m = res["metrics"]
-    cli.console.print(", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f} %'}" for k, v in m.items())
+
+    def shown(k: str, v: float | None) -> str:   # Coordination always with its denominator
+        if v is not None:
+            return f"{COORDINATION_LABELS.get(k, k)} {100 * v:.1f} %"
+        why = undefined_reason(k, res.get("counts"))
+        return f"{COORDINATION_LABELS.get(k, k)} " + ("-" if why == "no data" else f"undefined: {why}")
+    cli.console.print(", ".join(shown(k, v) for k, v in m.items())
                       + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
     print(out)

@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import SeatInfo
+from mas_agents.eval.metrics.magic import undefined_reason
 from mas_agents.eval.stats import wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
@@ -153,9 +154,17 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("challenger"), cfg.get("defender")])
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
+    # Coordination has two denominators (eval/metrics/magic.py): each is named with its own, and
+    # the one ÷ agreed games, undefined with no agreed game, says so
+    named = {"coordination": "coordination ÷ agreed games", "coordination_emnlp": "coordination ÷ all Cost Sharing games"}
+
+    def value(k: str, v: Any) -> str:
+        if k == "deception":
+            return _score_iv(v, ivs.get(k))
+        why = undefined_reason(k, res.get("counts")) if v is None else "no data"
+        return f"{_pct(v)}{_iv(ivs.get(k))}" if why == "no data" else f"undefined: {why}"
     run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
-        f"{k.replace('self_', 'self-').replace('_', ' ')} "
-        + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
+        f"{named.get(k) or k.replace('self_', 'self-').replace('_', ' ')} {value(k, v)}"
         for k, v in m.items() if k != "win_rate")) if m else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
 

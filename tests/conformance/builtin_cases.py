@@ -222,6 +222,7 @@ def check_magic_run(ref: Reference) -> None:
         "deception": None if deceived is None and fooled is None else (deceived or 0.0) + 0.25 * (fooled or 0.0),
         "self_awareness": _ratio(n["self_awareness_correct"], n["self_awareness_answers"]),
         "cooperation": values["cooperation"], "coordination": _ratio(n["coordinated"], n["agreed"]),
+        "coordination_emnlp": _ratio(n["coordinated"], played["cost_sharing"]),   # ÷ all Cost Sharing games
         "rationality": _ratio(n["pd_defections"] + n["pg_minimal"], n["pd_choices"] + n["pg_contributions"]),
         "win_rate": _mean([v for v in values.values() if v is not None])})
 

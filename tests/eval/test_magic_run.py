@@ -45,7 +45,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
                                    "cost_sharing": 1.0, "prisoners_dilemma": 1.0, "public_good": 1.0}
     assert m == {"judgement": 0.5, "reasoning": pytest.approx(30 / 81), "deception": 0.5,
                  "self_awareness": pytest.approx(9 / 27), "cooperation": 1.0, "coordination": 1.0,
-                 "rationality": 1.0, "win_rate": pytest.approx(5 / 7)}
+                 "coordination_emnlp": 1.0, "rationality": 1.0, "win_rate": pytest.approx(5 / 7)}
     assert (tmp_path / "radar.png").stat().st_size > 1000
     report = (tmp_path / "report.md").read_text()
     # the mixed root has no magic/results/: no paper rows (see test_report_lists_the_paper_rows)
@@ -56,7 +56,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     cells = [x.strip() for x in row.strip("|").split("|")][1:]
     assert cells == ["71.4 [no interval, n=1]", "50.0 [15.0, 85.0] (n=4)", "37.0 [27.3, 47.9] (n=81)",
                      "50.0 [no interval, n=1]", "33.3 [18.6, 52.2] (n=27)", "100.0 [20.7, 100.0] (n=1)",
-                     "100.0 [20.7, 100.0] (n=1)", "100.0 [72.2, 100.0] (n=10)"]
+                     "100.0 [20.7, 100.0] (n=1)", "100.0 [20.7, 100.0] (n=1)", "100.0 [72.2, 100.0] (n=10)"]
     assert res["intervals"]["judgement"]["method"] == "Wilson score"
     assert res["intervals"]["win_rate"]["method"] == "bootstrap over settings"
     # per-scenario credits: a bootstrap interval over games beside each (one game here: no interval)
@@ -111,7 +111,11 @@ def test_report_lists_the_paper_rows(real_data_root):
               "cost": {"games": 1, "calls": 0, "input_tokens": 0, "output_tokens": 0, "wall_s": 0.0,
                        "invalid_actions": 0, "model_actions": 0}, "per_scenario": {}}
     report = report_md(result, rows)
-    assert "| GPT-4+PGM (paper) | 63.5 | 87.5 | 37.8 | 85.6 | 86.7 | 61.9 | 92.3 | 76.2 |" in report
+    # the leaderboard is the pre-EMNLP table: its Coordination is ÷ agreed games, it has none ÷ all games
+    assert ("| GPT-4+PGM (paper, pre-EMNLP) | 63.5 | 87.5 | 37.8 | 85.6 | 86.7 | 61.9 | 92.3 | not in this table "
+            "| 76.2 |") in report
+    # a result.json written before the EMNLP Coordination existed says so in its column
+    assert "| **ours: plain** | - | - | - | - | - | - | - | not recorded | - |" in report
 
 
 def test_bad_scenario():
