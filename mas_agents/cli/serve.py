@@ -65,7 +65,7 @@ def serve(
     app = create_app(runs, db, model=model, data_root=root, allowed_hosts=hosts, max_games=max_games)
     if host not in http_guard.LOOPBACK_HOSTS:
         cli.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
-                          "play the human seats.[/yellow]")
+                          "play the human seats.[/yellow]", soft_wrap=True)
     shown = host if not http_guard.is_wildcard(host) else "127.0.0.1"
     cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{shown}:{port}/", soft_wrap=True)
     extra = sorted(hosts - http_guard.LOOPBACK_HOSTS)

@@ -133,6 +133,11 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
+        declared = request.headers.get("content-length", "")
+        if max_body is not None and declared.isdigit() and int(declared) > max_body:
+            # the error page at once (a body sent without a length is cut by limit_body, then
+            # answered by http_error below)
+            return too_large(request)
         if request.method == "POST":
             # a page of another site (an opaque "null" origin included: a sandboxed frame, a data:
             # URL) must not start games or answer a seat; a client that sends neither header is
@@ -180,14 +185,18 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
         if exc.status_code == 404:
             return site.problem(request, 404, "Not found", f"This server has no page at {short(request.url.path)}.")
         if exc.status_code == 413:
-            return site.problem(request, 413, "Too large", f"{short(request.url.path)}: this server reads a request "
-                                                          f"of at most {max_body or 0:,} bytes; this one is longer.")
+            return too_large(request)
         if exc.status_code == 405:
             return site.problem(request, 405, "Not allowed", f"{short(request.url.path)} does not take a {request.method}.")
         return site.problem(request, exc.status_code, "Error", str(exc.detail))
 
+    def too_large(request: Request) -> Response:
+        return site.problem(request, 413, "Too large", f"{short(request.url.path)}: this server reads a request "
+                                                      f"body of at most {max_body or 0:,} bytes; this one is longer, "
+                                                      "so nothing was done.")
+
     for router in ROUTERS:
         app.include_router(router)
     # outermost: a foreign Host gets 421 before anything else runs
-    http_guard.check_host(app, allowed_hosts, "mas serve", max_body)
+    http_guard.check_host(app, allowed_hosts, "mas serve")
     return app

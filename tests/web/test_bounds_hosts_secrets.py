@@ -61,7 +61,10 @@ def test_a_megabyte_field_is_refused_and_nothing_is_written(tmp_path):
     root = tmp_path / "runs"
     c = TestClient(_app(root))
     r = c.post("/play", data={**PLAY, "pair": "a" * 1_000_000 + "/b"}, follow_redirects=False)
-    assert r.status_code == 413 and "at most 65,536 bytes" in r.text
+    assert r.status_code == 413 and "at most 65,536 bytes" in r.text and 'class="error-title"' in r.text
+    chunked = c.post("/play", content=iter([b"pair=" + b"a" * 40_000, b"b" * 40_000 + b"%2Fb"]),
+                     headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)
+    assert chunked.status_code == 413 and "at most 65,536 bytes" in chunked.text
     # under the body limit, a field longer than the form allows, a word over 64 characters, a
     # word with a newline: 400 with a sentence, and no game
     for pair, said in (("a" * 20_000 + "/b", "characters long"), ("a" * 65 + "/b", "at most 64 characters"),

@@ -101,7 +101,8 @@ def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     prev_group, prev_phase = rp.heading_before(events, game, start, lang)
     humans = site.withheld(d)
     html = site.env.get_template("_rows.html").render(rows=_seen_rows(rp.rows(events, game, start, lang, scenario), humans),
-                                                      prev_group=prev_group, prev_phase=prev_phase, seen="",
+                                                      prev_group=prev_group, prev_phase=prev_phase,
+                                                      seen=humans[0] if humans and len(humans) == 1 else "",
                                                       rel=site.rel(d))
     resp = HTMLResponse(html)
     resp.headers["X-Next"] = str(len(events))
