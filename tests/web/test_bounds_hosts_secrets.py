@@ -208,6 +208,9 @@ def test_a_running_human_game_withholds_what_its_seat_may_not_see(client, runs, 
         r = client.get(path)
         assert r.status_code == 403 and "being played" in r.text and other not in r.text, path
     assert client.post(f"/verify/{rel}").status_code == 403
+    run = client.get(f"/run/{rel}").text                 # its run page links none of them
+    assert 'id="withheld-note"' in run and f"/raw/{rel}" not in run and f"/zip/{rel}" not in run
+    assert f"/calls/{rel}" not in run and 'id="verify"' not in run
     # the replay shows what Player 1 sees: its own word, the public events, no prompt links
     page = client.get(f"/replay/{rel}")
     assert page.status_code == 200 and mine in page.text and other not in page.text

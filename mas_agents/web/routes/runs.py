@@ -69,7 +69,7 @@ def run_page(rel: str, site: Site = Depends(get_site)):
     return site.page("run.html", run=run, headline=headline, standings=standings(site, d) if leaderboard else None, children=children, progress=prog, files=files,
                      figures=figures, leaderboard=leaderboard, board=site.board_link(d) if leaderboard else None,
                      has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
-                     has_report=(d / "report.md").exists(), seats=site.seats(d),
+                     has_report=(d / "report.md").exists(), seats=site.seats(d), withheld=site.withheld(d),
                      has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
                      evaluations=_evaluations(site, d, every) if evaluated_by else [],
                      replay=verifiable(d, kind, run.state, run.reason))   # (whether mas rerun can check it, why)
