@@ -211,6 +211,8 @@ def test_a_running_human_game_withholds_what_its_seat_may_not_see(client, runs, 
     run = client.get(f"/run/{rel}").text                 # its run page links none of them
     assert 'id="withheld-note"' in run and f"/raw/{rel}" not in run and f"/zip/{rel}" not in run
     assert f"/calls/{rel}" not in run and 'id="verify"' not in run
+    listed = client.get("/").text
+    assert f'href="/run/{rel}"' in listed and f'href="/zip/{rel}"' not in listed and 'href="/zip/spy-kettle"' in listed
     # the replay shows what Player 1 sees: its own word, the public events, no prompt links
     page = client.get(f"/replay/{rel}")
     assert page.status_code == 200 and mine in page.text and other not in page.text

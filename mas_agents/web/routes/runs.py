@@ -37,7 +37,9 @@ def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0, sit
         if rk is not None and rk.evaluation and not r.finished and not r.headline:
             r.headline = eval_progress(site.root / r.rel, site.data_root)["text"]   # "k of N answered"
     models = sorted({m for r in every for m in r.models})
-    return site.page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
+    # a game being played with a person in it is not offered as a zip (it would answer 403)
+    withheld = {r.rel for r in shown if r.state == "running" and site.withheld(site.root / r.rel) is not None}
+    return site.page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models, withheld=withheld,
                      f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
 
