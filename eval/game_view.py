@@ -172,7 +172,8 @@ class PlayForm:
         folder: the name of the run directories it starts (``<folder>-<date>-<hex>`` under ``--runs``).
         check: ``check(form, data_root, check_model) -> dict``: the game's arguments from the form
             (``{name: value}``; ``data_root``: the datasets root or None; ``check_model(spec)``
-            raises ValueError for a model spec the server cannot build). Raises ValueError with a
+            raises ValueError for a model spec, or an agent URL, the server does not play: ``mas
+            serve`` plays only its own ``--model``). Raises ValueError with a
             plain sentence the page shows.
         start: ``start(out, *, model, **arguments)``: plays the game into ``out`` (the server
             runs it in a thread of its own; ``model``: the server's default model).
@@ -201,7 +202,8 @@ class GameView:
         truth: ``truth(events, lang, variant) -> list[str]``: what the game hid, as lines shown
             at the end of its replay once it has ended.
         titles: ``{lang: {key: title}}``: titles of groups (``vote``, ``end``...) and of phases
-            (``ph_<phase>``) replacing the web's.
+            (``ph_<phase>``) replacing the web's, and of variants (``v_<variant>``, shown beside
+            the game's title; default: the key with spaces, capitalised).
         role_text: ``{lang: {role key: words}}``.
         lang: ``lang(events, config) -> "en" | "zh"``: the replay's language.
         hidden_roles: ``hidden_roles(events, config) -> bool``: the game hides its roles from

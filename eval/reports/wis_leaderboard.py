@@ -217,9 +217,18 @@ class Leaderboard:
                 raise
 
     def close(self) -> None:
-        """Close the writes' connection (a later write opens another); reads open their own."""
+        """Close the writes' connection (a later write opens another); reads open their own.
+
+        The write-ahead log is checkpointed into the database first (``PRAGMA
+        wal_checkpoint(TRUNCATE)``), so with no other connection open SQLite removes the
+        ``-wal``/``-shm`` files when this one closes (issue 57, E17: a tournament stopped with
+        Ctrl-C left them beside the database)."""
         with self._lock:
             if self._conn is not None:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:   # busy (another process reads): the next close folds it in
+                    pass
                 self._conn.close()
                 self._conn = None
 

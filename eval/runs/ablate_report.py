@@ -183,7 +183,10 @@ def figures(result: dict, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     def bars(path: Path, groups: list[str], series: dict[str, list[dict]], ylabel: str, scale: float) -> None:
-        fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(groups) * max(1, len(series)) / 2), 3.6))
+        # width grows with the bars but stops at 10 in (1,100 px): MAgIC's 7 metrics x 5 variants were
+        # 2,288 x 396 px with 8-pt labels, unreadable once a page scaled it down (issue 57, E15)
+        n_bars = len(groups) * max(1, len(series))
+        fig, ax = plt.subplots(figsize=(min(10.0, max(5.0, 0.3 * n_bars + 2)), 4.4))
         w = 0.8 / max(1, len(series))
         for j, (name, ests) in enumerate(series.items()):
             xs = [i + j * w for i in range(len(groups))]
@@ -196,9 +199,12 @@ def figures(result: dict, out: Path) -> None:
                     ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_xticks([i + w * (len(series) - 1) / 2 for i in range(len(groups))])
         long = max((len(g) for g in groups), default=0) > 12   # variant names like plain+player_star+pgm overlap
-        ax.set_xticklabels(groups, fontsize=8, rotation=25 if long else 0, ha="right" if long else "center")
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        ax.set_xticklabels(groups, fontsize=10, rotation=25 if long else 0, ha="right" if long else "center")
+        ax.tick_params(axis="y", labelsize=10)
+        ax.set_ylabel(ylabel, fontsize=10)
+        # above the bars, in columns: a legend inside the axes covered them
+        ax.legend(fontsize=9, ncol=min(3, max(1, len(series))), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  frameon=False)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)

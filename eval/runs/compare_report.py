@@ -151,7 +151,8 @@ def bar_chart(table: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(table)), 3.5))
+    # at least 6 in wide: at 4 in the title was cut at both ends (issue 57, E15)
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(table)), 3.8))
     names = [t["method"] for t in table]
     def err(t, side):
         iv = t.get("weighted_score_interval") or {}
@@ -162,7 +163,7 @@ def bar_chart(table: list[dict], path: Path) -> None:
            yerr=[[err(t, 0) for t in table], [err(t, 1) for t in table]], capsize=4, color="#4C72B0")
     ax.set_ylabel("weighted score (%)")
     ax.set_ylim(0, 100)
-    ax.set_title("WellPlay weighted score (mean, 95 % interval)")
+    ax.set_title("WellPlay weighted score (mean, 95 % interval)", fontsize=11)
     ax.tick_params(axis="x", rotation=30)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

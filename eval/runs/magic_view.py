@@ -25,7 +25,7 @@ ROLE_TEXT = {"en": {"chameleon": "the chameleon", "non_chameleon": "not the cham
                     "civilian": "civilian", "player": "player", "test_seat": "player"},
              "zh": {"civilian": "平民", "player": "玩家"}}
 TITLES = {"en": {"ph_clues": "Clues", "ph_negotiation": "Proposals and votes", "ph_moves": "Moves",
-                 "ph_guess": "The chameleon's guess"},
+                 "ph_guess": "The chameleon's guess", **{f"v_{k}": v for k, v in SCENARIOS.items()}},
           "zh": {"ph_clues": "线索", "ph_negotiation": "提议与投票", "ph_moves": "行动", "ph_guess": "猜词"}}
 
 

@@ -18,6 +18,11 @@ from mas_agents.graphs.wis import rules as wis_rules
 from mas_agents.specs import is_remote, parse_spec, split_model
 
 
+#: The longest word of a word pair given in the form, in characters: the dataset's longest is far
+#: shorter (WiS §3.1 pairs are single words or short phrases), and a word goes into every prompt.
+MAX_WORD = 64
+
+
 def _short(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
@@ -50,7 +55,12 @@ def check_game(form: Mapping[str, str], data_root: Path | None, check_model: Cal
         raise ValueError(f"A game has {wis_rules.MIN_PLAYERS} to {wis_rules.MAX_PLAYERS} seats; "
                          f"this one has {len(agents)}.") from None
     for a in agents:
-        if a != HUMAN and not is_remote(a):
+        if is_remote(a):
+            try:
+                check_model(a)   # an agent served elsewhere: only where the server allows
+            except ValueError as exc:
+                raise ValueError(f"The seat {_short(a, 60)!r} is not an agent this server seats ({exc}).") from None
+        elif a != HUMAN:
             try:
                 blocks, seat_model = split_model(a)
                 parse_spec(blocks)
@@ -69,6 +79,10 @@ def check_game(form: Mapping[str, str], data_root: Path | None, check_model: Cal
         if len(parts) != 2 or not all(parts):
             raise ValueError("The word pair must be two words separated by a slash, the civilians' word first: "
                              "tea/coffee.")
+        for w in parts:
+            if len(w) > MAX_WORD or any(not c.isprintable() for c in w):
+                raise ValueError(f"Each word of the pair is at most {MAX_WORD} characters on one line; "
+                                 f"{_short(w, 40)!r} is {'longer' if len(w) > MAX_WORD else 'not one line'}.")
         if parts[0].casefold() == parts[1].casefold():
             raise ValueError(f"The two words of the pair must differ; both are {_short(parts[0], 40)!r}.")
         pair = {"civilian": parts[0], "spy": parts[1]}

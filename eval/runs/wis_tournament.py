@@ -268,9 +268,13 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
         for g in plan:
             if g["index"] in done:
                 tick(g["index"])
-    run_cells(todo, one, root=out, rel=rel, models=seat_models, concurrency=concurrency, done=finished)
+    try:
+        run_cells(todo, one, root=out, rel=rel, models=seat_models, concurrency=concurrency, done=finished)
+        metrics = board.metrics(tid)
+    finally:
+        board.close()   # on a stop too: the last connection closed, SQLite folds -wal/-shm back in (E17)
     return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
-            "metrics": board.metrics(tid)}
+            "metrics": metrics}
 
 
 def subject_metrics(games: list[dict], plan: list[dict]) -> dict:

@@ -33,8 +33,9 @@ import fastapi
 import httpx
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from mas_agents import http_guard
 from mas_agents.graphs.wis.protocol_types import STATUSES, WisPlayer, request, response
 
 log = logging.getLogger(__name__)
@@ -43,22 +44,34 @@ log = logging.getLogger(__name__)
 INTERACT_STATUSES = ("round", "vote")
 
 
+#: The largest request body the served agent reads, in bytes (413 beyond it, before the player
+#: sees anything: :func:`mas_agents.http_guard.guard`); a message of a 9-seat round is a
+#: few KB. Issue 57, E2: a 5 MB message became a 1.25M-token prompt.
+MAX_BODY = 64 * 1024
+#: The longest ``message`` (characters): a round's host line with every seat's description.
+MAX_MESSAGE = 16_000
+#: The longest ``name`` and ``word`` (characters): a player's name, one word of a pair.
+MAX_NAME = 200
+
+
 class WisRequest(BaseModel):
     """Body of ``/agent/perceive`` and ``/agent/interact`` (and, ignored, of the other routes).
 
     Every field is optional for the parser (``null`` counts as the default); the routes then
     require a valid ``status`` and answer ``success = false`` when it is missing or unknown.
-    Unknown extra fields are ignored.
+    Unknown extra fields are ignored. A field longer than :data:`MAX_MESSAGE` / :data:`MAX_NAME`
+    characters is refused (``success = false`` naming it).
     """
 
-    message: str | None = ""
-    name: str | None = ""
-    status: str | None = ""
-    word: str | None = ""
+    message: str | None = Field("", max_length=MAX_MESSAGE)
+    name: str | None = Field("", max_length=MAX_NAME)
+    status: str | None = Field("", max_length=MAX_NAME)
+    word: str | None = Field("", max_length=MAX_NAME)
     round: int | None = 0
 
 
-def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline: float | None = None) -> fastapi.FastAPI:
+def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline: float | None = None,
+             allowed_hosts: frozenset[str] | None = None, max_body: int | None = MAX_BODY) -> fastapi.FastAPI:
     """A FastAPI app serving one WiS player over the WiS platform's agent protocol.
 
     Args:
@@ -69,6 +82,9 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
             limit: WiS §3.1 fouls a description after 10 s); a player still thinking then gets
             ``success = false`` ("no reply within the agent's own deadline") at once, rather than
             the judge cutting the connection. ``None``/0: no deadline.
+        allowed_hosts: the ``Host`` names answered (:func:`mas_agents.http_guard.allowed_hosts`;
+            another gets 421 before any route); None: any (tests).
+        max_body: the largest request body in bytes (413 beyond it); None: no limit.
 
     Routes (all answer HTTP 200 with ``{success, result, errMsg}``; init and checkHealth answer
     as an agent built on the platform's SDK does, spy-agent-build-sdk 0.0.29 ``server/server.py``):
@@ -92,7 +108,10 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
     the judge's HTTP timeout is lost on the judge's side.
     The current player is available as ``app.state.player`` (``None`` before the first one).
     """
-    app = fastapi.FastAPI(title="WiS agent", description=f"Who-is-Spy agent ({model_name})")
+    # no /docs, /redoc, /openapi.json: FastAPI's pages load their scripts from a CDN
+    app = fastapi.FastAPI(title="WiS agent", description=f"Who-is-Spy agent ({model_name})", docs_url=None,
+                          redoc_url=None, openapi_url=None)
+    http_guard.guard(app, allowed_hosts, max_body, "WiS agent")
     app.state.player = None
     lock = threading.Lock()
     worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="wis-agent") if deadline else None
@@ -193,14 +212,21 @@ def make_app(player_factory: Callable[[], WisPlayer], model_name: str, deadline:
 
 
 def serve(player_factory: Callable[[], WisPlayer], model_name: str, host: str = "127.0.0.1",
-          port: int = 7860, log_level: str = "info", deadline: float | None = None) -> None:
+          port: int = 7860, log_level: str = "info", deadline: float | None = None,
+          allowed_hosts: frozenset[str] | None = None, sock: Any = None) -> None:
     """Serve a player over the WiS agent protocol with uvicorn; blocks until interrupted.
 
-    See :func:`make_app` for the routes and ``deadline``. Used by ``mas spy serve-agent``.
-    """
-    import uvicorn
+    See :func:`make_app` for the routes, ``deadline`` and ``allowed_hosts`` (default: those of
+    ``host``, :func:`mas_agents.http_guard.allowed_hosts`). ``sock``: a socket already bound
+    (:func:`mas_agents.http_guard.bind`; default: bound here). Used by ``mas spy serve-agent``.
 
-    uvicorn.run(make_app(player_factory, model_name, deadline=deadline), host=host, port=port, log_level=log_level)
+    Raises:
+        OSError: ``host``:``port`` cannot be listened on (one line, :func:`mas_agents.http_guard.bind`).
+    """
+    hosts = allowed_hosts if allowed_hosts is not None else http_guard.allowed_hosts(host)
+    sock = sock if sock is not None else http_guard.bind(host, port)
+    http_guard.serve(make_app(player_factory, model_name, deadline=deadline, allowed_hosts=hosts), sock,
+                     log_level=log_level)
 
 
 class RemoteWisPlayer:

@@ -1,5 +1,10 @@
 """``mas serve``: the web app over the run directories (see :mod:`mas_agents.web.app`).
 
+It binds its port before it prints anything (a busy port: one error line, no address), answers only
+the Host names of its bind and ``--allowed-host`` (421 otherwise, on every bind), and plays at most
+``--max-games`` games started in the browser at once (:mod:`mas_agents.http_guard`,
+:mod:`mas_agents.web.app`; issue 57, E2/E3/E19).
+
 ``mas_agents.web.app`` and uvicorn are imported inside :func:`serve`: FastAPI, Jinja2 and the run
 readers are over a thousand modules that no other command and not ``mas --help`` should load.
 """
@@ -23,6 +28,12 @@ def serve(
                                                          "~/.local/share/mas-agents/wis.sqlite)."),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (127.0.0.1: this machine only)."),
     port: int = typer.Option(8000, help="Port."),
+    allowed_host: list[str] = typer.Option([], "--allowed-host", metavar="NAME",
+                                           help="A host name or address this server may be reached as, besides "
+                                                "127.0.0.1, localhost, ::1 and --host (repeatable); a request naming "
+                                                "another Host gets 421."),
+    max_games: int = typer.Option(4, "--max-games", min=1, help="Games started in the browser played at once; "
+                                                                 "another start is refused (429) until one ends."),
     model: str = Model,
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for word pairs of games "
                                                                       "started in the browser; else $MAS_DATA_DIR, else ../shared/datasets."),
@@ -32,20 +43,36 @@ def serve(
     private events and call logs, live games, the Who-is-Spy leaderboard with ratings, reports with
     figures, and a human seat in a Who-is-Spy game."""
     cli.setup_logging(verbose)
-    import uvicorn
+    from mas_agents import http_guard
+    from mas_agents.web.app import create_app
 
-    from mas_agents.web.app import LOOPBACK_HOSTS, create_app
-
+    try:
+        hosts = http_guard.allowed_hosts(host, allowed_host)
+    except ValueError as exc:
+        cli.fail(str(exc))
     try:
         root = resolve_data_dir(data_dir)
     except DataError:   # optional: without it, a game started in the browser needs its word pair
         root = None
-    if host not in LOOPBACK_HOSTS:
+    try:
+        sock = http_guard.bind(host, port)   # before any line: a busy port is one error, no address
+    except OSError as exc:
+        refused = f"mas serve: {exc.strerror or exc}"
+    else:
+        refused = ""
+    if refused:   # outside the except: fail() would read a handled OSError as a path given
+        cli.fail(refused)
+    app = create_app(runs, db, model=model, data_root=root, allowed_hosts=hosts, max_games=max_games)
+    if host not in http_guard.LOOPBACK_HOSTS:
         cli.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
-                          "play the human seats.[/yellow]")
-    app = create_app(runs, db, model=model, data_root=root,
-                     allowed_hosts=LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else None)
-    cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{host}:{port}/")
+                          "play the human seats.[/yellow]", soft_wrap=True)
+    shown = host if not http_guard.is_wildcard(host) else "127.0.0.1"
+    cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{shown}:{port}/", soft_wrap=True)
+    extra = sorted(hosts - http_guard.LOOPBACK_HOSTS)
+    if http_guard.is_wildcard(host) or extra:
+        cli.console.print(f"Answers to the host names {', '.join(sorted(hosts))}; from another machine, use one of "
+                          "them or add one with --allowed-host NAME.", soft_wrap=True)
     # Ctrl-C is uvicorn's (a graceful shutdown), not the games' stop of the other commands
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    uvicorn.run(app, host=host, port=port, log_level="info" if verbose else "warning")
+    # limit_concurrency: connections and tasks at once (uvicorn answers 503 beyond it)
+    http_guard.serve(app, sock, log_level="info" if verbose else "warning", limit_concurrency=64)

@@ -291,6 +291,9 @@ def serve_agent(
         9.0, min=0, help="Seconds within which every interact answers (below the judge's 10 s speaking limit, "
                          "WiS Appendix A); a player still thinking then answers 'no reply' at once. 0: none."),
     calls: Optional[Path] = typer.Option(None, help="Where to record LLM calls (default: not kept)."),
+    allowed_host: list[str] = typer.Option([], "--allowed-host", metavar="NAME",
+                                           help="A host name or address the platform reaches this agent as, besides "
+                                                "127.0.0.1, localhost, ::1 and --host (repeatable); another Host gets 421."),
     verbose: bool = Verbose,
 ) -> None:
     """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
@@ -308,10 +311,23 @@ def serve_agent(
     if lang not in ("en", "zh", "auto"):
         cli.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
+    from mas_agents import http_guard
+    try:
+        hosts = http_guard.allowed_hosts(host, allowed_host)
+    except ValueError as exc:
+        cli.fail(str(exc))
+    try:
+        sock = http_guard.bind(host, port)   # a busy port: one line, before the model is loaded
+    except OSError as exc:
+        refused = f"mas spy serve-agent: {exc.strerror or exc}"
+    else:
+        refused = ""
+    if refused:
+        cli.fail(refused)
     # safe_reply: a description that still says the word after the re-prompt becomes a generic one
     # (a platform's judge would eliminate the agent for it; mas_agents.graphs.wis.player.safe_description)
     factory = PlayerFactory(Seats(CallRecorder(calls) if calls else CallRecorder(None), model), lang=lang,
                             safe_reply=True)
     factory.model(split_model(agent)[1])  # load the model before the first request
     serve(lambda: factory(agent, "civilian"), model_label(split_model(agent)[1] or model), host=host, port=port,
-          deadline=deadline or None)
+          deadline=deadline or None, allowed_hosts=hosts, sock=sock)

@@ -51,7 +51,15 @@ JSON; errors are rendered by the handler that finds them, never read from the qu
 Safety: every page escapes what runs contain (Jinja2 autoescaping, Markdown without raw HTML),
 and a Content-Security-Policy allows scripts from this server's ``/static`` only, so a
 ``<script>`` in an event is text and could not run even if it slipped through. ``mas serve``
-binds 127.0.0.1 unless told otherwise. A POST from a page of another origin is refused.
+binds 127.0.0.1 unless told otherwise, and on every bind answers only the Host names
+:func:`mas_agents.http_guard.allowed_hosts` gives (loopback names, its own address, ``--allowed-host``;
+421 for another: a page that rebinds its own name to this machine is refused). A POST from a page
+of another origin is refused. Work is bounded: a request body over :data:`MAX_BODY` gets 413, a form
+field longer than a game's form allows 400 (the word pair: words), and at most ``--max-games``
+games from ``/play`` are played at once (429 beyond it). ``/docs`` and the OpenAPI schema are off
+(FastAPI's Swagger page loads its script from a CDN). While a game with a human seat is played,
+everything that holds what that seat may not see (the private replay, ``/raw``, ``/zip``, the
+calls...) answers 403 (:meth:`mas_agents.web.site.Site.withheld`).
 """
 
 from __future__ import annotations
@@ -67,27 +75,33 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
+from mas_agents import http_guard
+from mas_agents.http_guard import LOOPBACK_HOSTS
 from mas_agents.web import runs as rs
 from mas_agents.web.routes import calls, downloads, evaluation, leaderboard, play, replay, reports
 from mas_agents.web.routes import runs as runs_pages
 from mas_agents.web.routes.play import GameStarter, check_model_spec
 from mas_agents.web.routes.reports import render_markdown
-from mas_agents.web.site import HERE, Site, make_env, short
+from mas_agents.web.site import HERE, Site, Withheld, make_env, short
 
-__all__ = ["CSP", "LOOPBACK_HOSTS", "ROUTERS", "GameStarter", "check_model_spec", "create_app", "render_markdown"]
+__all__ = ["CSP", "LOOPBACK_HOSTS", "MAX_BODY", "MAX_GAMES", "ROUTERS", "GameStarter", "check_model_spec", "create_app", "render_markdown"]
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
-#: Host names a server bound to the loopback interface answers to (a page of another site that
-#: rebinds its own name to 127.0.0.1 sends its own name and is refused: DNS rebinding).
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+#: The largest request body ``mas serve`` reads, in bytes: its forms (a game's seats and word pair,
+#: a seat's answer) are under 1 KB; 64 KiB leaves room and refuses a 1 MB field (413).
+MAX_BODY = 64 * 1024
+#: Games started from ``/play`` played at once by default (``mas serve --max-games``): each holds a
+#: thread and its agents' model calls, on a machine that may have 2 cores.
+MAX_GAMES = 4
 #: The routers, in the order their routes are matched.
 ROUTERS = (runs_pages.router, replay.router, calls.router, evaluation.router, reports.router, downloads.router,
            leaderboard.router, play.router)
 
 
 def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data_root: Path | None = None,
-               allowed_hosts: frozenset[str] | None = None) -> FastAPI:
+               allowed_hosts: frozenset[str] | None = None, max_games: int = MAX_GAMES,
+               max_body: int | None = MAX_BODY) -> FastAPI:
     """The web app over the run directories under ``runs``.
 
     Args:
@@ -96,27 +110,34 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
             :func:`mas_agents.eval.reports.wis_leaderboard.default_db_path`).
         model: default model of the agents in games started from ``/play``.
         data_root: datasets root for word pairs of those games.
-        allowed_hosts: host names (``Host`` header, port dropped) answered; others get 421.
-            ``mas serve`` gives :data:`LOOPBACK_HOSTS` when it binds a loopback address. None: any.
+        allowed_hosts: host names (``Host`` header, port dropped) answered; others get 421
+            (:class:`mas_agents.http_guard.HostCheck`). ``mas serve`` gives
+            :func:`mas_agents.http_guard.allowed_hosts` of its bind and ``--allowed-host``s on every
+            bind. None: any (tests).
+        max_games: at most this many games started from ``/play`` are played at once; another
+            start answers 429 (``mas serve --max-games``).
+        max_body: the largest request body in bytes (413 beyond it; None: no limit).
     """
     root = Path(runs).resolve()
     root.mkdir(parents=True, exist_ok=True)
     site = Site(root=root, db=db, data_root=data_root, model=model, env=make_env(),
-                starter=GameStarter(model, data_root))
+                starter=GameStarter(model, data_root, max_games=max_games))
     app = FastAPI(title="mas serve", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.site = site
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    # innermost of the middleware: a body over max_body is refused (413, the error page) before a route has it
+    http_guard.limit_body(app, max_body)
     # pages, JSON and run files compressed when the browser accepts gzip (not zips and PNGs:
     # Starlette leaves those content types alone); level 6: most of 9's gain at a fraction of its CPU
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        if allowed_hosts is not None:
-            host = _hostname(request.headers.get("host") or "")
-            if host not in allowed_hosts:
-                return Response(f"host {host!r} refused: this server answers to {', '.join(sorted(allowed_hosts))}",
-                                status_code=421)
+        declared = request.headers.get("content-length", "")
+        if max_body is not None and declared.isdigit() and int(declared) > max_body:
+            # the error page at once (a body sent without a length is cut by limit_body, then
+            # answered by http_error below)
+            return too_large(request)
         if request.method == "POST":
             # a page of another site (an opaque "null" origin included: a sandboxed frame, a data:
             # URL) must not start games or answer a seat; a client that sends neither header is
@@ -140,6 +161,10 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     async def refused(request: Request, exc: rs.OutsideRuns):
         return site.problem(request, 403, "Refused", str(exc))
 
+    @app.exception_handler(Withheld)
+    async def withheld(request: Request, exc: Withheld):
+        return site.problem(request, 403, "Withheld while the game is played", str(exc))
+
     @app.exception_handler(rs.BadPath)
     async def bad_path(request: Request, exc: rs.BadPath):
         return site.problem(request, 400, "Bad address", str(exc))
@@ -159,17 +184,19 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     async def http_error(request: Request, exc: StarletteHTTPException):
         if exc.status_code == 404:
             return site.problem(request, 404, "Not found", f"This server has no page at {short(request.url.path)}.")
+        if exc.status_code == 413:
+            return too_large(request)
         if exc.status_code == 405:
             return site.problem(request, 405, "Not allowed", f"{short(request.url.path)} does not take a {request.method}.")
         return site.problem(request, exc.status_code, "Error", str(exc.detail))
 
+    def too_large(request: Request) -> Response:
+        return site.problem(request, 413, "Too large", f"{short(request.url.path)}: this server reads a request "
+                                                      f"body of at most {max_body or 0:,} bytes; this one is longer, "
+                                                      "so nothing was done.")
+
     for router in ROUTERS:
         app.include_router(router)
+    # outermost: a foreign Host gets 421 before anything else runs
+    http_guard.check_host(app, allowed_hosts, "mas serve")
     return app
-
-
-def _hostname(host: str) -> str:
-    """The name of a ``Host`` header without its port (``[::1]:8000`` -> ``[::1]``)."""
-    if host.startswith("["):
-        return host.split("]")[0] + "]"
-    return host.rsplit(":", 1)[0]

@@ -173,7 +173,17 @@ def _ablation_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     base = cfg.get("base", "")
     run.agents = uniq([base] + [f"{base}+{b}" for b in cfg.get("blocks") or []])
     summary = str(res.get("summary") or "")
-    run.headline = (summary[:220] + ("…" if len(summary) > 220 else "")) if summary else progress(d, run.kind)["text"]
+    run.headline = _whole_sentences(summary) if summary else progress(d, run.kind)["text"]
+
+
+def _whole_sentences(text: str, n: int = 600) -> str:
+    """``text`` whole when it has at most ``n`` characters, else its sentences that fit in ``n``
+    and "…": a headline cut mid-sentence (at 220 characters) lost the ablation's conclusion
+    (issue 57, E15)."""
+    if len(text) <= n:
+        return text
+    cut = text.rfind(". ", 0, n)
+    return (text[:cut + 1] if cut > 0 else text[:n].rsplit(" ", 1)[0]) + " …"
 
 
 def _tournament_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from jinja2 import Environment, FileSystemLoader
 
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
-from mas_agents.eval.runs.human import HUMAN_SPEAK_TIMEOUT, human_seats
+from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
 
@@ -86,6 +86,53 @@ class Site:
         """The folder names of the human seats of the run in ``d``."""
         return [p.name for p in human_seats(d)]
 
+    def withheld(self, d: Path) -> list[str] | None:
+        """The seats of the game being played with a person in it that holds ``d`` (``d`` itself
+        or a folder above it under ``--runs``), or None when there is none: while such a game is
+        played, whatever shows what its human seat may not see (another seat's word or role, the
+        pair in ``config.json``, the prompts, the private events) is withheld from every visitor,
+        the person included (issue 57, E4), until it has ended (finished or stopped).
+
+        A game has a person in it when it has human seat folders (:func:`human_seats`), names the
+        seat spec ``human`` in its ``config.json``, or was started from ``/play`` by this server;
+        it is being played while this server's thread of it lives or :func:`mas_agents.web.runs.run_state`
+        says ``running``.
+
+        Returns:
+            the human seats' player names (``view.json`` ``seat``, e.g. ``["Player 1"]``; ``[]``
+            before a seat has written its view), or None.
+        """
+        d = Path(d)
+        for p in [d, *d.parents]:
+            if p == self.root or self.root not in p.parents:
+                return None
+            if not p.is_dir():
+                continue
+            key = self.rel(p)
+            th = self.starter.threads.get(key) if self.starter is not None else None
+            cfg = as_dict(rs._read(p / "config.json")) if (p / "config.json").is_file() else {}
+            human = (th is not None or (p / "human").is_dir() or cfg.get("human")
+                     or HUMAN in [str(a) for a in (cfg.get("agents") or []) if isinstance(cfg.get("agents"), list)])
+            if not human or (p / "result.json").exists():
+                continue
+            if (th is not None and th.is_alive()) or rs.run_state(p, rs.detect_kind(p) or "")[0] == "running":
+                return [str(as_dict(_view(s)).get("seat") or s.name.replace("_", " ")) for s in human_seats(p)]
+        return None
+
+    def check_open(self, d: Path, inside: bool = False) -> None:
+        """Raise :class:`Withheld` when ``d`` belongs to a game being played with a person in it
+        (:meth:`withheld`), or, with ``inside``, when such a game is anywhere under ``d`` (a zip of
+        a folder holding it)."""
+        if self.withheld(d) is not None:
+            raise Withheld(f"{self.rel(d) or '.'} belongs to a game with a human seat that is being played: what its "
+                           "seat may not see (the other seats' words and roles, the prompts, the run's files) is "
+                           "shown when the game has ended. Its seat page and its replay show what the seat sees.")
+        if inside and d.is_dir():
+            for r in rs.scan(d):
+                if self.withheld(d / r.rel) is not None:
+                    raise Withheld(f"{self.rel(d) or '.'} holds {self.rel(d / r.rel)}, a game with a human seat that is "
+                                   "being played: it can be downloaded when that game has ended.")
+
     def run_link(self, path: Any) -> str | None:
         """The ``rel`` under ``--runs`` of a run directory a record names (an evaluation's
         ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``."""
@@ -149,6 +196,27 @@ class Site:
                     total = cfg.get("games")
                     break
         return rs.progress(d, kind, db_total=total)
+
+
+class Withheld(Exception):
+    """A page or file of a game being played with a person in it (:meth:`Site.withheld`): 403."""
+
+
+def _view(seat_dir: Path) -> Any:
+    try:
+        return read_view(seat_dir)
+    except (OSError, ValueError):
+        return {}
+
+
+def not_withheld(request: Request) -> None:
+    """A router's dependency: its ``{rel}`` must not belong to a game being played with a person
+    in it (:meth:`Site.check_open`; a zip: nor hold one). Raises :class:`Withheld` (403)."""
+    rel = request.path_params.get("rel")
+    if rel is None:
+        return
+    site = get_site(request)
+    site.check_open(rs.confine(site.root, rel), inside=request.url.path.startswith("/zip/"))
 
 
 def get_site(request: Request) -> Site:

@@ -95,7 +95,7 @@ def test_a_new_game_gets_its_line_and_replay_from_its_hooks(registered):
     assert by_rel["a-done"].is_game and by_rel["a-done"].kind in rs.all_kinds()
     client = TestClient(create_app(registered, registered / "none.sqlite"))
     page = client.get("/replay/a-done?private=1").text
-    assert "<h1>Sealed auction: " in page
+    assert '<h1>Sealed auction <span class="run-name">— ' in page
     for title in ("Round 1", "Round 2", "Sealed bids", "The reckoning"):
         assert f">{title}</" in page, title
     assert "North bids 3 coins." in page and "South bids 6 coins." in page
@@ -114,8 +114,8 @@ def test_a_new_game_gets_its_line_and_replay_from_its_hooks(registered):
 def test_a_game_without_view_hooks_gets_round_headings_and_a_players_panel(registered):
     client = TestClient(create_app(registered, registered / "none.sqlite"))
     page = client.get("/replay/p-done?private=1").text
-    assert "<h1>Plain auction: " in page
-    assert '<a href="#r1">Round 1</a> · <a href="#r2">Round 2</a>' in page
+    assert '<h1>Plain auction <span class="run-name">— ' in page
+    assert '<a href="#r1" data-group="r1">Round 1</a><a href="#r2" data-group="r2">Round 2</a>' in page
     assert ">Bidding</" in page and ">Scoring</" in page and ">Outcome</" in page
     assert "<td>1</td><td>North</td><td><code>alpha</code></td><td>openai:stub</td>" in page
     assert "<td>2</td><td>South</td><td><code>beta@openai:x</code></td><td>openai:x</td>" in page

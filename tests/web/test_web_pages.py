@@ -19,11 +19,12 @@ from tests.web.runs_fixture import wis_model
 
 
 def test_play_refuses_a_seat_whose_model_is_not_one_and_starts_nothing(tmp_path):
+    # the form plays only the server's own model (issue 57, E9): any other spec is refused alike
     root = tmp_path / "runs"
     client = TestClient(create_app(root, tmp_path / "none.sqlite", model=wis_model()))
-    for agents, said in (("human,plain@foo:bar,plain", "unknown model spec 'foo:bar'"),
-                         ("human,plain@local:/no/such.gguf,plain", "GGUF file not found: /no/such.gguf"),
-                         ("human,plain@openai:,plain", "missing model name after 'openai:'")):
+    for agents, said in (("human,plain@foo:bar,plain", "the model 'foo:bar' is not one this server plays"),
+                         ("human,plain@local:/no/such.gguf,plain", "the model 'local:/no/such.gguf' is not one this"),
+                         ("human,plain@openai:,plain", "the model 'openai:' is not one this server plays")):
         r = client.post("/play", data={"agents": agents, "pair": "tea/coffee"}, follow_redirects=False)
         assert r.status_code == 400 and 'id="play-error"' in r.text, agents
         assert said in r.text.replace("&#39;", "'"), (agents, re.findall(r'id="play-error">(.*?)</p>', r.text))

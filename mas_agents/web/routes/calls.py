@@ -11,9 +11,10 @@ from fastapi.responses import HTMLResponse
 from mas_agents.web import calls as cl
 from mas_agents.web import runs as rs
 from mas_agents.web.paths import read_json
-from mas_agents.web.site import Site, get_site, query, short
+from mas_agents.web.site import Site, get_site, not_withheld, query, short
 
-router = APIRouter()
+# nothing of a game being played with a person in it (its seat must not see it): 403
+router = APIRouter(dependencies=[Depends(not_withheld)])
 
 
 def has_replay(kind: str) -> bool:

@@ -10,9 +10,10 @@ from fastapi.responses import FileResponse, StreamingResponse
 
 from mas_agents.eval.stats import numeric_columns
 from mas_agents.web.downloads import markdown_tables, table_csv, zip_stream
-from mas_agents.web.site import RAW_TYPES, Site, csv_response, get_site
+from mas_agents.web.site import RAW_TYPES, Site, csv_response, get_site, not_withheld
 
-router = APIRouter()
+# nothing of a game being played with a person in it (its seat must not see it): 403
+router = APIRouter(dependencies=[Depends(not_withheld)])
 
 
 @router.get("/raw/{rel:path}")

@@ -10,9 +10,10 @@ from mas_agents.web import calls as cl
 from mas_agents.web import replay as rp
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
-from mas_agents.web.site import Site, get_site, query
+from mas_agents.web.site import Site, get_site, not_withheld, query
 
-router = APIRouter()
+# nothing of a game being played with a person in it (its seat must not see it): 403
+router = APIRouter(dependencies=[Depends(not_withheld)])
 
 
 @router.get("/eval/{rel:path}", response_class=HTMLResponse)

@@ -23,8 +23,9 @@ from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import PlayForm
 from mas_agents.eval.runs.human import read_view, submit_answer
 from mas_agents.llm import check_spec
+from mas_agents.rundir import RUN_MARKER
 from mas_agents.web import runs as rs
-from mas_agents.web.site import HERE, Site, form_fields, get_site
+from mas_agents.web.site import HERE, Site, form_fields, get_site, short
 
 router = APIRouter()
 
@@ -37,6 +38,8 @@ class GameStarter:
             object in tests).
         data_root: the datasets root (a game may draw from it what the form leaves empty, e.g. a
             word pair; None: the form must give it).
+        max_games: at most this many games are played at once (``mas serve --max-games``);
+            :meth:`start` refuses another with :class:`TooManyGames` (the page answers 429).
     """
 
     #: At most this many games' errors are kept (the oldest dropped first): a long-lived server
@@ -44,17 +47,29 @@ class GameStarter:
     #: (:func:`mas_agents.rundir.marks_run`), which the seat page then reads.
     MAX_ERRORS = 256
 
-    def __init__(self, model: Any, data_root: Path | None):
+    def __init__(self, model: Any, data_root: Path | None, max_games: int = 4):
+        if max_games < 1:
+            raise ValueError(f"--max-games {max_games}: at least 1 game must be allowed")
         self.model = model
         self.data_root = data_root
+        self.max_games = max_games
         self.errors: dict[str, str] = {}
         #: the threads of the games still being played (a finished one is dropped at the next start)
         self.threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
 
+    def playing(self) -> int:
+        """How many games are being played (their threads alive)."""
+        with self._lock:
+            return sum(1 for t in self.threads.values() if t.is_alive())
+
     def start(self, out: Path, key: str, play: PlayForm, **arguments: Any) -> None:
         """Play the game of ``play`` with ``arguments`` (its ``check``'s) into ``out`` in a daemon
-        thread (its error, if any, under ``key``; at most :attr:`MAX_ERRORS` kept)."""
+        thread (its error, if any, under ``key``; at most :attr:`MAX_ERRORS` kept).
+
+        Raises:
+            TooManyGames: :attr:`max_games` games are being played (nothing is started).
+        """
         def run() -> None:
             try:
                 play.start(out, model=self.model, **arguments)
@@ -69,8 +84,19 @@ class GameStarter:
         with self._lock:
             for k in [k for k, t in self.threads.items() if not t.is_alive()]:
                 del self.threads[k]
+            if len(self.threads) >= self.max_games:
+                raise TooManyGames(self.max_games)
             self.threads[key] = th
-        th.start()
+            th.start()
+
+
+class TooManyGames(RuntimeError):
+    """The server is playing as many games as ``--max-games`` allows."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"This server is already playing {limit} game{'s' if limit != 1 else ''}, as many as it "
+                         f"plays at once (mas serve --max-games {limit}); start this one when one of them has ended.")
+        self.limit = limit
 
 
 def new_run_dir(root: Path, folder: str, rng: random.Random | None = None, tries: int = 20) -> Path:
@@ -134,6 +160,15 @@ def play_form(site: Site = Depends(get_site)):
     return _form_page(site)
 
 
+#: The longest value of a ``/play`` form field, in characters (the seats of 9 agents with models
+#: are under 300; a word pair is two words of at most ``wis_play.MAX_WORD``): a longer one is
+#: refused (400) before the game's own check reads it.
+MAX_FIELD = 500
+#: The longest answer a person's seat sends, in characters (a description, a question): about
+#: what an agent's reply may hold, so one answer cannot become a huge prompt for the others.
+MAX_ANSWER = 2000
+
+
 @router.post("/play")
 async def play_start(request: Request, site: Site = Depends(get_site)):
     form = form_fields(await request.body())
@@ -141,15 +176,52 @@ async def play_start(request: Request, site: Site = Depends(get_site)):
     if found is None:
         return _form_page(site)
     play = found[1]
+    long = next((k for k, v in form.items() if len(v) > MAX_FIELD), None)
+    if long is not None:
+        return _form_page(site, 400, error=f"The field {short(long, 40)!r} is {len(form[long]):,} characters long; "
+                                           f"a field of this form holds at most {MAX_FIELD}.",
+                          form={k: v for k, v in form.items() if len(v) <= MAX_FIELD})
+    if site.starter.playing() >= site.starter.max_games:
+        return _busy(site, form)
     try:
-        game = play.check(form, site.starter.data_root, check_model_spec)
+        game = play.check(form, site.starter.data_root, served_model(site))
     except ValueError as exc:
         # shown by this handler, with the form as it was filled (never through the address)
         return _form_page(site, 400, error=str(exc), form=form)
     out = new_run_dir(site.root, play.folder)
     key = site.rel(out)
-    site.starter.start(out, key, play, **game)
+    try:
+        site.starter.start(out, key, play, **game)
+    except TooManyGames:
+        out.rmdir()   # made empty just above: nothing of the refused game is left
+        return _busy(site, form)
     return RedirectResponse(f"/play/{quote(key)}", status_code=303)
+
+
+def _busy(site: Site, form: dict[str, str]) -> HTMLResponse:
+    """The form again with 429: the server plays ``--max-games`` games already (nothing written)."""
+    resp = _form_page(site, 429, error=str(TooManyGames(site.starter.max_games)), form=form)
+    resp.headers["Retry-After"] = "60"
+    return resp
+
+
+def served_model(site: Site):
+    """The ``check_model`` of the ``/play`` form (:attr:`mas_agents.eval.game_view.PlayForm.check`):
+    a seat may name only the model this server was started with (``mas serve --model``), so the
+    form cannot make the server open a file, a URL or a model it was not given (issue 57, E9: the
+    answer to ``plain@local:/etc/passwd`` told whether that path exists).
+
+    Raises (the returned function):
+        ValueError: any other spec, in a sentence naming the accepted one.
+    """
+    own = site.model if isinstance(site.model, str) else None
+
+    def check(spec: str) -> None:
+        if own is None or spec.strip() != own:
+            accepted = f"only {own!r}, the model it was started with" if own else "no model spec (a seat is BLOCKS alone)"
+            raise ValueError(f"the model {short(spec, 40)!r} is not one this server plays: a seat names {accepted}")
+        check_model_spec(spec)
+    return check
 
 
 def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = "") -> HTMLResponse:
@@ -188,7 +260,34 @@ def _seat_state(site: Site, d: Path) -> tuple[str, str]:
 
 @router.get("/play/{rel:path}", response_class=HTMLResponse)
 def play_page(rel: str, seat: str = "", site: Site = Depends(get_site)):
-    return _seat_page(site, site.locate(rel), seat)
+    d = site.locate(rel)
+    refused = _no_seat_here(site, d)
+    return refused if refused is not None else _seat_page(site, d, seat)
+
+
+def _no_seat_here(site: Site, d: Path) -> HTMLResponse | None:
+    """The 404 page for a folder that is no game a person may hold a seat in (issue 57, E12):
+    ``--runs`` itself (``/play/.``), a folder that holds no run, or a run of many games (a
+    tournament is not "a game"); None for a game, or a folder this server or a runner is
+    starting a game in (it has a ``run.lock`` or is this server's), whose page waits."""
+    key = site.rel(d)
+    if d == site.root or not d.is_dir():
+        return site.page("error.html", 404, title="No game here",
+                         message=f"{key or 'The runs directory'} is not a game: a seat's page is /play/RUN, for a game "
+                                 "started from /play or with a human seat from a terminal.")
+    kind = rs.detect_kind(d)
+    if kind is not None and not rs.is_game(kind):
+        rk = rs.run_kind(kind)
+        what = rk.title if rk is not None and rk.title else f"{kind} run"
+        return site.page("error.html", 404, title="Not a game",
+                         message=f"{key} is a {what}, not a game: a person holds a seat in one game, and {key} has no "
+                                 "human seat; its run page lists what it holds.")
+    if (kind is None and key not in site.starter.threads and not (d / "human").exists()
+            and not (d / RUN_MARKER).exists()):
+        return site.page("error.html", 404, title="No game here",
+                         message=f"{key} holds no game: a seat's page is /play/RUN, for a game started from /play "
+                                 "or with a human seat from a terminal.")
+    return None
 
 
 def _seat_sig(site: Site, d: Path, seat: str) -> str:
@@ -224,8 +323,12 @@ async def play_answer(rel: str, request: Request, site: Site = Depends(get_site)
         rid = int(form.get("id", ""))
     except ValueError:
         return _seat_page(site, d, seat, 400, note="Your answer was not sent: the form did not say which request it answers.")
+    text = form.get("text", "")
+    if len(text) > MAX_ANSWER:
+        return _seat_page(site, d, seat, 400, note=f"Your answer was not sent: it is {len(text):,} characters long; "
+                                                   f"an answer holds at most {MAX_ANSWER:,}.")
     try:
-        submit_answer(d / "human" / seat, rid, form.get("text", ""), target=form.get("target") or None)
+        submit_answer(d / "human" / seat, rid, text, target=form.get("target") or None)
     except ValueError as exc:
         return _seat_page(site, d, seat, 409, note=f"Your answer was not sent: {exc}")
     await asyncio.sleep(0.3)   # usually long enough for the game to take the answer and ask the next thing

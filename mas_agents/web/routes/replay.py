@@ -4,6 +4,7 @@ its ``events.jsonl`` and its ``GameDef.view`` (:mod:`mas_agents.web.replay`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
@@ -28,6 +29,17 @@ def game_title(game: str, lang: str, kind: str) -> str:
     return named.get(lang) or (registered.title if registered else "") or game or kind or "Game"
 
 
+def variant_title(game: str, lang: str, variant: str) -> str:
+    """The name of a game's variant (MAgIC's scenario) beside its title: the view's
+    ``titles[lang]["v_<variant>"]`` (``Prisoner's Dilemma``), else the key with spaces, capitalised."""
+    if not variant:
+        return ""
+    titles = game_registry.view_of(game).titles
+    named = (titles.get(lang) or {}).get(f"v_{variant}") or (titles.get("en") or {}).get(f"v_{variant}")
+    text = variant.replace("_", " ")
+    return named or text[:1].upper() + text[1:]
+
+
 @router.get("/replay/{rel:path}", response_class=HTMLResponse)
 def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "", site: Site = Depends(get_site)):
     d = site.locate(rel)
@@ -46,6 +58,12 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
     finished = (d / "result.json").exists()
     state, reason = rs.run_state(d, kind)
     ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
+    humans = site.withheld(d)
+    if humans is not None:
+        # a game being played with a person in it: only what that seat sees (issue 57, E4)
+        if private or (seen_by and seen_by not in humans):
+            site.check_open(d)
+        seen_by, private, ended = (humans[0] if len(humans) == 1 else ""), 0, False
     panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang,
                              stopped=state == "stopped" and not ended)
     players = [s.name for s in panel] or rp.players_of(events)
@@ -53,17 +71,20 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
         return site.problem(request, 400, "Bad address",
                             f"This game has no seat {short(seen_by, 60)!r} for ?seen_by=; its seats are "
                             f"{', '.join(players) or 'none yet'}.")
-    rows = rp.rows(events, game, lang=lang, scenario=scenario)
+    rows = _seen_rows(rp.rows(events, game, lang=lang, scenario=scenario), humans)
     groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
+    # groups of private events only (MAgIC's setup): hidden in "Go to" while private events are
+    private_groups = {g for g, _ in groups} - {r.group for r in rows if "*" in r.visible_to}
     calls, tot = rp.load_calls(d / "llm_calls.jsonl")
     hidden = any(s.hidden for s in panel)
     return site.page("replay.html", rel=site.rel(d), game=game, game_title=game_title(game, lang, kind),
+                     scenario_title=variant_title(game, lang, scenario), private_groups=private_groups, withheld=humans,
                      evaluation=rk is not None and rk.evaluation, rows=rows, lang=lang, scenario=scenario,
                      players=players, panel=panel, groups=groups, seen=seen_by,
                      n_seen=sum(1 for r in rows if "*" in r.visible_to or seen_by in r.visible_to),
                      hidden_note="The roles of a hidden-role game are shown when it has ended, or on the private "
                                  "view (show private)." if hidden else "",
-                     truth=rp.truth(events, game, lang, scenario), finished=finished, state=state, reason=reason,
+                     truth=rp.truth(events, game, lang, scenario) if humans is None else [], finished=finished, state=state, reason=reason,
                      show_private=bool(private), n_events=len(events), calls_total=tot, wall_s=res.get("wall_time_s"),
                      run=rs.describe(site.root, d, kind) if kind else None, seats=site.seats(d))
 
@@ -78,8 +99,10 @@ def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     lang, scenario = rp.lang_of(events, game, cfg), rp.variant_of(events, game, cfg)
     start = max(0, min(after, len(events)))
     prev_group, prev_phase = rp.heading_before(events, game, start, lang)
-    html = site.env.get_template("_rows.html").render(rows=rp.rows(events, game, start, lang, scenario),
-                                                      prev_group=prev_group, prev_phase=prev_phase, seen="",
+    humans = site.withheld(d)
+    html = site.env.get_template("_rows.html").render(rows=_seen_rows(rp.rows(events, game, start, lang, scenario), humans),
+                                                      prev_group=prev_group, prev_phase=prev_phase,
+                                                      seen=humans[0] if humans and len(humans) == 1 else "",
                                                       rel=site.rel(d))
     resp = HTMLResponse(html)
     resp.headers["X-Next"] = str(len(events))
@@ -87,6 +110,17 @@ def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     resp.headers["X-State"] = state
     resp.headers["X-Finished"] = "0" if state == "running" else "1"   # the client stops polling
     return resp
+
+
+def _seen_rows(rows: list[rp.Row], humans: list[str] | None) -> list[rp.Row]:
+    """``rows`` as they are (``humans`` None), or, while a game with a person in it is played
+    (:meth:`mas_agents.web.site.Site.withheld`), only the rows its human seat sees (public ones
+    and those shown to it; only public ones when it has several or none yet), without links to
+    the prompts (withheld too)."""
+    if humans is None:
+        return rows
+    seat = humans[0] if len(humans) == 1 else None
+    return [dataclasses.replace(r, calls=[]) for r in rows if "*" in r.visible_to or (seat and seat in r.visible_to)]
 
 
 @router.get("/wis-replay/{rel:path}")

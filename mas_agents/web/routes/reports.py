@@ -11,9 +11,10 @@ from fastapi.responses import HTMLResponse
 from markdown_it import MarkdownIt
 
 from mas_agents.web import runs as rs
-from mas_agents.web.site import Site, get_site
+from mas_agents.web.site import Site, get_site, not_withheld
 
-router = APIRouter()
+# nothing of a game being played with a person in it (its seat must not see it): 403
+router = APIRouter(dependencies=[Depends(not_withheld)])
 
 
 @router.get("/report/{rel:path}", response_class=HTMLResponse)

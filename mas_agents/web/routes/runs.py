@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from mas_agents.eval import games as game_registry
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.replay import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
@@ -36,7 +37,9 @@ def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0, sit
         if rk is not None and rk.evaluation and not r.finished and not r.headline:
             r.headline = eval_progress(site.root / r.rel, site.data_root)["text"]   # "k of N answered"
     models = sorted({m for r in every for m in r.models})
-    return site.page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models,
+    # a game being played with a person in it is not offered as a zip (it would answer 403)
+    withheld = {r.rel for r in shown if r.state == "running" and site.withheld(site.root / r.rel) is not None}
+    return site.page("index.html", runs=shown, total=len(every), kinds=rs.all_kinds(), models=models, withheld=withheld,
                      f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
 
@@ -60,17 +63,53 @@ def run_page(rel: str, site: Site = Depends(get_site)):
     if prog and prog["text"] in headline:
         # the headline of a composite run ends with its progress: said once, beside the bar
         headline = headline.replace(f" ({prog['text']})", "").replace(prog["text"], "").strip(" ;")
-    files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES)
+    # a link (a symlink) leading out of --runs is not listed: /raw refuses it (issue 57, E21)
+    files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES and _inside(site.root, p))
     figures = [f for f in files if f.endswith(".png")]
     cfg = as_dict(rs._read(d / "config.json"))
     leaderboard = rk is not None and rk.leaderboard
-    return site.page("run.html", run=run, headline=headline, children=children, progress=prog, files=files,
+    return site.page("run.html", run=run, headline=headline, standings=standings(site, d) if leaderboard else None, children=children, progress=prog, files=files,
                      figures=figures, leaderboard=leaderboard, board=site.board_link(d) if leaderboard else None,
                      has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
-                     has_report=(d / "report.md").exists(), seats=site.seats(d),
+                     has_report=(d / "report.md").exists(), seats=site.seats(d), withheld=site.withheld(d),
                      has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
                      evaluations=_evaluations(site, d, every) if evaluated_by else [],
-                     replay=replayable(d))   # (whether mas rerun can re-execute it, why): issue 50
+                     replay=verifiable(d, kind, run.state, run.reason))   # (whether mas rerun can check it, why)
+
+
+def standings(site: Site, d: Path) -> dict | None:
+    """The standings of the tournament in ``d`` over its games stored so far (a stopped one's
+    finished games too, issue 57, E17): ``{"games": n, "rows": agent_metrics rows}`` from the
+    leaderboard database that holds it (:meth:`Leaderboard.metrics`,
+    :func:`mas_agents.eval.metrics.wis.agent_metrics`: per agent, its seats over those games,
+    wins, average score, civilian votes and fouls), or None when no database holds it."""
+    tid = rs.tournament_id(d)
+    for _, path in (site.databases() if tid else []):
+        board = Leaderboard(path, read_only=True)
+        if board.config(tid) is not None:
+            return {"games": len(board.finished_indices(tid)), "rows": board.metrics(tid)}
+    return None
+
+
+def _inside(root: Path, p: Path) -> bool:
+    """``p`` resolves to a place under ``root`` (a symlink may lead elsewhere)."""
+    try:
+        return root in p.resolve().parents
+    except (OSError, RuntimeError):
+        return False
+
+
+def verifiable(d: Path, kind: str, state: str | None = None, reason: str = "") -> tuple[bool, str]:
+    """Whether ``POST /verify`` may re-execute the run in ``d``, and why not: its recording must be
+    complete (:func:`mas_agents.replay.replayable`, issue 50) and the run finished: a running or
+    stopped run has no result for the rerun to be compared with (issue 57, E11)."""
+    if state is None:
+        state, reason = rs.run_state(d, kind)
+    if state == "running":
+        return False, "it is still running; it can be verified when it has finished"
+    if state != "finished":
+        return False, f"it stopped before its end ({reason or 'no result was written'}), so there is no result to compare with"
+    return replayable(d)
 
 
 def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
@@ -105,7 +144,8 @@ VERIFYING = threading.BoundedSemaphore(1)
 def verify_form(rel: str, site: Site = Depends(get_site)):
     """What ``POST /verify/{rel}`` does, and its button (a GET never re-executes anything)."""
     d = site.locate(rel)
-    ok, why = replayable(d)
+    site.check_open(d)
+    ok, why = verifiable(d, rs.kind_of(d) or "")
     if not ok:
         return site.page("error.html", 409, title="Not replayable", message=f"{rel}: {why}")
     return site.page("verify.html", rel=rel, verdict=None, rc=None, output="")
@@ -123,7 +163,8 @@ def verify(rel: str, site: Site = Depends(get_site)):
     1 a difference, 2 refused) and its output.
     """
     d = site.locate(rel)
-    ok, why = replayable(d)
+    site.check_open(d)
+    ok, why = verifiable(d, rs.kind_of(d) or "")
     if not ok:
         return site.page("error.html", 409, title="Not replayable", message=f"{rel}: {why}")
     if not VERIFYING.acquire(blocking=False):

@@ -47,6 +47,10 @@ function hideEmptyHeadings() {
     const key = h.dataset.phase ? h.dataset.group + "\u0000" + h.dataset.phase : h.dataset.group;
     h.classList.toggle("empty", !shown[key]);
   });
+  // and "Go to" offers only the parts shown (MAgIC's setup is private events only)
+  document.querySelectorAll("#round-nav a[data-group]").forEach(function (a) {
+    a.classList.toggle("empty", !shown[a.dataset.group]);
+  });
 }
 
 function seenByChanged(sel) {
