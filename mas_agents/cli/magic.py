@@ -42,7 +42,8 @@ def run(
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     cli.setup_logging(verbose)
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, plan, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, parse_scenarios, plan, run_magic
+    from mas_agents.eval.runs.magic_bench_report import HEADERS
     from mas_agents.specs import parse_spec, split_model
 
     root = cli.data_root(data_dir)
@@ -61,10 +62,11 @@ def run(
     with cli.progress() as prog:
         task = prog.add_task("magic", total=n)
         try:
-            res = run_magic(config, tick=cli.ticker(prog, task))
+            tick = cli.ticker(prog, task)
+            res = run_magic(config, tick=lambda line: tick(game_label(line)))
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     m = res["metrics"]
-    cli.console.print(", ".join(f"{k} {'-' if v is None else f'{100 * v:.1f} %'}" for k, v in m.items())
+    cli.console.print(", ".join(f"{HEADERS.get(k, k)} {'-' if v is None else f'{100 * v:.1f} %'}" for k, v in m.items())
                       + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
     print(out)
