@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from mas_agents.eval.metrics.magic import CAPABILITIES
-from mas_agents.eval.stats import Estimate
+from mas_agents.eval.stats import Estimate, n_text
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -36,6 +36,14 @@ NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "
          "non_chameleon": "as non-chameleon", "civilian": "as civilian"}
 SIDE_NAMES = {"chameleon": "as chameleon", "undercover": "as undercover"}
 
+#: What each metric's n counts (the report's note: Wilson intervals over votes, questions,
+#: answers, Cost Sharing games, agreed games, decisions; a bootstrap over setting ids for win rate
+#: and deception), written beside n wherever it is shown (issue 57, E20: "n=4" here and "n=1" in
+#: an ablation, whose unit is a setting id, read as a disagreement).
+N_UNITS = {"win_rate": "settings", "judgement": "votes", "reasoning": "questions", "deception": "settings",
+           "self_awareness": "answers", "cooperation": "Cost Sharing games", "coordination": "agreed games",
+           "rationality": "decisions"}
+
 COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination", "rationality")
 
 
@@ -51,9 +59,9 @@ def report_md(result: dict, paper: list[dict]) -> str:
         intervals were reported)."""
         iv = ivs.get(c)
         if not iv or result["metrics"][c] is None:
-            return pct(result["metrics"][c]) if not iv else f"- (n={iv['n']})"
+            return pct(result["metrics"][c]) if not iv else f"- (n={n_text(iv['n'], N_UNITS.get(c, ''))})"
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
-                           "mean": result["metrics"][c]}).fmt(unit="")
+                           "mean": result["metrics"][c]}).fmt(unit="", n_unit=N_UNITS.get(c, ""))
     head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
     lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
              f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "

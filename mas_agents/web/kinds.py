@@ -31,6 +31,7 @@ its state and its progress); split, the rules of one kind would be spread over s
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,8 @@ from typing import Any, Callable
 
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import SeatInfo
-from mas_agents.eval.stats import wilson
+from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS
+from mas_agents.eval.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
 
@@ -89,10 +91,11 @@ def _pct(x: Any) -> str:
     return "-" if not isinstance(x, (int, float)) else f"{100 * x:.1f} %"
 
 
-def _iv(iv: Any) -> str:
+def _iv(iv: Any, n_unit: str = "") -> str:
     if not isinstance(iv, dict) or iv.get("low") is None:
         return ""
-    return f" [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}] (n={iv.get('n')})"
+    n = n_text(iv["n"], n_unit) if isinstance(iv.get("n"), int) else iv.get("n")
+    return f" [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}] (n={n})"
 
 
 def _kn(r: dict, num: str, den: str, value: Any) -> str:
@@ -104,13 +107,13 @@ def _kn(r: dict, num: str, den: str, value: Any) -> str:
     return wilson(k, n).fmt()
 
 
-def _score_iv(x: Any, iv: Any) -> str:
+def _score_iv(x: Any, iv: Any, n_unit: str = "") -> str:
     """MAgIC Deception (a rate plus 0.25 × a rate, range [0, 1.25]) on the scale of MAgIC's
     tables (Table 1/4: percent, one decimal, so up to 125.0), with its interval and n: the
     same scale as the reports'."""
     if not isinstance(x, (int, float)):
         return "-"
-    return f"{_pct(x)}{_iv(iv)}"
+    return f"{_pct(x)}{_iv(iv, n_unit)}"
 
 
 def uniq(xs) -> list[str]:
@@ -153,16 +156,19 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("challenger"), cfg.get("defender")])
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
-    run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
+    units = MAGIC_N_UNITS   # what each n counts (votes, settings...), as in the bench's report.md
+    run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'), units['win_rate'])}; " + ", ".join(
         f"{k.replace('self_', 'self-').replace('_', ' ')} "
-        + (_score_iv(v, ivs.get(k)) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k))}")
+        + (_score_iv(v, ivs.get(k), units.get(k, "")) if k == "deception" else f"{_pct(v)}{_iv(ivs.get(k), units.get(k, ''))}")
         for k, v in m.items() if k != "win_rate")) if m else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
 
 
 def _ablation_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     base = cfg.get("base", "")
-    run.agents = uniq([base] + [f"{base}+{b}" for b in cfg.get("blocks") or []])
+    blocks = list(cfg.get("blocks") or [])   # every subset of the blocks on the base (eval/runs/ablate.py variants)
+    run.agents = uniq(res.get("variants") or ["+".join([base, *c]) for k in range(len(blocks) + 1)
+                                              for c in itertools.combinations(blocks, k)])
     summary = str(res.get("summary") or "")
     run.headline = (summary[:220] + ("…" if len(summary) > 220 else "")) if summary else progress(d, run.kind)["text"]
 
