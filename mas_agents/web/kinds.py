@@ -134,6 +134,10 @@ def run_models(cfg: dict) -> list[str]:
 # ------------------------------------------------------------------ each kind's runs-list line
 def _eval_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("method"), cfg.get("agent")])
+    if cfg.get("method") == "session":   # the game's characters answered: its agent, not "session"
+        game = d.parent / Path(str(cfg.get("run") or "")).name   # a sibling in the runs folder, else none
+        g = _read(game / "config.json") if game != d.parent else None
+        run.agents = uniq([g.get("agent")]) if isinstance(g, dict) else []
     if res:
         counts = res.get("counts") or {}
         chance = ((res.get("chance") or {}).get("always_a") or {}).get("weighted_score")
