@@ -196,9 +196,9 @@ def world(tmp_path, monkeypatch, real_data_root):
             "wrong-kind run": magic}
 
 
-#: Positional arguments of a command whose option is under test: a run it reads (``finished``:
-#: a finished Who-is-Spy game, which every run-reading command takes).
-POSITIONAL = {"rerun": "finished", "spy replay": "finished"}
+#: Commands whose positional argument is a run they read: while one of their options is under
+#: test, it is a finished Who-is-Spy game (the ``finished`` fixture), which each of them takes.
+POSITIONAL = {"rerun", "spy replay"}
 
 
 def _argv(name: str, param: typing.Any, value: Path, finished: Path) -> list[str]:
@@ -247,3 +247,21 @@ def test_a_bad_path_is_one_line_and_a_nonzero_exit(name, param, bad, world, fini
     assert lines and lines[-1].startswith("error: "), shown
     assert sum(ln.startswith(("error", "stopped")) for ln in lines) == 1, shown
     assert len(lines) <= 2, shown
+
+
+def test_an_os_error_about_a_positional_argument_names_it(tmp_path, monkeypatch):
+    """The error handler itself named a positional argument by click's ``human_readable_name``,
+    which typer 0.29's ``TyperArgument`` lacks: ``mas spy replay`` ended in an AttributeError
+    inside it. The argument is named as its help shows it (``GAME_DIR``)."""
+    import errno
+
+    from mas_agents.cli import spy
+
+    def unreadable(game_dir):
+        raise PermissionError(errno.EACCES, "Permission denied", str(game_dir / "result.json"))
+
+    monkeypatch.setattr(spy, "game_kind", lambda d: None)
+    monkeypatch.setattr(spy, "write_replay", unreadable)
+    r = runner.invoke(app, ["spy", "replay", str(tmp_path)])
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert r.stderr.strip() == f"error: GAME_DIR {tmp_path}: permission denied ({tmp_path / 'result.json'})"
