@@ -98,6 +98,14 @@ class GameDef:
             (:class:`mas_agents.eval.conformance.Conformance`), which the conformance kit
             (``tests/conformance/kit.py``) runs on every game it plays; None: the kit has no
             rules of the game to check (it still checks resume and hidden information).
+        load: ``load(params, data_root=..., seed=...) -> params``: the parameters a person gives
+            by name (``mas game play --set script=Sin``, :func:`mas_agents.api.play`) with the
+            game's dataset items loaded from ``data_root`` (None: ``$MAS_DATA_DIR``, then
+            ``../shared/datasets``) and the ones it draws from its data filled in (a Who-is-Spy
+            word pair drawn with ``seed``, as ``mas spy play`` draws it). Parameters already
+            loaded pass unchanged. Raises ValueError / FileNotFoundError /
+            :class:`mas_agents.eval.datasets.DataError` naming what it could not load. None: the
+            parameters are passed as given.
     """
 
     kind: str
@@ -109,6 +117,7 @@ class GameDef:
     seat_specs: Callable[[dict], list] | None = None
     view: GameView | None = None
     conformance: Conformance | None = None
+    load: Callable[..., dict] | None = None
 
     @property
     def params(self) -> list[str]:

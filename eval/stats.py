@@ -122,22 +122,35 @@ class Estimate:
         d["includes_zero"] = self.includes_zero
         return d
 
-    def fmt(self, scale: float = 100, digits: int = 1, unit: str = "%", *, signed: bool = False) -> str:
+    def fmt(self, scale: float = 100, digits: int = 1, unit: str = "%", *, signed: bool = False,
+            n_unit: str = "") -> str:
         """Human-readable form, e.g. ``"41.2 % [35.0, 47.9] (n=6)"``.
 
         Values are multiplied by ``scale``. ``n = 0`` (or no mean) gives ``"- (n=0)"``; ``n = 1``
         gives ``"41.2 % [no interval, n=1]"``. ``signed=True`` prefixes the mean with ``+`` when
-        positive (for differences).
+        positive (for differences). ``n_unit``: what n counts, in the plural (``"votes"``,
+        ``"settings"``), written beside it (``(n=4 votes)``, ``[no interval, n=1 setting]``), so
+        that two numbers of the same metric over different units do not read as disagreeing.
         """
+        n = n_text(self.n, n_unit)
         if self.mean is None:
-            return f"- (n={self.n})"
+            return f"- (n={n})"
         mean = _num(self.mean * scale, digits, signed=signed)
         head = f"{mean} {unit}" if unit else mean
         if self.low is None or self.high is None:
-            return f"{head} [no interval, n={self.n}]"
+            return f"{head} [no interval, n={n}]"
         low = _num(self.low * scale, digits)
         high = _num(self.high * scale, digits)
-        return f"{head} [{low}, {high}] (n={self.n})"
+        return f"{head} [{low}, {high}] (n={n})"
+
+
+def n_text(n: int, unit: str = "") -> str:
+    """A sample size with what it counts: ``n_text(4, "votes") == "4 votes"``, ``n_text(1,
+    "settings") == "1 setting"`` (the plural's trailing ``s`` dropped for one), ``"4"`` without
+    a unit."""
+    if not unit:
+        return str(n)
+    return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}"
 
 
 def _num(x: float, digits: int, *, signed: bool = False) -> str:

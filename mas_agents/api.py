@@ -336,14 +336,23 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
         model: the default model (spec string or chat model) of seats that name none.
         seed, temperature: sampling of models built from spec strings; the game's draws use ``seed``.
         resume: continue a game that checkpoints (``mmg``) from ``out``.
-        data_dir: datasets root for a ``script`` given by name (``mmg``).
+        data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``) for what
+            the game loads or draws from its data (:attr:`mas_agents.eval.games.GameDef.load`): a
+            ``script`` given by name (``mmg``), a ``setting`` by id (``magic``), the word pair of a
+            ``wis`` game given no ``pair=``.
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
         params: the game's own parameters (``mas game list``), e.g. ``pair={"civilian": "tea",
-            "spy": "coffee"}`` for ``wis``, ``script="Sin"`` for ``mmg`` (a name is loaded).
+            "spy": "coffee"}`` (or ``"tea/coffee"``) for ``wis``, ``script="Sin"`` for ``mmg`` (a
+            name is loaded), ``scenario="chameleon", setting=0`` for ``magic`` (an id is loaded).
+            A ``wis`` game without ``pair`` plays one drawn from the dataset's
+            ``whoisspy/pairs_<lang>.jsonl`` with ``random.Random(seed)``, as ``mas spy play``
+            draws it without ``--pair`` (:func:`mas_agents.eval.runs.wis_session.draw_pair`).
 
     Raises:
         ValueError: an unknown game, seat, block or parameter (before anything is written but
             ``out`` itself); what the game's set-up refuses.
+        FileNotFoundError / mas_agents.eval.datasets.DataError: the data a parameter names (or a
+            drawn pair needs) is not found under the datasets root.
         mas_agents.eval.runs.record.RunConflict: ``out`` holds a run of another configuration.
     """
     from mas_agents.eval import games as registry
@@ -351,8 +360,8 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
     from mas_agents.rundir import default_run_dir
 
     g = registry.get(game)
-    if g.kind == "mmg" and isinstance(params.get("script"), str):
-        params["script"] = _load_script(params["script"], data_dir, params.get("lang", "en"))
+    if g.load is not None:   # a script by name (mmg), a setting by id (magic), a word pair drawn (wis)
+        params = g.load(params, data_root=data_dir, seed=seed)
     hand: dict[Any, Any] = {}
     if isinstance(agents, Mapping):
         if "agents" in g.params:

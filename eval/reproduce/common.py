@@ -242,12 +242,20 @@ class Progress:
     cells never call a model (PLAYER*'s chance lines), each finished with ``done(..., free=True)``:
     they are not cells left to pay for (the last PLAYER* cells said "~154 model calls left" when
     none were). ``say`` gets the line (the CLI prints it on stderr).
+
+    The estimate never rises (issue 57, E10): cells of one protocol differ (a PLAYER* game cell
+    makes several times the calls of an evaluation-only one), so the mean rose when a dearer
+    cell finished and "~N left" went up mid-run. Each estimate is the smaller of the mean's and
+    the last one shown (fewer cells are left than then), so it only falls, and it is 0 once no
+    cell that makes calls is left.
     """
 
     def __init__(self, total: int, say: Callable[[str], None] | None, paper: str = "", free: int = 0) -> None:
         self.total, self.say, self.paper, self.free = total, say, paper, free
         self.finished, self.played, self.calls, self.start = 0, 0, 0, time.monotonic()
         self.free_done = 0
+        #: the estimate last shown (None: "?" so far)
+        self.left_estimate: int | None = None
 
     def done(self, label: str, calls: int = 0, free: bool = False) -> None:
         """Count one finished cell that made ``calls`` model calls (0 for a reused cell);
@@ -257,7 +265,11 @@ class Progress:
         self.played += calls > 0
         self.calls += calls
         left = (self.total - self.free) - (self.finished - self.free_done)
-        est = "?" if self.calls == 0 else f"~{round(self.calls / self.played * max(left, 0))}"
+        if self.calls:
+            by_mean = round(self.calls / self.played * max(left, 0))
+            self.left_estimate = (by_mean if self.left_estimate is None
+                                  else min(by_mean, self.left_estimate))
+        est = "?" if self.left_estimate is None else f"~{self.left_estimate}"
         if self.say:
             self.say(f"{self.paper + ': ' if self.paper else ''}cell {self.finished}/{self.total} done ({label}); "
                      f"{est} model calls left, {(time.monotonic() - self.start) / 60:.1f} min")

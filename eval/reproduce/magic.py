@@ -107,7 +107,7 @@ from mas_agents.eval.reproduce.magic_report import (  # noqa: F401
     report_md,
     row_mean,
 )
-from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, radar_chart, run_magic
+from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, game_label, radar_chart, run_magic
 from mas_agents.eval.runs.magic_session import play_magic_game
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.eval.runs.run_config import NOT_RECORDED
@@ -280,7 +280,7 @@ def _reproduce(config: MagicRun, *, out: Path) -> dict:
             if n is None and (d / "result.json").exists():
                 # played on a Ray worker (counting_play ran there): the game's own record
                 n = int((read_json(d / "result.json").get("llm") or {}).get("calls", 0))
-            progress.done(f"{cond} {line}", n or 0)
+            progress.done(f"{CONDITION_LABELS.get(cond, cond)}: {game_label(line)}", n or 0)
 
         bench = MagicBenchConfig(data_root=config.data_root, out=run_dir, scenarios=list(SCENARIOS),
                                  challenger=challenger, defender=defender, settings=settings, model=model,

@@ -224,7 +224,7 @@ def run_magic_bench(cfg: AblateConfig, grid: list[str], *, seed: int = 0, tick: 
     """The MAgIC part of ``cfg`` into ``cfg.out/magic``: each variant of ``grid`` challenges the
     base on the same settings (``cfg.settings``), from ``seed``."""
     # langgraph (the games' graph): loaded when the part runs, not by the report readers of this package
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, radar_chart, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, radar_chart, run_magic
     out, data_root, settings = Path(cfg.out) / "magic", cfg.data_root, cfg.settings
     model, concurrency = cfg.model, cfg.concurrency
     base = grid[0]
@@ -234,7 +234,7 @@ def run_magic_bench(cfg: AblateConfig, grid: list[str], *, seed: int = 0, tick: 
         res = run_magic(MagicBenchConfig(data_root=data_root, out=d, scenarios=list(SCENARIOS), challenger=v,
                                          defender=base, settings=settings, model=model, seed=seed,
                                          concurrency=concurrency),
-                        tick=(lambda label: tick(f"magic {v} {label}")) if tick else None)
+                        tick=(lambda label: tick(f"magic {v} {game_label(label)}")) if tick else None)
         dirs[v] = d
         by_setting[v], costs[v] = _magic_by_setting(d, res["games"])   # each game's events read once
         radar_chart(res["metrics"], d / "radar.png", title=v)

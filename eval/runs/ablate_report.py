@@ -28,22 +28,29 @@ def _e(d: dict) -> Estimate:
 METRIC_MAX = {"deception": 1.25}
 
 
-def _rate(d: dict) -> str:
-    """A rate (fraction 0..1) in percent with its interval and n, the interval clipped to [0, 100] %."""
-    return clip(_e(d), 0.0, 1.0).fmt()
+#: What n counts on each bench (its unit of resampling), written beside every n of the report
+#: (issue 57, E20: a MAgIC bench run's own report counts votes, games... for the same metric).
+N_UNITS = {"wellplay": "seeds", "spy": "games", "magic": "settings"}
+
+
+def _rate(d: dict, n_unit: str = "") -> str:
+    """A rate (fraction 0..1) in percent with its interval and n (of ``n_unit``), the interval
+    clipped to [0, 100] %."""
+    return clip(_e(d), 0.0, 1.0).fmt(n_unit=n_unit)
 
 
 def _metric(d: dict, key: str) -> str:
-    """A MAgIC metric in percent with its interval and n: a rate in [0, 100] %, Deception in [0, 125] %."""
+    """A MAgIC metric in percent with its interval and n settings: a rate in [0, 100] %,
+    Deception in [0, 125] %."""
     if key in METRIC_MAX:
-        return clip(_e(d), 0.0, METRIC_MAX[key]).fmt()
-    return _rate(d)
+        return clip(_e(d), 0.0, METRIC_MAX[key]).fmt(n_unit=N_UNITS["magic"])
+    return _rate(d, N_UNITS["magic"])
 
 
 def _header(key: str) -> str:
-    if key == "coordination":   # MAgIC's has two denominators (eval/metrics/magic.py); this one is ÷ agreed games
-        return "coordination ÷ agreed games"
-    return f"{key} (0–{100 * METRIC_MAX[key]:g} %)" if key in METRIC_MAX else key
+    from mas_agents.eval.runs.magic_bench_report import HEADERS
+    name = HEADERS.get(key, key.replace("_", " "))
+    return f"{name} (0–{100 * METRIC_MAX[key]:g} %)" if key in METRIC_MAX else name
 
 
 def summary(result: dict) -> str:
@@ -69,7 +76,7 @@ def summary(result: dict) -> str:
             if not d:
                 continue
             e = _e(d)
-            diffs.append(f"{r['variant']} {e.fmt(scale=scale, unit=u, signed=True)}")
+            diffs.append(f"{r['variant']} {e.fmt(scale=scale, unit=u, signed=True, n_unit=N_UNITS[key])}")
             where = f"{r['variant']} on {title}"
             if e.includes_zero is False:
                 clear.append(f"{where} ({'up' if e.mean > 0 else 'down'})")
@@ -111,12 +118,14 @@ def report_md(result: dict) -> str:
     b = result["benches"]
     grid = result["variants"]
 
-    def diff_table(rows: list[dict], keys: list[tuple[str, str]], get, scale: float = 100, unit: str = "pt") -> list[str]:
+    def diff_table(rows: list[dict], keys: list[tuple[str, str]], get, scale: float = 100, unit: str = "pt",
+                   n_unit: str = "") -> list[str]:
         out = ["Paired differences from the base (pt = percentage points):", "", "| variant | " + " | ".join(t for _, t in keys) + " |",
                "|---|" + "---|" * len(keys)]
         for r in rows:
             if r["variant"] in grid[1:]:
-                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k == "avg_score" else (scale, unit)))
+                out.append(f"| {r['variant']} | " + " | ".join(_diff(get(r, k), *((1, "") if k == "avg_score" else (scale, unit)),
+                                                                   n_unit=n_unit)
                                                              for k, _ in keys) + " |")
         return out + [""]
 
@@ -126,11 +135,11 @@ def report_md(result: dict) -> str:
                   "| variant | weighted score | objective | reasoning | relation | LLM calls | tokens in/out | s | cache hit |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in b["wellplay"]["rows"]:
-            lines.append(f"| {r['variant']} | {_rate(r['weighted_score'])} | "
-                         + " | ".join(_rate(r["accuracy"][c]) for c in cats)
+            lines.append(f"| {r['variant']} | {_rate(r['weighted_score'], N_UNITS['wellplay'])} | "
+                         + " | ".join(_rate(r["accuracy"][c], N_UNITS["wellplay"]) for c in cats)
                          + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(b["wellplay"]["rows"], [("weighted_score", "weighted score")] + [(c, c) for c in cats],
-                                   lambda r, k: r.get("diff_vs_base", {}).get(k))
+                                   lambda r, k: r.get("diff_vs_base", {}).get(k), n_unit=N_UNITS["wellplay"])
         lines += ["![WellPlay](wellplay.png)", ""]
     if "spy" in b:
         sp = b["spy"]
@@ -140,13 +149,14 @@ def report_md(result: dict) -> str:
                   "| variant | avg score | vote accuracy (civilian) | win rate as spy | win rate as civilian | fouls (timeouts) / descriptions | LLM calls | tokens in/out | s | cache hit |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sp["rows"]:
-            lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='')} | {_rate(r['vote_accuracy_civilian'])} | "
-                         f"{_rate(r['win_rate_spy'])} | {_rate(r['win_rate_civilian'])} | "
+            g = N_UNITS["spy"]
+            lines.append(f"| {r['variant']} | {_e(r['avg_score']).fmt(scale=1, unit='', n_unit=g)} | {_rate(r['vote_accuracy_civilian'], g)} | "
+                         f"{_rate(r['win_rate_spy'], g)} | {_rate(r['win_rate_civilian'], g)} | "
                          f"{r.get('fouls', '-')} ({r.get('timeouts', '-')}) / {r.get('descriptions', '-')} | "
                          f"{r['cost']['calls']:.0f} | {r['cost']['input_tokens']:.0f}/{r['cost']['output_tokens']:.0f} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
         lines += [""] + diff_table(sp["rows"], [("avg_score", "avg score"), ("vote_accuracy_civilian", "vote accuracy (civilian)"),
                                                 ("win_rate_spy", "win rate as spy"), ("win_rate_civilian", "win rate as civilian")],
-                                   lambda r, k: r.get("diff_vs_base", {}).get(k))
+                                   lambda r, k: r.get("diff_vs_base", {}).get(k), n_unit=N_UNITS["spy"])
         lines += ["![Who is Spy](spy.png)", ""]
     if "magic" in b:
         mg = b["magic"]
@@ -162,17 +172,17 @@ def report_md(result: dict) -> str:
             m = r["metrics"]
             lines.append(f"| {r['variant']} | " + " | ".join(_metric(m[k]["estimate"], k) for k in MAGIC_KEYS)
                          + f" | {r['cost']['calls']} | {r['cost']['input_tokens']}/{r['cost']['output_tokens']} | {r['cost']['wall_s']} | {_hit(r['cost'])} |")
-        lines += [""] + diff_table(mg["rows"], [(k, k) for k in MAGIC_KEYS],
-                                   lambda r, k: r["metrics"][k].get("diff_vs_base"))
+        lines += [""] + diff_table(mg["rows"], [(k, _header(k).split(" (")[0]) for k in MAGIC_KEYS],
+                                   lambda r, k: r["metrics"][k].get("diff_vs_base"), n_unit=N_UNITS["magic"])
         lines += ["![MAgIC](magic.png)", ""] + [f"![{r['variant']}]({r['radar']})" for r in mg["rows"]] + [""]
     return "\n".join(lines)
 
 
-def _diff(d: dict | None, scale: float = 100, unit: str = "pt", digits: int = 1) -> str:
+def _diff(d: dict | None, scale: float = 100, unit: str = "pt", digits: int = 1, n_unit: str = "") -> str:
     if not d:
         return "-"
     e = _e(d)
-    s = e.fmt(scale=scale, unit=unit, signed=True, digits=digits)
+    s = e.fmt(scale=scale, unit=unit, signed=True, digits=digits, n_unit=n_unit)
     return s + (" (includes 0)" if e.includes_zero else "")
 
 

@@ -52,6 +52,20 @@ def parse_scenarios(text: str) -> list[str]:
     return out
 
 
+def game_label(line: str) -> str:
+    """A finished game's progress label (``run_magic``'s ``tick``: ``"chameleon non_chameleon
+    s3"``, scenario, challenger side, setting id) in words, for the lines a person reads:
+    ``"Chameleon as non-chameleon, setting 3"``, ``"Cost Sharing, setting 0"``. A label of
+    another shape is returned as it is."""
+    from mas_agents.eval.runs.magic_bench_report import NAMES, SIDE_NAMES
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[2][1:].isdigit():
+        return line
+    scenario, side, sid = parts
+    side_text = "" if side == "test_seat" else " " + (SIDE_NAMES.get(side) or NAMES.get(side) or side.replace("_", " "))
+    return f"{NAMES.get(scenario, scenario.replace('_', ' '))}{side_text}, setting {int(sid[1:])}"
+
+
 def plan(data_root: Path, scenarios: list[str], settings: str | None) -> list[tuple[str, Any, str]]:
     """``[(scenario, setting, side), ...]`` for the given settings range (default: all of each)."""
     games = []

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from mas_agents.eval.metrics.magic import CAPABILITIES, COORDINATION_EMNLP, undefined_reason
-from mas_agents.eval.stats import Estimate
+from mas_agents.eval.stats import Estimate, n_text
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
 
@@ -43,6 +43,14 @@ NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "
          "non_chameleon": "as non-chameleon", "civilian": "as civilian"}
 SIDE_NAMES = {"chameleon": "as chameleon", "undercover": "as undercover"}
 
+#: What each metric's n counts (the report's note: Wilson intervals over votes, questions,
+#: answers, Cost Sharing games, agreed games, decisions; a bootstrap over setting ids for win rate
+#: and deception), written beside n wherever it is shown (issue 57, E20: "n=4" here and "n=1" in
+#: an ablation, whose unit is a setting id, read as a disagreement).
+N_UNITS = {"win_rate": "settings", "judgement": "votes", "reasoning": "questions", "deception": "settings",
+           "self_awareness": "answers", "cooperation": "Cost Sharing games", "coordination": "agreed games",
+           COORDINATION_EMNLP: "Cost Sharing games", "rationality": "decisions"}
+
 COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
            COORDINATION_EMNLP, "rationality")
 
@@ -65,12 +73,12 @@ def report_md(result: dict, paper: list[dict]) -> str:
         if result["metrics"][c] is None:
             why = undefined_reason(c, result.get("counts"))
             if why == "no data":
-                return f"- (n={iv['n']})" if iv else "-"
+                return f"- (n={n_text(iv['n'], N_UNITS.get(c, ''))})" if iv else "-"
             return f"undefined: {why}"
         if not iv:
             return pct(result["metrics"][c])
         return Estimate(**{**{f: iv[f] for f in ("low", "high", "n", "level", "method")},
-                           "mean": result["metrics"][c]}).fmt(unit="")
+                           "mean": result["metrics"][c]}).fmt(unit="", n_unit=N_UNITS.get(c, ""))
     head = "| model | " + " | ".join(HEADERS[c] for c in COLUMNS) + " |"
     lines = [f"# MAgIC: {result['challenger']} (challenger) vs {result['defender']} (defender)", "",
              f"Model: {result['model']}; scenarios: {', '.join(result['scenarios'])}; settings: {result['settings'] or 'all'}; "

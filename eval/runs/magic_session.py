@@ -145,6 +145,32 @@ def transcript(result: dict, events: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    """The game's parameters with a ``setting`` given by its id (``--set setting=0``) loaded from
+    the MAgIC data of its ``scenario`` (:func:`mas_agents.eval.datasets.magic.load_setting`;
+    :attr:`mas_agents.eval.games.GameDef.load`). ``seed``: not used (nothing is drawn).
+
+    Raises:
+        ValueError: a setting id without a ``scenario``, an unknown scenario, a bad id;
+        FileNotFoundError: no such setting file; DataError: no datasets root.
+    """
+    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.eval.datasets.magic import load_setting, scenario_name
+    params = dict(params)
+    if isinstance(params.get("scenario"), str):
+        params["scenario"] = scenario_name(params["scenario"])    # ValueError: names the scenarios
+    sid = params.get("setting")
+    if isinstance(sid, str) and sid.strip().isdigit():
+        sid = int(sid)
+    if isinstance(sid, int) and not isinstance(sid, bool):
+        if not isinstance(params.get("scenario"), str):
+            raise ValueError(f"setting {sid}: give its scenario too (scenario=NAME, one of {', '.join(GAMES)})")
+        params["setting"] = load_setting(resolve_data_dir(data_root), params["scenario"], sid)
+    elif sid is not None and not hasattr(sid, "id"):
+        raise ValueError(f"setting {sid!r}: expected a setting id, e.g. setting=0")
+    return params
+
+
 GAME_DEF = register(GameDef(kind="magic", title="MAgIC", info=GAMES, setup=setup,
                             headline=magic_view.headline, seat_specs=magic_view.seat_specs, view=magic_view.VIEW,
-                            conformance=magic_checks.CONFORMANCE))
+                            conformance=magic_checks.CONFORMANCE, load=load))

@@ -301,6 +301,24 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
     return "\n".join(lines)
 
 
+def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    """The game's parameters with a ``script`` given by name or id (``"Sin"``, ``"131"``) loaded
+    from the WellPlay data in ``lang`` (:attr:`mas_agents.eval.games.GameDef.load`), and
+    ``data_root`` set to the datasets root it was read from (recorded as ``config.json``'s
+    ``data_dir``, where ``mas rerun`` reads it again). ``seed``: not used (nothing is drawn).
+
+    Raises:
+        mas_agents.eval.datasets.DataError: no datasets root, or no such script (names it).
+    """
+    from mas_agents.eval.datasets import resolve_data_dir
+    params = dict(params)
+    if isinstance(params.get("script"), (str, int)) and not isinstance(params["script"], bool):
+        root = resolve_data_dir(params.get("data_root") or data_root)
+        params["script"] = load_script(root, str(params["script"]), str(params.get("lang", "en")))
+        params.setdefault("data_root", root)
+    return params
+
+
 GAME_DEF = register(GameDef(kind="mmg", title="Murder mystery", info=GAME, setup=setup, checkpoint=True,
                             headline=mmg_view.headline, seat_specs=mmg_view.seat_specs, view=mmg_view.VIEW,
-                            conformance=mmg_checks.CONFORMANCE))
+                            conformance=mmg_checks.CONFORMANCE, load=load))

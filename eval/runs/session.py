@@ -96,6 +96,10 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     calls = out / "llm_calls.jsonl"
     finished = (out / "result.json").exists()
     played = holds_record(out)
+    if played:   # another kind of run there: refused before any seat or model is built
+        stored = read_json(out / "config.json")
+        if isinstance(stored, dict) and stored.get("kind") != g.kind:
+            check_same_run(out, {**stored, "kind": g.kind})    # RunConflict naming the field 'kind'
     if g.checkpoint:
         if resume and not ckpt.exists() and not finished:
             raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")

@@ -152,7 +152,16 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
     if method == "session":
         if run is None:
             raise ValueError("--method session needs --run DIR, a directory written by `mas mmg run`")
+        if not Path(run).is_dir():
+            raise ValueError(f"--run {run}: {'a file, not a game directory' if Path(run).exists() else 'no such directory'} "
+                             f"(--method session evaluates a directory written by `mas mmg run`)")
+        if not (Path(run) / "config.json").is_file():
+            raise ValueError(f"--run {run}: no config.json: not a game directory (--method session evaluates a "
+                             f"directory written by `mas mmg run`)")
         cfg = read_json(Path(run) / "config.json")
+        if not isinstance(cfg, dict) or cfg.get("kind", "mmg") != "mmg" or "script" not in cfg:
+            raise ValueError(f"--run {run}: {_run_kind(cfg)}, not a murder-mystery game; --method session "
+                             f"evaluates a directory written by `mas mmg run`")
         events = session_events(run)
         sc = load_script(data_root, cfg["script"], cfg.get("lang", lang))
         if script and script.lower() not in ("all", sc.name.lower(), sc.id.lower()):
@@ -161,6 +170,17 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
     if not script or script.lower() == "all":
         return load_all(data_root, lang), []
     return [load_script(data_root, script, lang)], []
+
+
+def _run_kind(config: Any) -> str:
+    """What a run's ``config.json`` says it holds, for an error: ``a Who is Spy? game``,
+    ``a MAgIC game``, ``a 'compare' run``, ``a run of unknown kind``."""
+    from mas_agents.eval import games
+    kind = config.get("kind") if isinstance(config, dict) else None
+    if not isinstance(kind, str) or not kind:
+        return "its config.json names no kind of run"
+    g = games.find(kind)
+    return f"it holds a {g.title} game" if g is not None else f"it holds a {kind!r} run"
 
 
 def same_run_path(out: Path, run: str | None) -> str | None:

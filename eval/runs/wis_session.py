@@ -324,6 +324,37 @@ def transcript(record: dict, events: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def draw_pair(data_root: Path, lang: str, seed: int) -> dict[str, str]:
+    """The word pair of a game given none (``mas spy play`` without ``--pair``, :func:`load`):
+    one pair of the dataset's ``whoisspy/pairs_<lang>.jsonl`` drawn with ``random.Random(seed)``
+    (the same seed, the same pair; :func:`mas_agents.eval.datasets.wis.load_pairs`).
+
+    Raises:
+        FileNotFoundError: the pairs file is missing (named). ValueError: an unknown ``lang``.
+    """
+    from mas_agents.eval.datasets.wis import load_pairs
+    return random.Random(seed).choice(load_pairs(data_root, lang))
+
+
+def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    """The game's parameters with its word ``pair`` filled in (:attr:`mas_agents.eval.games.GameDef.load`):
+    none given, one is drawn from the dataset as ``mas spy play`` draws it (:func:`draw_pair`
+    with the run's ``seed``); ``"tea/coffee"`` is read as :func:`parse_pair` reads ``--pair``.
+
+    Raises:
+        ValueError: a malformed pair, an unknown ``lang``; FileNotFoundError: no pairs file;
+        DataError: no datasets root (only when a pair must be drawn).
+    """
+    from mas_agents.eval.datasets import resolve_data_dir
+    params = dict(params)
+    pair = params.get("pair")
+    if pair is None:
+        params["pair"] = draw_pair(resolve_data_dir(data_root), str(params.get("lang", "en")), seed)
+    elif isinstance(pair, str):
+        params["pair"] = parse_pair(pair)
+    return params
+
+
 GAME_DEF = register(GameDef(kind="wis", title="Who is Spy?", info=rules.GAME, setup=setup,
                             headline=wis_view.headline, seat_specs=wis_view.seat_specs, view=wis_view.VIEW,
-                            conformance=wis_checks.CONFORMANCE))
+                            conformance=wis_checks.CONFORMANCE, load=load))

@@ -118,6 +118,18 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
               f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
 
 
+#: The retrieval budgets' defaults as the help states them: :class:`mas_agents.memory.MemorySettings`'s
+#: (read there would import faiss for ``mas --help``; tests/mas_agents/test_cli_fuzz.py checks they agree).
+BUDGET_DEFAULTS = {"script_budget": 4000, "dialogue_budget": 4000, "total_budget": 6000}
+ScriptBudget = typer.Option(None, help=f"Tokens of script excerpts per prompt (default {BUDGET_DEFAULTS['script_budget']}, "
+                                       "the paper's).")
+DialogueBudget = typer.Option(None, help=f"Tokens of dialogue excerpts per prompt (default "
+                                         f"{BUDGET_DEFAULTS['dialogue_budget']}, the paper's).")
+TotalBudget = typer.Option(None, min=0, help="Tokens of script and dialogue excerpts together per prompt: the dialogue "
+                                             f"gets what the script leaves (default {BUDGET_DEFAULTS['total_budget']}; "
+                                             "0 = no cap, the paper's separate budgets).")
+
+
 def _memory_settings(script_budget: int | None, dialogue_budget: int | None, total_budget: int | None) -> "MemorySettings":
     """The retrieval budgets of ``mas mmg run`` and ``mas wellplay eval``: :class:`mas_agents.memory.MemorySettings`
     defaults, each option given replacing its field (``--total-budget 0``: no cap)."""
@@ -147,11 +159,9 @@ def mmg_run(
     resume: bool = typer.Option(False, "--resume", help="Continue the interrupted game in --out."),
     human: Optional[str] = typer.Option(None, "--human", help="A character played by a person in the browser "
                                                               "(mas serve), e.g. \"Officer Li\"."),
-    script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
-    dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt."),
-    total_budget: int = typer.Option(None, min=0, help="Tokens of script and dialogue excerpts together per prompt: the "
-                                                "dialogue gets what the script leaves (default from MemorySettings; "
-                                                "0 = no cap, the paper's separate budgets)."),
+    script_budget: int = ScriptBudget,
+    dialogue_budget: int = DialogueBudget,
+    total_budget: int = TotalBudget,
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:
@@ -180,6 +190,8 @@ def mmg_run(
         check_human(sc, cfg.human)
     except (FileNotFoundError, KeyError, ValueError, DataError) as exc:
         common.fail(str(exc))
+    if common.out_is_file("--out", out):
+        common.fail(*common.out_is_file("--out", out))
     out = out or default_run_dir("mmg", sc.name)   # named after the script's display name, once loaded
     cfg = cfg.replace(script=sc, out=out)
     set_resume_hint(f"rerun with --resume --out {out}")
@@ -191,18 +203,55 @@ def mmg_run(
     with common.progress() as prog:
         task = prog.add_task(f"{sc.name}", total=bound)
         try:
-            result = play_script(cfg, resume=resume,
-                                 progress=lambda done, _b, node: prog.update(task, completed=done, description=f"{sc.name}: {node}"))
+            result = play_script(cfg, resume=resume, progress=_mmg_progress(prog, task, sc.name, cfg.rounds))
         except (FileExistsError, FileNotFoundError) as exc:
             common.fail(str(exc))
     oc = result["outcome"] or {}
     for v in oc.get("victims", []):
-        console.print(f"{v['victim']}: accused {v['accused'] or 'no one'}; murderer {', '.join(v['murderers'])}; "
-                      f"{'correct' if v['correct'] else 'wrong'}")
+        tie = ("" if v["accused"] or not v.get("counts") else
+               " (votes tied: " + ", ".join(f"{k} {n}" for k, n in v["counts"].items()) + ")")
+        console.print(f"victim {v['victim']}: accused {v['accused'] or 'no one'}{tie}; murderer "
+                      f"{', '.join(v['murderers'])}; {'correct' if v['correct'] else 'wrong'}")
     llm = result["llm"]
     console.print(f"LLM calls {llm['calls']}, tokens {llm['input_tokens']} in / {llm['output_tokens']} out, "
-                  f"invalid actions {result['invalid_actions']}, wall {result['wall_time_s']:.0f} s")
+                  f"invalid actions {result['invalid_actions']}, wall {result['wall_time_s']:.1f} s")
     print(out)
+
+
+#: Questions answered per progress line of ``mas wellplay eval`` when stderr is not a terminal.
+EVAL_LINE_EVERY = 10
+
+#: The murder mystery's graph nodes that end a part of the game (graphs/mmg/graph.py), and what a
+#: progress line says of each.
+_MMG_MILESTONES = {"introduce": "introductions done", "round_end": "round {k} of {n} done",
+                   "tally": "accusations counted"}
+
+
+def _mmg_progress(prog, task, name: str, rounds: int):
+    """``play_script``'s ``progress``: the bar, and when it is off (stderr not a terminal) one
+    line per part of the game (introductions, each round, the accusation) with the steps and
+    minutes so far: ``12:41:07 Sin: round 1 of 3 done (step 23), 2.5 min``.
+    Rounds are numbered from this process's start (a resumed game says "a round done")."""
+    import time
+    start, seen = time.monotonic(), {"round_end": 0, "first": None, "prev": set()}
+
+    def step(done: int, _bound: int, node: str) -> None:
+        prog.update(task, completed=done, description=f"{name}: {node}")
+        if not prog.disable:
+            return
+        if seen["first"] is None:
+            seen["first"] = done
+        nodes, prev = set(node.split(",")), seen["prev"]
+        seen["prev"] = nodes
+        # a part that takes one step per character (the introductions) is done when the next begins
+        ended = [n for n in ("introduce",) if n in prev and n not in nodes] + [n for n in ("round_end", "tally") if n in nodes]
+        for n in ended:
+            if n == "round_end":
+                seen["round_end"] += 1
+            what = (_MMG_MILESTONES[n].format(k=seen["round_end"], n=rounds)
+                    if n != "round_end" or seen["first"] == 1 else "a round done")
+            common.say(f"{name}: {what} (step {done}), {(time.monotonic() - start) / 60:.1f} min")
+    return step
 
 
 @wellplay_app.command("eval")
@@ -219,12 +268,9 @@ def wellplay_eval(
     scoring: str = typer.Option("strict", help="strict | upstream"),
     out: Optional[Path] = typer.Option(None, help="Run directory for result.json and report.md "
                                                   "(default runs/eval-<method>-<script or game>-<time>)."),
-    script_budget: int = typer.Option(None, help="Tokens of script excerpts per prompt (default from MemorySettings)."),
-    dialogue_budget: int = typer.Option(None, help="Tokens of dialogue excerpts per prompt (default from "
-                                                   "MemorySettings)."),
-    total_budget: int = typer.Option(None, min=0, help="Tokens of script and dialogue excerpts together per prompt: the "
-                                                "dialogue gets what the script leaves (default from MemorySettings; "
-                                                "0 = no cap, the paper's separate budgets)."),
+    script_budget: int = ScriptBudget,
+    dialogue_budget: int = DialogueBudget,
+    total_budget: int = TotalBudget,
     data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:
@@ -240,12 +286,14 @@ def wellplay_eval(
     out = out or default_run_dir(f"eval-{method}", label)
     set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
     with common.progress() as prog:
-        task = prog.add_task(f"{method}", total=None)
+        task = prog.add_task(f"{method} questions", total=None)
         try:
             cfg = WellPlayEvalConfig(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
                                      seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
                                      settings=settings)
-            res = run_wellplay_eval(cfg, tick=lambda: prog.advance(task), total=lambda n: prog.update(task, total=n))
+            # without a terminal: one line per EVAL_LINE_EVERY questions answered (and the last)
+            res = run_wellplay_eval(cfg, tick=common.ticker(prog, task, every=EVAL_LINE_EVERY),
+                                    total=lambda n: prog.update(task, total=n))
         except (ValueError, FileNotFoundError, DataError) as exc:
             common.fail(str(exc))
     acc = res["accuracy"]

@@ -40,8 +40,8 @@ from mas_agents.cli.options import (  # noqa: F401 - re-exported
     executor_options,
     remote_options,
 )
-from mas_agents.cli.paths import _COMMAND, path_error  # noqa: F401
-from mas_agents.cli.progress import progress, remote_activity, setup_logging, ticker  # noqa: F401
+from mas_agents.cli.paths import _COMMAND, out_is_file, path_error  # noqa: F401
+from mas_agents.cli.progress import progress, remote_activity, say, setup_logging, ticker  # noqa: F401
 from mas_agents.cli.stops import (  # noqa: F401 - re-exported
     STOP_EXIT,
     STOP_GRACE_S,

@@ -16,7 +16,9 @@ from rich.markup import escape
 from mas_agents.cli.paths import path_error
 from mas_agents.errors import ContextOverflowError, RunStopped
 
-console = Console(stderr=True)
+#: Without a terminal (a log file, CI, ``nohup``) rich would wrap every line at 80 columns, cutting
+#: run directories and file paths in two: there the lines are written whole (soft wrap).
+console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 #: What to tell the user about continuing after a stop; set by a command once it knows its
 #: run directory (e.g. ``rerun with --resume --out runs/x``).

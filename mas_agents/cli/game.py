@@ -24,11 +24,15 @@ import typer
 from rich.table import Table
 
 from mas_agents.cli import common as cli
-from mas_agents.cli.common import Model, Seed, Verbose, remote_options
+from mas_agents.cli.common import DataDir, Model, Seed, Verbose, remote_options
 from mas_agents.eval import games
+from mas_agents.eval.datasets import DataError
 from mas_agents.rundir import stable_run_dir
 
 game_app = typer.Typer(help="Any registered game, through the one runner (list, play).", no_args_is_help=True)
+
+#: The dataset folder each built-in game reads (for the line saying where to point --data-dir).
+_GAME_DATA = {"mmg": ("wellplay",), "wis": ("whoisspy",), "magic": ("magic",)}
 
 Module = typer.Option(None, "--module", help="Import this Python module first (a game it registers becomes "
                                              "playable), e.g. my_games.auction.")
@@ -88,12 +92,19 @@ def play(
     resume: bool = typer.Option(False, "--resume", help="Continue the game in --out (games that resume mid-game)."),
     out: Optional[Path] = typer.Option(None, help="Run directory (default runs/<kind>-<hash of the parameters>-"
                                                   "<model>-s<seed>)."),
+    data_dir: Optional[Path] = DataDir,
     verbose: bool = Verbose,
 ) -> None:
-    """Play one game of KIND and print its result.json."""
+    """Play one game of KIND and print its result.json. What a parameter names in a game's data is
+    loaded from --data-dir: a script by name (mmg: --set script=Sin), a setting by id (magic:
+    --set scenario=chameleon --set setting=0); a wis game without a pair draws one, as mas spy
+    play does."""
     cli.setup_logging(verbose)
     _import(module)
     from mas_agents.eval.runs.session import run
+
+    if data_dir is not None:   # given: it must hold datasets, even when this game reads none of them
+        cli.data_root(data_dir, needs=_GAME_DATA.get(kind), holds=True)
 
     try:
         game = games.get(kind)
@@ -104,6 +115,14 @@ def play(
         cli.fail(str(exc))
     digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
     out = out or stable_run_dir(kind, digest, model, f"s{seed}")
+    try:
+        if game.load is not None:   # named data loaded (a script, a setting), a wis pair drawn
+            params = game.load(params, data_root=data_dir, seed=seed)
+    except DataError as exc:
+        cli.data_root(data_dir, needs=_GAME_DATA.get(kind))   # no datasets root: the line saying where to point
+        cli.fail(str(exc))
+    except (ValueError, FileNotFoundError) as exc:
+        cli.fail(str(exc))
     try:
         res = run(game, out, model=model, seed=seed, resume=resume, **params)
     except (ValueError, FileExistsError, FileNotFoundError) as exc:

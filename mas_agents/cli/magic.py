@@ -43,7 +43,8 @@ def run(
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     cli.setup_logging(verbose)
     from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, plan, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, parse_scenarios, plan, run_magic
+    from mas_agents.eval.runs.magic_bench_report import HEADERS
     from mas_agents.specs import parse_spec, split_model
 
     root = cli.data_root(data_dir)
@@ -62,16 +63,18 @@ def run(
     with cli.progress() as prog:
         task = prog.add_task("magic", total=n)
         try:
-            res = run_magic(config, tick=cli.ticker(prog, task))
+            tick = cli.ticker(prog, task)
+            res = run_magic(config, tick=lambda line: tick(game_label(line)))
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     m = res["metrics"]
 
-    def shown(k: str, v: float | None) -> str:   # Coordination always with its denominator
+    def shown(k: str, v: float | None) -> str:   # in words; Coordination always with its denominator
+        name = COORDINATION_LABELS.get(k) or HEADERS.get(k, k)
         if v is not None:
-            return f"{COORDINATION_LABELS.get(k, k)} {100 * v:.1f} %"
+            return f"{name} {100 * v:.1f} %"
         why = undefined_reason(k, res.get("counts"))
-        return f"{COORDINATION_LABELS.get(k, k)} " + ("-" if why == "no data" else f"undefined: {why}")
+        return f"{name} " + ("-" if why == "no data" else f"undefined: {why}")
     cli.console.print(", ".join(shown(k, v) for k, v in m.items())
                       + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
     print(out)

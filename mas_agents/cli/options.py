@@ -177,16 +177,22 @@ def _command_data() -> tuple[str, ...]:
     return _COMMAND_DATA.get(top, every)
 
 
-def data_root(data_dir: Optional[Path], needs: tuple[str, ...] | None = None) -> Path:
+def data_root(data_dir: Optional[Path], needs: tuple[str, ...] | None = None, *, holds: bool = False) -> Path:
     """The datasets root from ``--data-dir``, ``$MAS_DATA_DIR`` or ``../shared/datasets``; exit 2 with
-    one line when it is missing.
+    one line when it is missing (``holds``: also when it lacks one of the ``needs`` folders, for a
+    command that checks a given ``--data-dir`` before it reads it, or without reading it).
 
     The line says where the data was looked for and how to point at the folder that holds
     ``needs`` (default: the datasets of the running command, :data:`_COMMAND_DATA`); the WellPlay
     licence note (it has no licence, so it is not shipped: ``mas_agents.eval.datasets``) only when WellPlay
     is among them."""
     try:
-        return resolve_data_dir(data_dir)
+        root = resolve_data_dir(data_dir)
+        lacks = [n for n in (needs or _command_data()) if not (root / n).is_dir()] if holds else []
+        if lacks:
+            where = f"--data-dir {str(data_dir)!r}" if data_dir is not None else f"the datasets root {str(root)!r}"
+            raise DataError(f"{where} holds no {' and no '.join(n + '/' for n in lacks)}")
+        return root
     except DataError as exc:
         if needs is None:
             needs = _command_data()

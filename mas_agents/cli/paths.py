@@ -37,9 +37,17 @@ def _path_options() -> list[tuple[str, Path]]:
         if not isinstance(v, Path):
             continue
         opts = [o for o in getattr(p, "opts", []) if o.startswith("--")]
-        label = max(opts, key=len) if opts and type(p).__name__.endswith("Option") else p.human_readable_name
+        label = max(opts, key=len) if opts and type(p).__name__.endswith("Option") else _argument_label(p)
         found.append((label, v))
     return found
+
+
+def _argument_label(p: Any) -> str:
+    """How the help names a positional argument (``GAME_DIR``): its metavar, else its name in
+    capitals. Read from the parameter's fields: typer's ``TyperArgument`` (typer 0.12+) has no
+    click ``human_readable_name`` (it does not run click's ``Argument.__init__`` property set-up)."""
+    metavar = getattr(p, "metavar", None)
+    return str(metavar) if isinstance(metavar, str) and metavar else (p.name or "ARGUMENT").upper()
 
 
 def _related(path: Path, value: Path) -> bool:
@@ -108,3 +116,12 @@ def path_error(exc: BaseException) -> tuple[str, int] | None:
                 where = "" if os.path.abspath(file) == os.path.abspath(v) or str(file) in why else f" ({file})"
                 return f"{label} {v}: {why}{where}", 2 if exc.errno in _BAD_PATH else 1
     return None
+
+
+def out_is_file(label: str, out: Path | None) -> tuple[str, int] | None:
+    """The one-line refusal of a run directory option given a path that exists and is no
+    directory (``("--out runs/x: runs/x exists and is not a directory", 2)``, as :func:`path_error`
+    words it), for a command to check before it loads a model or runs a dry run; None otherwise."""
+    if out is None or not out.exists() or out.is_dir():
+        return None
+    return f"{label} {out}: {out} exists and is not a directory", 2

@@ -26,16 +26,20 @@ def progress() -> Progress:
                     console=console, transient=False, disable=not sys.stderr.isatty())
 
 
-def ticker(prog: Progress, task: Any) -> Callable[..., None]:
+def ticker(prog: Progress, task: Any, every: int = 1) -> Callable[..., None]:
     """A ``tick`` for the runners: advances the bar, and when the bar is off (stderr is not a
     terminal: ``nohup``, CI, a log file) writes one line per finished cell / game to stderr, e.g.
-    ``12:41:07 ablate: 3 done (plain / Sin / seed 0), 41.5 min``, so a long run shows progress."""
+    ``12:41:07 ablate: 3 done (plain / Sin / seed 0), 41.5 min``, so a long run shows progress;
+    ``every``: one line per that many ticks (and one at the last, when the total is known), for
+    runners that tick per question."""
     start = time.monotonic()
 
     def tick(*label: Any) -> None:
         prog.advance(task)
         if prog.disable:
             t = next(x for x in prog.tasks if x.id == task)
+            if every > 1 and int(t.completed) % every and not (t.total and t.completed >= t.total):
+                return
             of = f"/{int(t.total)}" if t.total else ""
             what = f" ({' '.join(map(str, label))})" if label else ""
             busy = remote_activity()
@@ -48,6 +52,12 @@ def ticker(prog: Progress, task: Any) -> Callable[..., None]:
                 t = next(x for x in prog.tasks if x.id == task)
                 prog.update(task, description=f"{t.description.split(' [')[0]} [{busy}]")
     return tick
+
+
+def say(line: str) -> None:
+    """One plain progress line on stderr, stamped with the time (``12:41:07 Sin: round 1 of 3
+    done, 2.5 min``), for a command whose progress bar is off (stderr is not a terminal)."""
+    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
 
 
 def remote_activity() -> str:

@@ -65,10 +65,10 @@ def reproduce(
                                                                      "magic/); else $MAS_DATA_DIR, else ../shared/datasets."),
     verbose: bool = Verbose,
 ) -> None:
-    """Run a paper's protocol and write report.md with the paper's numbers beside ours.
-
-    A typer command: one parameter per option (so over 8); they become the paper's run
-    configuration once, here."""
+    """Run a paper's protocol (MAgIC, PLAYER*, Who is Spy?, or all three) and write report.md with
+    the paper's numbers beside ours. Rerun the same command to resume; --estimate prints the calls,
+    tokens and price first, calling no model."""
+    # one parameter per option (typer); they become the paper's run configuration once, here
     cli.setup_logging(verbose)
     from mas_agents.eval.reproduce import estimate as est_mod
     from mas_agents.eval.reproduce import registry
@@ -90,6 +90,8 @@ def reproduce(
     parts = [f"limit{limit}"] if limit else []
     if eval_runs is not None and eval_runs < 3:
         parts.append(f"evalruns{eval_runs}")   # another number of runs is another run (never mixed)
+    if cli.out_is_file("--out", out):    # before the estimate's dry run
+        cli.fail(*cli.out_is_file("--out", out))
     out = out or stable_run_dir("reproduce", paper, model, *parts)
     try:
         config = registry.build(paper, data_root=root, out=out, model=model,

@@ -38,6 +38,8 @@ def rerun(
 
     if not (run_dir / "config.json").is_file():
         cli.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
+    if cli.out_is_file("--out", out):
+        cli.fail(*cli.out_is_file("--out", out))
     if rescore:
         from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
         try:

@@ -31,7 +31,6 @@ Function-level imports kept (``mas --help`` stays light): the runners
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Optional
 
@@ -41,7 +40,6 @@ from rich.markup import escape
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options, set_resume_hint
 from mas_agents.eval import games as game_registry
-from mas_agents.eval.datasets.wis import load_pairs
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path, format_leaderboard, leaderboard_markdown
 from mas_agents.eval.reports.wis_replay import game_kind, game_summary, write_replay
 from mas_agents.eval.runs.seats import Seats
@@ -97,16 +95,18 @@ def play(
     """Play one game and write its record, transcript and replay.html."""
     cli.setup_logging(verbose)
     from mas_agents.eval.runs.human import HUMAN
-    from mas_agents.eval.runs.wis_session import AUTO, WisGameConfig, parse_pair, play_game, speak_limit
+    from mas_agents.eval.runs.wis_session import AUTO, WisGameConfig, draw_pair, parse_pair, play_game, speak_limit
 
     specs = _specs(agents, allow_human=True)
     try:
         rules.check_players(players)
         rules.check_lang(lang)
         if pair:
+            if data_dir is not None:   # given: it must hold the datasets, even when --pair needs none
+                cli.data_root(data_dir, holds=True)
             words = parse_pair(pair)
         else:
-            words = random.Random(seed).choice(load_pairs(cli.data_root(data_dir), lang))
+            words = draw_pair(cli.data_root(data_dir), lang, seed)
     except (ValueError, FileNotFoundError) as exc:
         cli.fail(str(exc))
     if HUMAN in specs:   # one person, at the listed position; the agents fill the other seats in turn
@@ -259,6 +259,8 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
                                                      "events.jsonl of a game that stopped).")) -> None:
     """Write DIR/replay.html: the game round by round, words revealed at the end; a game that stopped
     before its end shows its rounds so far. Other games (murder mystery, MAgIC) replay in mas serve."""
+    if not game_dir.is_dir():
+        cli.fail(f"GAME_DIR {game_dir}: " + ("a file, not a game directory" if game_dir.exists() else "no such directory"))
     try:
         kind = game_kind(game_dir)
         if kind is not None and kind != "wis":

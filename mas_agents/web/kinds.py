@@ -31,6 +31,7 @@ its state and its progress); split, the rules of one kind would be spread over s
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,8 @@ from typing import Any, Callable
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import SeatInfo
 from mas_agents.eval.metrics.magic import undefined_reason
-from mas_agents.eval.stats import wilson
+from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS
+from mas_agents.eval.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
 
@@ -90,10 +92,11 @@ def _pct(x: Any) -> str:
     return "-" if not isinstance(x, (int, float)) else f"{100 * x:.1f} %"
 
 
-def _iv(iv: Any) -> str:
+def _iv(iv: Any, n_unit: str = "") -> str:
     if not isinstance(iv, dict) or iv.get("low") is None:
         return ""
-    return f" [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}] (n={iv.get('n')})"
+    n = n_text(iv["n"], n_unit) if isinstance(iv.get("n"), int) else iv.get("n")
+    return f" [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}] (n={n})"
 
 
 def _kn(r: dict, num: str, den: str, value: Any) -> str:
@@ -105,13 +108,13 @@ def _kn(r: dict, num: str, den: str, value: Any) -> str:
     return wilson(k, n).fmt()
 
 
-def _score_iv(x: Any, iv: Any) -> str:
+def _score_iv(x: Any, iv: Any, n_unit: str = "") -> str:
     """MAgIC Deception (a rate plus 0.25 × a rate, range [0, 1.25]) on the scale of MAgIC's
     tables (Table 1/4: percent, one decimal, so up to 125.0), with its interval and n: the
     same scale as the reports'."""
     if not isinstance(x, (int, float)):
         return "-"
-    return f"{_pct(x)}{_iv(iv)}"
+    return f"{_pct(x)}{_iv(iv, n_unit)}"
 
 
 def uniq(xs) -> list[str]:
@@ -132,6 +135,10 @@ def run_models(cfg: dict) -> list[str]:
 # ------------------------------------------------------------------ each kind's runs-list line
 def _eval_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("method"), cfg.get("agent")])
+    if cfg.get("method") == "session":   # the game's characters answered: its agent, not "session"
+        game = d.parent / Path(str(cfg.get("run") or "")).name   # a sibling in the runs folder, else none
+        g = _read(game / "config.json") if game != d.parent else None
+        run.agents = uniq([g.get("agent")]) if isinstance(g, dict) else []
     if res:
         counts = res.get("counts") or {}
         chance = ((res.get("chance") or {}).get("always_a") or {}).get("weighted_score")
@@ -154,16 +161,17 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("challenger"), cfg.get("defender")])
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
+    units = MAGIC_N_UNITS   # what each n counts (votes, settings...), as in the bench's report.md
     # Coordination has two denominators (eval/metrics/magic.py): each is named with its own, and
     # the one ÷ agreed games, undefined with no agreed game, says so
     named = {"coordination": "coordination ÷ agreed games", "coordination_emnlp": "coordination ÷ all Cost Sharing games"}
 
     def value(k: str, v: Any) -> str:
         if k == "deception":
-            return _score_iv(v, ivs.get(k))
+            return _score_iv(v, ivs.get(k), units.get(k, ""))
         why = undefined_reason(k, res.get("counts")) if v is None else "no data"
-        return f"{_pct(v)}{_iv(ivs.get(k))}" if why == "no data" else f"undefined: {why}"
-    run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'))}; " + ", ".join(
+        return f"{_pct(v)}{_iv(ivs.get(k), units.get(k, ''))}" if why == "no data" else f"undefined: {why}"
+    run.headline = (f"win rate {_pct(m.get('win_rate'))}{_iv(ivs.get('win_rate'), units['win_rate'])}; " + ", ".join(
         f"{named.get(k) or k.replace('self_', 'self-').replace('_', ' ')} {value(k, v)}"
         for k, v in m.items() if k != "win_rate")) if m else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
@@ -171,7 +179,9 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
 
 def _ablation_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     base = cfg.get("base", "")
-    run.agents = uniq([base] + [f"{base}+{b}" for b in cfg.get("blocks") or []])
+    blocks = list(cfg.get("blocks") or [])   # every subset of the blocks on the base (eval/runs/ablate.py variants)
+    run.agents = uniq(res.get("variants") or ["+".join([base, *c]) for k in range(len(blocks) + 1)
+                                              for c in itertools.combinations(blocks, k)])
     summary = str(res.get("summary") or "")
     run.headline = _whole_sentences(summary) if summary else progress(d, run.kind)["text"]
 

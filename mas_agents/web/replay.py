@@ -278,7 +278,7 @@ def sentence(game: str, e: Mapping[str, Any], lang: str = "en", scenario: str = 
     if k == "belief_table":
         return (f"{a} 的贝叶斯网络信念：{c}" if zh else f"{a}'s Bayesian-network belief: {c}")
     if k == "mcq":
-        res = "" if d.get("correct") is None else ((" (right)" if d["correct"] else " (wrong)") if not zh
+        res = "" if d.get("correct") is None or c.endswith("-> (abstained)") else ((" (right)" if d["correct"] else " (wrong)") if not zh
                                                    else ("（正确）" if d["correct"] else "（错误）"))
         return (f"{a} 回答：{c}" if zh else f"{a} answers: {c}") + res
     if k in _PLAN_LABEL and a:

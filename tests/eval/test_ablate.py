@@ -72,7 +72,7 @@ def test_ablation_over_three_benches_with_intervals_and_resume(tmp_path, mixed_r
         sum(g["llm"]["calls"] for g in played) + sum(e["llm"]["calls"] for e in evals) - murderer_calls == 112
     assert res["speak_timeout"] is None and spy["plain"]["fouls"] == spy["plain"]["timeouts"] == 0
     report = (tmp_path / "report.md").read_text()
-    assert "(n=2)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
+    assert "(n=2 seeds)" in report and "(n=2 settings)" in report and "includes 0" in report and "## MAgIC" in report and "## Who is Spy" in report
     assert "No 95 % interval excludes zero" in res["summary"] and "plain+my_cot ×1.0 on WellPlay" in res["summary"]
     for f in ("wellplay.png", "spy.png", "magic.png"):
         assert (tmp_path / f).stat().st_size > 1000
@@ -147,8 +147,8 @@ def test_summary_names_clear_effects_costs_and_the_rest():
                          {"variant": "plain+pgm", "cost": {"calls": 30},
                           "diff_vs_base": {"avg_score": d(-1.5, -4.0, 1.0)}}]}}}
     text = summary(result)
-    assert "WellPlay, weighted score vs plain (unit: seed): plain+pgm +5.0 points [1.0, 9.0] (n=4)." in text
-    assert "Who is Spy, the subject's average score vs plain (unit: game): plain+pgm -1.5 [-4.0, 1.0] (n=4)." in text
+    assert "WellPlay, weighted score vs plain (unit: seed): plain+pgm +5.0 points [1.0, 9.0] (n=4 seeds)." in text
+    assert "Who is Spy, the subject's average score vs plain (unit: game): plain+pgm -1.5 [-4.0, 1.0] (n=4 games)." in text
     assert "plain+pgm ×1.5 on WellPlay; plain+pgm ×3.0 on Who is Spy" in text
     assert "exclude zero: plain+pgm on WellPlay (up)." in text
     assert "(1 of 2)" in text
@@ -177,4 +177,4 @@ def test_report_intervals_stay_in_each_metrics_range():
     for mean, low, high in re.findall(r"(-?[\d.]+) % \[(-?[\d.]+), (-?[\d.]+)\]", report):
         top = 125.0 if (mean, low, high) == ("100.0", "75.0", "125.0") else 100.0   # Deception's cell
         assert 0.0 <= float(low) <= float(high) <= top, report
-    assert "100.0 % [75.0, 125.0] (n=2)" in report and "deception (0–125 %)" in report and "1.25]" not in report
+    assert "100.0 % [75.0, 125.0] (n=2 settings)" in report and "Deception (0–125 %)" in report and "1.25]" not in report

@@ -222,4 +222,4 @@ def test_the_runs_list_names_each_coordination_with_its_denominator(tmp_path):
                       "coordination_emnlp": Estimate(0.0, 0.0, 0.658, 2).to_dict()}}))
     head = rs.describe(tmp_path, mg, "magic-bench").headline
     assert "coordination ÷ agreed games undefined: no agreed game (0 of 2 Cost Sharing games)" in head
-    assert "coordination ÷ all Cost Sharing games 0.0 % [0.0, 65.8] (n=2)" in head
+    assert "coordination ÷ all Cost Sharing games 0.0 % [0.0, 65.8] (n=2 Cost Sharing games)" in head

@@ -54,9 +54,13 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     # and deception (one setting here: no interval, said so)
     row = next(line for line in report.splitlines() if line.startswith("| **ours: plain**"))
     cells = [x.strip() for x in row.strip("|").split("|")][1:]
-    assert cells == ["71.4 [no interval, n=1]", "50.0 [15.0, 85.0] (n=4)", "37.0 [27.3, 47.9] (n=81)",
-                     "50.0 [no interval, n=1]", "33.3 [18.6, 52.2] (n=27)", "100.0 [20.7, 100.0] (n=1)",
-                     "100.0 [20.7, 100.0] (n=1)", "100.0 [20.7, 100.0] (n=1)", "100.0 [72.2, 100.0] (n=10)"]
+    # each n says what it counts (issue 57, E20: "n=4" here read against an ablation's "n=1 setting");
+    # Coordination twice: ÷ agreed games, then ÷ all Cost Sharing games (issue 56)
+    assert cells == ["71.4 [no interval, n=1 setting]", "50.0 [15.0, 85.0] (n=4 votes)",
+                     "37.0 [27.3, 47.9] (n=81 questions)", "50.0 [no interval, n=1 setting]",
+                     "33.3 [18.6, 52.2] (n=27 answers)", "100.0 [20.7, 100.0] (n=1 Cost Sharing game)",
+                     "100.0 [20.7, 100.0] (n=1 agreed game)", "100.0 [20.7, 100.0] (n=1 Cost Sharing game)",
+                     "100.0 [72.2, 100.0] (n=10 decisions)"]
     assert res["intervals"]["judgement"]["method"] == "Wilson score"
     assert res["intervals"]["win_rate"]["method"] == "bootstrap over settings"
     # per-scenario credits: a bootstrap interval over games beside each (one game here: no interval)

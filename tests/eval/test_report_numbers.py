@@ -90,11 +90,11 @@ def test_ablation_report_prints_magic_deception_in_percent_like_every_other_metr
     table = [line for line in report.splitlines() if line.startswith("| plain |")][0]
     cells = [c.strip() for c in table.strip("|").split("|")]
     dec = 1 + MAGIC_KEYS.index("deception")
-    assert cells[dec] == "62.5 % [50.0, 75.0] (n=3)"                       # was "0.62 [0.50, 0.75] (n=3)"
-    assert cells[1] == "50.0 % [25.0, 75.0] (n=3)"                          # a rate, the same scale
-    assert "deception (0–125 %)" in report
+    assert cells[dec] == "62.5 % [50.0, 75.0] (n=3 settings)"              # was "0.62 [0.50, 0.75] (n=3)"
+    assert cells[1] == "50.0 % [25.0, 75.0] (n=3 settings)"                 # a rate, the same scale
+    assert "Deception (0–125 %)" in report
     diff_row = [line for line in report.splitlines() if line.startswith("| plain+pgm |")][-1]
-    assert "+12.5 pt [5.0, 20.0] (n=3)" in diff_row                         # percentage points, like the rates
+    assert "+12.5 pt [5.0, 20.0] (n=3 settings)" in diff_row                         # percentage points, like the rates
 
 
 # ------------------------------------------------------------------ no internal issue numbers

@@ -86,3 +86,16 @@ def test_all_runs_the_three_papers_in_their_folders_with_a_wis_pool(tmp_path, mo
     assert others == ["openai:o", None, "openai:o"] and calls[2][1] == "openai:m,openai:o"
     with pytest.raises(ValueError, match="'all' tests one model"):
         rall.reproduce_all(rall.AllRun(data_root=tmp_path, out=tmp_path / "x", model="a,b", others=None, limit=1))
+
+
+def test_progress_estimate_of_calls_left_never_rises():
+    """Issue 57, E10: cells of one protocol differ (a game cell makes several times the calls of
+    an evaluation-only one); the estimate rose when a dearer cell finished (30 calls, then 80:
+    ~120 left, then ~165). It now never rises, and is 0 at the end."""
+    import re
+    lines = []
+    p = Progress(5, lines.append, paper="player-star")
+    for label, calls in (("a", 30), ("b", 80), ("reused", 0), ("c", 10), ("d", 50)):
+        p.done(label, calls)
+    left = [int(re.search(r"~(\d+) model calls left", ln).group(1)) for ln in lines]
+    assert left == [120, 120, 110, 40, 0]    # 30 x 4; min(55 x 3, 120) (was 165); 55 x 2; 40 x 1; none left

@@ -139,7 +139,7 @@ def test_session_needs_a_game_dir(tmp_path):
     no_data = tmp_path / "no-datasets"
     with pytest.raises(ValueError, match="--run"):
         run_wellplay_eval(WellPlayEvalConfig(data_root=no_data, method="session", out=tmp_path / "out"))
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match=r"--run .*nope: no such directory"):
         run_wellplay_eval(WellPlayEvalConfig(data_root=no_data, method="session", out=tmp_path / "out",
                                              run=tmp_path / "nope"))
 

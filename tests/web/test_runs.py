@@ -88,8 +88,9 @@ def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
                       "deception": Estimate(1.0, 0.75, 1.25, 2).to_dict(),
                       "judgement": Estimate(1.0, 0.342, 1.0, 2).to_dict()}}))
     head = rs.describe(tmp_path, mg, "magic-bench").headline
-    assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2); deception 100.0 % [75.0, 125.0] (n=2), "
-                           "judgement 100.0 % [34.2, 100.0] (n=2)")
+    # each n says what it counts, as the bench's report.md does (issue 57, E20)
+    assert head.startswith("win rate 50.0 % [25.0, 75.0] (n=2 settings); deception 100.0 % [75.0, 125.0] "
+                           "(n=2 settings), judgement 100.0 % [34.2, 100.0] (n=2 votes)")
     assert "1.00" not in head
 
 

@@ -111,7 +111,7 @@ def test_magic_bench_deception_is_in_percent_like_the_reports(tmp_path):
     write_json(d / "result.json", {"metrics": {"win_rate": 0.5, "deception": 0.5},
                                    "intervals": {"deception": Estimate(0.5, 0.25, 0.75, 4).to_dict()}})
     html = TestClient(create_app(root, tmp_path / "none.sqlite")).get("/").text
-    assert "deception 50.0 % [25.0, 75.0] (n=4)" in html and "0.50" not in html
+    assert "deception 50.0 % [25.0, 75.0] (n=4 settings)" in html and "0.50" not in html
 
 
 def test_a_crawl_from_the_runs_list_meets_only_200_and_rounded_numbers(runs):
