@@ -78,9 +78,19 @@ def test_each_season_alone_with_what_changed(client, three_seasons):
     assert f'<option value="{s1["fingerprint"]}" selected>' in html and "(first season)" in html
     csv_text = client.get(f"/leaderboard.csv?season={s1['fingerprint']}").text
     assert [line.split(",")[2] for line in csv_text.splitlines()[1:]] == ["4", "4"]     # seats of season 1 only
-    # a season that is not there: the error page, not a traceback
+    # a season this database does not hold (picked in another database, then the database changed):
+    # the latest season, saying so; as CSV, the error page
     r = client.get("/leaderboard?season=9")
-    assert r.status_code == 404 and re.search(r"season (&#39;|')9(&#39;|'): not found", r.text) and "Traceback" not in r.text
+    assert r.status_code == 200 and "Traceback" not in r.text
+    assert re.search(r'id="season-missing">season (&#39;|\')9(&#39;|\'): not found in .*; showing the latest season', r.text)
+    assert f'<option value="{s3["fingerprint"]}" selected>' in r.text
+    # a season picked in the form while a tournament of another season was still selected
+    r = client.get(f"/leaderboard?season={s3['fingerprint']}&tournament={tid}").text
+    assert f"tournament {tid} is not in season 3: showing the whole season" in r and "2 games of 1 tournament, season 3" in r
+    r = client.get("/leaderboard.csv?season=9")
+    assert r.status_code == 404 and re.search(r"season (&#39;|')9(&#39;|'): not found", r.text) and "showing" not in r.text
+    r = client.get(f"/leaderboard?season=2&compare=nope")
+    assert r.status_code == 200 and "compare: season" in r.text and 'id="season-diff"' in r.text
 
 
 @pytest.mark.integration
@@ -107,7 +117,8 @@ def test_the_seasons_in_chromium(three_seasons, tmp_path, monkeypatch):
         assert "season 3" in pg.locator("#season-diff thead").inner_text()
         assert pg.locator("#season-diff tbody tr").count() > 5
         pg.goto(base + "/leaderboard?season=nope")
-        assert "not found" in pg.locator("body").inner_text()
+        assert "not found" in pg.locator("#season-missing").inner_text()
+        assert pg.locator("#season-protocol h2").inner_text().startswith("season 3")
         shot(pg, "web-leaderboard-bad-season.png", tmp_path, publish=False)
         pg.goto(base + f"/leaderboard?season={s2['fingerprint']}#seasons")
         shot(pg, "web-leaderboard-seasons-list.png", tmp_path, publish=False)

@@ -24,12 +24,15 @@ router = APIRouter()
 
 
 def _pick(site: Site, db_key: str, tournament: str, season: str = ""):
-    """``(databases, key, Leaderboard, tournament id or None, season or None)`` of a leaderboard
-    request; the season is the tournament's when one is given, else ``season``'s, else the
-    latest tournament's (None: no tournament yet)."""
+    """``(databases, key, Leaderboard, tournament id or None, season or None, notice)`` of a
+    leaderboard request; the season is the tournament's when one is given, else ``season``'s,
+    else the latest tournament's (None: no tournament yet). A ``season`` this database does not
+    hold (a season picked in another database, then the database changed) shows the latest
+    season, and a tournament of another season than ``season`` the whole season; ``notice``
+    says so (else it is "")."""
     dbs = site.databases()
     if not dbs:
-        return dbs, "", None, None, None
+        return dbs, "", None, None, None, ""
     if db_key:
         if db_key != "--db":
             rs.confine(site.root, db_key)   # 400/403 for a bad or outside path
@@ -43,14 +46,16 @@ def _pick(site: Site, db_key: str, tournament: str, season: str = ""):
     if tournament and board.config(tournament) is None:
         raise FileNotFoundError(f"{db_key}: tournament {tournament}")
     if not board.tournaments():
-        return dbs, db_key, board, None, None
-    if tournament:
-        season = next(t["fingerprint"] for t in board.tournaments() if t["id"] == tournament)
+        return dbs, db_key, board, None, None, ""
+    own = next((t["fingerprint"] for t in board.tournaments() if t["id"] == tournament), None)
     try:
-        chosen = board.season(season or None)
+        chosen, notice = board.season(season or own), ""
     except ValueError as exc:
-        raise FileNotFoundError(f"{db_key}: {exc}") from None
-    return dbs, db_key, board, tournament or None, chosen
+        chosen, notice = board.season(own), f"{exc}; showing the {'tournament’s' if own else 'latest'} season"
+    if own and own != chosen["fingerprint"]:
+        # the season picked in the form wins over a tournament of another season kept selected
+        return dbs, db_key, board, None, chosen, f"tournament {tournament} is not in {chosen['label']}: showing the whole season"
+    return dbs, db_key, board, tournament or None, chosen, notice
 
 
 def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
@@ -74,7 +79,7 @@ def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
 @router.get("/leaderboard", response_class=HTMLResponse)
 def leaderboard(db: str = "", tournament: str = "", agent: str = "", season: str = "", compare: str = "",
                 site: Site = Depends(get_site)):
-    dbs, key, board, tid, chosen = _pick(site, db, tournament, season)
+    dbs, key, board, tid, chosen, notice = _pick(site, db, tournament, season)
     if board is None:
         given = site.db
         return site.page("leaderboard.html", missing=True,
@@ -88,14 +93,14 @@ def leaderboard(db: str = "", tournament: str = "", agent: str = "", season: str
         try:
             against = board.season(compare)
         except ValueError as exc:
-            raise FileNotFoundError(f"{key}: {exc}") from None
-    elif chosen and chosen["number"] > 1:
+            notice = "; ".join(filter(None, [notice, f"compare: {exc}"]))
+    if against is None and chosen and chosen["number"] > 1:
         against = seasons[chosen["number"] - 2]
     changes = protocol_diff(against["inputs"], chosen["inputs"]) if against and chosen else []
     game_runs, tour_runs = _game_runs(site)
     listed = [g for g in games if not agent or any(p.get("agent") == agent for p in g.get("players") or [])]
     return site.page("leaderboard.html", missing=False, dbs=dbs, key=key, db_path=str(board.path),
-                     seasons=seasons, season=chosen, against=against, changes=changes,
+                     seasons=seasons, season=chosen, against=against, changes=changes, notice=notice,
                      tournaments=[t for t in board.tournaments() if t["fingerprint"] == fp], current=tid or "",
                      rows=rank_table(games), rating=ratings(games),
                      n_games=len(games), agent=agent, games=listed[:500], n_listed=len(listed), game_runs=game_runs,
@@ -104,7 +109,9 @@ def leaderboard(db: str = "", tournament: str = "", agent: str = "", season: str
 
 @router.get("/leaderboard.csv")
 def leaderboard_csv(db: str = "", tournament: str = "", season: str = "", site: Site = Depends(get_site)):
-    _, key, board, tid, chosen = _pick(site, db, tournament, season)
+    _, key, board, tid, chosen, notice = _pick(site, db, tournament, season)
+    if notice:   # a table to download names what it holds: no stand-in season
+        raise FileNotFoundError(f"{key}: {notice.split('; showing')[0].split(': showing')[0]}")
     if board is None:
         raise FileNotFoundError("a leaderboard database")
     head = ["rank", "agent", "seats", "rank_score", "avg_score", "avg_score_low95_bootstrap", "avg_score_high95_bootstrap"]
