@@ -491,7 +491,11 @@ def _migrate(conn: sqlite3.Connection) -> None:
     :func:`mas_agents.eval.fingerprint.legacy_wis_protocol` of its stored config (one
     transaction; a no-op on a database already migrated)."""
     if not any(r[1] == "fingerprint" for r in conn.execute("PRAGMA table_info(tournaments)")):
-        conn.execute("ALTER TABLE tournaments ADD COLUMN fingerprint TEXT")
+        try:
+            conn.execute("ALTER TABLE tournaments ADD COLUMN fingerprint TEXT")
+        except sqlite3.OperationalError as exc:   # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
     rows = conn.execute("SELECT id, config FROM tournaments WHERE fingerprint IS NULL").fetchall()
     if not rows:
         return
