@@ -122,3 +122,19 @@ def test_the_seasons_in_chromium(three_seasons, tmp_path, monkeypatch):
         shot(pg, "web-leaderboard-bad-season.png", tmp_path, publish=False)
         pg.goto(base + f"/leaderboard?season={s2['fingerprint']}#seasons")
         shot(pg, "web-leaderboard-seasons-list.png", tmp_path, publish=False)
+
+
+def test_an_old_database_shows_as_an_unknown_protocol_season_and_is_not_changed(tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from mas_agents.web.app import create_app
+    from tests.eval.test_wis_seasons import old_database
+    monkeypatch.setenv("MAS_DATA_HOME", str(tmp_path / "home"))
+    (tmp_path / "runs" / "old").mkdir(parents=True)
+    db = tmp_path / "runs" / "old" / "wis.sqlite"
+    old_database(db)
+    before = sorted(p.name for p in db.parent.iterdir()), db.read_bytes()
+    html = TestClient(create_app(tmp_path / "runs", None)).get("/leaderboard").text
+    assert "season 1 (unknown protocol)" in html and "protocol not recorded" in html
+    assert re.search(r'id="leaderboard">.*<td>plain</td>|agent=plain"', html, re.S)
+    assert (sorted(p.name for p in db.parent.iterdir()), db.read_bytes()) == before     # read-only: untouched
