@@ -219,25 +219,26 @@ def leaderboard(
         other = board.season(compare) if compare else None
     except ValueError as exc:
         cli.fail(str(exc))
-    h = "### " if markdown else ""
+    h, li = ("### ", "- ") if markdown else ("", "  ")
     if not season and not tournament:
         print(f"{h}WiS leaderboard ({board.path}): {len(seasons)} season{'s' if len(seasons) != 1 else ''}, "
               "one per protocol fingerprint; a rating never pools two\n")
         for s in seasons:
             changed = ", ".join(d["field"] for d in s["changed"])
-            print(f"{'- ' if markdown else '  '}{s['label']} {s['fingerprint']}: {len(s['tournaments'])} tournament(s), "
+            print(f"{li}{s['label']} {s['fingerprint']}: {len(s['tournaments'])} tournament(s), "
                   f"{s['games']} games, agents {', '.join(s['agents'])}"
                   + (f"; changed from season {s['number'] - 1}: {changed}" if changed else ""))
         print()
     for s in shown:
         print(f"{h}{s['label']} ({s['fingerprint']})" + (f", tournament {tournament}" if tournament else ""))
         for line in s["summary"]:
-            print(f"  {line}")
+            print(f"{li}{line}")
         base = other or (seasons[s["number"] - 2] if season and s["number"] > 1 else None)
-        if base is not None and base is not s:
-            print(f"  what changed from {base['label']} ({base['fingerprint']}):")
-            for d in protocol_diff(base["inputs"], s["inputs"]):
-                print(f"    {d['field']}: {d['old']!r} -> {d['new']!r}")
+        if base is not None:
+            changes = protocol_diff(base["inputs"], s["inputs"])
+            print(f"{li}what changed from {base['label']} ({base['fingerprint']}):" + ("" if changes else " nothing"))
+            for d in changes:
+                print(f"    {'- ' if markdown else ''}{d['field']}: {d['old']!r} -> {d['new']!r}")
         metrics = board.metrics(tournament, season=s["fingerprint"])
         if not metrics:
             print("  no games yet\n")
@@ -245,7 +246,6 @@ def leaderboard(
         print()
         print(leaderboard_markdown(metrics) if markdown else format_leaderboard(metrics))
     print(RANK_NOTE)
-
 
 
 @spy_app.command("experiment")
