@@ -7,12 +7,24 @@ not at all, so an interrupted tournament resumes from :meth:`Leaderboard.finishe
 
 Tables::
 
-    tournaments(id TEXT PRIMARY KEY, config JSON, created)
+    tournaments(id TEXT PRIMARY KEY, config JSON, created, fingerprint)
+    protocols(fingerprint TEXT PRIMARY KEY, inputs JSON, created)
     games(game_id TEXT PRIMARY KEY, tournament_id, game_index INTEGER, record JSON, finished_at)
         UNIQUE(tournament_id, game_index)
     players(game_id, tournament_id, seat, agent, name, role, score, won,
             votes_cast_as_civilian, correct_votes, abstentions, descriptions, fouls,
             survival_rounds)   PRIMARY KEY(game_id, name)
+
+Seasons (issue 56 item 4). Every tournament is stored under the fingerprint of its protocol
+(:func:`mas_agents.eval.fingerprint.protocol_fingerprint`: prompts, rules, game settings, reply
+format; not the agents), whose inputs are in ``protocols``. The tournaments of one fingerprint
+form a **season** (:meth:`Leaderboard.seasons`); leaderboards and ratings are computed per
+season (``games(season=...)``, ``metrics(season=...)``), never across two. A database written
+before fingerprints existed is migrated when opened for writing: the ``fingerprint`` column and
+the ``protocols`` table are added, and each old tournament gets the fingerprint of
+:func:`mas_agents.eval.fingerprint.legacy_wis_protocol` (its recorded ``lang``, ``players`` and
+speaking limit; prompts "not recorded"), an "unknown protocol" season. Opened read-only (the web
+app), such a database is not changed: the same legacy fingerprints are computed as it is read.
 
 The database runs in WAL mode; every method opens its own connection, and writes are
 serialised by a lock, so one :class:`Leaderboard` may be shared by several threads.
@@ -37,7 +49,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mas_agents.eval.fingerprint import legacy_wis_protocol, protocol_diff, protocol_fingerprint, protocol_summary
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
+from mas_agents.eval.stats import bootstrap_mean
 from mas_agents.eval.reports.wis_leaderboard_text import (  # noqa: F401 - re-exported
     HEADERS,
     format_leaderboard,
@@ -47,12 +61,18 @@ from mas_agents.eval.reports.wis_leaderboard_text import (  # noqa: F401 - re-ex
 )
 
 __all__ = ["HEADERS", "Leaderboard", "connect_read_only", "default_db_path", "format_leaderboard",
-           "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
+           "leaderboard_markdown", "leaderboard_rows", "leaderboard_table", "with_score_intervals"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tournaments (
     id TEXT PRIMARY KEY,
     config JSON NOT NULL,
+    created TEXT NOT NULL,
+    fingerprint TEXT
+);
+CREATE TABLE IF NOT EXISTS protocols (
+    fingerprint TEXT PRIMARY KEY,
+    inputs JSON NOT NULL,
     created TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS games (
@@ -179,6 +199,7 @@ class Leaderboard:
         with self._lock, closing(self._connect()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
+            _migrate(conn)
 
     def _connect(self, shared: bool = False) -> sqlite3.Connection:
         # shared: the writes' connection, used by whichever thread holds the lock
@@ -247,35 +268,129 @@ class Leaderboard:
 
     # ------------------------------------------------------------------ tournaments
 
-    def start_tournament(self, tid: str, config: Mapping[str, Any]) -> None:
-        """Register tournament ``tid`` with ``config`` (a JSON-serialisable dict).
+    def start_tournament(self, tid: str, config: Mapping[str, Any],
+                         protocol: Mapping[str, Any] | None = None) -> str:
+        """Register tournament ``tid`` with ``config`` (a JSON-serialisable dict) under the
+        protocol ``protocol`` (the inputs of :func:`mas_agents.eval.fingerprint.wis_protocol`;
+        None: :func:`~mas_agents.eval.fingerprint.legacy_wis_protocol` of ``config``, an
+        "unknown protocol" season).
 
-        Starting an existing tournament with the same config is a no-op (resume).
+        Starting an existing tournament with the same config and protocol is a no-op (resume).
+
+        Returns:
+            The tournament's protocol fingerprint (its season).
 
         Raises:
-            ValueError: ``tid`` exists with a different config; the message names the differing
-                fields (dotted paths for nested dicts).
+            ValueError: ``tid`` exists with a different config or protocol; the message names the
+                differing fields (dotted paths for nested dicts).
         """
         new = _canonical(config)
+        inputs = _canonical(protocol) if protocol is not None else legacy_wis_protocol(new)
+        fp = protocol_fingerprint(inputs)
         with self._write() as conn:
-            row = conn.execute("SELECT config FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            row = conn.execute("SELECT config, fingerprint FROM tournaments WHERE id = ?", (tid,)).fetchone()
             if row is None:
-                conn.execute("INSERT INTO tournaments (id, config, created) VALUES (?, ?, ?)",
-                             (tid, json.dumps(new, sort_keys=True), _now()))
-                return
+                conn.execute("INSERT OR IGNORE INTO protocols (fingerprint, inputs, created) VALUES (?, ?, ?)",
+                             (fp, json.dumps(inputs, sort_keys=True, ensure_ascii=False), _now()))
+                conn.execute("INSERT INTO tournaments (id, config, created, fingerprint) VALUES (?, ?, ?, ?)",
+                             (tid, json.dumps(new, sort_keys=True), _now(), fp))
+                return fp
             old = json.loads(row[0])
             diff = _diff(old, new)
             if diff:
                 details = "; ".join(
                     f"{p}: stored {_get(old, p)!r}, given {_get(new, p)!r}" for p in diff)
                 raise ValueError(f"tournament {tid!r} exists with a different config ({details})")
+            if row[1] != fp:
+                stored = conn.execute("SELECT inputs FROM protocols WHERE fingerprint = ?", (row[1],)).fetchone()
+                changed = [d["field"] for d in protocol_diff(json.loads(stored[0]) if stored else {}, inputs)]
+                raise ValueError(f"tournament {tid!r} was played under protocol {row[1]}, this run's is {fp} "
+                                 f"(differs in {', '.join(changed) or 'its inputs'}): another protocol is another season; "
+                                 "start another tournament (another --seed or --out)")
+            return fp
 
     def tournaments(self) -> list[dict[str, Any]]:
-        """Every tournament as ``{"id", "config", "created", "games"}``, oldest first."""
+        """Every tournament as ``{"id", "config", "created", "games", "fingerprint"}``, oldest
+        first (``fingerprint``: its season, :meth:`seasons`)."""
+        has_fp = self._has_fingerprints()
         rows = self._read(
-            "SELECT t.id, t.config, t.created, COUNT(g.game_id) FROM tournaments t "
-            "LEFT JOIN games g ON g.tournament_id = t.id GROUP BY t.id ORDER BY t.created, t.id")
-        return [{"id": i, "config": json.loads(c), "created": cr, "games": n} for i, c, cr, n in rows]
+            f"SELECT t.id, t.config, t.created, COUNT(g.game_id), {'t.fingerprint' if has_fp else 'NULL'} "
+            "FROM tournaments t LEFT JOIN games g ON g.tournament_id = t.id GROUP BY t.id ORDER BY t.created, t.rowid")
+        out = []
+        for i, c, cr, n, fp in rows:
+            config = json.loads(c)
+            out.append({"id": i, "config": config, "created": cr, "games": n,
+                        "fingerprint": fp or protocol_fingerprint(legacy_wis_protocol(config))})
+        return out
+
+    def _has_fingerprints(self) -> bool:
+        """Whether the database has the ``fingerprint`` column (a read-only open of a database
+        written before it is read without one)."""
+        return any(r[1] == "fingerprint" for r in self._read("PRAGMA table_info(tournaments)"))
+
+    def _protocols(self) -> dict[str, Any]:
+        """``{fingerprint: inputs}`` of the ``protocols`` table ({} when there is none)."""
+        if not self._read("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'protocols'"):
+            return {}
+        return {fp: json.loads(inputs) for fp, inputs in self._read("SELECT fingerprint, inputs FROM protocols")}
+
+    def seasons(self) -> list[dict[str, Any]]:
+        """The seasons of this database: the tournaments grouped by protocol fingerprint, in the
+        order their first tournament was created.
+
+        Returns:
+            ``[{"number": 1.., "label": "season N" (+ " (unknown protocol)" for tournaments stored
+            before fingerprints), "fingerprint", "inputs" (of :func:`mas_agents.eval.fingerprint.wis_protocol`),
+            "recorded": bool, "summary": lines (:func:`~mas_agents.eval.fingerprint.protocol_summary`),
+            "tournaments": [ids], "games": n, "agents": [specs], "first", "last" (creation times),
+            "changed": :func:`~mas_agents.eval.fingerprint.protocol_diff` from the season before
+            ([] for the first)}, ...]``.
+        """
+        protocols = self._protocols()
+        by_fp: dict[str, dict[str, Any]] = {}
+        for t in self.tournaments():
+            fp = t["fingerprint"]
+            s = by_fp.get(fp)
+            if s is None:
+                inputs = protocols.get(fp) or legacy_wis_protocol(t["config"])
+                s = by_fp[fp] = {"fingerprint": fp, "inputs": inputs, "recorded": inputs.get("recorded") is not False,
+                                 "tournaments": [], "games": 0, "agents": set(), "first": t["created"]}
+            s["tournaments"].append(t["id"])
+            s["games"] += t["games"]
+            s["agents"].update(str(a) for a in t["config"].get("agents") or [])
+            s["last"] = t["created"]
+        out = []
+        prev = None
+        for n, s in enumerate(by_fp.values(), 1):
+            s["number"] = n
+            s["label"] = f"season {n}" + ("" if s["recorded"] else " (unknown protocol)")
+            s["agents"] = sorted(s["agents"])
+            s["summary"] = protocol_summary(s["inputs"])
+            s["changed"] = protocol_diff(prev["inputs"], s["inputs"]) if prev else []
+            out.append(s)
+            prev = s
+        return out
+
+    def season(self, key: str | int | None = None) -> dict[str, Any]:
+        """One season of :meth:`seasons` by its number (``2``, ``"2"``, ``"season 2"``) or its
+        fingerprint (or a unique prefix of it); None: the season of the latest tournament.
+
+        Raises:
+            ValueError: no such season (the message lists the seasons), or no tournament at all.
+        """
+        seasons = self.seasons()
+        if not seasons:
+            raise ValueError(f"no tournament in {self.path}")
+        if key is None or str(key).strip() == "":
+            latest = self.tournaments()[-1]["fingerprint"]
+            return next(s for s in seasons if s["fingerprint"] == latest)
+        k = str(key).strip().lower().removeprefix("season").strip()
+        found = [s for s in seasons if k == str(s["number"]) or (len(k) >= 4 and s["fingerprint"].startswith(k))]
+        if len(found) != 1:
+            listed = ", ".join(f"{s['number']} ({s['fingerprint']})" for s in seasons)
+            raise ValueError(f"season {key!r}: {'ambiguous' if found else 'not found'} in {self.path}; "
+                             f"its seasons are {listed}")
+        return found[0]
 
     def config(self, tid: str) -> dict[str, Any] | None:
         """The stored config of ``tid``, or None if there is no such tournament."""
@@ -324,14 +439,19 @@ class Leaderboard:
             [tuple(tid if c == "tournament_id" else int(r[c]) if c == "won" else r[c]
                    for c in _PLAYER_COLS) for r in rows])
 
-    def games(self, tid: str | None = None) -> list[dict[str, Any]]:
-        """Stored game records of ``tid`` (all tournaments when None), by tournament and index."""
+    def games(self, tid: str | None = None, season: str | None = None) -> list[dict[str, Any]]:
+        """Stored game records of ``tid`` (all tournaments when None), by tournament and index;
+        with ``season`` (a fingerprint), only the games of that season's tournaments. All
+        tournaments of all seasons (neither given) is for listings, never for one rating."""
         if tid is None:
-            rows = self._read("SELECT record FROM games ORDER BY tournament_id, game_index")
+            rows = self._read("SELECT tournament_id, record FROM games ORDER BY tournament_id, game_index")
         else:
-            rows = self._read("SELECT record FROM games WHERE tournament_id = ? ORDER BY game_index",
+            rows = self._read("SELECT tournament_id, record FROM games WHERE tournament_id = ? ORDER BY game_index",
                               (tid,))
-        return [json.loads(r) for (r,) in rows]
+        if season is not None:
+            keep = {t["id"] for t in self.tournaments() if t["fingerprint"] == season}
+            rows = [r for r in rows if r[0] in keep]
+        return [json.loads(r) for _, r in rows]
 
     def players(self, tid: str | None = None) -> list[dict[str, Any]]:
         """Rows of the ``players`` table (one per seat), of ``tid`` or of all tournaments."""
@@ -345,9 +465,61 @@ class Leaderboard:
             r["won"] = bool(r["won"])
         return out
 
-    def metrics(self, tid: str | None = None) -> list[dict[str, Any]]:
-        """:func:`mas_agents.eval.metrics.wis.agent_metrics` of the stored games of ``tid`` (or all)."""
-        return agent_metrics(self.games(tid))
+    def metrics(self, tid: str | None = None, season: str | None = None) -> list[dict[str, Any]]:
+        """:func:`mas_agents.eval.metrics.wis.agent_metrics` of the stored games of ``tid`` (or all;
+        of one season with ``season``), each with the 95 % interval of its average score
+        (:func:`with_score_intervals`)."""
+        games = self.games(tid, season)
+        return with_score_intervals(agent_metrics(games), games)
+
+
+def with_score_intervals(metrics: list[dict[str, Any]], games: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``metrics`` (of :func:`mas_agents.eval.metrics.wis.agent_metrics`) with ``avg_score_low`` and
+    ``avg_score_high``: the percentile-bootstrap 95 % interval of the mean score per game played
+    (:func:`mas_agents.eval.stats.bootstrap_mean` over the agent's seats, n = ``games``; None with
+    fewer than 2).
+
+    Why beside the rank score: WiS §3.5 ranks by 100 + Σ scores − N, which rewards volume (every
+    game costs 1 point and gains 12 / players on average, 2 at 6 players, so +1 a game for an
+    average agent there); the mean per game and its interval say how good an agent is and how
+    sure that is, whatever the number of games."""
+    scores: dict[str, list[float]] = {}
+    for g in games:
+        for r in player_rows(g):
+            scores.setdefault(str(r["agent"]), []).append(float(r["score"]))
+    out = []
+    for m in metrics:
+        e = bootstrap_mean(scores.get(str(m["agent"]), []))
+        out.append({**m, "avg_score_low": e.low, "avg_score_high": e.high})
+    return out
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Give a database written before protocol fingerprints its ``fingerprint`` column and fill
+    it, and ``protocols``, for every tournament without one, from
+    :func:`mas_agents.eval.fingerprint.legacy_wis_protocol` of its stored config (one
+    transaction; a no-op on a database already migrated)."""
+    if not any(r[1] == "fingerprint" for r in conn.execute("PRAGMA table_info(tournaments)")):
+        try:
+            conn.execute("ALTER TABLE tournaments ADD COLUMN fingerprint TEXT")
+        except sqlite3.OperationalError as exc:   # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
+    rows = conn.execute("SELECT id, config FROM tournaments WHERE fingerprint IS NULL").fetchall()
+    if not rows:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for tid, config in rows:
+            inputs = legacy_wis_protocol(json.loads(config))
+            fp = protocol_fingerprint(inputs)
+            conn.execute("INSERT OR IGNORE INTO protocols (fingerprint, inputs, created) VALUES (?, ?, ?)",
+                         (fp, json.dumps(inputs, sort_keys=True, ensure_ascii=False), _now()))
+            conn.execute("UPDATE tournaments SET fingerprint = ? WHERE id = ?", (fp, tid))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def _get(d: Any, dotted: str) -> Any:

@@ -14,7 +14,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["HEADERS", "format_leaderboard", "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
+__all__ = ["HEADERS", "RANK_NOTE", "format_leaderboard", "leaderboard_markdown", "leaderboard_rows", "leaderboard_table"]
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
@@ -27,7 +27,8 @@ def _num(x: float | None, digits: int = 2) -> str:
 #: (header, formatter) of every leaderboard column after "rank" and "agent".
 _COLUMNS = (
     ("rank score", lambda m: _num(m["rank_score"], 1)),
-    ("avg score", lambda m: _num(m["avg_score"])),
+    ("avg score [95 %]", lambda m: _num(m["avg_score"]) + (
+        f" [{m['avg_score_low']:.2f}, {m['avg_score_high']:.2f}]" if m.get("avg_score_low") is not None else "")),
     ("win spy", lambda m: _pct(m["win_rate_spy"])),
     ("win civilian", lambda m: _pct(m["win_rate_civilian"])),
     ("win overall", lambda m: _pct(m["win_rate"])),
@@ -38,6 +39,11 @@ _COLUMNS = (
     ("games (seats)", lambda m: str(m["games"])),
 )
 HEADERS = ("rank", "agent") + tuple(h for h, _ in _COLUMNS)
+
+#: The note printed under a leaderboard: what the rank score rewards, and what the interval is.
+RANK_NOTE = ("rank score = 100 + Σ scores − games (WiS §3.5): each game costs 1 point and gains 12 / players on "
+             "average (2 at 6 players), so it grows with the number of games; avg score is the mean per game "
+             "played, with a percentile-bootstrap 95 % interval over the agent's seats (when it has 2 or more).")
 
 
 def _ranks(metrics: Sequence[Mapping[str, Any]]) -> list[int]:

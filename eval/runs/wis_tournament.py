@@ -10,6 +10,9 @@
   games, so an interrupted tournament loses no finished game. ``<out>/config.json`` (``kind:
   "wis-tournament"``, :func:`tournament_record`) records its options, the models its seats ran
   and its id; another tournament into the same ``out`` is refused (:mod:`mas_agents.eval.runs.record`).
+  It also records ``protocol``: the fingerprint of the protocol the games were played under and
+  its inputs (:func:`mas_agents.eval.fingerprint.wis_protocol`: prompts, rules, settings, reply
+  format), which is part of the id and the tournament's season in the leaderboard.
 * :func:`run_experiment` (WiS §5.3–5.4, Tables 3–4) plays the same schedule twice, once with the
   subject as given (baseline) and once with the strategy block added, and tabulates the
   subject's vote accuracy, foul rate, average score and win rate (and the other seats' foul
@@ -37,6 +40,7 @@ from mas_agents.accounting import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.eval.datasets import data_files
 from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.eval.fingerprint import protocol_fingerprint, wis_protocol
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.eval.runs import wis_session
@@ -232,15 +236,20 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
         raise ValueError("--concurrency > 1 needs remote models: local seats share one in-process model, so a "
                          "player's speaking time would include other games' waits and count as timeout fouls")
     plan = games_plan or schedule(agents, config.games, config.players, pairs=pairs, seed=seed)
+    # the protocol (prompts, rules, settings, reply format) is part of the id: a tournament under
+    # another protocol is another tournament, in another season of the leaderboard
+    protocol = wis_protocol(lang=lang, players=config.players, speak_timeout=speak_timeout)
+    fingerprint = protocol_fingerprint(protocol)
     board_config = {"agents": agents, "games": len(plan), "players": config.players, "lang": lang, "seed": seed,
-                    "model": spec_text(model), "speak_timeout": speak_timeout,
+                    "model": spec_text(model), "speak_timeout": speak_timeout, "protocol": fingerprint,
                     "plan": [{k: g[k] for k in ("agents", "spy_seat", "first_speaker", "pair")} for g in plan]}
     tid = config.tid or tournament_id(board_config)
     out = Path(config.out) if config.out else Path("runs") / f"spy-{tid}"
     record = tournament_record(tid, board_config, model)
+    record["protocol"] = {"fingerprint": fingerprint, "inputs": protocol}
     check_same_run(out, record, ignore=NOT_CONFIGURATION - {"default_model"})
     board = Leaderboard(config.db)
-    board.start_tournament(tid, board_config)
+    board.start_tournament(tid, board_config, protocol)
     out.mkdir(parents=True, exist_ok=True)
     # the pairs file of every game's drawn pair (data_files: mas_agents.eval.datasets; none for typed pairs)
     files = data_files([g["pair"] for g in plan])
@@ -274,7 +283,7 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
     finally:
         board.close()   # on a stop too: the last connection closed, SQLite folds -wal/-shm back in (E17)
     return {"id": tid, "db": str(board.path), "out": str(out), "played": len(todo), "skipped": len(done),
-            "metrics": metrics}
+            "metrics": metrics, "fingerprint": fingerprint}
 
 
 def subject_metrics(games: list[dict], plan: list[dict]) -> dict:

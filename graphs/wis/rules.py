@@ -89,6 +89,10 @@ TOTAL_POINTS = 12
 SPY_POINTS_BY_ROUND = {1: 0, 2: 4, 3: 8}
 #: Foul reasons, in the order they are checked.
 FOULS = ("timeout", "no_answer", "own_word", "repeat")
+#: Version of the judge's rules as coded here: bump it when a change to this module or to the
+#: judge (``graph.py``) changes how a game is played or scored without changing a constant above,
+#: so that leaderboards start a new season (:func:`mas_agents.eval.fingerprint.wis_protocol`).
+RULES_VERSION = 1
 
 
 def check_players(n: int) -> None:

@@ -5,7 +5,7 @@ Commands (WiS §3, the platform's game and agent protocol)::
     mas spy play [--players 6] [--agents SPEC,...] [--pair tea/coffee] [--lang en|zh] [--model local]
                  [--seed S] [--speak-timeout S] [--out DIR]     (a seat ``human``: a person, in mas serve)
     mas spy tournament --agents SPEC,SPEC,... --games N [--players 6] [--concurrency K] [--db FILE]
-    mas spy leaderboard [--db FILE] [--tournament ID] [--markdown]
+    mas spy leaderboard [--db FILE] [--season N|FINGERPRINT [--compare N]] [--tournament ID] [--markdown]
     mas spy experiment --kind attack|defense|reasoning --subject SPEC --others SPEC --games N
     mas spy replay DIR                (a finished or a stopped game)
     mas spy serve-agent --agent SPEC [--port 7860]
@@ -40,7 +40,9 @@ from rich.markup import escape
 from mas_agents.cli import common as cli
 from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options, set_resume_hint
 from mas_agents.eval import games as game_registry
+from mas_agents.eval.fingerprint import protocol_diff
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path, format_leaderboard, leaderboard_markdown
+from mas_agents.eval.reports.wis_leaderboard_text import RANK_NOTE
 from mas_agents.eval.reports.wis_replay import game_kind, game_summary, write_replay
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.graphs.wis import rules as rules
@@ -176,28 +178,74 @@ def tournament(
         except (ValueError, FileNotFoundError) as exc:
             cli.fail(str(exc))
     cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
-                      f"db {res['db']}; games in {res['out']}")
+                      f"db {res['db']}; games in {res['out']}; protocol {res['fingerprint']}")
     print(format_leaderboard(res["metrics"], title=f"tournament {res['id']}"))
+    print(RANK_NOTE)
 
 
 @spy_app.command("leaderboard")
 def leaderboard(
     db: Optional[Path] = Db,
-    tournament: Optional[str] = typer.Option(None, help="One tournament id (default: every stored game)."),
-    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table."),
+    season: Optional[str] = typer.Option(None, help="One season: its number (see the listing) or protocol fingerprint "
+                                                    "(default: every season, one table each)."),
+    compare: Optional[str] = typer.Option(None, help="With --season: list what differs between that season's "
+                                                     "protocol and this season's (default: the season before it)."),
+    tournament: Optional[str] = typer.Option(None, help="One tournament id (default: every stored game of the season)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown tables."),
 ) -> None:
-    """Print rank score (100 + Σ scores − games), average score, win rates by role, vote accuracy,
-    foul rate, survival rounds and games for every agent in the database."""
+    """Print the seasons of the database (tournaments grouped by protocol fingerprint: prompts,
+    rules, game settings, reply format), then per season rank score (100 + Σ scores − games),
+    average score with its 95 % interval, win rates by role, vote accuracy, foul rate, survival
+    rounds and games for every agent. Seasons are never pooled."""
     if db is not None and not db.is_file():   # a typo must not leave an empty database behind
         cli.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
     if db is None and not default_db_path().is_file():
         cli.fail(f"no leaderboard yet at {default_db_path()}: play games with mas spy tournament, or give --db",
                  code=1)
     board = Leaderboard(db)
-    metrics = board.metrics(tournament)
-    if not metrics:
-        cli.fail(f"no games in {board.path}" + (f" for tournament {tournament}" if tournament else ""), code=1)
-    print(leaderboard_markdown(metrics) if markdown else format_leaderboard(metrics, title=f"WiS leaderboard ({board.path})"))
+    seasons = board.seasons()
+    if not seasons:
+        cli.fail(f"no games in {board.path}", code=1)
+    if compare and not season:
+        cli.fail("--compare needs --season (the season to compare it with)")
+    try:
+        if tournament:
+            fp = next((t["fingerprint"] for t in board.tournaments() if t["id"] == tournament), None)
+            if fp is None:
+                cli.fail(f"no tournament {tournament} in {board.path}", code=1)
+            shown = [board.season(fp)]
+        else:
+            shown = [board.season(season)] if season else seasons
+        other = board.season(compare) if compare else None
+    except ValueError as exc:
+        cli.fail(str(exc))
+    h, li = ("### ", "- ") if markdown else ("", "  ")
+    if not season and not tournament:
+        print(f"{h}WiS leaderboard ({board.path}): {len(seasons)} season{'s' if len(seasons) != 1 else ''}, "
+              "one per protocol fingerprint; a rating never pools two\n")
+        for s in seasons:
+            changed = ", ".join(d["field"] for d in s["changed"])
+            print(f"{li}{s['label']} {s['fingerprint']}: {len(s['tournaments'])} tournament(s), "
+                  f"{s['games']} games, agents {', '.join(s['agents'])}"
+                  + (f"; changed from season {s['number'] - 1}: {changed}" if changed else ""))
+        print()
+    for s in shown:
+        print(f"{h}{s['label']} ({s['fingerprint']})" + (f", tournament {tournament}" if tournament else ""))
+        for line in s["summary"]:
+            print(f"{li}{line}")
+        base = other or (seasons[s["number"] - 2] if season and s["number"] > 1 else None)
+        if base is not None:
+            changes = protocol_diff(base["inputs"], s["inputs"])
+            print(f"{li}what changed from {base['label']} ({base['fingerprint']}):" + ("" if changes else " nothing"))
+            for d in changes:
+                print(f"    {'- ' if markdown else ''}{d['field']}: {d['old']!r} -> {d['new']!r}")
+        metrics = board.metrics(tournament, season=s["fingerprint"])
+        if not metrics:
+            print("  no games yet\n")
+            continue
+        print()
+        print(leaderboard_markdown(metrics) if markdown else format_leaderboard(metrics))
+    print(RANK_NOTE)
 
 
 @spy_app.command("experiment")

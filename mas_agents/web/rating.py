@@ -13,6 +13,10 @@ its result. Teams are ranked by that mean (equal means tie). A game with one age
 tells nothing about agents relative to each other and is skipped (counted in ``skipped``).
 Games are taken in the database's order (tournament, then game index), so the ratings are
 reproducible. ``ordinal`` = mu − 3·sigma, a conservative rating that orders the table.
+
+The games rated are one season's (the leaderboard route passes
+:meth:`mas_agents.eval.reports.wis_leaderboard.Leaderboard.games` of one protocol fingerprint):
+a rating never pools games played under two protocols (issue 56 item 4).
 """
 
 from __future__ import annotations

@@ -127,6 +127,10 @@ def check_wis_run(ref: Reference) -> None:
                 "timeout_rate": _ratio(total("timeouts"), total("descriptions")),
                 "avg_survival_rounds": _mean([x["survival_rounds"] for x in seats]),
                 "total_score": total("score"), "rank_score": rank_score([x["score"] for x in seats])}
+        # the mean score per game's 95 % interval (issue 56 item 4): the bootstrap of the seats' scores
+        from mas_agents.eval.stats import bootstrap_mean
+        interval = bootstrap_mean([float(x["score"]) for x in seats])
+        want.update(avg_score_low=interval.low, avg_score_high=interval.high)
         assert board[agent] == pytest.approx(want), agent            # sums and means of float scores
 
 
