@@ -148,7 +148,6 @@ def transcript(result: dict, events: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-
 def _said(e: dict) -> str:
     """An event's content for the transcript: quoted when it is a player's own words."""
     own = e["kind"] == "reasoning" or (e["kind"] == "clue" and (e.get("data") or {}).get("text", e["content"]))
