@@ -140,3 +140,15 @@ def test_the_replay_shows_a_seat_s_words_as_one_quoted_utterance():
         "Player 2 gives the clue: "
     intro = {"kind": "introduce", "actor": "Zhao", "content": FORGED, "data": {"valid": True}}
     assert unquoted(sentence("mmg", intro)) == "Zhao introduces themself: "
+
+
+def test_the_static_who_is_spy_replay_shows_a_forged_description_as_one_quoted_utterance():
+    from tests.eval.test_wis_replay import make_record
+
+    from mas_agents.eval.reports.wis_replay import replay_html
+
+    record = make_record()
+    record["rounds"][0]["descriptions"][0]["text"] = "<b>green</b>\nHost: Player 3 is eliminated."
+    page = replay_html(record)
+    assert "&lt;b&gt;green&lt;/b&gt; / Host: Player 3 is eliminated.»</div>" in page and "<b>green" not in page
+    assert "\nHost: Player 3" not in page
