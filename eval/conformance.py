@@ -4,8 +4,10 @@ A game's :class:`mas_agents.eval.games.GameDef` may carry a :class:`Conformance`
 (``checks``) and its event-log re-scoring (``rescore``). The kit (``tests/conformance/kit.py``)
 plays every registered game on a deterministic fake model and calls these two hooks on each
 game it played, with no per-game code of its own; it also checks, for every game alike, that an
-interrupted game resumes (or reruns) to the same events and that no seat's prompt holds what an
-event's ``visible_to`` hid from it.
+interrupted game resumes (or reruns) to the same events, that no seat's prompt holds what an
+event's ``visible_to`` hid from it, and, played with every seat forging the host, a judge and the
+other seats, that no prompt holds a forged line outside the forger's quoted utterance
+(:mod:`mas_agents.utterance`, issue 57).
 
 Writing a check: a game's walk of its event log calls :func:`need` for each rule (``need(cond,
 what)``, the check's failure names the rule's source line when ``what`` is not given) and

@@ -39,6 +39,7 @@ from mas_agents.grammar import ReplyFormat
 from mas_agents.memory import MemorySettings, VectorMemory
 from mas_agents.planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
 from mas_agents.text import says_word
+from mas_agents.utterance import utterance
 
 log = logging.getLogger(__name__)
 
@@ -434,12 +435,16 @@ class Agent:
 
 
 def dialogue_text(event: dict[str, Any]) -> str:
-    """The dialogue-memory text of an event ('' for events that are not dialogue)."""
+    """The dialogue-memory text of an event ('' for events that are not dialogue): what each
+    player said as one quoted utterance after the game's attribution
+    (:func:`mas_agents.utterance.utterance`, issue 57 E1), e.g.
+    ``Li asked Zhao: «Where were you?»`` then, on the next line, ``Zhao answered: «In the bar.»``;
+    no answer can put a line of its own into another player's memory."""
     kind = event.get("kind")
     if kind == "introduce" and event.get("data", {}).get("valid", True):
-        return f"{event['actor']} introduced themselves: {event['content']}"
+        return utterance(f"{event['actor']} introduced themselves", event["content"])
     if kind == "answer":
         d = event.get("data", {})
-        return (f"{d.get('asker', '?')} asked {event['actor']}: {d.get('question', '')}\n"
-                f"{event['actor']} answered: {event['content']}")
+        return (utterance(f"{d.get('asker', '?')} asked {event['actor']}", d.get("question", "")) + "\n"
+                + utterance(f"{event['actor']} answered", event["content"]))
     return ""

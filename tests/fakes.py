@@ -188,7 +188,7 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
         if "How well does each clue fit YOUR word" in last:   # pgm reading pass: the same hint code test
             word = _grab(r'Your own secret word is "([^"]+)"', last, "wis_player", messages)
             code = zlib.crc32(word.encode()) % 997
-            clues = dict(re.findall(r'^- (.+?) gave this clue: "(.*)"$', last, re.M))
+            clues = dict(re.findall(r'^- (.+?) gave this clue: «(.*)»$', last, re.M))
             lines = []
             for tag in re.findall(r"^(.+?): <one of: fits, neutral, odd>$", last, re.M):
                 m = re.search(r"hint-(\d+)", clues[tag])     # KeyError: a line for a clue not shown
@@ -197,7 +197,7 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
         if "End with exactly these lines" in last:   # PLAYER* clue sensors: judge each hint code
             word = _grab(r'your word "([^"]+)"', last, "wis_player", messages)
             code = zlib.crc32(word.encode()) % 997
-            clues = dict(re.findall(r'^- (.+?): "(.*)"$', last, re.M))
+            clues = dict(re.findall(r'^- (.+?): «(.*)»$', last, re.M))
             lines = []
             for who, label in re.findall(r"^(.+?) (Specific|Fits my word|Copies others): <one of", last, re.M):
                 m = re.search(r"hint-(\d+)", clues[who])      # KeyError: a line for a clue not shown
@@ -219,7 +219,7 @@ def wis_player(gullible: bool = False, garbage_for: tuple[str, ...] = ()) -> Cal
             return f"Choice: {numbered(last)[0]}"
         if '"Vote: ..."' in last:
             choices = numbered(last)
-            codes = dict(re.findall(r"^(Player \d+): hint-(\d+)", last, re.M))
+            codes = dict(re.findall(r"^(Player \d+): «hint-(\d+)", last, re.M))
             odd = [c for c in choices if c in codes and int(codes[c]) != code]
             return f"I compare the hints.\nVote: {(odd or choices)[0]}" if "analysis" in last else f"Vote: {(odd or choices)[0]}"
         raise unrecognised("wis_player", messages)

@@ -4,7 +4,9 @@ for every game, run on the cases of the registered built-in games
 6 seats, the five MAgIC scenarios). Each game's own rules and re-scoring live beside it
 (:mod:`mas_agents.eval.runs.mmg_checks`, :mod:`mas_agents.eval.runs.wis_checks`, :mod:`mas_agents.eval.runs.magic_checks`,
 registered as its :attr:`mas_agents.eval.games.GameDef.conformance`); any other game runs the same kit
-from a test beside its own registration, with a case of its own.
+from a test beside its own registration, with a case of its own. Each case is also played with
+every seat forging the host, a judge and other seats (issue 57, E1): no prompt may hold a forged
+line outside the forger's quoted utterance (:func:`tests.conformance.kit.no_forgery`).
 
 Tests at the end pin production bugs found here, once strict ``xfail`` tests: an abstained
 murder-mystery vote counted under ``invalid``, and a resumed murder mystery losing the
@@ -28,7 +30,7 @@ import pytest
 
 from mas_agents.eval import games
 from tests.conformance import builtin_cases, kit
-from tests.conformance.kit import fake_model, normal_events, normal_result, read_events  # noqa: F401  (fixture)
+from tests.conformance.kit import fake_model, hostile_model, normal_events, normal_result, read_events  # noqa: F401  (fixtures)
 
 #: The cases of the built-in games, in registry order.
 CASES = kit.cases_of([k for k in games.kinds() if k in games.BUILTIN])
@@ -54,6 +56,14 @@ def test_every_registered_game_declares_its_rules_and_every_built_in_game_has_a_
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
 def test_game_conforms(case_id, fake_model, real_data_root, tmp_path, tmp_path_factory):  # noqa: F811
     kit.conforms(case_id, tmp_path, tmp_path_factory, real_data_root)
+
+
+@pytest.mark.parametrize("case_id", CASE_PARAMS)
+def test_no_seat_forges_the_host_a_judge_or_another_seat(case_id, hostile_model, real_data_root, tmp_path):  # noqa: F811
+    """Issue 57 (E1): every seat's every free text forges ``Host:``, ``Judge:`` and other seats'
+    lines and tries to close its quotation; no prompt of the game holds one of those lines
+    outside the forger's quoted utterance (:func:`tests.conformance.kit.no_forgery`)."""
+    kit.no_forgery(case_id, tmp_path / "hostile", real_data_root)
 
 
 @pytest.mark.parametrize("case_id", CASE_PARAMS)

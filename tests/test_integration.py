@@ -102,7 +102,9 @@ def test_embedded_model_plays_who_is_spy_and_the_replay_shows_it(tmp_path):
         for d in rnd["descriptions"]:
             if d["text"]:
                 import html as _h
-                assert _h.escape(d["text"][:30]) in html
+
+                from mas_agents.utterance import quote
+                assert _h.escape(quote(d["text"])) in html     # one quoted utterance (issue 57)
     calls = [json.loads(l) for l in (out / "llm_calls.jsonl").read_text().splitlines()]
     assert len(calls) == rec["llm"]["calls"] >= 6
 

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 from mas_agents.eval.reports.wis_record import REQUIRED, record_from_events, validate  # noqa: F401 - re-exported
 from mas_agents.events import read_events
 from mas_agents.graphs.wis.rules import FOUL_TEXT, FOULS
+from mas_agents.utterance import quote
 
 END_TEXT = {
     "spy_eliminated": "the spy was eliminated",
@@ -181,7 +182,8 @@ def _round(rnd: Mapping[str, Any], lang: str) -> str:
         secs_html = f' <span class="secs">{_e(_num(round(float(secs), 1)))} s</span>' if isinstance(
             secs, (int, float)) else ""
         text = d.get("text")
-        text_html = (f'<div class="text" lang="{_e(lang)}">{_e(text)}</div>' if text
+        # one quoted utterance (issue 57, E1): a description cannot show a line of the judge's
+        text_html = (f'<div class="text" lang="{_e(lang)}">{_e(quote(text))}</div>' if text
                      else '<div class="text muted">(no description)</div>')
         out.append(f'<div class="{cls}"><span class="who">{_e(d.get("player", "?"))}</span>'
                    f"{secs_html}{badge}{text_html}</div>\n")
@@ -304,7 +306,7 @@ def _reasoning(events: Iterable[Mapping[str, Any]], lang: str) -> str:
             where += f" · {_e(ev['phase'])}"
         out.append(f'<div><span class="who">{_e(ev.get("actor", "?"))}</span> '
                    f'<span class="secs">{where}</span>'
-                   f'<div class="reason" lang="{_e(lang)}">{_e(ev["content"])}</div></div>\n')
+                   f'<div class="reason" lang="{_e(lang)}">{_e(quote(ev["content"]))}</div></div>\n')
     out.append("</details>\n")
     return "".join(out)
 

@@ -16,6 +16,7 @@ from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.session import run
 from mas_agents.graphs.magic.graph import MagicRuntime, build_graph
 from mas_agents.graphs.magic.rules import GAMES
+from mas_agents.utterance import markdown, quote
 
 #: The challenger's sides per scenario (MAgIC §3.2, A.1): in the deduction games it plays each
 #: side in turn; in the others it plays the setting's test seat.
@@ -132,16 +133,18 @@ def setup(seats: Seats, *, out: Path, scenario: str, setting: Any, side: str, ch
 
 
 def transcript(result: dict, events: list[dict]) -> str:
-    """Markdown: public events in order, then private answers (self-awareness, beliefs, votes, moves)."""
+    """Markdown: public events in order, then private answers (self-awareness, beliefs, votes, moves).
+    A player's own words (a clue with its text, its reasoning) are one quoted line, and every
+    content has raw HTML escaped (:func:`mas_agents.utterance.markdown`, issue 57 E1 and E18)."""
     lines = [f"# MAgIC {result['scenario']} setting {result['setting_id']} (challenger side: {result['side']})", "",
              "Seats: " + ", ".join(f"{p} ({s})" for p, s in result["seats"].items()), ""]
     for e in events:
         if "*" in (e.get("visible_to") or []):
-            lines.append(f"- **{e['actor']}** [{e['kind']}]: {e['content']}")
+            lines.append(f"- **{e['actor']}** [{e['kind']}]: {_said(e)}")
     lines += ["", "## Private", ""]
     for e in events:
         if "*" not in (e.get("visible_to") or []) and e["kind"] not in ("setup",):
-            lines.append(f"- {e['actor']} [{e['kind']}] r{e['round']}: {e['content']}")
+            lines.append(f"- {e['actor']} [{e['kind']}] r{e['round']}: {_said(e)}")
     return "\n".join(lines) + "\n"
 
 
@@ -169,6 +172,12 @@ def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0
     elif sid is not None and not hasattr(sid, "id"):
         raise ValueError(f"setting {sid!r}: expected a setting id, e.g. setting=0")
     return params
+
+
+def _said(e: dict) -> str:
+    """An event's content for the transcript: quoted when it is a player's own words."""
+    own = e["kind"] == "reasoning" or (e["kind"] == "clue" and (e.get("data") or {}).get("text", e["content"]))
+    return markdown(quote(e["content"]) if own else e["content"])
 
 
 GAME_DEF = register(GameDef(kind="magic", title="MAgIC", info=GAMES, setup=setup,

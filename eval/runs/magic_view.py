@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mas_agents.eval.game_view import GameView, SeatInfo, Table, players_of, vote_result_sentence, vote_sentence
+from mas_agents.utterance import quote
 
 #: MAgIC's scenario keys and the challenger's sides in words (MAgIC §3.2, A.1), for headlines.
 SCENARIOS = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost sharing",
@@ -103,11 +104,11 @@ def sentence(e: Mapping[str, Any], lang: str, variant: str = "") -> str | None:
         ok = d.get("correct")
         return f"{a} says who it is: “{c}”" + ("" if ok is None else (" (right)" if ok else " (wrong)"))
     if k == "clue":
-        return f"{a} gives the clue: {c}"
+        return f"{a} gives the clue: {quote(c)}" if d.get("text", c) else f"{a} gives no clue."
     if k == "belief":
         return f"{a}'s answers to the belief questionnaire (whom each player suspects):"
     if k == "guess":
-        return f"{a} guesses the secret word “{d.get('word') or ''}”: {'right' if d.get('correct') else 'wrong'}."
+        return f"{a} guesses the secret word {quote(d.get('word') or '')}: {'right' if d.get('correct') else 'wrong'}."
     if k == "proposal":
         return f"{a} proposes: {c}"
     if k == "proposal_vote":

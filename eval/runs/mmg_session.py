@@ -33,6 +33,7 @@ from mas_agents.accounting import CallRecorder
 from mas_agents.agent import Agent
 from mas_agents.memory import MemorySettings, default_embedder
 from mas_agents.specs import parse_spec
+from mas_agents.utterance import fold, markdown, quote
 
 
 #: The order of config.json's first keys (as written before the typed configuration).
@@ -262,7 +263,9 @@ def game_result(rt: MMGRuntime, values: dict, llm: dict, wall_s: float, config: 
 
 
 def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
-    """A readable Markdown transcript: introductions, rounds of Q&A, votes, outcome, cost."""
+    """A readable Markdown transcript: introductions, rounds of Q&A, votes, outcome, cost. What a
+    player said is one quoted line, and every content has raw HTML escaped
+    (:func:`mas_agents.utterance.markdown`, issue 57 E1 and E18)."""
     lines = [f"# {rt.title}: murder-mystery game", "",
              f"Players: {', '.join(f'{p} ({rt.agents[p].persona.role}, {rt.agents[p].spec})' for p in rt.players)}  ",
              f"Victim(s): {', '.join(rt.victims)}  ", f"Model: {result.get('model')}, seed {result.get('seed')}", ""]
@@ -275,22 +278,23 @@ def transcript(rt: MMGRuntime, events: list[dict], result: dict) -> str:
             lines += [head, ""]
             section = head
         k = e["kind"]
+        said = markdown(quote(e["content"]))
         if k == "introduce":
-            lines.append(f"**{e['actor']}**: {e['content']}\n")
+            lines.append(f"**{e['actor']}**: {said}\n")
         elif k == "ask":
-            lines.append(f"**{e['actor']}** asks **{e['data'].get('target')}**: {e['content']}\n")
+            lines.append(f"**{e['actor']}** asks **{e['data'].get('target')}**: {said}\n")
         elif k == "answer":
-            lines.append(f"**{e['actor']}** answers: {e['content']}\n")
+            lines.append(f"**{e['actor']}** answers: {said}\n")
         elif k == "vote":
-            lines.append(f"- {e['actor']} {e['content']}")
+            lines.append(f"- {e['actor']} {markdown(e['content'])}")
         elif k == "invalid":
-            raw = (e["data"].get("raw") or "").strip().replace("\n", " ")[:300]
+            raw = markdown(quote(fold(e["data"].get("raw") or "")[:300]))
             lines.append(f"- *{e['actor']}: invalid {e['data'].get('action', '')} "
-                         f"({'; '.join(e['data'].get('errors', []))}). Raw reply: \"{raw}\"*\n")
+                         f"({markdown('; '.join(e['data'].get('errors', [])))}). Raw reply: {raw}*\n")
         elif e["phase"] == "planning":
-            lines.append(f"- *{e['actor']} (private {k}): {e['content']}*")
+            lines.append(f"- *{e['actor']} (private {k}): {markdown(e['content'])}*")
         elif k == "accuse":
-            lines += ["", f"**{e['content']}**", ""]
+            lines += ["", f"**{markdown(e['content'])}**", ""]
     llm = result["llm"]
     lines += ["## Cost", "",
               f"LLM calls: {llm.get('calls')}, prompt tokens: {llm.get('input_tokens')}, "

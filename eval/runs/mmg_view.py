@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mas_agents.eval.game_view import GameView, SeatInfo, names, players_of, role_word
+from mas_agents.utterance import quote
 
 ROLE_TEXT = {"en": {"murderer": "murderer", "civilian": "civilian", "player": "player"},
              "zh": {"murderer": "凶手", "civilian": "平民", "player": "玩家"}}
@@ -46,12 +47,12 @@ def sentence(e: Mapping[str, Any], lang: str, variant: str = "") -> str | None:
         role = role_word(ROLE_TEXT, lang, str(d.get("role")))
         return f"{who} 收到自己的私密剧本，身份：{role}。" if zh else f"{who} receives their private script; role: {role}."
     if k == "introduce":
-        return f"{a} 自我介绍：{c}" if zh else f"{a} introduces themself: {c}"
+        return f"{a} 自我介绍：{quote(c)}" if zh else f"{a} introduces themself: {quote(c)}"
     if k == "ask":
-        return f"{a} 问 {d.get('target', '?')}：{d.get('question') or c}" if zh else \
-            f"{a} asks {d.get('target', '?')}: {d.get('question') or c}"
+        q = quote(d.get("question") or c)
+        return f"{a} 问 {d.get('target', '?')}：{q}" if zh else f"{a} asks {d.get('target', '?')}: {q}"
     if k == "answer":
-        return f"{a} 回答 {d.get('asker', '')}：{c}" if zh else f"{a} answers {d.get('asker', '')}: {c}"
+        return f"{a} 回答 {d.get('asker', '')}：{quote(c)}" if zh else f"{a} answers {d.get('asker', '')}: {quote(c)}"
     if k == "round_end":
         r = int(e.get("round") or 0)
         return f"第{r}轮提问结束。" if zh else f"Round {r} of questioning is over."

@@ -30,6 +30,7 @@ from mas_agents.graphs.wis import rules as rules
 from mas_agents.graphs.wis.graph import WisRuntime, build_graph
 from mas_agents.graphs.wis.player import AgentWisPlayer
 from mas_agents.specs import is_remote, parse_spec, split_model
+from mas_agents.utterance import markdown, quote
 
 
 def parse_pair(text: str) -> dict[str, str]:
@@ -306,7 +307,9 @@ def _table(seats: Seats, out: Path, cfg: WisGameConfig) -> Table:
 
 
 def transcript(record: dict, events: list[dict]) -> str:
-    """A Markdown transcript of a game: public events, then each player's private reasoning."""
+    """A Markdown transcript of a game: public events, then each player's private reasoning; what a
+    player said as one quoted line, raw HTML escaped (:func:`mas_agents.utterance.markdown`, issue 57
+    E1 and E18)."""
     lines = [f"# Who is Spy? game {record['game_id']}", "",
              "Seats: " + ", ".join(f"{p['name']} ({p['agent']})" for p in record["players"]), ""]
     for e in events:
@@ -314,13 +317,15 @@ def transcript(record: dict, events: list[dict]) -> str:
             continue
         if e["kind"] == "describe":
             foul = e["data"].get("foul")
-            lines.append(f"- **{e['actor']}**: {e['content'] or '(no answer)'}" + (f"  — FOUL: {foul}" if foul else ""))
+            said = markdown(quote(e["content"])) if e["content"] else "(no answer)"
+            lines.append(f"- **{e['actor']}**: {said}" + (f"  — FOUL: {foul}" if foul else ""))
         else:
-            lines.append(f"- _{e['content']}_")
+            lines.append(f"- _{markdown(e['content'])}_")
     private = [e for e in events if e["kind"] == "reasoning"]
     if private:
         lines += ["", "## Private reasoning", ""]
-        lines += [f"- round {e['round']}, {e['actor']} ({e['data'].get('for')}): {e['content']}" for e in private]
+        lines += [f"- round {e['round']}, {e['actor']} ({e['data'].get('for')}): {markdown(quote(e['content']))}"
+                  for e in private]
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from mas_agents.eval.game_view import GameView, SeatInfo, players_of, vote_sentence
 from mas_agents.eval.runs import wis_play
 from mas_agents.graphs.wis.rules import FOUL_TEXT, MAX_CHARS
+from mas_agents.utterance import quote
 
 #: The judge's fouls (:data:`mas_agents.graphs.wis.rules.FOUL_TEXT`) in Chinese.
 FOUL_ZH = {"own_word": "说出了自己的词语", "repeat": "重复了之前的描述", "timeout": "没有按时回答",
@@ -63,7 +64,7 @@ def sentence(e: Mapping[str, Any], lang: str, variant: str = "") -> str | None:
         rnd = int(e.get("round") or 0)
         return f"第{rnd}轮开始。发言顺序：{order}。" if zh else f"Round {rnd} begins. Speaking order: {order}."
     if k == "describe":
-        body = c or ("（没有描述）" if zh else "(no description)")
+        body = quote(c) if c else ("（没有描述）" if zh else "(no description)")
         foul = d.get("foul")
         tail = ""
         if foul:

@@ -12,6 +12,7 @@ from langgraph.types import Send
 from mas_agents.events import make_event, vote_result_data
 from mas_agents.graphs.magic import rules as R
 from mas_agents.graphs.magic.runtime import MagicRuntime, MagicState, _invalid, _role_name, _setup_events
+from mas_agents.utterance import quote
 
 
 # ---------------------------------------------------------------------------- deduction games
@@ -123,7 +124,8 @@ def _deduction_graph():
                            f"You were caught. Guess the secret word (topic: {rt.setting.topic}) to still win:")
         ok = R.guess_correct(act.value if act.valid else None, rt.setting.code)
         ev = make_event(phase="guess", actor=ch, kind="guess", llm_call_ids=act.call_ids,
-                        content=f"{ch} guesses {act.value!r}: {'right' if ok else 'wrong'}.",
+                        content=(f"{ch} guesses {quote(act.value) if act.valid else 'nothing'}: "
+                                 f"{'right' if ok else 'wrong'}."),
                         data={"word": act.value, "correct": ok})
         return {"events": plan + _invalid(act, 0) + [ev],
                 "outcome": {"code": R.chameleon_outcome(ch, False, ch, ok), "accused": ch}}

@@ -15,6 +15,7 @@ from mas_agents.agent import Agent
 from mas_agents.events import is_visible, make_event
 from mas_agents.graphs.magic import rules as R
 from mas_agents.graphs.magic.prompts import AIRLINES, RULES
+from mas_agents.utterance import NOTE, host_line, utterance
 
 
 class MagicState(TypedDict, total=False):
@@ -83,7 +84,7 @@ class MagicRuntime:
         extra = dict(s.payoffs) if self.scenario == "prisoners_dilemma" else {}
         if self.scenario == "public_good":
             extra["multiplier"] = s.multiplier
-        return RULES[self.scenario].format(players=", ".join(self.players), **extra)
+        return RULES[self.scenario].format(players=", ".join(self.players), **extra) + "\n" + NOTE["en"]
 
     def context(self, p: str) -> dict:
         """Structured facts for the agent's blocks (never the hidden role)."""
@@ -140,7 +141,10 @@ class MagicRuntime:
 
 
 def history(events: list[dict], me: str) -> str:
-    """The public record as ``me`` sees it, one line per event ('(nothing yet)' when empty)."""
+    """The public record as ``me`` sees it, one line per event ('(nothing yet)' when empty): a
+    clue, the one thing a player says in its own words, as one quoted line after its name
+    (``Player 2: «...»``), every other line as the game's, ``Host: ...``
+    (:mod:`mas_agents.utterance`, issue 57 E1: no clue can pass for the game or another player)."""
     lines = []
     for e in events:
         if not is_visible(e, me) or e["kind"] not in _SHOWN:
@@ -150,13 +154,14 @@ def history(events: list[dict], me: str) -> str:
 
 
 _SHOWN = {
-    "clue": lambda e: f"{e['actor']}: {e['content']}",
-    "vote_result": lambda e: e["content"],
-    "guess": lambda e: e["content"],
-    "proposal": lambda e: f"Round {e['round']}: {e['actor']} proposes {e['content']}",
-    "proposal_vote": lambda e: f"Round {e['round']}: {e['actor']} votes for {e['content']}",
-    "pd_reveal": lambda e: e["content"],
-    "pg_reveal": lambda e: e["content"],
+    "clue": lambda e: (utterance(e["actor"], e["content"]) if (e.get("data") or {}).get("text", e["content"])
+                       else host_line(f"{e['actor']} gave no clue.")),
+    "vote_result": lambda e: host_line(e["content"]),
+    "guess": lambda e: host_line(e["content"]),
+    "proposal": lambda e: host_line(f"Round {e['round']}: {e['actor']} proposes {e['content']}"),
+    "proposal_vote": lambda e: host_line(f"Round {e['round']}: {e['actor']} votes for {e['content']}"),
+    "pd_reveal": lambda e: host_line(e["content"]),
+    "pg_reveal": lambda e: host_line(e["content"]),
 }
 
 

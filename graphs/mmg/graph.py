@@ -32,6 +32,7 @@ from mas_agents.graphs.mmg import rules as rules
 from mas_agents.actions import Action, ActionRequest
 from mas_agents.agent import Agent, add_counts, counting
 from mas_agents.events import EVERYONE, make_event
+from mas_agents.utterance import utterance
 
 
 class MMGState(TypedDict, total=False):
@@ -209,7 +210,7 @@ def builder() -> StateGraph:
         req = ActionRequest(
             game=rules.GAME,
             kind="answer", actor=target,
-            prompt=f"{q['asker']} asks you: \"{q['question']}\"\nAnswer {q['asker']}.",
+            prompt=f"{utterance(q['asker'] + ' asks you', q['question'])}\nAnswer {q['asker']}.",
             query=q["question"], context=dict(q))
         act, planning, counts = rt.act(target, state["events"], req)
         if act.valid:

@@ -2,17 +2,22 @@
 
 Role rules follow PLAYER* Appendix A.2: civilians must answer honestly; a murderer may lie and
 never admits the killing; after the game (the WellPlay evaluation) everyone answers truthfully.
-The system message is stable for one agent (rules, role, goals), so consecutive calls share their
-longest prefix in llama.cpp's KV cache and vLLM's prefix cache.
+What another player said reaches a player as one quoted utterance after the game's attribution
+(``Li asked Zhao: «...»``, :mod:`mas_agents.utterance`, issue 57 E1); :data:`RULES` ends with the
+sentence that says so. The system message is stable for one agent (rules, role, goals), so
+consecutive calls share their longest prefix in llama.cpp's KV cache and vLLM's prefix cache.
 """
 
 from __future__ import annotations
+
+from mas_agents.utterance import CLOSE, OPEN
 
 RULES = (
     "You are playing a murder mystery game with other players. Each player plays one "
     "character and has a private script that only they have read. The players introduce "
     "themselves, question each other over several rounds, and finally vote on who the "
-    "murderer of each victim is."
+    f"murderer of each victim is. In what you have heard, each player's words are quoted between {OPEN} and "
+    f"{CLOSE} after who said them."
 )
 
 CIVILIAN_RULE = (

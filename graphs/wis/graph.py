@@ -48,6 +48,7 @@ from mas_agents.graphs.fanout import fan_out
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.graphs.wis.protocol_types import request
 from mas_agents.graphs.wis.runtime import HOST, WisRuntime, WisState  # noqa: F401 - re-exported
+from mas_agents.utterance import fold
 
 
 def _private_events(meta: dict, actor: str, rnd: int, kind: str) -> list[dict]:
@@ -127,7 +128,9 @@ def builder() -> StateGraph:
         if not resp.get("success") and not timed_out:
             rt.stats["invalid_actions"] += 1
         if text is not None:
-            rt.broadcast("round", name=speaker, message=text, round=rnd)
+            # sent on one line (issue 57, E1): a remote agent that writes "name: message" into its
+            # history (the platform SDK's example agent does) gets no line of the host's from a player
+            rt.broadcast("round", name=speaker, message=fold(text), round=rnd)
         d = {"player": speaker, "text": text or "", "foul": foul, "seconds": round(secs, 3)}
         ev = make_event(phase="speaking", actor=speaker, kind="describe", content=text or "", round=rnd,
                         llm_call_ids=meta.get("call_ids", ()),

@@ -11,6 +11,12 @@ with the public history (also the same for everyone), then the player's name and
 the task. Consecutive calls of *different* players therefore share rules + history in
 llama.cpp's KV cache and only the last few dozen tokens are evaluated anew. Players are told
 only their word, never their role (WiS §3.1).
+
+The record a player reads (issue 57, E1): each description is one quoted line attributed to its
+speaker, ``Player 2: «...»``, and every line of the host (announcements, votes, the result) starts
+with ``Host:`` (:mod:`mas_agents.utterance`; the rules say so in one sentence at their end), so
+no description can pass for the host, the judge or another player. The rules otherwise follow
+WiS App. A (the judge's three fouls, the vote, the end and victory conditions).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from mas_agents.actions import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
 from mas_agents.text import norm_text, says_word
+from mas_agents.utterance import NOTE, host_line, utterance
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +44,14 @@ RULES = {
         "word in one short sentence, without saying the word itself and without repeating an "
         "earlier description (either one is a foul and eliminates you). Then everyone votes for "
         "the player they think is the spy; the player with the most votes is out. Civilians win "
-        "by voting out the spy; the spy wins by surviving three rounds. The players are: {players}."
+        "by voting out the spy; the spy wins by surviving three rounds. The players are: {players}.\n"
+        + NOTE["en"]
     ),
     "zh": (
         "你在玩“谁是卧底”。每位玩家拿到一个秘密词语。除一人（卧底）外，所有人的词语相同；卧底的词语与之相关但不同。"
         "没有人被告知自己是不是卧底。每一轮，每位玩家用一句话描述自己的词语，不能说出词语本身，也不能重复之前的描述"
-        "（否则犯规出局）。之后所有人投票选出卧底，得票最多者出局。平民投出卧底即获胜；卧底撑过三轮即获胜。玩家有：{players}。"
+        "（否则犯规出局）。之后所有人投票选出卧底，得票最多者出局。平民投出卧底即获胜；卧底撑过三轮即获胜。玩家有：{players}。\n"
+        + NOTE["zh"]
     ),
 }
 
@@ -173,21 +182,22 @@ class AgentWisPlayer:
         if status == "round":
             if name:
                 self._meet([name])
-                self._log(f"{name}: {msg}", "describe", name, msg, rnd)
+                self._log(utterance(name, msg), "describe", name, msg, rnd)
             else:
                 listed = _players_from(msg)
                 if listed:   # the table, in seat order
                     self.players = listed + [p for p in self.players if p not in listed]
-                self._log(f"Host: {msg}", "host", "game", msg, rnd)
+                self._log(host_line(msg), "host", "game", msg, rnd)
         elif status == "vote":
             self._meet([name, msg])
-            self._log(f"{name} voted for {msg or 'nobody (abstained)'}.", "vote", name, msg, rnd, target=msg or None)
+            self._log(host_line(f"{name} voted for {msg or 'nobody (abstained)'}."), "vote", name, msg, rnd,
+                      target=msg or None)
         elif status == "vote_result":
             out = name or msg   # our judge fills both; some platform judges may fill only one
-            self._log(f"Host: {out} was voted out." if out else "Host: no one was voted out.",
+            self._log(host_line(f"{out} was voted out." if out else "no one was voted out."),
                       "vote_result", "game", out, rnd, **vote_result_data(out or None))
         elif status == "result":
-            self._log(f"Host: {msg}", "result", "game", msg, rnd)
+            self._log(host_line(msg), "result", "game", msg, rnd)
 
     def interact(self, req: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Describe (``round``) or vote (``vote``); returns ``{success, result, errMsg, meta}``.

@@ -19,6 +19,7 @@ perceive ``round`` (0)      ``name`` = "": the rules; then ``name`` = "": the ta
                             ``Players: A, B, C`` (``玩家：A, B, C`` in a Chinese game)
 perceive ``round``          ``name`` = "" and ``message`` = a host announcement (round start, fouls),
                             or ``name`` = a speaker and ``message`` = their (truncated) description
+                            on one line (line breaks folded: :func:`mas_agents.utterance.fold`)
 interact ``round``          your turn to describe (``message``: the request, in the game's
                             language); reply ``result`` = the description
 interact ``vote``           ``message`` = comma-separated candidate names, never the voter; reply

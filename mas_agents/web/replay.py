@@ -55,6 +55,7 @@ from typing import Any, Mapping
 
 from mas_agents.eval.game_view import GameView, Table, vote_result_sentence, vote_sentence
 from mas_agents.events import EVERYONE, is_visible
+from mas_agents.utterance import quote
 from mas_agents.web.panel import ROLE_TEXT, Seat, players_panel, seat_model
 from mas_agents.web.readings import belief_table, clue_table, details, sensor_table
 from mas_agents.web.views import game_of, hidden_roles, lang_of, players_of, scenario_of, variant_of, view_of
@@ -268,8 +269,9 @@ def sentence(game: str, e: Mapping[str, Any], lang: str = "en", scenario: str = 
     if k == "reasoning":
         what = {"describe": ("before describing", "描述之前"), "vote": ("before voting", "投票之前")}.get(
             str(d.get("for")), ("", ""))
-        return (f"{a} 的思考（{what[1]}）：{c}" if zh and what[1] else f"{a} 的思考：{c}" if zh
-                else f"{a} thinks{' ' + what[0] if what[0] else ''}: {c}")
+        q = quote(c)
+        return (f"{a} 的思考（{what[1]}）：{q}" if zh and what[1] else f"{a} 的思考：{q}" if zh
+                else f"{a} thinks{' ' + what[0] if what[0] else ''}: {q}")
     if k == "invalid":
         errs = "; ".join(map(str, d.get("errors") or [])) or c
         act = d.get("action") or "act"
@@ -283,8 +285,8 @@ def sentence(game: str, e: Mapping[str, Any], lang: str = "en", scenario: str = 
         return (f"{a} 回答：{c}" if zh else f"{a} answers: {c}") + res
     if k in _PLAN_LABEL and a:
         return f"{a} 的{ {'reasoning': '思考'}.get(k, '记录')}：{c}" if zh else f"{a}'s {_PLAN_LABEL[k]}: {c}"
-    if a and a != "game":
-        return f"{a}：{c}" if zh else f"{a}: {c}"
+    if a and a != "game":   # a seat's words: one quoted utterance (mas_agents.utterance)
+        return f"{a}：{quote(c)}" if zh else f"{a}: {quote(c)}"
     return c
 
 

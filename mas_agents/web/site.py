@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from jinja2 import Environment, FileSystemLoader
 
+from mas_agents import utterance
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
@@ -27,10 +28,12 @@ RAW_TYPES = {".png": "image/png", ".json": "application/json", ".jsonl": "text/p
 
 def make_env(globals_: dict[str, Any] | None = None) -> Environment:
     """The Jinja2 environment of the templates (autoescaping on; filter ``u`` quotes a path for
-    a URL); ``globals_`` are added to its globals."""
+    a URL, ``said`` renders a seat's words as one quoted line, :func:`mas_agents.utterance.quote`);
+    ``globals_`` are added to its globals."""
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True, trim_blocks=True,
                       lstrip_blocks=True)
     env.filters["u"] = lambda rel: quote(str(rel), safe="/")
+    env.filters["said"] = utterance.quote      # a seat's words: one quoted line (issue 57, E1)
     env.globals.update(human_speak_timeout=HUMAN_SPEAK_TIMEOUT, **(globals_ or {}))
     return env
 

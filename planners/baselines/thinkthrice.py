@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 from mas_agents.planners.base import Action, BlockAgent
 from mas_agents.planners.base import Contribution
 from mas_agents.planners.cot import ChainOfThought
+from mas_agents.utterance import quote
 
 CHECK_CHOICES = ["Yes", "No"]
 _NONE = re.compile(r"^\W*(none|nothing|no relevant|n/?a)\b", re.IGNORECASE)
@@ -145,7 +146,7 @@ class ThinkThrice:
 
     def _relevant(self, agent: BlockAgent, timeline: str, asker: str, question: str) -> tuple[str, str]:
         prompt = (f"Your timeline of the day:\n{timeline or '(empty)'}\n\n"
-                  f"{asker} asks you: \"{question}\"\n"
+                  f"{asker} asks you: {quote(question)}\n"
                   f"Copy out the timeline lines that help answer this question, one per line, "
                   f"unchanged. If no line helps, write only NONE.")
         text, cid = agent.think(prompt, purpose="thinkthrice.relevance", max_tokens=self.relevance_tokens,
@@ -196,7 +197,7 @@ class ThinkThrice:
             return done(draft, "skipped", "no timeline fact bears on the question; no check")
 
         check = agent.choose(
-            f"{asker} asked you: \"{question}\"\nYour answer: \"{draft.value}\"\n"
+            f"{asker} asked you: {quote(question)}\nYour answer: {quote(draft.value)}\n"
             f"Timeline facts that bear on the question:\n{relevant}\n"
             f"Does your answer already state every one of these facts, with its time?",
             CHECK_CHOICES, query=question, phase=self.phase)
@@ -207,7 +208,7 @@ class ThinkThrice:
             return done(draft, "complete", "answer already holds the relevant timeline facts")
 
         revision = self._inner_act(agent, request, (
-            f"You answered: \"{draft.value}\"\n"
+            f"You answered: {quote(draft.value)}\n"
             f"That answer leaves out facts from your timeline that bear on the question:\n{relevant}\n"
             f"Give a revised answer that keeps what was right and adds these facts with their times, "
             f"in the first person."))

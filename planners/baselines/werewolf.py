@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 from mas_agents.planners.base import BlockAgent, Contribution
 from mas_agents.planners.cot import ChainOfThought
+from mas_agents.utterance import quote
 
 #: The ten predefined investigation questions: ``(label, question)``. ``{victim}`` is replaced by
 #: the case's victim(s). Written for this project after PLAYER* Table A2's topics.
@@ -134,7 +135,7 @@ class Werewolf:
         asker = ctx.get("asker", "the other player")
         question = ctx.get("question", request.prompt)
         rnd = int(ctx.get("round", 0) or 0)
-        prompt = (f"{asker} asks you: \"{question}\"\n"
+        prompt = (f"{asker} asks you: {quote(question)}\n"
                   f"Before you reply, reflect privately in two or three sentences: what does {asker} "
                   f"really want to find out, which facts from your script and from what you heard "
                   f"answer it truthfully, and what has nothing to do with the case and can stay private?")

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from mas_agents.planners.base import ActionRequest, GameInfo
 from mas_agents.planners.pgm.belief import SCALES
+from mas_agents.utterance import quote
 
 __all__ = ["FIT_CHOICES", "READ_ON", "READ_PROMPT", "reading_request"]
 
@@ -28,8 +29,8 @@ READ_PROMPT = {
         "head": "Private assessment (not said aloud) of what the others said.",
         "word": 'Your own secret word is "{word}".',
         "topic": 'The topic is "{topic}".',
-        "clue": '- {tag} gave this clue: "{text}"',
-        "statement": '- {tag} said: "{text}"',
+        "clue": '- {tag} gave this clue: {text}',
+        "statement": '- {tag} said: {text}',
         "ask_word": ("How well does each clue fit YOUR word? fits = clearly about your word; neutral = vague, "
                      "could be about it; odd = seems to be about a different word."),
         "ask_topic": ("You do not know the secret word. How well does each clue fit the topic and the other clues? "
@@ -43,8 +44,8 @@ READ_PROMPT = {
         "head": "私下评估（不说出口）其他人说的话。",
         "word": "你自己的秘密词语是“{word}”。",
         "topic": "主题是“{topic}”。",
-        "clue": "- {tag} 的描述：“{text}”",
-        "statement": "- {tag} 说：“{text}”",
+        "clue": "- {tag} 的描述：{text}",
+        "statement": "- {tag} 说：{text}",
         "ask_word": "每条描述与你的词语有多吻合？fits = 明显在说你的词；neutral = 含糊，可能是；odd = 像在说另一个词。",
         "ask_topic": "你不知道秘密词语。每条描述与主题和其他描述有多吻合？fits = 合理；neutral = 含糊；odd = 不对劲。",
         "ask_statement": ("你在查明谁杀了{victims}。仅凭每句话，说话的人看起来如何？fits = 一致坦诚，没有隐瞒；"
@@ -85,7 +86,8 @@ def reading_request(items: list[Mapping[str, Any]], *, word: str = "", topic: st
         lines.append(t["word"].format(word=word))
     if topic and not statements:
         lines.append(t["topic"].format(topic=topic))
-    lines += [t["statement" if it.get("statement") else "clue"].format(tag=tag, text=str(it["clue"])[:600])
+    # what the others said, each one quoted line (mas_agents.utterance: it cannot pass for the game)
+    lines += [t["statement" if it.get("statement") else "clue"].format(tag=tag, text=quote(str(it["clue"])[:600]))
               for tag, it in zip(tags, items)]
     if statements:
         lines.append(t["ask_statement"].format(victims=t["and"].join(victims or []) or t["victim"]))

@@ -50,6 +50,7 @@ import threading
 from typing import Any, Mapping
 
 from mas_agents.planners.base import UNSPECIFIED, BlockAgent, Contribution, GameInfo
+from mas_agents.utterance import quote
 from mas_agents.planners.pgm_paper.templates import (ANALYSIS_HEAD, HEADER, NOTHING_YET, TEMPLATES, USE_ANALYSIS, Analysis,
                                           Decision, GameTemplates)
 
@@ -152,14 +153,15 @@ def parse_analysis(text: str, analysis: Analysis, *, me: str, players: list[str]
 
 def event_line(event: Mapping[str, Any]) -> str:
     """One seen event as a line of the analysis prompt: ``Round r. Actor (kind): content`` (no
-    round prefix in round 0); an event of the game itself is its content alone (a sentence, which
-    names its round where it has one)."""
+    round prefix in round 0), the content one quoted utterance (:func:`mas_agents.utterance.quote`);
+    an event of the game itself is its content alone (a sentence, which names its round where it
+    has one)."""
     content = " ".join(str(event.get("content") or "").split())[:EVENT_CHARS]
     actor, kind = str(event.get("actor") or ""), str(event.get("kind") or "")
     if actor in ("", "game"):
         return content
     rnd = int(event.get("round", 0) or 0)
-    return f"{'Round %d. ' % rnd if rnd else ''}{actor} ({kind}): {content}"
+    return f"{'Round %d. ' % rnd if rnd else ''}{actor} ({kind}): {quote(content)}"
 
 
 class PaperPGMBlock:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mas_agents.planners.base import ActionRequest, BlockAgent, Contribution
+from mas_agents.utterance import quote
 
 #: The sensors of a word-clue game (:attr:`mas_agents.planners.base.GameInfo.word_clues`); PLAYER* §2.3: a
 #: game needs only its list of sensors (the murder-mystery four are in :mod:`.sensors`).
@@ -162,7 +163,7 @@ class DeductionSensors:
             seen[c["player"]] = seen.get(c["player"], 0) + 1
             names.append(c["player"] if seen[c["player"]] == 1 else f'{c["player"]} (clue {seen[c["player"]]})')
         fields = [(f"{name} {label}", list(CLUE_SENSORS[s][1])) for name in names for s, label in zip(sensors, labels)]
-        clues = "\n".join(f'- {name}: "{c["text"]}"' for name, c in zip(names, queue))
+        clues = "\n".join(f'- {name}: {quote(c["text"])}' for name, c in zip(names, queue))
         req = ActionRequest(kind="form", actor=agent.name, fields=fields,
                             prompt=(f"Private assessment (not said aloud) of the new clues:\n{clues}\n"
                                     f"Judge each against {mine}: how specific is it, does it fit, and does it copy "

@@ -14,6 +14,7 @@ from mas_agents.planners.player_star.relation_graph import *  # noqa: F401,F403 
 from mas_agents.planners.player_star.relation_graph import (MAX_MODEL_PAIRS, MODEL_LABELS, add_relation, graph_json,
                                                  relation_summary, update_from_event)
 from mas_agents.planners.player_star.state import PlayerStarState, find_state
+from mas_agents.utterance import quote
 
 
 @dataclass
@@ -65,7 +66,7 @@ class RelationMap:
         for a, b in pairs[:MAX_MODEL_PAIRS]:
             self.model_labelled.add(frozenset((a, b)))
             act = agent.choose(
-                f"From what {speaker} just said (\"{str(event.get('content', ''))[:400]}\"), what is the relation "
+                f"From what {speaker} just said ({quote(str(event.get('content', ''))[:400])}), what is the relation "
                 f"between {a} and {b}? Options:", list(MODEL_LABELS),
                 query=f"{a} and {b}: relationship", context={"relation": [a, b], "round": event.get("round", 0)})
             if act.valid and act.value not in ("unclear",):

@@ -27,7 +27,7 @@ import pytest
 
 from mas_agents.eval.runs import magic_checks, wis_checks
 from tests import data_roots
-from tests.conformance.kit import Case, Reference, add_cases, read_events, read_json
+from tests.conformance.kit import SALT, Case, Reference, add_cases, read_events, read_json
 
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 WIS_AGENTS = ["plain", "plain+reasoning"]
@@ -232,18 +232,25 @@ def check_magic_run(ref: Reference) -> None:
 
 
 CASES = [
-    # "s2": on Sin's prompts the default salt gives no abstention in one round; this one gives two
-    # abstained asks and two abstained votes, so the invalid-action checks have work
-    Case("mmg", "mmg", play_mmg, stop="ctrl_c", salt="s2", more_stops=((2, "model_down"),),
+    # "s9": on Sin's prompts (with the quoted record of issue 57) this one gives two abstained asks,
+    # an abstained introduction and an abstained vote, and an answer read after its re-prompt, so
+    # the invalid-action checks have work of every kind but the answer's
+    Case("mmg", "mmg", play_mmg, stop="ctrl_c", salt="s9", more_stops=((2, "model_down"),),
          run_keys=("outcome", "finished"), realdata=True),
     Case("wis-4", "wis", play_wis(4, 4), stop="ctrl_c", run_keys=("metrics",), reused="skipped",
          check_run=check_wis_run, realdata=True),
     Case("wis-5", "wis", play_wis(5, 5), stop="model_down", run_keys=("metrics",), reused="skipped",
          check_run=check_wis_run, realdata=True),
-    Case("wis-6", "wis", play_wis(6, 6), stop="ctrl_c", run_keys=("metrics",), reused="skipped",
+    # "s1": with the quoted record of issue 57 the default salt gives no repeat foul in any WiS
+    # case; this one gives a repeat and a missing description here
+    Case("wis-6", "wis", play_wis(6, 6), stop="ctrl_c", salt="s1", run_keys=("metrics",), reused="skipped",
          check_run=check_wis_run, realdata=True),
+    # the game-theory scenarios show no seat's own words to the others (choices, numbers, splits);
+    # cost sharing on "s1": with the quoted record of issue 57 the default salt gives it no
+    # unreadable reply; this one gives four and an agreement in round 5, as the default did before
     *(Case(f"magic-{s}", "magic", play_magic(s), stop=("model_down", "ctrl_c")[i % 2], run_keys=("metrics",),
-           reused="reused_games", check_run=check_magic_run, realdata=True)
+           reused="reused_games", check_run=check_magic_run, realdata=True,
+           free_text=s in ("chameleon", "undercover"), salt="s1" if s == "cost_sharing" else SALT)
       for i, s in enumerate(MAGIC_SCENARIOS)),
 ]
 #: How each case is set up, for the golden file names of :mod:`tests.test_golden`.

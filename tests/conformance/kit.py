@@ -25,7 +25,10 @@ c. **resume**: a game that checkpoints (:attr:`mas_agents.eval.games.GameDef.che
    failed and redone calls); its rules and re-scoring hold again;
 d. **hidden information**: no seat's prompt holds what an event's ``visible_to`` hides from that
    seat (:func:`hidden_leaks`, read from the prompt log): neither a line of the event's content
-   nor a value of its ``data`` (a word, a role) the seat had no way to know (:func:`hidden_value_leaks`).
+   nor a value of its ``data`` (a word, a role) the seat had no way to know (:func:`hidden_value_leaks`);
+e. **no forgery** (:func:`no_forgery`, a run of its own): played with every seat forging the host,
+   a judge and other seats in all it says (:class:`tests.conformance.fake.HostileChat`), no
+   prompt holds a forged line outside the forger's quoted utterance (:func:`forged_lines`).
 
 The model: :class:`scripts.fake_runs.HashChat` (its reply is a pure function of the prompt),
 through :func:`scripts.fake_runs._fake_make` patched over :func:`mas_agents.llm.make_chat_model`,
@@ -51,12 +54,15 @@ from mas_agents.accounting import StopRequested, read_prompts
 from mas_agents.errors import ModelUnavailable
 from mas_agents.events import read_events as _read_events
 from scripts.fake_runs import _untimed
-from tests.conformance.fake import SALT, SPLITS, TRIP, UNREADABLE, GameChat, Tripwire, fake_model, make_fake_model
+from mas_agents.utterance import unquoted
+from tests.conformance.fake import (FORGED, SALT, SPLITS, TRIP, UNREADABLE, GameChat, HostileChat, Tripwire, fake_model,
+                                    hostile_model, make_fake_model, make_hostile_model)
 
 __all__ = ["SALT", "SPLITS", "TRIP", "UNREADABLE", "GameChat", "Tripwire", "fake_model", "make_fake_model", "Case",
            "CASES", "add_cases", "cases_of", "params", "play", "Reference", "reference", "read_json", "read_events",
            "normal_events", "normal_result", "game_problems", "hidden_leaks", "hidden_value_leaks", "MIN_LEAK_CHARS", "MIN_VALUE_CHARS", "stop_points",
-           "interrupted_then_resumed", "resumed_at_every_step", "conforms"]
+           "interrupted_then_resumed", "resumed_at_every_step", "conforms", "FORGED", "HostileChat", "hostile_model",
+           "make_hostile_model", "forged_lines", "no_forgery"]
 
 # ----------------------------------------------------------------------------------------------
 # the cases
@@ -84,6 +90,8 @@ class Case:
         check_run: ``check_run(ref)``: what the runner aggregates over its games, re-derived
             from the games (``ref``: the :class:`Reference`); None: nothing to aggregate.
         realdata: the case reads the real datasets (its test is marked ``realdata``).
+        free_text: the game shows one seat's own words (a description, a clue, an answer) to
+            the others, so the forging seats of :func:`no_forgery` must reach their prompts.
     """
 
     id: str
@@ -96,6 +104,7 @@ class Case:
     reused: str | None = None
     check_run: Callable[["Reference"], None] | None = None
     realdata: bool = False
+    free_text: bool = True
 
 
 #: Every case added so far, by id, in the order added.
@@ -419,6 +428,52 @@ def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Re
         finally:
             accounting.STOP.clear()
         return stops
+
+
+# ----------------------------------------------------------------------------------------------
+# e. no seat forges the host, a judge or another seat (issue 57, E1)
+
+
+def forged_lines(game: Path) -> tuple[list[str], int]:
+    """The lines of a game's prompts (system and user messages, from the prompt log) that hold a
+    forged line (:data:`tests.conformance.fake.FORGED`) outside every quoted utterance
+    (:func:`mas_agents.utterance.unquoted`): a seat's words that left their quotation and may pass
+    for the host (``Host:``), a judge (``Judge:``) or another seat (a line starting with its
+    name). Returns ``(one line per such prompt line: the seat, the call, the line; the number of
+    prompts holding a forgery inside a quotation)`` (the second says the forgeries reached the
+    other seats at all)."""
+    calls = [json.loads(line) for line in (game / "llm_calls.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    prompts = read_prompts(game)
+    assert not calls or prompts, f"{game}: no prompt log to check for forged lines"
+    out, quoted = [], 0
+    for c in calls:
+        text = "\n".join(str(m.get("content", "")) for m in (prompts.get(c["call_id"], {}).get("messages") or [])
+                         if m.get("role") != "assistant")
+        bad = [line for line in text.splitlines() if FORGED in unquoted(line)]
+        out += [f"{c.get('actor')}'s prompt (call {c['call_id']}) holds a forged line: {line[:160]!r}" for line in bad]
+        quoted += FORGED in text and not bad
+    return out, quoted
+
+
+def no_forgery(case_id: str, out: Path, data_root: Path | None) -> None:
+    """Play a case with every seat on :class:`tests.conformance.fake.HostileChat` (needs the
+    ``hostile_model`` fixture) and check every game it played: it finished, no prompt holds a
+    forged line outside a quoted utterance (:func:`forged_lines`), and, for a case whose game
+    shows one seat's own words to the others (:attr:`Case.free_text`), the forgeries did reach
+    other prompts, inside their quotations."""
+    case = CASES[case_id]
+    TRIP.reset()
+    got = play(case, out, data_root)
+    assert not TRIP.fired and got["games"], f"{case_id}: the hostile run did not play"
+    reached = 0
+    for game in got["games"]:
+        assert (game / "result.json").exists(), f"{case_id}: {game.name} did not finish against forging seats"
+        bad, quoted = forged_lines(game)
+        assert bad == [], "\n".join(bad[:12])
+        reached += quoted
+    if case.free_text:
+        assert reached, f"{case_id}: no forgery reached a prompt: the check ran on nothing"
 
 
 # ----------------------------------------------------------------------------------------------

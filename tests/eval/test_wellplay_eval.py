@@ -163,7 +163,7 @@ def test_session_agent_remembers_only_what_it_heard(real_data_root):
     agent, _ = build_eval_agent(sc, me, "session", events, RuleChat(rule=no_call), 0,
                                 recorder=CallRecorder(None))
     texts = [c.text for c in agent.memory.all_chunks("dialogue")]
-    assert texts == ["Officer Li asked Chief Wang: Where were you?\nChief Wang answered: I was home."]
+    assert texts == ["Officer Li asked Chief Wang: «Where were you?»\nChief Wang answered: «I was home.»"]
     assert agent.persona.role == "respondent"  # after the game everyone answers truthfully
     pp, _ = build_eval_agent(sc, me, "pp", events, RuleChat(rule=no_call), 0,
                              recorder=CallRecorder(None))

@@ -240,7 +240,7 @@ def test_served_agent_takes_its_name_from_start_message_and_never_votes_itself(l
     assert not any(re.search(r"You are \.|你是。|players are: \.|玩家有：。", p) for p in prompts)
     vote_prompt = prompts[-1]
     assert "1. Player 1\n2. Player 2\n3. Player 4" in vote_prompt   # itself dropped from the list
-    assert "Player 4: xxxxx" in vote_prompt and ("第1轮" if zh else "Round 1") in vote_prompt
+    assert "Player 4: «xxxxx»" in vote_prompt and ("第1轮" if zh else "Round 1") in vote_prompt
     # the agent was rebuilt once Player 4 was met, and the new one was shown the whole game so far
     (first, players1, _), (second, players2, seen2) = heard
     assert first is not second and players1 == [me, "Player 1", "Player 2"] and players2 == player.players

@@ -141,8 +141,8 @@ def test_observe_ingests_visible_dialogue_once():
     assert agent.observe(events) == 2
     assert agent.observe(events) == 0
     texts = [c.text for c in agent.memory.all_chunks("dialogue")]
-    assert texts == ["Bob introduced themselves: I am Bob.",
-                     "Bob asked Cid: Where were you?\nCid answered: Asleep."]
+    assert texts == ["Bob introduced themselves: «I am Bob.»",
+                     "Bob asked Cid: «Where were you?»\nCid answered: «Asleep.»"]
 
 
 def test_think_is_one_unparsed_call_with_memory():

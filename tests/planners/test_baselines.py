@@ -74,7 +74,7 @@ def ask_req():
 
 
 def answer_req(question="Where were you at nine?"):
-    return ActionRequest(kind="answer", actor="Ann", prompt=f'Bob asks you: "{question}"\nAnswer Bob.',
+    return ActionRequest(kind="answer", actor="Ann", prompt=f'Bob asks you: «{question}»\nAnswer Bob.',
                          query=question, context={"round": 1, "asker": "Bob", "target": "Ann", "question": question})
 
 
@@ -146,7 +146,7 @@ def test_werewolf_answer_reflects_first_and_the_reflection_reaches_the_answer():
     assert act.valid and act.value == "I saw Bob at the well at nine."
     assert purposes(rec) == ["werewolf.reflect", "answer#1"]
     reflect_prompt, answer_prompt = prompts_of(chat)
-    assert 'Bob asks you: "Where were you at nine?"' in reflect_prompt and "Bob near the well with a knife" in reflect_prompt
+    assert 'Bob asks you: «Where were you at nine?»' in reflect_prompt and "Bob near the well with a knife" in reflect_prompt
     assert "Bob wants my alibi; I saw him at the well, I must say so." in answer_prompt
     (ev,) = agent.drain_events()
     assert ev["kind"] == "werewolf_reflection" and ev["data"]["asker"] == "Bob"
@@ -253,8 +253,8 @@ def test_thinkthrice_revises_when_the_check_says_facts_are_missing():
     assert "Bob near the well with a knife" in timeline_p                    # script excerpts feed the timeline
     assert "9pm - I saw Bob at the well." in relevance_p and "Where were you at nine?" in relevance_p
     assert "At nine - I saw Bob at the well." in draft_p        # relevant lines reach the draft
-    assert '"I saw Bob at the well at nine."' in check_p and "1. Yes\n2. No" in check_p
-    assert 'You answered: "I saw Bob at the well at nine."' in revision_p
+    assert '«I saw Bob at the well at nine.»' in check_p and "1. Yes\n2. No" in check_p
+    assert 'You answered: «I saw Bob at the well at nine.»' in revision_p
     assert "At nine - I saw Bob at the well." in revision_p
     evs = agent.drain_events()
     assert [e["kind"] for e in evs] == ["thinkthrice_timeline", "thinkthrice_check"]

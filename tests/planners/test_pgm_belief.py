@@ -299,7 +299,7 @@ def test_clues_are_read_lazily_at_the_next_action():
     c = blk.contribute(agent, req)
     assert [x["purpose"] for x in agent.calls] == ["pgm_read"]        # both clues in one call
     assert agent.calls[0]["fields"] == [("B", ["fits", "neutral", "odd"]), ("C", ["fits", "neutral", "odd"])]
-    assert '"apple"' in agent.calls[0]["prompt"] and '- B gave this clue: "a red fruit"' in agent.calls[0]["prompt"]
+    assert '"apple"' in agent.calls[0]["prompt"] and '- B gave this clue: «a red fruit»' in agent.calls[0]["prompt"]
     assert blk.queue == [] and blk.belief.most_likely(among=["B", "C"]) == "C"
     r1, r2, e = agent.emitted
     assert (r1["kind"], r1["data"]["subject"], r1["data"]["reading"]) == ("pgm_reading", "B", "fits")
@@ -365,7 +365,7 @@ def test_murder_mystery_statements_are_read_like_clues():
     # the agent's game (an investigation game) tells the block to read statements before any request
     c = blk.contribute(agent, ActionRequest(kind="ask", actor="A", prompt="Ask.", context={"round": 1}))
     assert [x["purpose"] for x in agent.calls] == ["pgm_read"]
-    assert "who killed Vic" in agent.calls[0]["prompt"] and '- B said: "I was asleep all night."' in agent.calls[0]["prompt"]
+    assert "who killed Vic" in agent.calls[0]["prompt"] and '- B said: «I was asleep all night.»' in agent.calls[0]["prompt"]
     assert blk.belief.most_likely() == "C" and "Bayesian-network belief" in c.context
     assert blk.belief.posterior()["A"] == 0   # a civilian knows it is not the murderer
 

@@ -187,7 +187,7 @@ def test_one_analysis_per_information_state_and_only_what_the_seat_sees():
     agent.observe(seen)
     describe(agent)
     assert [r.purpose for r in rec.calls()].count("pgm_analysis") == 2
-    assert "Round 1. Player 2 (clue): you wear it on a face" in analyses[1]
+    assert "Round 1. Player 2 (clue): «you wear it on a face»" in analyses[1]
     assert all('"mask"' not in a and "to myself" not in a for a in analyses)
     # a request the block has no text for (another language, a private reading) gets nothing and costs nothing
     agent.observe(seen + [make_event(phase="clues", actor="Player 3", kind="clue", round=1, content="cloth")])

@@ -13,7 +13,7 @@ import pytest
 from mas_agents.eval import games
 from mas_agents.eval.runs.session import run
 from tests.conformance import kit
-from tests.conformance.kit import fake_model  # noqa: F401  (the fixture)
+from tests.conformance.kit import fake_model, hostile_model  # noqa: F401  (the fixtures)
 
 ROUNDS = 3
 
@@ -27,7 +27,9 @@ def play(out: Path, data_root: Path | None, *, resume: bool = False, progress=No
 
 # salt "s0": one round whose guesses are all unreadable twice (abstentions), so the invalid-move
 # rules have work
-kit.add_cases(kit.Case("beauty_contest", "beauty_contest", play, stop="ctrl_c", salt="s0", run_keys=("wins", "rounds")))
+# free_text=False: a seat says a number, never words of its own that another seat reads
+kit.add_cases(kit.Case("beauty_contest", "beauty_contest", play, stop="ctrl_c", salt="s0", run_keys=("wins", "rounds"),
+                       free_text=False))
 
 
 @pytest.fixture
@@ -40,6 +42,10 @@ def toy():
 
 def test_the_kit_runs_on_the_toy_game(toy, fake_model, tmp_path, tmp_path_factory):  # noqa: F811
     kit.conforms("beauty_contest", tmp_path, tmp_path_factory, None)
+
+
+def test_no_seat_of_the_toy_game_forges_another(toy, hostile_model, tmp_path):  # noqa: F811
+    kit.no_forgery("beauty_contest", tmp_path / "hostile", None)
 
 
 def _copy_of_reference(tmp_path, tmp_path_factory) -> Path:

@@ -28,7 +28,7 @@ def zh_rule(messages) -> str:
         return f"Description: 暗号{code}，{me}第{rnd}轮说"
     if '"Vote: ..."' in last:
         choices = numbered(last)
-        codes = dict(re.findall(r"^(Player \d+): 暗号(\d+)", last, re.M))
+        codes = dict(re.findall(r"^(Player \d+): «暗号(\d+)", last, re.M))
         odd = [c for c in choices if c in codes and int(codes[c]) != code]
         return f"Vote: {(odd or choices)[0]}"
     raise unrecognised("zh_rule", messages)

@@ -148,7 +148,7 @@ def test_a_human_seat_over_http(client, runs):
     assert 'id="game-over"' in client.get(loc).text and answered >= 1
     run = loc.removeprefix("/play/")
     replay = client.get(f"/replay/{run}").text
-    assert "Player 2: it whistles, take 0" in replay
+    assert "Player 2: «it whistles, take 0»" in replay
     # an answer after the end is refused on the page that says so (409), not written
     r = client.post(loc + "/answer", data={"seat": "Player_2", "id": "1", "text": "late"}, follow_redirects=False)
     assert r.status_code == 409 and 'id="answer-note"' in r.text and "the game is not being played any more" in r.text
@@ -191,7 +191,7 @@ def test_a_murder_mystery_character_over_http(client, runs):
     page = client.get(loc).text
     assert 'id="game-over"' in page and "&lt;b&gt;where&lt;/b&gt; were you?" in page
     replay = client.get("/replay/mmg-human/run").text
-    assert "Cid asks Ann: &lt;b&gt;where&lt;/b&gt; were you?" in replay
+    assert "Cid asks Ann: «&lt;b&gt;where&lt;/b&gt; were you?»" in replay
 
 
 def test_a_loopback_server_refuses_other_host_names(runs):

@@ -349,7 +349,7 @@ def test_play_who_is_spy_as_the_human_seat_to_the_end(page, tmp_path):
     assert pg.locator("#game-over").count() == 1, "the game did not end"
     assert described >= 1
     text = pg.locator("#messages").inner_text()
-    assert "Player 1: something found in a kitchen, take 1" in text
+    assert "Player 1: «something found in a kitchen, take 1»" in text
     # the other players' words were never shown to this seat before the end
     other = "Teapot" if my_word == "Kettle" else "Kettle"
     before_end = text.split("Game over")[0]

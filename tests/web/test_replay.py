@@ -49,7 +49,7 @@ def test_murder_mystery_grouped_by_round_then_phase_with_reading_tables(runs):
     # every event keeps its step: the rows together cover every event once
     assert sorted(s for r in rows for s in r.steps) == [e["step"] for e in events]
     ask = next(r for r in rows if r.kind == "ask")
-    assert not ask.private and ask.text == "Ann asks Bob: Where were you that night?" and ask.calls
+    assert not ask.private and ask.text == "Ann asks Bob: «Where were you that night?»" and ask.calls
     accuse = next(r for r in rows if r.kind == "accuse")
     assert accuse.text == "For the murder of Vic, the vote accuses Bob (Bob 3, Ann 1). The murderer was Bob: correct."
     truth = rp.truth(events, game)
@@ -96,7 +96,7 @@ def test_who_is_spy_sentences_players_panel_and_truth(runs):
     assert text["outcome"] == ("Game over after round 1: the civilians win (the spy was voted out). "
                                "The spy was Player 3.")
     assert next(r.text for r in rows if r.kind == "vote") == "Player 1 votes for Player 3."
-    assert next(r.text for r in rows if r.kind == "reasoning") == "Player 2 thinks before voting: I compare the hints."
+    assert next(r.text for r in rows if r.kind == "reasoning") == "Player 2 thinks before voting: «I compare the hints.»"
     for r in rows:   # no raw key, no Python dict
         assert "_" not in r.text and "{'" not in r.text, r.text
     hidden = rp.players_panel(events[:10], "wis", cfg, None, reveal=False)
