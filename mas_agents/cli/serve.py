@@ -23,7 +23,9 @@ from mas_agents.eval.datasets import DataError, resolve_data_dir
 
 
 def serve(
-    runs: Path = typer.Option(Path("runs"), "--runs", help="Directory of run directories; nothing outside it is served."),
+    runs: Optional[Path] = typer.Option(None, "--runs", help="Directory of run directories; nothing outside it is served "
+                                                             "(default: ./runs, created if missing; a folder named "
+                                                             "here must exist)."),
     db: Optional[Path] = typer.Option(None, "--db", help="Who-is-Spy leaderboard database (default: $MAS_DATA_HOME or "
                                                          "~/.local/share/mas-agents/wis.sqlite)."),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (127.0.0.1: this machine only)."),
@@ -50,6 +52,10 @@ def serve(
         hosts = http_guard.allowed_hosts(host, allowed_host)
     except ValueError as exc:
         cli.fail(str(exc))
+    refused = _bad_paths(runs, db)
+    if refused:
+        cli.fail(refused)
+    runs = runs if runs is not None else Path("runs")
     try:
         root = resolve_data_dir(data_dir)
     except DataError:   # optional: without it, a game started in the browser needs its word pair
@@ -76,3 +82,29 @@ def serve(
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # limit_concurrency: connections and tasks at once (uvicorn answers 503 beyond it)
     http_guard.serve(app, sock, log_level="info" if verbose else "warning", limit_concurrency=64)
+
+
+#: The first bytes of every SQLite 3 database file (sqlite.org/fileformat.html, "The Database Header").
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _bad_paths(runs: Path | None, db: Path | None) -> str:
+    """Why ``--runs`` / ``--db`` cannot be served, in one line, checked before the port is bound
+    (the web app reads both lazily, so a typo would otherwise show an empty site); ``""`` when
+    both are fine. A ``--runs`` named on the command line must be an existing folder (only the
+    default ``./runs`` is created); a ``--db`` must be a SQLite file or a path still free (a new,
+    empty leaderboard), not a folder or another kind of file."""
+    if runs is not None and not runs.is_dir():
+        return (f"--runs {runs}: {'exists and is not a folder' if runs.exists() else 'no such folder'} "
+                "(name the folder that holds your run directories)")
+    if db is not None and db.exists():
+        if db.is_dir():
+            return f"--db {db}: a folder, not a leaderboard database (a SQLite file such as wis.sqlite)"
+        try:
+            with open(db, "rb") as f:
+                head = f.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            return f"--db {db}: cannot be read ({exc.strerror or exc})"
+        if head and head != SQLITE_HEADER:
+            return f"--db {db}: not a SQLite database (a leaderboard is a file such as wis.sqlite)"
+    return ""

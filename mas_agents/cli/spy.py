@@ -361,6 +361,8 @@ def serve_agent(
     if lang not in ("en", "zh", "auto"):
         cli.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
+    if calls is not None and calls.is_dir():
+        cli.fail(f"--calls {calls}: a folder; name the file the call log is written to (e.g. calls.jsonl)")
     from mas_agents import http_guard
     try:
         hosts = http_guard.allowed_hosts(host, allowed_host)

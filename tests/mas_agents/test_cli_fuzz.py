@@ -88,12 +88,6 @@ TAKEN = {("rerun", "data_dir", "empty"): "the finished Who-is-Spy game reads no 
                                         "started in the browser)" for bad in BAD["in"]}}
 
 
-#: Bad inputs the servers still take (``mas serve``, ``mas spy serve-agent``: their commands are
-#: being changed on another branch of issue 57, items 2-3, which owns these checks): expected to
-#: fail here until they refuse them (strict: the mark must then be removed).
-SERVER_TODO = {("serve", "runs", "missing"), ("serve", "db", "empty"), ("serve", "db", "file"),
-               ("serve", "db", "wrong-kind run"), ("spy serve-agent", "calls", "empty"),
-               ("spy serve-agent", "calls", "wrong-kind run")}
 
 
 def commands() -> dict[str, typing.Any]:
@@ -133,9 +127,7 @@ def cases() -> list[typing.Any]:
             for bad in BAD.get(role, ()):
                 if (name, p.name, bad) in TAKEN:
                     continue
-                marks = ([pytest.mark.xfail(strict=True, reason="the server command's own branch refuses it")]
-                         if (name, p.name, bad) in SERVER_TODO else [])
-                out.append(pytest.param(name, p.name, bad, marks=marks, id=f"{name}-{p.name}-{bad}"))
+                out.append(pytest.param(name, p.name, bad, id=f"{name}-{p.name}-{bad}"))
     return out
 
 
@@ -173,8 +165,14 @@ def world(tmp_path, monkeypatch, real_data_root):
         raise _NoModel("a command fed a bad path started the web server")
 
     import uvicorn
+
+    from mas_agents import http_guard
     monkeypatch.setattr(llm, "make_chat_model", no_model)
     monkeypatch.setattr(uvicorn, "run", no_server)
+    # the servers bind their port first (a busy port is one line), then serve on it: neither may
+    # happen for a bad path, and a server that did start would never return
+    monkeypatch.setattr(http_guard, "bind", no_server)
+    monkeypatch.setattr(http_guard, "serve", no_server)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     monkeypatch.setenv("MAS_DATA_DIR", str(real_data_root))

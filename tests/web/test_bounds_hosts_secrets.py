@@ -150,6 +150,7 @@ def _serve_cli(monkeypatch, args):
 
 @pytest.mark.parametrize("bind", ["0.0.0.0", "127.0.0.2"])
 def test_a_foreign_host_gets_421_on_every_bind(tmp_path, monkeypatch, bind):
+    (tmp_path / "runs").mkdir()
     res, app = _serve_cli(monkeypatch, ["--runs", str(tmp_path / "runs"), "--host", bind, "--port", "0",
                                         "--allowed-host", "myhost.lan"])
     assert res.exit_code == 0, res.output
@@ -165,6 +166,7 @@ def test_a_foreign_host_gets_421_on_every_bind(tmp_path, monkeypatch, bind):
 
 def test_a_busy_port_is_one_error_line_and_no_address(tmp_path, monkeypatch):
     # E19: the port is bound before anything is printed
+    (tmp_path / "runs").mkdir()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen(1)
