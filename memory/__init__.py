@@ -5,6 +5,14 @@ Importing this package loads numpy and faiss but not torch; the embedding model 
 first :meth:`Embedder.encode` of the real embedder.
 """
 
+# One import name (ARCHITECTURE.md, "One import name"): this folder is the package
+# mas_agents.memory, reached through the link mas_agents/memory -> ../memory. Imported by its folder's
+# own name from a checkout it would be a second copy of every module (a second game registry), so
+# that import stops at once with one line instead.
+if __name__ != "mas_agents.memory":
+    raise SystemExit(f"error: {__name__!r} is this checkout's folder memory/ of the package mas_agents.memory: "
+                     f"import mas_agents.memory instead (ARCHITECTURE.md, 'One import name')")
+
 from .chunking import pack_chunks, simple_token_count, split_sentences
 from .embeddings import Embedder, HashEmbedder, default_embedder, model_path
 from .vector_memory import SOURCES, Chunk, MemorySettings, VectorMemory

@@ -134,3 +134,19 @@ def test_no_module_of_the_project_imports_a_top_level_eval_graphs_planners_or_me
     found = [f"{p.relative_to(ROOT)}: {m.group(0).strip()}" for p in sorted(files)
              for m in bad.finditer(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+@pytest.mark.parametrize("name", ["eval", "graphs", "planners", "memory", "eval.games"])
+def test_a_checkouts_folder_imported_by_its_own_name_stops_with_one_line(name):
+    """One path per module (issue 58): from the repository root, ``import eval`` (or ``graphs``,
+    ``planners``, ``memory``) would load a second copy of our modules beside ``mas_agents.eval``
+    (two game registries); it exits 1 with one line naming the ``mas_agents.`` path instead."""
+    top = name.split(".")[0]
+    res = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 1 and len(lines) == 1, res.stderr
+    assert f"import mas_agents.{top} instead" in lines[0] and "Traceback" not in res.stderr
+    ok = subprocess.run([sys.executable, "-c", f"import mas_agents.{name}"], cwd=ROOT, capture_output=True,
+                        text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
