@@ -247,25 +247,6 @@ def _note_kept(exc: BaseException, total: int, finished: int, open_: int) -> Non
                  f"(rerunning continues or replays them), {later} not started")
 
 
-def check_resume(out: Path, keys: tuple[str, ...], **settings: Any) -> None:
-    """Refuse to resume the run in ``out`` with other settings for ``keys``.
-
-    Finished cells/games are reused as they are, so mixing (say) two models in one table would
-    be silently wrong.
-
-    Raises:
-        ValueError: naming ``<out>/config.json``, the field, the stored and the requested value.
-    """
-    cfg_path = Path(out) / "config.json"
-    if not cfg_path.exists():
-        return
-    cfg = read_json(cfg_path)
-    for k in keys:
-        if k in cfg and cfg[k] != settings[k]:
-            raise ValueError(f"{cfg_path}: field {k!r} is {cfg[k]!r} but this run asks for {settings[k]!r}; "
-                             f"use another --out or the same settings to resume")
-
-
 # ---------------------------------------------------------------------- the process marker
 
 #: The marker a runner keeps in its run directory while it runs (see :func:`marks_run`).
