@@ -41,6 +41,7 @@ from typing import Any, Iterable
 import networkx as nx
 
 from mas_agents.memory import split_sentences
+from mas_agents.utterance import fold, quote
 
 #: Supporting items kept per edge (the latest ones).
 MAX_EVIDENCE = 5
@@ -238,7 +239,9 @@ def relation_summary(g: nx.Graph, a: str, b: str, *, max_evidence: int = 3, me: 
     """A short English summary of what the map holds about a and b.
 
     Example: ``Ann – Bob: conflict, money (3 mentions; from the script: "You owe Bob money.";
-    from Bob, round 1: "..."). Your feeling towards Bob: Negative (round 1).``
+    from Bob, round 1: «...»). Your feeling towards Bob: Negative (round 1).`` What another seat said
+    (a question, a sentence of an answer) is quoted with :func:`mas_agents.utterance.quote`, so a
+    seat's text cannot put a line of its own (``Host: ...``) into the prompt that holds the summary.
     Returns ``"No known relation between a and b."`` when the map has no such edge.
     """
     if a not in g or b not in g or not g.has_edge(a, b):
@@ -247,9 +250,10 @@ def relation_summary(g: nx.Graph, a: str, b: str, *, max_evidence: int = 3, me: 
     labels = ", ".join(e.get("labels") or []) or "no label"
     items = []
     for ev in (e.get("evidence") or [])[-max_evidence:] if max_evidence > 0 else []:
-        where = ("from the script" if ev.get("source") == "script"
-                 else f"from {ev.get('speaker')}, round {ev.get('round')}")
-        items.append(f'{where}: "{ev.get("text", "")}"')
+        if ev.get("source") == "script":   # the seat's own script (the dataset's text)
+            items.append(f'from the script: "{fold(str(ev.get("text", "")))}"')
+        else:   # another seat's words: one quoted utterance its text cannot close (issue 57, E1)
+            items.append(f"from {ev.get('speaker')}, round {ev.get('round')}: {quote(str(ev.get('text', '')))}")
     n = int(e.get("count", 0))
     head = f"{a} – {b}: {labels}"
     if n or items:
