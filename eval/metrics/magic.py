@@ -186,7 +186,7 @@ def scenario_metrics(games: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, 
         "deceiver_games": 0, "deceiver_wins": 0, "word_guesses": 0, "wrong_word_guesses": 0,
         "agreed": 0, "coordinated": 0,
         "pd_choices": 0, "pd_defections": 0, "pd_missing": 0, "pd_wins": 0,
-        "pg_contributions": 0, "pg_minimal": 0, "pg_missing": 0, "pg_wins": 0,
+        "pg_contributions": 0, "pg_minimal": 0, "pg_missing": 0, "pg_forced": 0, "pg_wins": 0,
     }
     credit = {"chameleon": 0, "non_chameleon": 0, "undercover": 0, "civilian": 0}
 
@@ -278,6 +278,9 @@ def scenario_metrics(games: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, 
                     continue
                 d = e.get("data") or {}
                 amount = d.get("amount")
+                if d.get("forced"):   # no points left, not asked (rules.pg_forced): no decision, so
+                    c["pg_forced"] += 1   # not a round of Rationality (§1: "the proportion of decisions")
+                    continue
                 c["pg_contributions"] += 1
                 if amount is None:
                     c["pg_missing"] += 1

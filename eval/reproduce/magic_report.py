@@ -49,6 +49,12 @@ DIFFERENCES = (
     "Public Good (Eq. 8). We follow §3 in both: Cooperation comes from Cost Sharing only, Rationality from PD "
     "and Public Good only (tests/eval/test_magic_conditions.py holds every other cell of Table 3, its rounds "
     "and its competitions to ours).",
+    "Public Good, a player with no points left: contributions come out of the remaining points (§3.1; "
+    "App. A.1 and the Public Good rules of App. A.7), so such a player has nothing to decide: it is not "
+    "asked, puts in 0, and the round's reveal says so (graphs/magic/rules.pg_forced); the paper does not "
+    "say what happens then. A forced 0 is no decision, "
+    "so Rationality (§1, §5: the proportion of decisions that maximise the agent's outcome) leaves it "
+    "out; counted, it would always look rational.",
     "Replayed openings: in Chameleon and Undercover, defenders seated before the challenger replay the "
     "setting's recorded round-1 clues (from the authors' GPT-4 games), as the paper's 'gpt-4-fix' "
     "defenders do; in Cost Sharing our defenders make their own opening proposals (the settings' recorded "

@@ -66,10 +66,13 @@ def test_a_player_with_nothing_left_is_not_asked_and_puts_in_0(tmp_path):
     assert "Player 1 put in 0 (no points left)" in reveals[2]["content"]
     # everyone put in 100: finals = 0 + 2 x 300 / 3 = 200 each, a three-way tie
     assert res["outcome"]["finals"] == {P1: 200.0, P2: 200.0, P3: 200.0}
-    # Rationality counts every round (§3.3 Eq. 8): 5 contributions of the challenger, all minimal
+    # Rationality counts decisions (MAgIC §1, §5): the challenger decided twice (60 and 40, both
+    # minimal as everyone put in the same); its 3 forced 0s are counted apart, not as rational rounds
     from mas_agents.eval.metrics.magic import scenario_metrics
-    c = scenario_metrics([events])["counts"]
-    assert (c["pg_contributions"], c["pg_minimal"]) == (5, 5)
+    m = scenario_metrics([events])
+    c = m["counts"]
+    assert (c["pg_contributions"], c["pg_minimal"], c["pg_forced"]) == (2, 2, 3)
+    assert m["rationality"] == 1.0
     # the game's rules checks (eval/runs/magic_checks.py) hold the rule: a player with nothing left
     # is not asked, one with points left is; the reveal names those not asked
     from mas_agents.eval.runs.magic_checks import checks
