@@ -64,6 +64,13 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
       ``answer.vote``, :func:`mas_agents.prompts.format_instruction`) and the re-prompt
       (``reprompt``, :func:`mas_agents.prompts.reprompt`). The templates are read when called, so
       a changed sentence (in the source, or patched at run time) changes the fingerprint.
+    * ``judge``: what the judge announces to every seat in ``lang``
+      (:data:`mas_agents.graphs.wis.runtime.HOST`: the rules introduction, the players line, the
+      turn, the round and the foul lines) and the foul sentences
+      (:data:`mas_agents.graphs.wis.rules.FOUL_TEXT`).
+    * ``record``: how a seat's record renders another seat's words and the host's lines
+      (:func:`mas_agents.utterance.utterance` and :func:`~mas_agents.utterance.host_line` applied to
+      placeholders, so a change of the quotation marks or of the host marker is a new protocol).
 
     Not covered: agents, models, planner blocks (part of an agent), seeds, games, word pairs.
 
@@ -75,8 +82,9 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
     """
     from mas_agents import remote
     from mas_agents.actions import ActionRequest
-    from mas_agents.graphs.wis import player, rules
+    from mas_agents.graphs.wis import player, rules, runtime
     from mas_agents.prompts import format_instruction, reprompt
+    from mas_agents.utterance import host_line, utterance
 
     rules.check_lang(lang)
     tasks = player.TASKS[lang]
@@ -95,6 +103,9 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
                     **{f"task.{k}": v for k, v in sorted(tasks.items())},
                     "answer.describe": format_instruction(describe), "answer.vote": format_instruction(vote),
                     "reprompt": reprompt("{error}", describe)},
+        "judge": {**{k: v for k, v in sorted(runtime.HOST[lang].items())},
+                  **{f"foul.{k}": v for k, v in sorted(rules.FOUL_TEXT.items())}},
+        "record": {"utterance": utterance("{name}", "{text}"), "host": host_line("{text}")},
     })
 
 
@@ -102,7 +113,8 @@ def legacy_wis_protocol(config: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of a tournament stored before fingerprints existed, from its leaderboard
     ``config`` (which records ``lang``, ``players`` and the resolved ``speak_timeout``; its run
     directory's ``config.json`` records no more of the protocol): the fields it recorded, and
-    :data:`UNKNOWN` for ``rules``, ``reply_format`` and ``prompts``, with ``recorded: False``.
+    :data:`UNKNOWN` for ``rules``, ``reply_format``, ``prompts``, ``judge`` and ``record``, with
+    ``recorded: False``.
 
     Such tournaments form "unknown protocol" seasons, one per recorded ``lang`` / ``players`` /
     ``speak_timeout``: never pooled with a fingerprinted season, nor English with Chinese."""
@@ -110,7 +122,7 @@ def legacy_wis_protocol(config: Mapping[str, Any]) -> dict[str, Any]:
     return _canonical({"game": "wis", "recorded": False, "rules": UNKNOWN, "lang": config.get("lang", UNKNOWN),
                        "players": config.get("players", UNKNOWN),
                        "speak_timeout": float(st) if isinstance(st, (int, float)) else st,
-                       "reply_format": UNKNOWN, "prompts": UNKNOWN})
+                       "reply_format": UNKNOWN, "prompts": UNKNOWN, "judge": UNKNOWN, "record": UNKNOWN})
 
 
 def protocol_fingerprint(inputs: Mapping[str, Any]) -> str:
@@ -188,8 +200,12 @@ def protocol_summary(inputs: Mapping[str, Any]) -> list[str]:
         lines.append(f"rules version {r.get('version')}: descriptions up to {r.get('max_chars')} characters, "
                      f"{r.get('max_rounds')} rounds, ends below {r.get('min_alive')} alive, "
                      f"{r.get('total_points')} points a game")
-    p = i.get("prompts")
-    if isinstance(p, Mapping):
-        lines.append("prompt templates: " + ", ".join(
-            f"{k} {hashlib.sha256(str(v).encode('utf-8')).hexdigest()[:8]}" for k, v in sorted(p.items())))
+    for key, title in (("prompts", "prompt templates"), ("judge", "judge's lines")):
+        p = i.get(key)
+        if isinstance(p, Mapping):
+            lines.append(f"{title}: " + ", ".join(
+                f"{k} {hashlib.sha256(str(v).encode('utf-8')).hexdigest()[:8]}" for k, v in sorted(p.items())))
+    rec = i.get("record")
+    if isinstance(rec, Mapping):
+        lines.append(f"a seat's record: another seat's words as {rec.get('utterance')}, the host's as {rec.get('host')}")
     return lines

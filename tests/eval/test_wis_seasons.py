@@ -93,6 +93,30 @@ def test_the_fingerprint_sees_prompts_rules_settings_and_reply_format_not_agents
     assert any(s.startswith("prompt templates: answer.describe ") for s in summary)
 
 
+def test_the_fingerprint_sees_the_judges_lines_the_fouls_and_how_a_record_quotes(monkeypatch):
+    """Everything a seat reads is in the fingerprint: the judge's announcements, the foul
+    sentences and how another seat's words and the host's lines are rendered (issue 56 item 4)."""
+    from mas_agents import utterance
+    from mas_agents.graphs.wis import rules, runtime
+
+    base = dict(lang="en", players=6, speak_timeout=None, structured="auto")
+    fp = protocol_fingerprint(wis_protocol(**base))
+    changes = [(runtime.HOST["en"], "round", "Round {round}. Order: {order}."),
+               (rules.FOUL_TEXT, "repeat", "said the same thing twice"),
+               (utterance, "OPEN", "<<")]
+    seen = set()
+    for target, key, value in changes:
+        if isinstance(target, dict):
+            monkeypatch.setitem(target, key, value)
+        else:
+            monkeypatch.setattr(target, key, value)
+        seen.add(protocol_fingerprint(wis_protocol(**base)))
+        monkeypatch.undo()
+    assert fp not in seen and len(seen) == 3
+    assert protocol_fingerprint(wis_protocol(**base)) == fp
+    assert any(s.startswith("judge's lines: ") and " foul.own_word " in s for s in protocol_summary(wis_protocol(**base)))
+
+
 def test_a_legacy_protocol_says_what_it_does_not_know():
     inputs = legacy_wis_protocol({"lang": "zh", "players": 6, "speak_timeout": 10})
     assert inputs["prompts"] == inputs["rules"] == inputs["reply_format"] == "not recorded"
