@@ -51,7 +51,7 @@ from typing import Any
 
 from mas_agents.eval.fingerprint import legacy_wis_protocol, protocol_diff, protocol_fingerprint, protocol_summary
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
-from mas_agents.eval.stats import bootstrap_mean
+from mas_agents.eval.stats import bootstrap_ratio
 from mas_agents.eval.reports.wis_leaderboard_text import (  # noqa: F401 - re-exported
     HEADERS,
     format_leaderboard,
@@ -475,21 +475,24 @@ class Leaderboard:
 
 def with_score_intervals(metrics: list[dict[str, Any]], games: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``metrics`` (of :func:`mas_agents.eval.metrics.wis.agent_metrics`) with ``avg_score_low`` and
-    ``avg_score_high``: the percentile-bootstrap 95 % interval of the mean score per game played
-    (:func:`mas_agents.eval.stats.bootstrap_mean` over the agent's seats, n = ``games``; None with
-    fewer than 2).
+    ``avg_score_high``: the percentile-bootstrap 95 % interval of the mean score per seat played,
+    resampling whole games (:func:`mas_agents.eval.stats.bootstrap_ratio`: Σ scores / Σ seats over
+    the games the agent sat in, n = those games; None with fewer than 2). Whole games, not seats:
+    an agent holding several seats of one game (self-play) has scores that move together (the game
+    is zero-sum), so resampling seats would make the interval too narrow.
 
     Why beside the rank score: WiS §3.5 ranks by 100 + Σ scores − N, which rewards volume (every
     game costs 1 point and gains 12 / players on average, 2 at 6 players, so +1 a game for an
     average agent there); the mean per game and its interval say how good an agent is and how
     sure that is, whatever the number of games."""
-    scores: dict[str, list[float]] = {}
+    by_game: dict[str, dict[Any, list[float]]] = {}   # agent -> game -> [score of each of its seats]
     for g in games:
         for r in player_rows(g):
-            scores.setdefault(str(r["agent"]), []).append(float(r["score"]))
+            by_game.setdefault(str(r["agent"]), {}).setdefault(r["game_id"], []).append(float(r["score"]))
     out = []
     for m in metrics:
-        e = bootstrap_mean(scores.get(str(m["agent"]), []))
+        per_game = list(by_game.get(str(m["agent"]), {}).values())
+        e = bootstrap_ratio([sum(v) for v in per_game], [len(v) for v in per_game])
         out.append({**m, "avg_score_low": e.low, "avg_score_high": e.high})
     return out
 

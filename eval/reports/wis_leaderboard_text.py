@@ -43,7 +43,7 @@ HEADERS = ("rank", "agent") + tuple(h for h, _ in _COLUMNS)
 #: The note printed under a leaderboard: what the rank score rewards, and what the interval is.
 RANK_NOTE = ("rank score = 100 + Σ scores − games (WiS §3.5): each game costs 1 point and gains 12 / players on "
              "average (2 at 6 players), so it grows with the number of games; avg score is the mean per game "
-             "played, with a percentile-bootstrap 95 % interval over the agent's seats (when it has 2 or more).")
+             "played, with a percentile-bootstrap 95 % interval resampling the games the agent sat in (when 2 or more).")
 
 
 def _ranks(metrics: Sequence[Mapping[str, Any]]) -> list[int]:

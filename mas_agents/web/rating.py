@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
-from mas_agents.eval.stats import bootstrap_mean
+from mas_agents.eval.reports.wis_leaderboard import with_score_intervals
 
 
 def ratings(games: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -109,13 +109,13 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The leaderboard's rows with intervals, from stored game records.
 
     Per agent (one row per seat it held, :func:`mas_agents.eval.metrics.wis.player_rows`): ``rank_score``
-    (WiS §4), ``avg_score`` with a percentile-bootstrap 95 % interval over its seats' scores
-    (n = seats; :func:`mas_agents.eval.stats.bootstrap_mean`, range-preserving: never below the lowest score
-    seen, where a Student-t interval of scores piled up at 0 went below 0),
+    (WiS §4), ``avg_score`` (n = seats) with the percentile-bootstrap 95 % interval of
+    :func:`mas_agents.eval.reports.wis_leaderboard.with_score_intervals` (whole games resampled, so
+    an agent's seats in one game move together; it stays within the scores seen),
     win rates as spy and as civilian, vote accuracy (a civilian's votes naming the spy) and foul
     rate (fouls per description), each ``{"rate", "k", "n", "low", "high"}`` with a Wilson 95 %
-    interval. The seats of one game, and the votes and descriptions of one seat, are not
-    independent, so these intervals are somewhat too narrow for agents holding several seats
+    interval. The votes and descriptions of one seat, and the seats of one game, are not
+    independent, so the Wilson intervals are somewhat too narrow for agents holding several seats
     of a game; they say how few games a number rests on.
     """
     games = list(games)
@@ -129,17 +129,14 @@ def rank_table(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return {"rate": k / n if n else None, "k": k, "n": n, "low": iv[0] if iv else None, "high": iv[1] if iv else None}
 
     out = []
-    for m in agent_metrics(games):
+    for m in with_score_intervals(agent_metrics(games), games):   # the same interval as the CLI's
         rows = seats[m["agent"]]
         spy = [r for r in rows if r["role"] == "spy"]
         civ = [r for r in rows if r["role"] != "spy"]
-        scores = [float(r["score"]) for r in rows]
-        e = bootstrap_mean(scores)
-        iv = None if e.low is None else (e.low, e.high)
         out.append({
             "agent": m["agent"], "seats": len(rows), "rank_score": m["rank_score"],
-            "avg_score": {"mean": m["avg_score"], "n": len(scores), "low": iv[0] if iv else None,
-                          "high": iv[1] if iv else None},
+            "avg_score": {"mean": m["avg_score"], "n": len(rows), "low": m["avg_score_low"],
+                          "high": m["avg_score_high"]},
             "win_spy": prop(sum(r["won"] for r in spy), len(spy)),
             "win_civilian": prop(sum(r["won"] for r in civ), len(civ)),
             "vote_accuracy": prop(m["correct_votes"], m["votes_cast_as_civilian"]),

@@ -82,7 +82,8 @@ def play_magic(scenario: str) -> Callable[..., dict]:
 MAGIC_COUNTS = ("votes", "correct_votes", "abstentions", "questionnaires", "gold_questions", "gold_hits",
                 "inter_questions", "inter_hits", "self_awareness_answers", "self_awareness_correct", "deceiver_games",
                 "deceiver_wins", "word_guesses", "wrong_word_guesses", "agreed", "coordinated", "pd_choices",
-                "pd_defections", "pd_missing", "pd_wins", "pg_contributions", "pg_minimal", "pg_missing", "pg_wins")
+                "pd_defections", "pd_missing", "pd_wins", "pg_contributions", "pg_minimal", "pg_missing", "pg_forced",
+                "pg_wins")
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -127,9 +128,12 @@ def check_wis_run(ref: Reference) -> None:
                 "timeout_rate": _ratio(total("timeouts"), total("descriptions")),
                 "avg_survival_rounds": _mean([x["survival_rounds"] for x in seats]),
                 "total_score": total("score"), "rank_score": rank_score([x["score"] for x in seats])}
-        # the mean score per game's 95 % interval (issue 56 item 4): the bootstrap of the seats' scores
-        from mas_agents.eval.stats import bootstrap_mean
-        interval = bootstrap_mean([float(x["score"]) for x in seats])
+        # the mean score per game's 95 % interval (issue 56 item 4): whole games resampled, each game
+        # the sum of the agent's seats' scores over its number of seats there
+        from mas_agents.eval.stats import bootstrap_ratio
+        per_game = [[float(x["score"]) for x in game if x["agent"] == agent] for game in games]
+        per_game = [v for v in per_game if v]
+        interval = bootstrap_ratio([sum(v) for v in per_game], [len(v) for v in per_game])
         want.update(avg_score_low=interval.low, avg_score_high=interval.high)
         assert board[agent] == pytest.approx(want), agent            # sums and means of float scores
 
@@ -203,6 +207,9 @@ def check_magic_run(ref: Reference) -> None:
             played[scenario] += 1
             least = {e["data"]["round"]: min(e["data"]["amounts"].values()) for e in moves if e["kind"] == "pg_reveal"}
             for e in (e for e in mine if e["kind"] == "contribution"):
+                if e["data"].get("forced"):   # no points left, not asked: no decision (not Rationality's)
+                    n["pg_forced"] += 1
+                    continue
                 n["pg_contributions"] += 1
                 n["pg_missing"] += e["data"]["amount"] is None
                 n["pg_minimal"] += e["data"]["amount"] is not None and e["data"]["amount"] <= least[e["round"]]
