@@ -22,6 +22,7 @@ start uvicorn on a port bound before anything is printed.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Awaitable, Callable, Iterable
 
 __all__ = ["LOOPBACK_HOSTS", "HostCheck", "allowed_hosts", "bind", "check_host", "guard", "host_name", "is_wildcard", "limit_body", "serve"]
@@ -34,12 +35,18 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+#: A bracketed IPv6 Host: the literal and an optional port; anything after the bracket (``[::1]evil``)
+#: or a missing bracket (``[::1``) leaves the name whole, which no allowlist holds.
+_BRACKETED = re.compile(r"(\[[0-9a-z:.%_-]+\])(?::\d+)?")
+
+
 def host_name(host: str) -> str:
     """The name of a ``Host`` header without its port, lower-cased (``[::1]:8000`` -> ``[::1]``,
     ``Example.org:80`` -> ``example.org``)."""
     host = host.strip().lower()
-    if host.startswith("["):
-        return host.split("]")[0] + "]"
+    if host.startswith("["):   # an IPv6 literal: "[addr]" or "[addr]:port", nothing else
+        m = _BRACKETED.fullmatch(host)
+        return m.group(1) if m else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
@@ -63,7 +70,7 @@ def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
     names = set(LOOPBACK_HOSTS)
     for name in ([] if is_wildcard(bind) else [bind]) + list(extra):
         raw = name.strip()
-        if not raw or any(c in raw for c in "/\\@?# \t\r\n,"):
+        if not raw or any(c in raw for c in "/\\@?# \t\r\n,*"):
             raise ValueError(f"--allowed-host {name!r}: expected a host name or an address, e.g. myhost.lan "
                              "or 192.168.1.20")
         try:

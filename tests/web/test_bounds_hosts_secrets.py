@@ -132,6 +132,16 @@ def test_allowed_hosts_of_a_bind():
     assert {"myhost.lan", "[fe80::1]", "192.168.1.20"} <= named and "::" not in named
     with pytest.raises(ValueError, match="--allowed-host 'a/b'"):
         http_guard.allowed_hosts("0.0.0.0", ["a/b"])
+    with pytest.raises(ValueError, match="--allowed-host '\\*'"):
+        http_guard.allowed_hosts("0.0.0.0", ["*"])        # a literal '*' is no host name
+
+
+def test_a_host_with_junk_after_its_ipv6_bracket_is_not_the_address():
+    """``[::1]evil`` and ``[::1`` are not ``[::1]``: only ``[addr]`` and ``[addr]:port`` name it."""
+    assert http_guard.host_name("[::1]:8000") == http_guard.host_name("[::1]") == "[::1]"
+    assert http_guard.host_name("[FE80::1%eth0]:80") == "[fe80::1%eth0]"
+    for junk in ("[::1]evil", "[::1", "[::1]:80x"):
+        assert http_guard.host_name(junk) not in http_guard.allowed_hosts("127.0.0.1"), junk
 
 
 def _serve_cli(monkeypatch, args):
