@@ -44,6 +44,7 @@ from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS
 from mas_agents.eval.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
+from mas_agents.web.paths import recorded_run
 
 #: The kind of a folder holding only a ``run.lock``: a run that failed (or is starting) before it
 #: wrote its ``config.json`` (a game started from ``/play`` whose model could not be built). It is
@@ -136,8 +137,9 @@ def run_models(cfg: dict) -> list[str]:
 def _eval_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq([cfg.get("method"), cfg.get("agent")])
     if cfg.get("method") == "session":   # the game's characters answered: its agent, not "session"
-        game = d.parent / Path(str(cfg.get("run") or "")).name   # a sibling in the runs folder, else none
-        g = _read(game / "config.json") if game != d.parent else None
+        root = d.resolve().parents[len(Path(run.rel).parts) - 1]   # --runs: d is root / run.rel
+        game = recorded_run(root, cfg.get("run"))     # the game it evaluated, found as its page links it
+        g = _read(game / "config.json") if game is not None else None
         run.agents = uniq([g.get("agent")]) if isinstance(g, dict) else []
     if res:
         counts = res.get("counts") or {}

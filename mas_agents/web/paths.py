@@ -22,6 +22,27 @@ class BadPath(ValueError):
 NAME_MAX, PATH_MAX = 255, 4096
 
 
+def recorded_run(root: Path, path: Any) -> Path | None:
+    """The resolved run directory that a record names (an evaluation's ``config.json`` ``run``:
+    the game it evaluated), if it is a folder inside ``root`` (``--runs``, resolved), else None.
+
+    A relative path is the runner's, from its working directory: tried from this server's, then
+    each tail of it under ``root`` (``runs/sin`` recorded in the folder that holds ``--runs``)."""
+    if not path:
+        return None
+    root = Path(root).resolve()
+    p = Path(str(path))
+    tries = [p] if p.is_absolute() else [Path.cwd() / p] + [root.joinpath(*p.parts[i:]) for i in range(len(p.parts))]
+    for t in tries:
+        try:
+            real = t.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if root in real.parents and real.is_dir():
+            return real
+    return None
+
+
 def check_path(rel: str) -> None:
     """Raise :class:`BadPath` for a path no file can have (before any file system call, which
     would fail with ``ValueError: embedded null byte`` or ``OSError: File name too long``)."""

@@ -18,6 +18,7 @@ from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
 from mas_agents.web.evaluation import eval_progress
+from mas_agents.web.paths import recorded_run
 
 HERE = Path(__file__).parent
 #: What ``/raw`` serves, and as what (never HTML: a file of a run is data, not a page).
@@ -138,22 +139,10 @@ class Site:
 
     def run_link(self, path: Any) -> str | None:
         """The ``rel`` under ``--runs`` of a run directory a record names (an evaluation's
-        ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``."""
-        if not path:
-            return None
-        root = self.root
-        p = Path(str(path))
-        # a relative path is the runner's, from its working directory: tried from this server's,
-        # then each tail of it under --runs (``runs/sin`` given in the folder holding --runs)
-        tries = [p] if p.is_absolute() else [Path.cwd() / p] + [root.joinpath(*p.parts[i:]) for i in range(len(p.parts))]
-        for t in tries:
-            try:
-                real = t.resolve()
-            except (OSError, RuntimeError):
-                continue
-            if (real == root or root in real.parents) and real.is_dir() and real != root:
-                return rs.relpath(root, real)
-        return None
+        ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``
+        (:func:`mas_agents.web.paths.recorded_run`)."""
+        real = recorded_run(self.root, path)
+        return None if real is None else rs.relpath(self.root, real)
 
     def databases(self) -> list[tuple[str, Path]]:
         """``[(key, path)]`` of every leaderboard database: ``--db`` (or the default one) when it

@@ -39,6 +39,25 @@ def test_a_session_evaluation_names_the_games_agent_not_session(tmp_path):
     assert rs.describe(tmp_path, ev, "wellplay-eval").agents == ["pp", "plain"]
 
 
+def test_a_session_evaluation_finds_its_game_where_its_page_links_it(tmp_path):
+    """The game an evaluation names is found as ``Site.run_link`` finds it (the path under --runs),
+    not by its folder's name beside the evaluation: two games of one name in two folders, and a
+    game in another folder than its evaluation (review of issue 57, E16)."""
+    for folder, agent in (("a", "plain"), ("b", "plain+player_star")):
+        game = tmp_path / folder / "sin"
+        game.mkdir(parents=True)
+        (game / "config.json").write_text(json.dumps({"kind": "mmg", "script": "Sin", "agent": agent}))
+    ev = tmp_path / "a" / "eval"
+    ev.mkdir()
+    (ev / "config.json").write_text(json.dumps({"kind": "wellplay-eval", "method": "session", "run": "runs/b/sin"}))
+    assert rs.describe(tmp_path, ev, "wellplay-eval").agents == ["plain+player_star"]
+    outside = tmp_path.parent / (tmp_path.name + "-outside")
+    outside.mkdir()
+    (outside / "config.json").write_text(json.dumps({"kind": "mmg", "agent": "secret"}))
+    (ev / "config.json").write_text(json.dumps({"kind": "wellplay-eval", "method": "session", "run": str(outside)}))
+    assert rs.describe(tmp_path, ev, "wellplay-eval").agents == []     # outside --runs: not read
+
+
 def test_an_abstained_answer_reads_abstained_once(tmp_path):
     """/eval counts an abstention apart from a wrong answer; the replay said '(abstained) (wrong)'."""
     def mcq(content, correct):
