@@ -300,7 +300,7 @@ def _with_seats(game: GameDef, hand: Mapping[str | int, Agent | AgentRecipe]) ->
     seat name as the events name it, or a 0-based seat index) after the game built its own."""
     orig = game.setup
 
-    def setup(seats: Seats, **kw: Any) -> Table:
+    def setup(seats: Seats, **kw: object) -> Table:
         table = orig(seats, **kw)
         try:
             rt = getattr(table.graph, "rt", None)
