@@ -195,7 +195,8 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
         The agent; ``agent.recipe`` is its :class:`AgentRecipe`.
 
     Raises:
-        ValueError: an unknown block or game; ``name`` not a character of the script.
+        ValueError: an unknown block or game; ``name`` not a character of the script; a loaded
+            WellPlay script given for a game other than ``mmg``.
         mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
     """
     from mas_agents.eval.runs.seats import Seats
