@@ -43,8 +43,8 @@ class Conformance:
             game without it has no re-scorer there.
     """
 
-    checks: Callable[[dict, list, dict], list[str]]
-    rescore: Callable[[dict, list, dict], dict[str, tuple[Any, Any]]]
+    checks: Callable[[dict[str, Any], list[dict[str, Any]], dict[str, Any]], list[str]]
+    rescore: Callable[[dict[str, Any], list[dict[str, Any]], dict[str, Any]], dict[str, tuple[Any, Any]]]
 
 
 class Violation(Exception):

@@ -34,6 +34,7 @@ are shared by the games that vote and by the web's generic sentences. Pure Pytho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 #: Words the vote sentences use, per language.
@@ -183,7 +184,7 @@ class PlayForm:
     heading: str
     intro: str
     fields: tuple[FormField, ...]
-    check: Callable[[Mapping[str, str], Any, Callable[[str], None]], dict]
+    check: Callable[[Mapping[str, str], Path | None, Callable[[str], None]], dict[str, Any]]
     start: Callable[..., Any]
     folder: str = "game-human"
     hint: str = ""
@@ -223,13 +224,13 @@ class GameView:
     """
 
     sentence: Callable[[Mapping[str, Any], str, str], str | None] | None = None
-    seats: Callable[[list, dict, dict], SeatInfo] | None = None
-    truth: Callable[[list, str, str], list[str]] | None = None
+    seats: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], SeatInfo] | None = None
+    truth: Callable[[list[dict[str, Any]], str, str], list[str]] | None = None
     titles: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     role_text: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    lang: Callable[[list, Mapping[str, Any]], str] = config_lang
-    hidden_roles: Callable[[list, Mapping[str, Any]], bool] | None = None
-    variant: Callable[[list, Mapping[str, Any]], str] | None = None
+    lang: Callable[[list[dict[str, Any]], Mapping[str, Any]], str] = config_lang
+    hidden_roles: Callable[[list[dict[str, Any]], Mapping[str, Any]], bool] | None = None
+    variant: Callable[[list[dict[str, Any]], Mapping[str, Any]], str] | None = None
     table: Callable[[Mapping[str, Any]], Table | None] | None = None
     names: Mapping[str, str] = field(default_factory=dict)
     recognizes: frozenset[str] = frozenset()

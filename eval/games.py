@@ -22,11 +22,14 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from mas_agents.eval.conformance import Conformance
 from mas_agents.eval.game_view import DEFAULT as DEFAULT_VIEW
 from mas_agents.eval.game_view import GameView
+
+if TYPE_CHECKING:
+    from mas_agents.planners.base import GameInfo
 
 #: The games this project ships: run kind -> the module that registers it (imported on first use).
 BUILTIN: dict[str, str] = {"mmg": "mas_agents.eval.runs.mmg_session", "wis": "mas_agents.eval.runs.wis_session",
@@ -60,14 +63,14 @@ class Table:
     """
 
     graph: Any
-    start: dict
+    start: dict[str, Any]
     step_bound: int
-    config: dict
-    result: Callable[..., dict]
-    transcript: Callable[[dict, list], str]
-    finished: Callable[[list], None] | None = None
+    config: dict[str, Any]
+    result: Callable[..., dict[str, Any]]
+    transcript: Callable[[dict[str, Any], list[dict[str, Any]]], str]
+    finished: Callable[[list[dict[str, Any]]], None] | None = None
     close: Callable[[], None] | None = None
-    watch: Callable[[Callable[[list], None]], None] | None = None
+    watch: Callable[[Callable[[list[dict[str, Any]]], None]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,14 @@ class GameDef:
 
     kind: str
     title: str
-    info: Any
+    info: GameInfo | Mapping[str, GameInfo]
     setup: Callable[..., Table]
     checkpoint: bool = False
-    headline: Callable[[dict, dict], str] | None = None
-    seat_specs: Callable[[dict], list] | None = None
+    headline: Callable[[dict[str, Any], dict[str, Any]], str] | None = None
+    seat_specs: Callable[[dict[str, Any]], list[str]] | None = None
     view: GameView | None = None
     conformance: Conformance | None = None
-    load: Callable[..., dict] | None = None
+    load: Callable[..., dict[str, Any]] | None = None
 
     @property
     def params(self) -> list[str]:
@@ -183,7 +186,7 @@ def get(kind: str | GameDef) -> GameDef:
     return _REGISTRY[kind]
 
 
-def find(kind: Any) -> GameDef | None:
+def find(kind: object) -> GameDef | None:
     """The registered :class:`GameDef` for ``kind``, or None when ``kind`` is no registered game
     (any other run kind, or not a string). Never raises."""
     if not isinstance(kind, str) or not kind:
@@ -194,7 +197,7 @@ def find(kind: Any) -> GameDef | None:
         return None
 
 
-def view_of(kind: Any) -> GameView:
+def view_of(kind: object) -> GameView:
     """The :class:`mas_agents.eval.game_view.GameView` of the game ``kind`` (a kind or a GameDef): its own,
     else :data:`mas_agents.eval.game_view.DEFAULT` (also for a kind that is no registered game). Never raises."""
     game = kind if isinstance(kind, GameDef) else find(kind)

@@ -32,7 +32,37 @@ import dataclasses
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeAlias, TypedDict, Unpack
+
+if TYPE_CHECKING:   # the types of the signatures only: the imports that run stay inside the functions
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.graph import StateGraph
+
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.agent import Agent, Persona
+    from mas_agents.call_log import CallRecorder
+    from mas_agents.eval.datasets.wellplay import Script
+    from mas_agents.eval.games import GameDef, Table
+    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.memory.vector_memory import MemorySettings, VectorMemory
+    from mas_agents.planners.base import GameInfo, PlannerBlock
+    from mas_agents.remote.limits import RemoteSettings
+
+#: A model: a spec string (``"local"``: the embedded SmolLM2; ``"openai:NAME"``; ``"replay:RUN_DIR"``;
+#: :func:`mas_agents.llm.make_chat_model`) or a langchain-core chat model object.
+Model: TypeAlias = "str | BaseChatModel"
+
+#: What takes a place at a game's table in :func:`play`: a spec string (``"plain+pgm@local"``), a
+#: built agent (:func:`agent`) or an :class:`AgentRecipe`.
+Seat: TypeAlias = "str | Agent | AgentRecipe"
+
+#: A JSON document read or written by a run: ``result.json`` (what :func:`play`, :func:`evaluate`
+#: and :func:`reproduce` return), keyed by its field names.
+RunResult: TypeAlias = "dict[str, Any]"
+
+#: A built-in game's uncompiled LangGraph graph (:func:`builder`); its state and context are the
+#: game's own.
+GameGraph: TypeAlias = "StateGraph[Any, Any, Any, Any]"
 
 
 # ------------------------------------------------------------------------------------ agents
@@ -55,8 +85,8 @@ class AgentRecipe:
     """
 
     spec: str = "plain"
-    model: Any = None
-    settings: Any = None
+    model: Model | None = None
+    settings: MemorySettings | None = None
     constrained: bool | None = None
 
     def __post_init__(self) -> None:
@@ -70,12 +100,12 @@ class AgentRecipe:
         return split_model(self.spec)[0]
 
     @property
-    def model_spec(self) -> Any:
+    def model_spec(self) -> Model | None:
         """The model this recipe names: :attr:`model`, else ``@MODEL`` of :attr:`spec`, else None."""
         from mas_agents.specs import split_model
         return self.model if self.model is not None else split_model(self.spec)[1]
 
-    def build(self, persona: Any, game: Any, model: Any, memory: Any = None) -> Any:
+    def build(self, persona: Persona, game: GameInfo, model: AccountedModel, memory: VectorMemory | None = None) -> Agent:
         """The :class:`mas_agents.agent.Agent` of this recipe playing ``persona`` with the
         accounted ``model`` (:class:`mas_agents.accounting.AccountedModel`) and ``memory``."""
         from mas_agents.agent import Agent
@@ -86,7 +116,7 @@ class AgentRecipe:
                      game=game)
 
 
-def recipe(spec: str = "plain", *, model: Any = None, settings: Any = None,
+def recipe(spec: str = "plain", *, model: Model | None = None, settings: MemorySettings | None = None,
            constrained: bool | None = None) -> AgentRecipe:
     """An :class:`AgentRecipe` (see there); ``mas.recipe("plain+pgm", model="local")``.
 
@@ -96,7 +126,7 @@ def recipe(spec: str = "plain", *, model: Any = None, settings: Any = None,
     return AgentRecipe(spec=spec, model=model, settings=settings, constrained=constrained)
 
 
-def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> Any:
+def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> CallRecorder:
     """A call recorder (:class:`mas_agents.accounting.CallRecorder`) writing
     ``out/llm_calls.jsonl`` and the prompt log beside it, as a game's run does; ``out=None``
     accounts in memory only (``recorder.totals()``). Close it (``.close()``) when done: the
@@ -109,7 +139,7 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> A
     return CallRecorder(None if out is None else Path(out) / "llm_calls.jsonl", prompts=prompts)
 
 
-def _game_info(game: Any) -> Any:
+def _game_info(game: str | GameInfo | None) -> GameInfo:
     """The :class:`mas_agents.planners.base.GameInfo` of ``game``: a GameInfo as it is; a registered kind's
     own (``"wis"``, ``"mmg"``); a MAgIC scenario by its name (``"chameleon"``); None: UNSPECIFIED.
 
@@ -132,9 +162,10 @@ def _game_info(game: Any) -> Any:
     return info
 
 
-def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: str | None = None,
-          script: Any = None, persona: Any = None, recorder: Any = None, settings: Any = None, seed: int = 0,
-          data_dir: str | Path | None = None, lang: str = "en") -> Any:
+def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo | None = None, name: str | None = None,
+          script: str | Script | None = None, persona: Persona | None = None, recorder: CallRecorder | None = None,
+          settings: MemorySettings | None = None, seed: int = 0, data_dir: str | Path | None = None,
+          lang: str = "en") -> Agent:
     """An :class:`mas_agents.agent.Agent` from a spec, ready to act (``agent.act(request)``), to be
     a node of a LangGraph graph (:func:`node`) or to take a seat in :func:`play`.
 
@@ -164,7 +195,8 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
         The agent; ``agent.recipe`` is its :class:`AgentRecipe`.
 
     Raises:
-        ValueError: an unknown block or game; ``name`` not a character of the script.
+        ValueError: an unknown block or game; ``name`` not a character of the script; a loaded
+            WellPlay script given for a game other than ``mmg``.
         mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
     """
     from mas_agents.eval.runs.seats import Seats
@@ -183,6 +215,9 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
             raise ValueError(f"name {who!r} is not a character of {sc.name}: {', '.join(c.name for c in sc.characters)}")
         persona = persona_for(sc, who)
     else:
+        if script is not None and not isinstance(script, str):
+            raise ValueError(f"script: a loaded WellPlay script is for game='mmg' (got game={game!r}); "
+                             f"for another game give the agent's script text")
         persona = Persona(name=name or "Player", script=script or "")
     spec_model = r.model_spec if r.model_spec is not None else "local"
     # built as every seat of a game is (issue 51 item 4): the model from a ModelPool (an openai:
@@ -192,12 +227,12 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
     if persona.script:
         from mas_agents.memory import default_embedder
         embedder = default_embedder()
-    a = seats.agent(persona, r.blocks, info, embedder=embedder, settings=settings)
-    a.recipe = dataclasses.replace(r, model=spec_model)
+    a: Agent = seats.agent(persona, r.blocks, info, embedder=embedder, settings=settings)
+    setattr(a, "recipe", dataclasses.replace(r, model=spec_model))   # what built it (not a field of the core's Agent)
     return a
 
 
-def _load_script(script: Any, data_dir: Any, lang: str) -> Any:
+def _load_script(script: str | Script, data_dir: str | Path | None, lang: str) -> Script:
     """A loaded WellPlay script: ``script`` as it is, or loaded by name or id from the datasets root."""
     if not isinstance(script, str):
         return script
@@ -207,26 +242,31 @@ def _load_script(script: Any, data_dir: Any, lang: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------- play
-def _seat_label(seat: Any) -> str:
+def _seat_label(seat: Agent | AgentRecipe) -> str:
     """How ``config.json`` names what holds a hand-seated place (``"plain+pgm@local"``)."""
     from mas_agents.llm import spec_text
-    r = seat if isinstance(seat, AgentRecipe) else getattr(seat, "recipe", None)
-    if r is not None:
-        return r.blocks + (f"@{spec_text(r.model_spec)}" if r.model_spec is not None else "")
-    return f"{seat.spec}@{spec_text(seat.model.model)}"
+    if isinstance(seat, AgentRecipe):
+        r = seat
+    else:
+        built: AgentRecipe | None = getattr(seat, "recipe", None)
+        if built is None:   # a hand-built Agent
+            return f"{seat.spec}@{spec_text(seat.model.model)}"
+        r = built
+    return r.blocks + (f"@{spec_text(r.model_spec)}" if r.model_spec is not None else "")
 
 
-def _seat_model(seat: Any) -> Any:
+def _seat_model(seat: Agent | AgentRecipe) -> Model | None:
     """The model a hand-seated agent or recipe runs (a spec string or chat model), None: the run's default."""
     if isinstance(seat, AgentRecipe):
         return seat.model_spec
-    r = getattr(seat, "recipe", None)
+    r: AgentRecipe | None = getattr(seat, "recipe", None)
     if r is not None and r.model_spec is not None:
         return r.model_spec
-    return seat.model.model   # a hand-built Agent: its chat model, recorded into the run
+    chat: BaseChatModel = seat.model.model   # a hand-built Agent: its chat model, recorded into the run
+    return chat
 
 
-def _placeholder(seat: Any) -> str:
+def _placeholder(seat: Agent | AgentRecipe) -> str:
     """The spec a game's own set-up builds at a place that a hand-built agent or recipe then
     takes over (its blocks when every one is registered, else ``plain``; ``@MODEL`` when its
     model is a spec string, so the game's rules that read seat models, e.g. WiS's speaking
@@ -241,7 +281,7 @@ def _placeholder(seat: Any) -> str:
     return f"{blocks}@{m}" if isinstance(m, str) else blocks
 
 
-def _seated(seat: Any, base: Any, seats: Any) -> Any:
+def _seated(seat: Agent | AgentRecipe, base: Agent, seats: Seats) -> Agent:
     """The agent that plays a place whose game-built agent is ``base``: the game's persona,
     system prompt and :class:`mas_agents.planners.base.GameInfo` (what the seat is told), with the blocks,
     budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); its model recording
@@ -256,17 +296,17 @@ def _seated(seat: Any, base: Any, seats: Any) -> Any:
                  settings=seat.settings, spec=seat.spec, constrained=seat.constrained, game=base.game)
 
 
-def _with_seats(game: Any, hand: dict[Any, Any]) -> Any:
+def _with_seats(game: GameDef, hand: Mapping[str | int, Agent | AgentRecipe]) -> GameDef:
     """``game`` (a GameDef) whose set-up seats ``hand`` (place -> agent or recipe; a place is a
     seat name as the events name it, or a 0-based seat index) after the game built its own."""
     orig = game.setup
 
-    def setup(seats: Any, **kw: Any) -> Any:
+    def setup(seats: Seats, **kw: object) -> Table:
         table = orig(seats, **kw)
         try:
             rt = getattr(table.graph, "rt", None)
             places = getattr(rt, "agents", None) if isinstance(getattr(rt, "agents", None), dict) else None
-            players = getattr(rt, "players", None) if places is None else None
+            players: dict[str, Any] | None = getattr(rt, "players", None) if places is None else None
             order = list(getattr(rt, "seats", None) or places or players or [])
             if not order:
                 raise ValueError(f"agents: {game.kind} does not seat agents by name (its runtime has no agents "
@@ -274,11 +314,14 @@ def _with_seats(game: Any, hand: dict[Any, Any]) -> Any:
             labels = {}
             for place, seat in hand.items():
                 name = order[place] if isinstance(place, int) and 0 <= place < len(order) else place
-                if name not in order:
+                if not isinstance(name, str) or name not in order:   # seat names are strings
                     raise ValueError(f"agents: no seat {place!r} in this {game.kind} game; its seats: {', '.join(order)}")
                 if places is not None:
                     places[name] = _seated(seat, places[name], seats)
                 else:
+                    if players is None:
+                        raise ValueError(f"agents: {game.kind} names its seats but does not seat agents by name "
+                                         f"(its runtime has no agents or players); give its seats as its own parameters")
                     player = players[name]
                     make = getattr(player, "make_agent", None)
                     if make is None:
@@ -296,16 +339,16 @@ def _with_seats(game: Any, hand: dict[Any, Any]) -> Any:
             raise
         return table
 
-    setup.__signature__ = inspect.signature(orig)
+    setattr(setup, "__signature__", inspect.signature(orig))   # GameDef.params reads setup's keywords (PEP 362)
     return dataclasses.replace(game, setup=setup)
 
 
-def _model_text(model: Any, default: Any) -> str:
+def _model_text(model: Model | None, default: Model) -> str:
     from mas_agents.llm import spec_text
     return spec_text(default if model is None else model)
 
 
-def _rebuilt(seat: Any, base: Any, seats: Any, name: str) -> Any:
+def _rebuilt(seat: Agent | AgentRecipe, base: Agent, seats: Seats, name: str) -> Agent:
     """A lazily built seat (Who is Spy builds a seat's agent when it first acts): the game's own
     agent ``base`` recorded its placeholder; the seat's model stays the hand-seated one."""
     agent = _seated(seat, base, seats)
@@ -313,9 +356,10 @@ def _rebuilt(seat: Any, base: Any, seats: Any, name: str) -> Any:
     return agent
 
 
-def play(game: str, *, out: str | Path | None = None, agents: Any = None, model: Any = "local", seed: int = 0,
-         temperature: float | None = None, resume: bool = False, data_dir: str | Path | None = None,
-         progress: Callable[[int, int, str], None] | None = None, **params: Any) -> dict:
+def play(game: str, *, out: str | Path | None = None,
+         agents: Iterable[Seat] | Mapping[str, Seat] | Mapping[int, Seat] | None = None, model: Model = "local",
+         seed: int = 0, temperature: float | None = None, resume: bool = False, data_dir: str | Path | None = None,
+         progress: Callable[[int, int, str], None] | None = None, **params: object) -> RunResult:
     """Play one game of any registered kind into a run directory and return its ``result.json``.
 
     The one runner plays it (:func:`mas_agents.eval.runs.session.run`, what ``mas game play`` runs): the run
@@ -362,7 +406,7 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
     g = registry.get(game)
     if g.load is not None:   # a script by name (mmg), a setting by id (magic), a word pair drawn (wis)
         params = g.load(params, data_root=data_dir, seed=seed)
-    hand: dict[Any, Any] = {}
+    hand: dict[str | int, Agent | AgentRecipe] = {}
     if isinstance(agents, Mapping):
         if "agents" in g.params:
             raise ValueError(f"agents: {g.kind} takes its seats as a list in seat order: agents=[seat, seat, ...]")
@@ -381,12 +425,46 @@ def play(game: str, *, out: str | Path | None = None, agents: Any = None, model:
     if hand:
         g = _with_seats(g, hand)
     out = Path(out) if out is not None else default_run_dir(g.kind, "play")
-    return run(g, out, model=model, seed=seed, temperature=temperature, resume=resume, progress=progress, **params)
+    result: RunResult = run(g, out, model=model, seed=seed, temperature=temperature, resume=resume, progress=progress, **params)
+    return result
 
 
 # --------------------------------------------------------------------- evaluation, papers
-def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, model: Any = "local",
-             data_dir: str | Path | None = None, **options: Any) -> dict:
+class EvalOptions(TypedDict, total=False):
+    """The keywords :func:`evaluate` takes besides its own: the rest of
+    :class:`mas_agents.eval.runs.wellplay_run.WellPlayEvalConfig` and the hooks of
+    :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (every one optional).
+
+    Attributes:
+        agent: the agent spec answering for ``pp``/``op`` (default ``"plain"``); agent_spec: the
+            same, by its name before the typed configuration.
+        lang: ``"en"`` or ``"zh"``. seed, runs: run ``i`` uses seed ``seed + i``.
+        shuffle, scoring: see :mod:`mas_agents.eval.metrics.wellplay`.
+        run: the game directory a ``session`` evaluation reads.
+        settings: retrieval budgets (:class:`mas_agents.memory.MemorySettings`, or a mapping of its
+            fields).
+        concurrency: characters answering at once (None: as many as the model serves).
+        make_agent, tick, total: the runner's hooks (an agent factory, a progress tick per
+            answer, the number of answers once known).
+    """
+
+    agent: str | None
+    agent_spec: str | None
+    lang: str
+    seed: int
+    runs: int
+    shuffle: bool
+    scoring: str
+    run: Path | None
+    settings: MemorySettings | Mapping[str, int] | None
+    concurrency: int | None
+    make_agent: Callable[..., Agent] | None
+    tick: Callable[[], None] | None
+    total: Callable[[int], None] | None
+
+
+def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, model: Model = "local",
+             data_dir: str | Path | None = None, **options: Unpack[EvalOptions]) -> RunResult:
     """The WellPlay evaluation (``mas wellplay eval``: PLAYER* §4.2's multiple-choice questions
     after a game) into ``out``; returns its ``result.json``.
 
@@ -405,15 +483,17 @@ def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, 
     """
     from mas_agents.eval.datasets import resolve_data_dir
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-    if "agent_spec" in options:   # its name before the typed configuration (WellPlayEvalConfig.agent)
-        options["agent"] = options.pop("agent_spec")
-    hooks = {k: options.pop(k) for k in ("make_agent", "tick", "total") if k in options}
-    return run_wellplay_eval(WellPlayEvalConfig(data_root=resolve_data_dir(data_dir), method=method, out=Path(out),
-                                                script=script, model=model, **options), **hooks)
+    opts: dict[str, Any] = dict(options)
+    if "agent_spec" in opts:   # its name before the typed configuration (WellPlayEvalConfig.agent)
+        opts["agent"] = opts.pop("agent_spec")
+    hooks = {k: opts.pop(k) for k in ("make_agent", "tick", "total") if k in opts}
+    result: RunResult = run_wellplay_eval(WellPlayEvalConfig(data_root=resolve_data_dir(data_dir), method=method,
+                                                             out=Path(out), script=script, model=model, **opts), **hooks)
+    return result
 
 
-def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: str | Path | None = None,
-              **options: Any) -> dict:
+def reproduce(paper: str, *, out: str | Path, model: Model | Sequence[str] = "local", data_dir: str | Path | None = None,
+              **options: object) -> RunResult:
     """A paper's protocol (``mas reproduce``): ``"magic"``, ``"player-star"``, ``"wis"`` or
     ``"all"``, into ``out`` (rerun to resume), with the paper's numbers beside ours in
     ``out/report.md``; returns its ``result.json``.
@@ -437,7 +517,8 @@ def reproduce(paper: str, *, out: str | Path, model: Any = "local", data_dir: st
         if name not in fields:
             raise ValueError(f"{name}: mas reproduce {paper} takes no such hook; its hooks: "
                              f"{', '.join(h for h in _REPRODUCE_HOOKS if h in fields)}")
-    return registry.run(config.replace(**hooks) if hooks else config)
+    result: RunResult = registry.run(config.replace(**hooks) if hooks else config)
+    return result
 
 
 #: What :func:`reproduce` passes to a paper's configuration besides its options: the progress
@@ -446,7 +527,23 @@ _REPRODUCE_HOOKS = ("tick", "estimate", "play", "evaluate", "concurrency")
 
 
 # ------------------------------------------------------------------------ registries, graphs
-def servers(**settings: Any) -> Any:
+class ServerSettings(TypedDict, total=False):
+    """The keywords :func:`servers` takes: fields of :class:`mas_agents.remote.RemoteSettings`.
+
+    Attributes:
+        structured: ``"auto"``, ``"grammar"``, ``"json"`` or ``"prompt"``.
+        context_window: the server's context window in tokens (None: as the server reports it).
+        max_connections: requests in flight per base URL (>= 1).
+        adaptive: halve the limit on HTTP 429, grow it back after successes.
+    """
+
+    structured: str
+    context_window: int | None
+    max_connections: int
+    adaptive: bool
+
+
+def servers(**settings: Unpack[ServerSettings]) -> RemoteSettings:
     """Settings of every OpenAI-compatible server this process calls (what ``mas``'s
     ``--structured``, ``--context-window``, ``--max-connections`` and ``--adaptive`` set), e.g.
     ``mas.servers(structured="prompt")`` for a server that takes no reply format. Forgets what was
@@ -468,25 +565,25 @@ def servers(**settings: Any) -> Any:
     return remote.configure(**settings) if settings else remote.settings()
 
 
-def games() -> Mapping[str, Any]:
+def games() -> Mapping[str, GameDef]:
     """Every registered game by kind (:class:`mas_agents.eval.games.GameDef`: ``title``, ``info``, ``params``)."""
     from mas_agents.eval import games as registry
     return registry.games()
 
 
-def register_game(game: Any) -> Any:
+def register_game(game: GameDef) -> GameDef:
     """Register an :class:`mas_agents.eval.games.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
     from mas_agents.eval import games as registry
     return registry.register(game)
 
 
-def blocks() -> dict[str, Callable[[], list]]:
+def blocks() -> dict[str, Callable[[], list[PlannerBlock]]]:
     """The block registry: spec name -> factory of that block's fresh blocks (a copy)."""
     from mas_agents.specs import BLOCKS
     return dict(BLOCKS)
 
 
-def register_block(name: str, factory: Callable[[], list]) -> None:
+def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
     """:func:`mas_agents.specs.register_block`: ``plain+<name>`` in every spec from now on.
 
     Raises:
@@ -496,7 +593,7 @@ def register_block(name: str, factory: Callable[[], list]) -> None:
     reg(name, factory)
 
 
-def builder(game: str, variant: str | None = None) -> Any:
+def builder(game: str, variant: str | None = None) -> GameGraph:
     """A built-in game's uncompiled LangGraph ``StateGraph`` (``graphs/<game>/graph.py``:
     ``builder``), to compile with one's own checkpointer, interrupts or extra nodes; its nodes
     read the game's runtime from the run context (pass ``context=`` the runtime, e.g.
@@ -511,15 +608,15 @@ def builder(game: str, variant: str | None = None) -> Any:
         ValueError: another game, or ``magic`` without a variant.
     """
     if game == "mmg":
-        from mas_agents.graphs.mmg.graph import builder as b
-        return b()
+        from mas_agents.graphs.mmg.graph import builder as mmg_builder
+        return mmg_builder()
     if game == "wis":
-        from mas_agents.graphs.wis.graph import builder as b
-        return b()
+        from mas_agents.graphs.wis.graph import builder as wis_builder
+        return wis_builder()
     if game == "magic":
-        from mas_agents.graphs.magic.graph import builder as b
+        from mas_agents.graphs.magic.graph import builder as magic_builder
         from mas_agents.graphs.magic.graph import graph_kind
         if variant is None:
             raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
-        return b(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
+        return magic_builder(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
     raise ValueError(f"builder: no built-in game {game!r}; the built-ins are mmg, wis, magic")

@@ -8,26 +8,33 @@ decides its own state, checkpointer and interrupts. Part of the public face besi
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from mas_agents.events import make_event
 from mas_agents.planners.base import KINDS, ActionRequest
+
+if TYPE_CHECKING:   # for the signatures only (the agent core and LangChain stay unimported until an agent is made)
+    from mas_agents.agent import Agent
+
+#: A LangGraph node as :func:`node` and :func:`end_round` make it: the graph's state (the user's own
+#: schema, read by key) -> the update (``{events key: new events}`` and the ``output`` key).
+Node = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 #: Aliases :func:`node` accepts for the action kinds of :data:`mas_agents.planners.base.KINDS`: the
 #: decisions of issue 49 (speak, question, vote, answer).
 NODE_KINDS = {"speak": "introduce", "question": "ask", "vote": "vote", "answer": "answer"}
 
 
-def _value(v: Any, state: Mapping[str, Any]) -> Any:
+def _value(v: object, state: Mapping[str, Any]) -> Any:
     return v(state) if callable(v) else v
 
 
-def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str], *,
+def node(agent: Agent, kind: str, prompt: str | Callable[[Mapping[str, Any]], str], *,
          choices: Iterable[str] | Callable[[Mapping[str, Any]], Iterable[str]] | None = None,
          context: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
          round: int | Callable[[Mapping[str, Any]], int] | str = "round",
          visible_to: Iterable[str] = ("*",), events: str = "events", phase: str | None = None,
-         output: str | None = None) -> Callable[[Mapping[str, Any]], dict]:
+         output: str | None = None) -> Node:
     """A LangGraph node (``state -> update``) in which ``agent`` makes one decision.
 
     The node gives the agent the events of ``state[events]`` it has not seen (its memory and its
@@ -66,7 +73,7 @@ def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str]
     if k not in KINDS:
         raise ValueError(f"node: unknown kind {kind!r}; expected one of {', '.join([*NODE_KINDS, *KINDS])}")
 
-    def run(state: Mapping[str, Any]) -> dict:
+    def run(state: Mapping[str, Any]) -> dict[str, Any]:
         seen = list(state.get(events) or [])
         agent.observe(seen)
         rnd = state.get(round, 0) if isinstance(round, str) else _value(round, state)
@@ -94,16 +101,16 @@ def node(agent: Any, kind: str, prompt: str | Callable[[Mapping[str, Any]], str]
     return run
 
 
-def end_round(agents: Iterable[Any], *, round: str | int = "round", events: str = "events") -> Callable[[Mapping[str, Any]], dict]:
+def end_round(agents: Iterable[Agent], *, round: str | int = "round", events: str = "events") -> Node:
     """A LangGraph node that ends a questioning round for ``agents`` as our games do
     (:meth:`mas_agents.agent.Agent.end_round`: read the new events, run each block's
     ``on_round_end``, e.g. PLAYER*'s pruner of the suspect list) and returns their planning events."""
     group = list(agents)
 
-    def run(state: Mapping[str, Any]) -> dict:
+    def run(state: Mapping[str, Any]) -> dict[str, Any]:
         rnd = state.get(round, 0) if isinstance(round, str) else round
         seen = list(state.get(events) or [])
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         for a in group:
             out += a.end_round(rnd or 0, seen)
         return {events: out}

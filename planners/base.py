@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Iterable, Protocol, overload, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ class ActionKind:
     parse: Callable[[ActionRequest, str], tuple[Any, str]]
     instruction: Callable[[ActionRequest], str]
     grammar: Callable[[ActionRequest], tuple[str, list[str]]] | None = None
-    schema: Callable[[ActionRequest], dict[str, dict]] | None = None
-    render: Callable[[ActionRequest, dict], list[str] | None] | None = None
+    schema: Callable[[ActionRequest], dict[str, dict[str, Any]]] | None = None
+    render: Callable[[ActionRequest, dict[str, Any]], list[str] | None] | None = None
     max_tokens: int = 256
     max_tokens_no_thought: int = 128
     extra_tokens: Callable[[ActionRequest], int] | None = None
@@ -162,14 +162,20 @@ def action_kind(name: str) -> ActionKind:
         raise ValueError(f"no registered action kind {name!r} (registered: {', '.join(_ACTION_KINDS)})") from None
 
 
-class _KindNames(Sequence):
+class _KindNames(Sequence[str]):
     """The action kinds a request may name: :data:`BUILTIN_KINDS`, then every other registered
     kind in registration order (a live view, read like a tuple)."""
 
     def _names(self) -> tuple[str, ...]:
         return BUILTIN_KINDS + tuple(k for k in _ACTION_KINDS if k not in BUILTIN_KINDS)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
         return self._names()[i]
 
     def __len__(self) -> int:
@@ -182,7 +188,7 @@ class _KindNames(Sequence):
         return repr(self._names())
 
 
-class KindTable(Mapping):
+class KindTable(Mapping[str, Any]):
     """A read-only live table over the registered kinds: ``kind name -> get(record)``, for the
     kinds where that is not None (e.g. :data:`TAGS`; the agent's token tables)."""
 
@@ -350,7 +356,7 @@ class BlockAgent(Protocol):
         ...
 
     def choose(self, prompt: str, choices: list[str], *, query: str | None = None, phase: str | None = "gameplay",
-               context: dict | None = None, purpose: str | None = None) -> Action:
+               context: dict[str, Any] | None = None, purpose: str | None = None) -> Action:
         """One private pick-one-option call (kind ``choose``) that no block contributes to."""
         ...
 
@@ -359,7 +365,7 @@ class BlockAgent(Protocol):
         """One private free-text call; returns ``(text, call_id)`` (``""`` when the call failed)."""
         ...
 
-    def emit(self, kind: str, content: str, *, data: dict | None = None, round: int = 0,
+    def emit(self, kind: str, content: str, *, data: dict[str, Any] | None = None, round: int = 0,
              llm_call_ids: Iterable[str] = ()) -> None:
         """Queue a planning event visible only to this agent (the game appends it to its events)."""
         ...
