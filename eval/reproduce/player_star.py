@@ -244,14 +244,18 @@ def check_out(config: PlayerStarRun) -> dict:
 def solitary_boat_firefly(result_langs: Mapping[str, dict]) -> dict | None:
     """Our PLAYER* weighted score on Table A6's script (PLAYER* App. C.4: Solitary Boat Firefly,
     WellPlay 1702, in **Chinese**) for the table's comparison row: ``{"lang": "zh", "weighted_score":
-    mean over the runs (0..1)}`` from the zh run when it played 1702 and PLAYER*; else the same from
-    the en run, which the report labels "en, not like for like"; None when neither played it.
-    (One script: the pooled and the plain mean are the same number.)"""
+    mean over the runs (0..1)}`` of that one script, from the zh run when it played 1702 and
+    PLAYER*; else the same from the en run, which the report labels "en, not like for like"; None
+    when neither played it. The score is App. B.3's pooled aggregation (:func:`pooled_aggregate`)
+    of script 1702's own runs (``method_summary``'s ``"per_script_runs"``), never the language's
+    mean over every script it ran; on one script the pooled and the plain mean are the same number.
+    """
     for lang in ("zh", "en"):
         L = result_langs.get(lang) or {}
         s = (L.get("methods") or {}).get("player_star")
         if s is not None and "1702" in L.get("script_ids", []):
-            return {"lang": lang, "weighted_score": s["pooled"]["weighted_score"]["mean"]}
+            agg = pooled_aggregate([s["per_script_runs"]["1702"]])
+            return {"lang": lang, "weighted_score": agg["weighted_score"]["mean"]}
     return None
 
 

@@ -171,7 +171,8 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
         rows.append([f"{result['model']} (this run, PLAYER*, {ours['lang']}, not like for like: Table A6 is zh)",
                      f"{ours['weighted_score']:.3f}"])
     lines += md_table(["model", "weighted score (0..1)"], rows)
-    lines += ["", "Table A6 is the Chinese script 孤舟萤 (PLAYER* App. C.4); our row is the zh run's when one played it.",
+    lines += ["", "Table A6 is the Chinese script 孤舟萤 (PLAYER* App. C.4); our row is that script's own score "
+              "(its runs alone, not the language's mean over every script), from the zh run when one played it.",
               source_line(a6), ""]
     lines += differences(result["differences"])
     lines += ["Per-language cells, games and transcripts: `en/` and `zh/` (each a `mas wellplay compare` run "
