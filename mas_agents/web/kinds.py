@@ -40,6 +40,7 @@ from typing import Any, Callable
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import SeatInfo
 from mas_agents.eval.metrics.magic import undefined_reason
+from mas_agents.eval.runs.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
 from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS
 from mas_agents.eval.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
@@ -152,7 +153,9 @@ def _compare_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq(cfg.get("methods") or [])
     table = res.get("table") or []
     best = sorted(table, key=lambda t: -(t.get("weighted_score") or 0))[:3]
-    run.headline = ("best: " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}{_iv(t.get('weighted_score_interval'))}"
+    # the weighted score's aggregation named: a comparison's is the plain mean over scripts, not
+    # the App. B.3 pooled one a reproduce run leads with
+    run.headline = (f"best (weighted, {COMPARE_AGGREGATION}): " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}{_iv(t.get('weighted_score_interval'))}"
                                          for t in best)) if best else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
 

@@ -171,6 +171,7 @@ def test_report_paper_values_equal_the_csvs(run):
     saved = json.loads((run["out"] / "result.json").read_text())
     assert saved["kind"] == "reproduce" and saved["paper"] == "player-star"
     assert json.loads((run["out"] / "config.json").read_text())["kind"] == "reproduce"
+    assert all((run["out"] / f"scores_{lang}.png").stat().st_size > 1000 for lang in ("en", "zh"))   # pooled charts
 
 
 @pytest.mark.realdata
@@ -361,6 +362,30 @@ def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_
             and "released logs, kept set, commit b6fcef9 (2024-06-05)" in head
             and "released logs, earlier set, commit b2483e3 (2024-03-29)" in head)
     assert ps.AGGREGATION_TEXT in md and "the paper's aggregation" not in md
+    # the chart under the table is ours, App. B.3 pooled, not the zh/ comparison's plain-mean chart,
+    # and the caption says which is which
+    assert "![weighted score by method, App. B.3 pooled](scores_zh.png)" in md and "zh/scores.png" not in md
+    assert ("The `zh/` comparison run's own report.md and scores.png show its weighted score as the plain mean "
+            "over scripts (the second weighted column here), not App. B.3 pooled.") in md
+
+
+def test_the_reproduce_chart_draws_the_pooled_score_and_says_so(tmp_path, monkeypatch):
+    """``scores_<lang>.png`` draws each method's App. B.3 pooled weighted score (46.07 for the
+    released zh PLAYER* cells, not their plain mean 49.77), titled so."""
+    import matplotlib.axes
+    import matplotlib.figure
+    scripts = _released_cells(tmp_path / "zh", "zh", "player_star")
+    s = ps.method_summary(tmp_path / "zh", "player_star", scripts)
+    drawn, heights = [], []
+    save, bar = matplotlib.figure.Figure.savefig, matplotlib.axes.Axes.bar
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, *a, **k: (drawn.append(fig.axes[0].get_title()), save(fig, *a, **k)))
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar",
+                        lambda ax, x, h, *a, **k: (heights.append((list(x), list(h))), bar(ax, x, h, *a, **k))[1])
+    ps.score_charts({"langs": {"zh": {"methods": {"player_star": s}}}}, tmp_path)
+    assert drawn == ["WellPlay weighted score, App. B.3 pooled, zh (95 % interval)"]
+    assert heights[0][0] == ["PLAYER*"] and f"{heights[0][1][0]:.2f}" == "46.07"
+    assert (tmp_path / "scores_zh.png").stat().st_size > 1000
 
 
 def _tables() -> dict:
