@@ -163,8 +163,10 @@ def test_reproduce_sets_each_coordination_beside_the_table_with_its_denominator(
     assert emnlp["model"][col] == "Coordination ÷ all Cost Sharing games (EMNLP definition)"
     assert pre["model"][col] == "Coordination ÷ agreed games (pre-EMNLP; upstream metric code)"
     ours = "**ours: vanilla** (plain@openai:x)"
-    assert emnlp[ours][col].startswith("33.3 [") and emnlp[ours][col].endswith("(n=3)")
-    assert pre[ours][col].startswith("50.0 [") and pre[ours][col].endswith("(n=2)")
+    # each n says what it counts, as the bench's page does (issue 57, E20)
+    assert emnlp[ours][col].startswith("33.3 [") and emnlp[ours][col].endswith("(n=3 Cost Sharing games)")
+    assert pre[ours][col].startswith("50.0 [") and pre[ours][col].endswith("(n=2 agreed games)")
+    assert emnlp[ours][6].endswith("(n=3 Cost Sharing games)")          # cooperation
     assert emnlp["GPT-4 (paper)"][col] == "47.6" and pre["GPT-4 (paper, pre-EMNLP)"][col] == "100"
     # Table 4 (EMNLP) sets the EMNLP Coordination beside its columns
     t4 = _table(report, "## Table 4", "What our pgmpy model adds")
@@ -204,7 +206,7 @@ def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root,
     emnlp = _table(report, "### Beside the EMNLP 2024 Table 1", "### Beside the pre-EMNLP")
     pre = _table(report, "### Beside the pre-EMNLP Table 1", "## Table 4")
     ours = "**ours: vanilla** (plain@openai:x)"
-    assert emnlp[ours][7].startswith("0.0 [") and emnlp[ours][7].endswith("(n=1)")
+    assert emnlp[ours][7].startswith("0.0 [") and emnlp[ours][7].endswith("(n=1 Cost Sharing game)")
     assert pre[ours][7] == "undefined: no agreed game (0 of 1 Cost Sharing games)"
 
 
@@ -223,3 +225,26 @@ def test_the_runs_list_names_each_coordination_with_its_denominator(tmp_path):
     head = rs.describe(tmp_path, mg, "magic-bench").headline
     assert "coordination ÷ agreed games undefined: no agreed game (0 of 2 Cost Sharing games)" in head
     assert "coordination ÷ all Cost Sharing games 0.0 % [0.0, 65.8] (n=2 Cost Sharing games)" in head
+
+
+def test_the_reproduce_cells_and_headline_say_what_each_n_counts():
+    """The reproduce tables printed ``(n=21)`` and ``(n=12)`` for the two Coordinations where the
+    bench page says ``n=21 Cost Sharing games`` (issue 57, E20): each cell, the undefined one's
+    "-" and the headline's win rate now carry the unit of n (magic_bench_report.N_UNITS)."""
+    from mas_agents.eval.reproduce.magic_report import headline, ours_cell
+    from mas_agents.eval.stats import Estimate
+    run = {"metrics": {"win_rate": 0.5, "cooperation": 12 / 21, "coordination": 0.5, "coordination_emnlp": 6 / 21,
+                       "judgement": None},
+           "intervals": {"win_rate": Estimate(0.5, 0.3, 0.7, 20).to_dict(),
+                         "cooperation": Estimate(12 / 21, 0.365, 0.755, 21).to_dict(),
+                         "coordination": Estimate(0.5, 0.254, 0.746, 12).to_dict(),
+                         "coordination_emnlp": Estimate(6 / 21, 0.138, 0.5, 21).to_dict(),
+                         "judgement": Estimate(None, None, None, 0).to_dict()}}
+    assert ours_cell(run, "coordination") == "50.0 [25.4, 74.6] (n=12 agreed games)"
+    assert ours_cell(run, "coordination_emnlp") == "28.6 [13.8, 50.0] (n=21 Cost Sharing games)"
+    assert ours_cell(run, "cooperation") == "57.1 [36.5, 75.5] (n=21 Cost Sharing games)"
+    assert ours_cell(run, "win_rate") == "50.0 [30.0, 70.0] (n=20 settings)"
+    assert ours_cell(run, "judgement") == "- (n=0 votes)"
+    head = headline({"conditions": {"vanilla": run}, "games_per_condition": {"vanilla": 143},
+                     "full_games_per_condition": 143})
+    assert head == "win rate: vanilla 50.0 % [30.0, 70.0] (n=20 settings); 143 of 143 games per condition"
