@@ -105,11 +105,14 @@ COORDINATION_EMNLP = "coordination_emnlp"
 #: with the upstream denominator), Coordination with the EMNLP one, and the win rate.
 METRIC_KEYS = ("judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
                COORDINATION_EMNLP, "rationality", "win_rate")
-#: What each Coordination is, for a table header or a summary line (the two are never shown
-#: without their denominator).
+#: What each Coordination is, the one wording of the two wherever they are shown (report and
+#: ablation headers, reproduce tables, ``mas magic run``'s line, the runs list, the radar; the two
+#: are never shown without their denominator): ÷ agreed games is the authors' metric code's
+#: (cathyxl/MAgIC ``metrics_release.py``), ÷ all Cost Sharing games the EMNLP 2024 tables'. Which
+#: paper table uses which is for a table set beside paper rows to say in its own note.
 COORDINATION_LABELS = {
-    "coordination": "coordination ÷ agreed games (upstream, pre-EMNLP)",
-    COORDINATION_EMNLP: "coordination ÷ all Cost Sharing games (EMNLP)",
+    "coordination": "Coordination ÷ agreed games (upstream code)",
+    COORDINATION_EMNLP: "Coordination ÷ all Cost Sharing games (EMNLP 2024)",
 }
 #: The seven parts of the win rate, in the order of ``components["values"]``.
 WIN_RATE_PARTS = ("non_chameleon", "civilian", "chameleon", "undercover", "cooperation",

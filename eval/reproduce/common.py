@@ -190,15 +190,17 @@ def source_line(table: PaperTable) -> str:
     return f"*Paper numbers: {table.source} (`eval/reproduce/papers/{table.name}.csv`).*"
 
 
-def fmt_estimate(est: Estimate | dict | None, *, scale: float = 100, digits: int = 1, unit: str = "") -> str:
-    """An estimate as ``"41.2 [35.0, 47.9] (n=6)"``; a dict is read as :class:`Estimate` fields;
-    ``None`` prints ``"-"``."""
+def fmt_estimate(est: Estimate | dict | None, *, scale: float = 100, digits: int = 1, unit: str = "",
+                 n_unit: str = "") -> str:
+    """An estimate as ``"41.2 [35.0, 47.9] (n=6)"``, or with ``n_unit`` (what n counts, plural)
+    ``"41.2 [35.0, 47.9] (n=6 settings)"`` (:meth:`Estimate.fmt`); a dict is read as
+    :class:`Estimate` fields; ``None`` prints ``"-"``."""
     if est is None:
         return "-"
     if isinstance(est, dict):
         est = Estimate(**{k: est.get(k) for k in ("mean", "low", "high", "n", "level", "method")
                           if k in est or k in ("mean", "low", "high", "n")})
-    return est.fmt(scale=scale, digits=digits, unit=unit)
+    return est.fmt(scale=scale, digits=digits, unit=unit, n_unit=n_unit)
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mas_agents.eval.datasets.magic import SETTING_COUNTS
-from mas_agents.eval.metrics.magic import COORDINATION_EMNLP
+from mas_agents.eval.metrics.magic import COORDINATION_EMNLP, COORDINATION_LABELS
 from mas_agents.eval.runs.magic_bench import plan
 from mas_agents.graphs.magic.events import SCENARIOS
 
@@ -59,9 +59,10 @@ OURS_BESIDE = {"emnlp": {**{k: k for k in METRICS}, "coordination": COORDINATION
 LABELS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
           "rationality": "Rationality"}
-#: The Coordination headers, each with its denominator: ``{table: header}``.
-COORDINATION_HEADERS = {"emnlp": "Coordination ÷ all Cost Sharing games (EMNLP definition)",
-                        "pre_emnlp": "Coordination ÷ agreed games (pre-EMNLP; upstream metric code)"}
+#: The Coordination header beside each paper table, ``{table: header}``: the one wording of
+#: :data:`mas_agents.eval.metrics.magic.COORDINATION_LABELS` of the number set beside it
+#: (:data:`OURS_BESIDE`); the report's note says which paper table uses which denominator.
+COORDINATION_HEADERS = {table: COORDINATION_LABELS[beside["coordination"]] for table, beside in OURS_BESIDE.items()}
 #: Table 2's columns: (csv column, our key, label).
 TABLE2 = (("cs_wr", "cs_wr", "Cost Sharing WR"), ("cs_cost", "cs_cost", "Cost Sharing cost"),
           ("pd_wr", "pd_wr", "PD WR"), ("pd_score", "pd_score", "PD score"),

@@ -29,7 +29,8 @@ from mas_agents.eval.reproduce.magic_protocol import (
     PAIRS,
     TABLE2,
 )
-from mas_agents.eval.stats import Estimate
+from mas_agents.eval.runs.magic_bench_report import N_UNITS
+from mas_agents.eval.stats import Estimate, n_text
 
 #: What the paper did that this run does not (the run adds model names and --limit).
 DIFFERENCES = (
@@ -146,7 +147,9 @@ def header(metric: str, table: str) -> str:
 
 def ours_cell(run: dict, key: str) -> str:
     """A condition's number ``key`` (``run``: its ``run_magic`` result) in percent with its 95 %
-    interval and n; an undefined one says why (:func:`mas_agents.eval.metrics.magic.undefined_reason`:
+    interval and n with what n counts (:data:`mas_agents.eval.runs.magic_bench_report.N_UNITS`, as
+    the bench's report and the runs list write it: ``(n=21 Cost Sharing games)``, ``(n=12 agreed
+    games)``); an undefined one says why (:func:`mas_agents.eval.metrics.magic.undefined_reason`:
     Coordination ÷ agreed games with no agreed game), ``"not recorded"`` when the result has no
     such number (written before Coordination had its EMNLP denominator)."""
     metrics, ivs = run.get("metrics") or {}, run.get("intervals") or {}
@@ -155,8 +158,9 @@ def ours_cell(run: dict, key: str) -> str:
     iv = ivs.get(key) or {}
     if metrics[key] is None:
         why = undefined_reason(key, run.get("counts"))
-        return f"- (n={iv.get('n', 0)})" if why == "no data" else f"undefined: {why}"
-    return fmt_estimate({**iv, "mean": metrics[key]}) if iv else f"{100 * metrics[key]:.1f}"
+        return f"- (n={n_text(iv.get('n', 0), N_UNITS.get(key, ''))})" if why == "no data" else f"undefined: {why}"
+    return (fmt_estimate({**iv, "mean": metrics[key]}, n_unit=N_UNITS.get(key, "")) if iv
+            else f"{100 * metrics[key]:.1f}")
 
 
 # ----------------------------------------------------------------------------------- the report
@@ -330,8 +334,9 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
 
 def headline(result: dict) -> str:
     """One line for the runs list and ``mas reproduce all``: each condition's win rate with its n
-    and interval, and how much of the protocol was played, e.g. ``win rate: vanilla 57.1 % [no
-    interval, n=1], +PGM 57.1 % [...], +pgm ...; 7 of 143 games per condition (partial)``."""
+    and interval (n = settings, as the report's win rate: a bootstrap over setting ids), and how
+    much of the protocol was played, e.g. ``win rate: vanilla 57.1 % [no interval, n=1 setting],
+    +PGM 57.1 % [...], +pgm ...; 7 of 143 games per condition (partial)``."""
     parts = []
     for cond, label in (("vanilla", "vanilla"), ("pgm_paper", "+PGM"), ("pgm", "+pgm")):
         c = (result.get("conditions") or {}).get(cond)
@@ -343,7 +348,7 @@ def headline(result: dict) -> str:
             parts.append(f"{label} -")
             continue
         est = Estimate(mean, iv.get("low"), iv.get("high"), int(iv.get("n") or 0))
-        parts.append(f"{label} {est.fmt()}")
+        parts.append(f"{label} {est.fmt(n_unit=N_UNITS['win_rate'])}")
     games = result.get("games_per_condition") or {}
     n = max(games.values(), default=0)
     return (f"win rate: {', '.join(parts)}; {n} of {result.get('full_games_per_condition')} games per condition"

@@ -16,11 +16,13 @@ The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
 * English and Chinese scripts (:data:`LANGS`).
 
 It composes :func:`mas_agents.eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
-cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's) and reads the
+cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's, whose weighted
+score is the plain mean over scripts) and reads the
 cells back for PLAYER* App. B.3's pooled aggregation over scripts (:func:`pooled_aggregate`, the
 released logs' aggregation too) and the plain mean over scripts beside it
 (:func:`plain_mean_aggregate`), the per-question 95 % intervals (:func:`mas_agents.eval.runs.wellplay_eval.score_interval`), the cost table in the form of
-PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims.
+PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims; its own charts,
+``out/scores_<lang>.png``, draw the App. B.3 pooled score (:func:`score_charts`).
 
 ``--limit N`` keeps the first N scripts of each language in :func:`script_order` (fewest
 characters first, then fewest questions: the cheapest games and evaluations first). Rounds and
@@ -94,6 +96,7 @@ from mas_agents.eval.reproduce.player_star_report import (  # noqa: F401
     estimate_lines,
     headline,
     report_md,
+    score_charts,
 )
 from mas_agents.eval.runs.compare import CompareConfig, cell_dir, run_compare
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
@@ -244,14 +247,18 @@ def check_out(config: PlayerStarRun) -> dict:
 def solitary_boat_firefly(result_langs: Mapping[str, dict]) -> dict | None:
     """Our PLAYER* weighted score on Table A6's script (PLAYER* App. C.4: Solitary Boat Firefly,
     WellPlay 1702, in **Chinese**) for the table's comparison row: ``{"lang": "zh", "weighted_score":
-    mean over the runs (0..1)}`` from the zh run when it played 1702 and PLAYER*; else the same from
-    the en run, which the report labels "en, not like for like"; None when neither played it.
-    (One script: the pooled and the plain mean are the same number.)"""
+    mean over the runs (0..1)}`` of that one script, from the zh run when it played 1702 and
+    PLAYER*; else the same from the en run, which the report labels "en, not like for like"; None
+    when neither played it. The score is App. B.3's pooled aggregation (:func:`pooled_aggregate`)
+    of script 1702's own runs (``method_summary``'s ``"per_script_runs"``), never the language's
+    mean over every script it ran; on one script the pooled and the plain mean are the same number.
+    """
     for lang in ("zh", "en"):
         L = result_langs.get(lang) or {}
         s = (L.get("methods") or {}).get("player_star")
         if s is not None and "1702" in L.get("script_ids", []):
-            return {"lang": lang, "weighted_score": s["pooled"]["weighted_score"]["mean"]}
+            agg = pooled_aggregate([s["per_script_runs"]["1702"]])
+            return {"lang": lang, "weighted_score": agg["weighted_score"]["mean"]}
     return None
 
 
@@ -342,6 +349,7 @@ def reproduce(config: PlayerStarRun) -> dict:
     if estimate is not None:
         result["estimate_vs_actual"] = versus_actual(estimate, actual_cost(out, langs, methods, chosen))
     result["headline"] = headline(result)
+    score_charts(result, out)
     write_report(out, paper=PAPER, config={**settings, "murderer_agent": MURDERER_SPEC,
                                            "scripts": {lang: v["scripts"] for lang, v in result_langs.items()}},
                  result=result, markdown=report_md(result, tables))

@@ -149,7 +149,9 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
     over scripts (``"plain_mean"``, :func:`plain_mean_aggregate`, a labelled second figure), the
     95 % interval of the weighted score over questions (pooled over scripts and runs, so centred on
     the pooled mean; :func:`mas_agents.eval.runs.wellplay_eval.score_interval`), and the cost means
-    per script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens).
+    per script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens),
+    and each script's own runs (``"per_script_runs"``: script id -> its eval ``result.json``
+    "runs", what a one-script figure such as Table A6's row is aggregated from).
 
     Raises:
         FileNotFoundError: a cell has no ``eval/result.json`` (not finished).
@@ -180,6 +182,7 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
                  for vals in [[c[k] for c in cost if c.get(k) is not None]]}
     caught = [c["murderer_caught"] for c in cost if c.get("murderer_caught") is not None]
     return {"method": method, "pooled": agg, "plain_mean": plain_mean_aggregate(per_script),
+            "per_script_runs": {s.id: runs for s, runs in zip(scripts, per_script)},
             "interval": score_interval(records), "questions": len(records) // max(agg["runs"], 1),
             "cost": mean_cost, "games": sum(c["games"] for c in cost), "murderer_caught": caught}
 

@@ -1,10 +1,13 @@
 """``mas reproduce player-star``, the report: per language our scores, App. B.3 pooled and the
 plain mean over scripts (:data:`AGGREGATION_TEXT`), beside the authors' two released log sets
 (:data:`RELEASED_LOGS`) and the cost in Table A5's form, the claims, the dataset against Table 1,
-Table A6, the protocol differences (:data:`PROTOCOL_DIFFERENCES`) and the one-line headline.
+Table A6, the protocol differences (:data:`PROTOCOL_DIFFERENCES`) and the one-line headline;
+and the report's charts, App. B.3 pooled (:func:`score_charts`).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from mas_agents.eval.reproduce.common import (
     PaperTable,
@@ -27,6 +30,7 @@ from mas_agents.eval.reproduce.player_star_protocol import (
     QUESTIONS,
     ROUNDS,
 )
+from mas_agents.eval.runs.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
 from mas_agents.eval.stats import Estimate
 
 def _pm(a: dict) -> str:
@@ -61,6 +65,27 @@ def _log_cell(table: PaperTable, lang: str, method: str) -> str:
     except KeyError:
         return "-"
     return f"{log['mean']} ± {log['std']} ({log['scripts']} scripts)"
+
+
+def chart_name(lang: str) -> str:
+    """The file name, in the reproduce run's folder, of ``lang``'s App. B.3 pooled chart."""
+    return f"scores_{lang}.png"
+
+
+def score_charts(result: dict, out: Path) -> None:
+    """Per language, the weighted score of every method App. B.3 pooled with its 95 % interval
+    over questions, as ``out/scores_<lang>.png`` (:func:`chart_name`; the report's chart, beside
+    the table whose pooled columns it draws; the per-language comparison runs' own ``scores.png``
+    draw their plain mean over scripts). ``result``: :func:`reproduce`'s, ``langs`` -> lang ->
+    ``methods`` -> :func:`method_summary`. Imports matplotlib (via
+    :func:`mas_agents.eval.runs.compare_report.bar_chart`)."""
+    from mas_agents.eval.runs.compare_report import bar_chart
+    for lang, L in result["langs"].items():
+        rows = [{"method": LABELS[m], "weighted_score": s["pooled"]["weighted_score"]["mean"],
+                 "weighted_score_interval": s["interval"]}
+                for m in (*METHODS, *CHANCE) for s in [L["methods"].get(m)]
+                if s is not None and s["pooled"]["weighted_score"]["mean"] is not None]
+        bar_chart(rows, out / chart_name(lang), aggregation=f"App. B.3 pooled, {lang}")
 
 
 def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
@@ -112,7 +137,11 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
                   "script, not the asker's (the sensor-loop confound, Protocol differences); what else their code ran "
                   "that the paper does not say is in `eval/reproduce/papers/player_star_protocol_differences.md`. "
                   + source_line(logs) + " " + source_line(tables["released_logs_earlier"]),
-                  "", f"![weighted score by method]({lang}/scores.png)", ""]
+                  "", f"![weighted score by method, App. B.3 pooled]({chart_name(lang)})", "",
+                  f"The chart: the weighted score App. B.3 pooled with its 95 % interval over questions (the "
+                  f"table's \"weighted, pooled [95 % interval]\" column). The `{lang}/` comparison run's own "
+                  f"report.md and scores.png show its weighted score as the {COMPARE_AGGREGATION} (the second "
+                  "weighted column here), not App. B.3 pooled.", ""]
         # cost: Table A5 form
         lines += [f"### Cost ({lang}, PLAYER* Table A5 form; means per script)", ""]
         rows = []
@@ -171,7 +200,8 @@ def report_md(result: dict, tables: dict[str, PaperTable]) -> str:
         rows.append([f"{result['model']} (this run, PLAYER*, {ours['lang']}, not like for like: Table A6 is zh)",
                      f"{ours['weighted_score']:.3f}"])
     lines += md_table(["model", "weighted score (0..1)"], rows)
-    lines += ["", "Table A6 is the Chinese script 孤舟萤 (PLAYER* App. C.4); our row is the zh run's when one played it.",
+    lines += ["", "Table A6 is the Chinese script 孤舟萤 (PLAYER* App. C.4); our row is that script's own score "
+              "(its runs alone, not the language's mean over every script), from the zh run when one played it.",
               source_line(a6), ""]
     lines += differences(result["differences"])
     lines += ["Per-language cells, games and transcripts: `en/` and `zh/` (each a `mas wellplay compare` run "

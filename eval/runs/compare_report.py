@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mas_agents.eval.runs.compare_table import GAME_BASELINES, cost_comparison, is_game_method
+from mas_agents.eval.runs.compare_table import GAME_BASELINES, SCORE_AGGREGATION, cost_comparison, is_game_method
 from mas_agents.eval.runs.wellplay_eval import CATEGORIES
 from mas_agents.eval.stats import Estimate
 
@@ -101,7 +101,7 @@ def report_md(result: dict) -> str:
              f"Scripts: {', '.join(result['scripts'])} ({result['lang']}); seeds: {result['seeds']}; "
              f"model: {result['model']}; rounds {result['rounds']}, questions {result['questions']}; "
              f"scoring strict, options shuffled per seed (same order for every method).", "",
-             "| method | weighted [95 % interval] (n) | std over seeds | objective | reasoning | relation | murderer caught | "
+             f"| method | weighted, {SCORE_AGGREGATION} [95 % interval] (n) | std over seeds | objective | reasoning | relation | murderer caught | "
              "seat calls | seat tokens in/out | seat calls ÷ cheapest baseline | seat calls ÷ plain | "
              "game calls | game tokens in/out | game model s | eval calls | eval tokens in/out | eval model s | abstained | "
              "cache hit game/eval | ideal-cache reusable game/eval |",
@@ -120,7 +120,10 @@ def report_md(result: dict) -> str:
               f"{_pct(t.get('game_reusable'))}/{_pct(t.get('eval_reusable'))} |")
     cheapest = (result.get("gameplay_cost") or {}).get("cheapest_baseline")
     lines += ["", result["fewer_calls"], "",
-              "Weighted score: the mean over cells with its 95 % percentile-bootstrap interval and n: over seeds "
+              f"Weighted score, {SCORE_AGGREGATION}: per seed the unweighted mean of the scripts' weighted scores "
+              "(every script counts the same whatever its number of questions; not PLAYER* App. B.3's pooled "
+              "aggregation, Σ points won / Σ points possible over the scripts, which `mas reproduce player-star` "
+              "leads with), then the mean over seeds with its 95 % percentile-bootstrap interval and n: over seeds "
               "when there are several (n = seeds), else over the questions of the one cell (n = questions, "
               "the cell's eval/result.json) or over scripts. The std over seeds is shown only with two seeds "
               "or more. Objective / reasoning / relation: the answers of every cell and evaluation run pooled, "
@@ -140,13 +143,20 @@ def report_md(result: dict) -> str:
               "where it reports them (usage.prompt_tokens_details.cached_tokens; the local model's KV-cache "
               "reuse). "
               "Weighted score = Σ w·correct / Σ w, w = 10 / 5 / 2 (PLAYER* §3).", "",
-              "![weighted score](scores.png)", ""]
+              f"![weighted score, {SCORE_AGGREGATION}](scores.png)", ""]
     return "\n".join(lines)
 
 
-def bar_chart(table: list[dict], path: Path) -> None:
+def bar_chart(table: list[dict], path: Path, *, aggregation: str = SCORE_AGGREGATION) -> None:
     """Weighted score per method with its 95 % interval as error bars (none where there is no
-    interval), as a PNG (matplotlib, Agg backend)."""
+    interval), as a PNG (matplotlib, Agg backend).
+
+    Args:
+        table: rows with ``"method"`` (the bar's label), ``"weighted_score"`` (0..1) and
+            ``"weighted_score_interval"`` (``{"low", "high"}`` 0..1, or None).
+        path: the PNG written.
+        aggregation: how the scores were aggregated over scripts, named in the title and the
+            axis (a comparison's :data:`SCORE_AGGREGATION` unless told)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -161,9 +171,9 @@ def bar_chart(table: list[dict], path: Path) -> None:
         return 100 * max(0.0, (t["weighted_score"] - iv["low"]) if side == 0 else (iv["high"] - t["weighted_score"]))
     ax.bar(names, [100 * t["weighted_score"] for t in table],
            yerr=[[err(t, 0) for t in table], [err(t, 1) for t in table]], capsize=4, color="#4C72B0")
-    ax.set_ylabel("weighted score (%)")
+    ax.set_ylabel(f"weighted score (%),\n{aggregation}", fontsize=9)
     ax.set_ylim(0, 100)
-    ax.set_title("WellPlay weighted score (mean, 95 % interval)", fontsize=11)
+    ax.set_title(f"WellPlay weighted score, {aggregation} (95 % interval)", fontsize=11)
     ax.tick_params(axis="x", rotation=30)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

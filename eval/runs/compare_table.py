@@ -14,6 +14,12 @@ from mas_agents.eval.stats import bootstrap_mean, wilson
 EVAL_ONLY = ("pp", "op") + MODEL_FREE
 #: The game-playing baselines of PLAYER* §4 (Table A5), in the order a tie for cheapest is broken.
 GAME_BASELINES = ("werewolf", "ocot", "thinkthrice")
+#: How :func:`aggregate` makes a seed's weighted score from its scripts, named wherever a
+#: comparison's weighted score is shown (report, chart, runs list): every script counts the same
+#: whatever its size. Not PLAYER* App. B.3's pooled aggregation (Σ points won / Σ points possible
+#: over the scripts), which ``mas reproduce player-star`` leads with
+#: (:func:`mas_agents.eval.reproduce.player_star_numbers.pooled_aggregate`).
+SCORE_AGGREGATION = "plain mean over scripts"
 
 
 def is_game_method(method: str) -> bool:
@@ -25,7 +31,8 @@ SEAT_KEYS = ("game_seat_calls", "game_seat_input_tokens", "game_seat_output_toke
 
 
 def aggregate(rows: list[dict], methods: list[str]) -> list[dict]:
-    """Per method: weighted score mean ± std over seeds (each seed = mean over scripts),
+    """Per method: weighted score mean ± std over seeds (each seed = the plain mean over its
+    scripts' scores, :data:`SCORE_AGGREGATION`),
     per-category accuracy means, vote outcome (share of games whose murderer was caught) and
     cost means per game (calls, tokens, wall seconds) for gameplay and evaluation.
 

@@ -16,7 +16,7 @@ import csv
 import math
 from pathlib import Path
 
-from mas_agents.eval.metrics.magic import CAPABILITIES, COORDINATION_EMNLP, undefined_reason
+from mas_agents.eval.metrics.magic import CAPABILITIES, COORDINATION_EMNLP, COORDINATION_LABELS, undefined_reason
 from mas_agents.eval.stats import Estimate, n_text
 
 PAPER_TABLE = Path("magic") / "results" / "paper_table1_leaderboard.csv"
@@ -32,11 +32,11 @@ def paper_rows(data_root: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-#: Report headers and scenario / side names in words (the keys stay in result.json).
+#: Report headers and scenario / side names in words (the keys stay in result.json); the two
+#: Coordinations are :data:`mas_agents.eval.metrics.magic.COORDINATION_LABELS` (the report's note
+#: says which paper table uses which; an ablation reuses these headers and has no paper rows).
 HEADERS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reasoning", "deception": "Deception",
-           "self_awareness": "Self-awareness", "cooperation": "Cooperation",
-           "coordination": "Coordination ÷ agreed games (upstream code; the paper rows' definition)",
-           COORDINATION_EMNLP: "Coordination ÷ all Cost Sharing games (EMNLP 2024 definition)",
+           "self_awareness": "Self-awareness", "cooperation": "Cooperation", **COORDINATION_LABELS,
            "rationality": "Rationality"}
 NAMES = {"chameleon": "Chameleon", "undercover": "Undercover", "cost_sharing": "Cost Sharing",
          "prisoners_dilemma": "Prisoner's Dilemma", "public_good": "Public Good",
@@ -53,6 +53,12 @@ N_UNITS = {"win_rate": "settings", "judgement": "votes", "reasoning": "questions
 
 COLUMNS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", "cooperation", "coordination",
            COORDINATION_EMNLP, "rationality")
+
+
+def lower_first(label: str) -> str:
+    """``label`` with its first letter in lower case, for a label inside a line of lower-case
+    names (``"Coordination ÷ agreed games (upstream code)"`` -> ``"coordination ÷ ..."``)."""
+    return label[:1].lower() + label[1:]
 
 
 def report_md(result: dict, paper: list[dict]) -> str:
@@ -98,8 +104,8 @@ def report_md(result: dict, paper: list[dict]) -> str:
               "Deception is a rate plus 0.25 × a rate, so it lies in [0, 125]. "
               "Paper rows: the pre-EMNLP leaderboard (arXiv v1/v2 Table 1), GPT-4 etc. against GPT-4 defenders on all "
               "103 settings; ours uses the model above on the settings above, so the rows are comparable in definition "
-              "only. Coordination has two denominators: the paper rows and the authors' metric code divide by the agreed "
-              "games; the EMNLP 2024 tables divide by all Cost Sharing games (so a run with no agreement has 0 there, "
+              "only. Coordination has two denominators: the paper rows (pre-EMNLP) and the authors' metric code divide "
+              "by the agreed games; the EMNLP 2024 tables divide by all Cost Sharing games (so a run with no agreement has 0 there, "
               "and no value ÷ agreed games).", "",
               "| scenario | challenger win rate / credit (percent, bootstrap 95 % interval over games) |", "|---|---|"]
     games = (result.get("counts") or {}).get("games") or {}
@@ -139,8 +145,9 @@ def radar_chart(metrics: dict, path: Path, title: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    # the radar's Coordination is ÷ agreed games (the upstream denominator), named so
-    names = {c: "coordination ÷ agreed games" if c == "coordination" else c for c in CAPABILITIES}
+    # the radar's Coordination is ÷ agreed games (the upstream denominator), named so, lower-case
+    # like the radar's other axes
+    names = {c: lower_first(COORDINATION_LABELS[c]) if c in COORDINATION_LABELS else c for c in CAPABILITIES}
     labels = [names[c] if metrics.get(c) is not None else f"{names[c]} (n/a)" for c in CAPABILITIES]
     labels = [f"{x} (0–125 %)" if x.startswith("deception") else x for x in labels]
     vals = [100 * (metrics.get(c) or 0.0) for c in CAPABILITIES]

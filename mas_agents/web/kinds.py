@@ -39,8 +39,9 @@ from typing import Any, Callable
 
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import SeatInfo
-from mas_agents.eval.metrics.magic import undefined_reason
-from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS
+from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
+from mas_agents.eval.runs.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
+from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS, lower_first
 from mas_agents.eval.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
@@ -154,7 +155,9 @@ def _compare_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     run.agents = uniq(cfg.get("methods") or [])
     table = res.get("table") or []
     best = sorted(table, key=lambda t: -(t.get("weighted_score") or 0))[:3]
-    run.headline = ("best: " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}{_iv(t.get('weighted_score_interval'))}"
+    # the weighted score's aggregation named: a comparison's is the plain mean over scripts, not
+    # the App. B.3 pooled one a reproduce run leads with
+    run.headline = (f"best (weighted, {COMPARE_AGGREGATION}): " + ", ".join(f"{t['method']} {_pct(t.get('weighted_score'))}{_iv(t.get('weighted_score_interval'))}"
                                          for t in best)) if best else ""
     run.headline += f" ({progress(d, run.kind)['text']})"
 
@@ -164,9 +167,10 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
     units = MAGIC_N_UNITS   # what each n counts (votes, settings...), as in the bench's report.md
-    # Coordination has two denominators (eval/metrics/magic.py): each is named with its own, and
-    # the one ÷ agreed games, undefined with no agreed game, says so
-    named = {"coordination": "coordination ÷ agreed games", "coordination_emnlp": "coordination ÷ all Cost Sharing games"}
+    # Coordination has two denominators (eval/metrics/magic.py): each is named with its own, in the
+    # words of every report (COORDINATION_LABELS, lower-case like the line's other names), and the
+    # one ÷ agreed games, undefined with no agreed game, says so
+    named = {k: lower_first(label) for k, label in COORDINATION_LABELS.items()}
 
     def value(k: str, v: Any) -> str:
         if k == "deception":

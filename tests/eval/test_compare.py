@@ -181,3 +181,39 @@ def test_category_accuracies_are_pooled_answers_with_wilson_intervals(tmp_path):
                     "table": [t], "fewer_calls": ""})
     # 3 of 6: Wilson [18.8, 81.2]; 8 of 40: [10.5, 34.8]; relation has no answers: "-"
     assert "| 50.0 [18.8, 81.2] (n=6) | 20.0 [10.5, 34.8] (n=40) | - |" in md
+
+
+def _row(method: str, ws: float) -> dict:
+    """One :func:`aggregate` row with the keys the report reads (one seed, an interval over scripts)."""
+    return {"method": method, "n_cells": 2, "seeds": 1, "weighted_score": ws, "weighted_score_std": 0.0,
+            "weighted_score_interval": {"mean": ws, "low": ws - 0.1, "high": ws + 0.1, "n": 2, "level": 0.95,
+                                        "method": "bootstrap", "unit": "script"},
+            "accuracy": {}, "accuracy_interval": {}, "murderer_caught": None, "murderer_caught_interval": None,
+            **{k: 0 for k in ("game_calls", "game_input_tokens", "game_output_tokens", "game_model_s", "eval_calls",
+                              "eval_input_tokens", "eval_output_tokens", "eval_model_s", "abstained")},
+            "game_seat_calls": None}
+
+
+def test_the_weighted_score_is_labelled_the_plain_mean_over_scripts_in_the_report_and_the_chart(tmp_path, monkeypatch):
+    """A comparison's weighted score is per seed the plain mean over scripts (compare_table.aggregate),
+    not PLAYER* App. B.3's pooled one: the report's column, its text, the chart's title and axis say
+    so (a reproduce report set the unlabelled chart under a table led by App. B.3 pooled)."""
+    import matplotlib.figure
+
+    from mas_agents.eval.runs.compare_report import bar_chart, report_md
+    table = [_row("player_star", 0.46), _row("plain", 0.41)]
+    md = report_md({"scripts": ["Sin", "Deadly Fountain"], "lang": "en", "seeds": 1, "model": "local", "rounds": 3,
+                    "questions": 1, "table": table, "fewer_calls": "x", "gameplay_cost": {}})
+    assert "| method | weighted, plain mean over scripts [95 % interval] (n) |" in md
+    assert "Weighted score, plain mean over scripts: per seed the unweighted mean of the scripts'" in md
+    assert "not PLAYER* App. B.3's pooled aggregation" in md
+    assert "![weighted score, plain mean over scripts](scores.png)" in md
+    drawn = []
+    save = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, *a, **k: (drawn.append((fig.axes[0].get_title(), fig.axes[0].get_ylabel())),
+                                              save(fig, *a, **k)))
+    bar_chart(table, tmp_path / "scores.png")
+    assert drawn == [("WellPlay weighted score, plain mean over scripts (95 % interval)",
+                      "weighted score (%),\nplain mean over scripts")]
+    assert (tmp_path / "scores.png").stat().st_size > 1000

@@ -160,15 +160,17 @@ def test_reproduce_sets_each_coordination_beside_the_table_with_its_denominator(
     emnlp = _table(report, "### Beside the EMNLP 2024 Table 1", "### Beside the pre-EMNLP")
     pre = _table(report, "### Beside the pre-EMNLP Table 1", "## Table 4")
     col = 7   # model, win rate, judgement, reasoning, deception, self-awareness, cooperation, coordination
-    assert emnlp["model"][col] == "Coordination ÷ all Cost Sharing games (EMNLP definition)"
-    assert pre["model"][col] == "Coordination ÷ agreed games (pre-EMNLP; upstream metric code)"
+    assert emnlp["model"][col] == "Coordination ÷ all Cost Sharing games (EMNLP 2024)"
+    assert pre["model"][col] == "Coordination ÷ agreed games (upstream code)"
     ours = "**ours: vanilla** (plain@openai:x)"
-    assert emnlp[ours][col].startswith("33.3 [") and emnlp[ours][col].endswith("(n=3)")
-    assert pre[ours][col].startswith("50.0 [") and pre[ours][col].endswith("(n=2)")
+    # each n says what it counts, as the bench's page does (issue 57, E20)
+    assert emnlp[ours][col].startswith("33.3 [") and emnlp[ours][col].endswith("(n=3 Cost Sharing games)")
+    assert pre[ours][col].startswith("50.0 [") and pre[ours][col].endswith("(n=2 agreed games)")
+    assert emnlp[ours][6].endswith("(n=3 Cost Sharing games)")          # cooperation
     assert emnlp["GPT-4 (paper)"][col] == "47.6" and pre["GPT-4 (paper, pre-EMNLP)"][col] == "100"
     # Table 4 (EMNLP) sets the EMNLP Coordination beside its columns
     t4 = _table(report, "## Table 4", "What our pgmpy model adds")
-    row = t4["Coordination ÷ all Cost Sharing games (EMNLP definition)"]
+    row = t4["Coordination ÷ all Cost Sharing games (EMNLP 2024)"]
     assert row[1] == "33.3" and row[2] == "33.3" and row[3] == "not run"
     assert res["table4"]["coordination_emnlp"]["paired"]["pgm_paper-vanilla"]["n"] == 3   # 3 Cost Sharing settings
     assert res["table4"]["coordination"]["paired"]["pgm_paper-vanilla"]["n"] == 2         # 2 agreed
@@ -190,8 +192,8 @@ def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root,
     head = next(line for line in report.splitlines() if line.startswith("| model |"))
     ours = next(line for line in report.splitlines() if line.startswith("| **ours"))
     cells = dict(zip([c.strip() for c in head.strip("|").split("|")], [c.strip() for c in ours.strip("|").split("|")]))
-    assert cells["Coordination ÷ all Cost Sharing games (EMNLP 2024 definition)"].startswith("0.0 [")
-    assert cells["Coordination ÷ agreed games (upstream code; the paper rows' definition)"] == \
+    assert cells["Coordination ÷ all Cost Sharing games (EMNLP 2024)"].startswith("0.0 [")
+    assert cells["Coordination ÷ agreed games (upstream code)"] == \
         "undefined: no agreed game (0 of 2 Cost Sharing games)"
     assert cells["Cooperation"].startswith("0.0 [")
 
@@ -204,7 +206,7 @@ def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root,
     emnlp = _table(report, "### Beside the EMNLP 2024 Table 1", "### Beside the pre-EMNLP")
     pre = _table(report, "### Beside the pre-EMNLP Table 1", "## Table 4")
     ours = "**ours: vanilla** (plain@openai:x)"
-    assert emnlp[ours][7].startswith("0.0 [") and emnlp[ours][7].endswith("(n=1)")
+    assert emnlp[ours][7].startswith("0.0 [") and emnlp[ours][7].endswith("(n=1 Cost Sharing game)")
     assert pre[ours][7] == "undefined: no agreed game (0 of 1 Cost Sharing games)"
 
 
@@ -221,5 +223,65 @@ def test_the_runs_list_names_each_coordination_with_its_denominator(tmp_path):
                       "coordination": Estimate(None, None, None, 0).to_dict(),
                       "coordination_emnlp": Estimate(0.0, 0.0, 0.658, 2).to_dict()}}))
     head = rs.describe(tmp_path, mg, "magic-bench").headline
-    assert "coordination ÷ agreed games undefined: no agreed game (0 of 2 Cost Sharing games)" in head
-    assert "coordination ÷ all Cost Sharing games 0.0 % [0.0, 65.8] (n=2 Cost Sharing games)" in head
+    assert "coordination ÷ agreed games (upstream code) undefined: no agreed game (0 of 2 Cost Sharing games)" in head
+    assert "coordination ÷ all Cost Sharing games (EMNLP 2024) 0.0 % [0.0, 65.8] (n=2 Cost Sharing games)" in head
+
+
+def test_the_reproduce_cells_and_headline_say_what_each_n_counts():
+    """The reproduce tables printed ``(n=21)`` and ``(n=12)`` for the two Coordinations where the
+    bench page says ``n=21 Cost Sharing games`` (issue 57, E20): each cell, the undefined one's
+    "-" and the headline's win rate now carry the unit of n (magic_bench_report.N_UNITS)."""
+    from mas_agents.eval.reproduce.magic_report import headline, ours_cell
+    from mas_agents.eval.stats import Estimate
+    run = {"metrics": {"win_rate": 0.5, "cooperation": 12 / 21, "coordination": 0.5, "coordination_emnlp": 6 / 21,
+                       "judgement": None},
+           "intervals": {"win_rate": Estimate(0.5, 0.3, 0.7, 20).to_dict(),
+                         "cooperation": Estimate(12 / 21, 0.365, 0.755, 21).to_dict(),
+                         "coordination": Estimate(0.5, 0.254, 0.746, 12).to_dict(),
+                         "coordination_emnlp": Estimate(6 / 21, 0.138, 0.5, 21).to_dict(),
+                         "judgement": Estimate(None, None, None, 0).to_dict()}}
+    assert ours_cell(run, "coordination") == "50.0 [25.4, 74.6] (n=12 agreed games)"
+    assert ours_cell(run, "coordination_emnlp") == "28.6 [13.8, 50.0] (n=21 Cost Sharing games)"
+    assert ours_cell(run, "cooperation") == "57.1 [36.5, 75.5] (n=21 Cost Sharing games)"
+    assert ours_cell(run, "win_rate") == "50.0 [30.0, 70.0] (n=20 settings)"
+    assert ours_cell(run, "judgement") == "- (n=0 votes)"
+    head = headline({"conditions": {"vanilla": run}, "games_per_condition": {"vanilla": 143},
+                     "full_games_per_condition": 143})
+    assert head == "win rate: vanilla 50.0 % [30.0, 70.0] (n=20 settings); 143 of 143 games per condition"
+
+
+def test_every_place_names_the_two_coordinations_in_the_same_words(tmp_path, monkeypatch):
+    """Four label sets named the two Coordinations (the runs list, ``mas magic run``, the bench
+    report, the reproduce tables), and an ablation, reusing the bench's headers, cited "paper rows"
+    it does not have. One owner now, eval/metrics/magic.COORDINATION_LABELS, in every place; the
+    tables beside paper rows say in their own note which paper table uses which."""
+    from mas_agents.eval.metrics.magic import COORDINATION_LABELS
+    from mas_agents.eval.reproduce.magic_report import header
+    from mas_agents.eval.runs.ablate_report import _header as ablation_header
+    from mas_agents.eval.runs.magic_bench_report import HEADERS, radar_chart
+    from mas_agents.eval.stats import Estimate
+    from mas_agents.web import runs as rs
+    agreed, every = "Coordination ÷ agreed games (upstream code)", "Coordination ÷ all Cost Sharing games (EMNLP 2024)"
+    assert COORDINATION_LABELS == {"coordination": agreed, "coordination_emnlp": every}
+    # the bench report's and the ablation's headers; no "paper rows" in an ablation's
+    assert (HEADERS["coordination"], HEADERS["coordination_emnlp"]) == (agreed, every)
+    assert ablation_header("coordination") == agreed and "paper" not in ablation_header("coordination")
+    # the reproduce tables, beside the pre-EMNLP and the EMNLP Table 1
+    assert (header("coordination", "pre_emnlp"), header("coordination", "emnlp")) == (agreed, every)
+    # the runs list's line (lower-case like its other names)
+    mg = tmp_path / "magic"
+    mg.mkdir()
+    (mg / "result.json").write_text(json.dumps({
+        "metrics": {"win_rate": 0.5, "coordination": 0.5, "coordination_emnlp": 0.25},
+        "intervals": {"win_rate": Estimate(0.5, 0.25, 0.75, 2).to_dict()}}))
+    head = rs.describe(tmp_path, mg, "magic-bench").headline
+    assert ("coordination ÷ agreed games (upstream code) 50.0 %, "
+            "coordination ÷ all Cost Sharing games (EMNLP 2024) 25.0 %") in head
+    # the radar's axis
+    import matplotlib.figure
+    ticks = []
+    save = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (
+        ticks.extend(t.get_text() for t in fig.axes[0].get_xticklabels()), save(fig, *a, **k)))
+    radar_chart({"coordination": 0.5, "judgement": 0.5}, tmp_path / "radar.png")
+    assert "coordination ÷ agreed games (upstream code)" in ticks

@@ -283,7 +283,7 @@ def test_the_report_prints_the_paper_numbers_as_transcribed(limit1):
     assert rows["metric"][5] == "paper Δ GPT-4-turbo" and rows["metric"][11] == "paper Δ Llama-2-70B"
     assert rows["Deception"][5] == "-2.5" and rows["Win rate"][6] == "+5.2"     # 62.5-65.0; 63.5-58.3
     assert rows["Deception"][12] == "6.07" and rows["Self-awareness"][12] == "0.66"
-    coordination = rows["Coordination ÷ all Cost Sharing games (EMNLP definition)"]   # Table 4's denominator
+    coordination = rows["Coordination ÷ all Cost Sharing games (EMNLP 2024)"]   # Table 4's denominator
     assert rows["Rationality"][12] == "13.0" and coordination[12] == "12.2"   # as printed, not 13
     assert rows["Deception"][13] == "10.36" and rows["Self-awareness"][13] == "1.23"
     assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report

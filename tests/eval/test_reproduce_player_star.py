@@ -171,6 +171,7 @@ def test_report_paper_values_equal_the_csvs(run):
     saved = json.loads((run["out"] / "result.json").read_text())
     assert saved["kind"] == "reproduce" and saved["paper"] == "player-star"
     assert json.loads((run["out"] / "config.json").read_text())["kind"] == "reproduce"
+    assert all((run["out"] / f"scores_{lang}.png").stat().st_size > 1000 for lang in ("en", "zh"))   # pooled charts
 
 
 @pytest.mark.realdata
@@ -349,6 +350,7 @@ def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_
     assert f"{100 * s['plain_mean']['weighted_score']['mean']:.2f}" == "49.77"
     assert s["interval"]["mean"] == pytest.approx(ws["mean"])          # the interval is centred on the pooled mean
     assert s["questions"] == 1482
+    assert s["per_script_runs"] == _released_runs("zh", "player_star")    # each script's own runs, by id
     md = ps.report_md(_fake_result({"zh": {"scripts": [x.id for x in scripts], "script_ids": [x.id for x in scripts],
                                            "methods": {"player_star": s}}}), _tables())
     row = next(line for line in md.splitlines() if line.startswith("| PLAYER* |"))
@@ -360,6 +362,30 @@ def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_
             and "released logs, kept set, commit b6fcef9 (2024-06-05)" in head
             and "released logs, earlier set, commit b2483e3 (2024-03-29)" in head)
     assert ps.AGGREGATION_TEXT in md and "the paper's aggregation" not in md
+    # the chart under the table is ours, App. B.3 pooled, not the zh/ comparison's plain-mean chart,
+    # and the caption says which is which
+    assert "![weighted score by method, App. B.3 pooled](scores_zh.png)" in md and "zh/scores.png" not in md
+    assert ("The `zh/` comparison run's own report.md and scores.png show its weighted score as the plain mean "
+            "over scripts (the second weighted column here), not App. B.3 pooled.") in md
+
+
+def test_the_reproduce_chart_draws_the_pooled_score_and_says_so(tmp_path, monkeypatch):
+    """``scores_<lang>.png`` draws each method's App. B.3 pooled weighted score (46.07 for the
+    released zh PLAYER* cells, not their plain mean 49.77), titled so."""
+    import matplotlib.axes
+    import matplotlib.figure
+    scripts = _released_cells(tmp_path / "zh", "zh", "player_star")
+    s = ps.method_summary(tmp_path / "zh", "player_star", scripts)
+    drawn, heights = [], []
+    save, bar = matplotlib.figure.Figure.savefig, matplotlib.axes.Axes.bar
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, *a, **k: (drawn.append(fig.axes[0].get_title()), save(fig, *a, **k)))
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar",
+                        lambda ax, x, h, *a, **k: (heights.append((list(x), list(h))), bar(ax, x, h, *a, **k))[1])
+    ps.score_charts({"langs": {"zh": {"methods": {"player_star": s}}}}, tmp_path)
+    assert drawn == ["WellPlay weighted score, App. B.3 pooled, zh (95 % interval)"]
+    assert heights[0][0] == ["PLAYER*"] and f"{heights[0][1][0]:.2f}" == "46.07"
+    assert (tmp_path / "scores_zh.png").stat().st_size > 1000
 
 
 def _tables() -> dict:
@@ -400,16 +426,26 @@ def test_the_protocol_differences_name_the_confound_the_temperature_and_the_earl
 
 def test_table_a6_is_compared_with_a_zh_run_and_an_en_one_is_labelled_not_like_for_like():
     """Table A6 (PLAYER* App. C.4) is the Chinese Solitary Boat Firefly (1702): our row comes from
-    the zh run when it played 1702, else from en with the label "en, not like for like"."""
-    def summ(x):
-        return {"pooled": {"weighted_score": {"mean": x}}}
-    both = {"zh": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(0.41)}},
-            "en": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(0.52)}}}
-    assert ps.solitary_boat_firefly(both) == {"lang": "zh", "weighted_score": 0.41}
-    assert ps.solitary_boat_firefly({"en": both["en"]}) == {"lang": "en", "weighted_score": 0.52}
-    assert ps.solitary_boat_firefly({"zh": {"script_ids": ["134"], "methods": {"player_star": summ(0.4)}}}) is None
+    the zh run when it played 1702, else from en with the label "en, not like for like". The row
+    is script 1702's own score (App. B.3 pooled over its runs), not the language's mean over every
+    script it ran: here 134 is all right and 1702 half, so the two differ."""
+    def run(right_of_10):   # one eval run: 10 questions of each type, right_of_10 of each right
+        return {"counts": {c: {"n": 10, "correct": right_of_10} for c in ps.CATEGORIES},
+                "weighted_score": right_of_10 / 10, "accuracy": {c: right_of_10 / 10 for c in ps.CATEGORIES}}
+
+    def summ(score_1702):   # a method summary as method_summary gives it: 134 all right, 1702 as given
+        per_script = {"134": [run(10), run(10)], "1702": [run(score_1702), run(score_1702)]}
+        return {"pooled": ps.pooled_aggregate(list(per_script.values())), "per_script_runs": per_script}
+    both = {"zh": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(4)}},
+            "en": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(5)}}}
+    assert both["zh"]["methods"]["player_star"]["pooled"]["weighted_score"]["mean"] == pytest.approx(0.7)
+    assert ps.solitary_boat_firefly(both) == {"lang": "zh", "weighted_score": pytest.approx(0.4)}
+    assert ps.solitary_boat_firefly({"en": both["en"]}) == {"lang": "en", "weighted_score": pytest.approx(0.5)}
+    only_134 = {"script_ids": ["134"], "methods": {"player_star": {"per_script_runs": {"134": [run(10)]}}}}
+    assert ps.solitary_boat_firefly({"zh": only_134}) is None
     md = ps.report_md(_fake_result({}, {"lang": "zh", "weighted_score": 0.41}), _tables())
     assert "| local (this run, PLAYER*, zh) | 0.410 |" in md
+    assert "our row is that script's own score (its runs alone, not the language's mean" in md
     md = ps.report_md(_fake_result({}, {"lang": "en", "weighted_score": 0.52}), _tables())
     assert "| local (this run, PLAYER*, en, not like for like: Table A6 is zh) | 0.520 |" in md
     md = ps.report_md(_fake_result({}), _tables())

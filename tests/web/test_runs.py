@@ -94,6 +94,19 @@ def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
     assert "1.00" not in head
 
 
+def test_a_comparisons_headline_names_its_aggregation_the_plain_mean_over_scripts(tmp_path):
+    """A `mas wellplay compare` run's weighted score is the plain mean over scripts, not PLAYER*
+    App. B.3's pooled one its `mas reproduce` parent leads with: its line in the runs list says so."""
+    import json
+    cmp_ = tmp_path / "zh"
+    cmp_.mkdir()
+    (cmp_ / "config.json").write_text(json.dumps({"kind": "wellplay-compare", "methods": ["player_star", "op"]}))
+    (cmp_ / "result.json").write_text(json.dumps({"table": [
+        {"method": "op", "weighted_score": 0.44}, {"method": "player_star", "weighted_score": 0.4977}]}))
+    head = rs.describe(tmp_path, cmp_, "wellplay-compare").headline
+    assert head.startswith("best (weighted, plain mean over scripts): player_star 49.8 %, op 44.0 %"), head
+
+
 def test_wellplay_eval_headline_gives_each_category_its_n_interval_and_the_always_a_line(tmp_path):
     """The evaluation headline printed bare per-category accuracies ("objective 66.7 %"); each now has
     its Wilson interval and n from the result's counts, and the always-a chance line follows."""
