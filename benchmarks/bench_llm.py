@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from langchain_core.messages import HumanMessage, SystemMessage  # noqa: E402
 
-from mas_agents.llm import LocalLlamaChat, embedded_model_path  # noqa: E402
+from mas_agents.local_chat import LocalLlamaChat
+from mas_agents.embedded import embedded_model_path  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SENTENCES = [

@@ -74,7 +74,8 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
         ValueError: ``lang`` is not a language of the game.
     """
     from mas_agents import remote
-    from mas_agents.actions import ActionRequest
+    from mas_agents.remote import endpoints
+    from mas_agents.planners.base import ActionRequest
     from mas_agents.graphs.wis import player, rules
     from mas_agents.prompts import format_instruction, reprompt
 
@@ -90,7 +91,7 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
         "lang": lang,
         "players": int(players),
         "speak_timeout": None if speak_timeout is None else float(speak_timeout),
-        "reply_format": structured if structured is not None else remote.settings().structured,
+        "reply_format": structured if structured is not None else endpoints.settings().structured,
         "prompts": {"rules": player.RULES[lang], "identity": player.IDENTITY[lang],
                     **{f"task.{k}": v for k, v in sorted(tasks.items())},
                     "answer.describe": format_instruction(describe), "answer.vote": format_instruction(vote),

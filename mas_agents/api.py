@@ -105,7 +105,7 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> A
     Args:
         prompts: record prompts; None: the process-wide switch (on unless ``--no-record-prompts``).
     """
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     return CallRecorder(None if out is None else Path(out) / "llm_calls.jsonl", prompts=prompts)
 
 
@@ -168,7 +168,7 @@ def agent(spec: str = "plain", *, model: Any = "local", game: Any = None, name: 
         mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
     """
     from mas_agents.eval.runs.seats import Seats
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Persona
 
     r = recipe(spec, model=model, settings=settings)
@@ -209,7 +209,7 @@ def _load_script(script: Any, data_dir: Any, lang: str) -> Any:
 # ------------------------------------------------------------------------------------- play
 def _seat_label(seat: Any) -> str:
     """How ``config.json`` names what holds a hand-seated place (``"plain+pgm@local"``)."""
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     r = seat if isinstance(seat, AgentRecipe) else getattr(seat, "recipe", None)
     if r is not None:
         return r.blocks + (f"@{spec_text(r.model_spec)}" if r.model_spec is not None else "")
@@ -301,7 +301,7 @@ def _with_seats(game: Any, hand: dict[Any, Any]) -> Any:
 
 
 def _model_text(model: Any, default: Any) -> str:
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     return spec_text(default if model is None else model)
 
 
@@ -464,7 +464,7 @@ def servers(**settings: Any) -> Any:
     Raises:
         ValueError: a value out of range; TypeError: an unknown setting.
     """
-    from mas_agents import remote
+    from mas_agents.remote import endpoints as remote
     return remote.configure(**settings) if settings else remote.settings()
 
 

@@ -1,8 +1,8 @@
 """The call log: one :class:`LLMCall` record per logical model call, appended by a
 :class:`CallRecorder` to ``<run_dir>/llm_calls.jsonl`` (with the call's prompt record to the prompt
 log, :mod:`mas_agents.prompt_log`), read back by :func:`read_calls` and summed by
-:func:`call_totals`. Split from :mod:`mas_agents.accounting` (issue 51 item 6), which re-exports
-every name here; :class:`mas_agents.accounting.AccountedModel` makes the records.
+:func:`call_totals`. Split from :mod:`mas_agents.accounting` (issue 51 item 6); callers import
+these names from here; :class:`mas_agents.accounting.AccountedModel` makes the records.
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ def cell_fanout(models: list[Any]) -> int | None:
     at_once, left = getattr(_CELL, "run", (1, 0))
     if at_once <= 1:
         return None
-    from mas_agents.remote import auto_concurrency
+    from mas_agents.remote.usage import auto_concurrency
     calls = auto_concurrency(list(models))
     return max(1, calls // at_once) if left >= calls else None
 
@@ -291,7 +291,7 @@ def default_concurrency(models: list[Any], local_default: int) -> int:
         return local_default
     if has_local_model(models):
         return max(1, int(connect()["model_slots"]))
-    from mas_agents.remote import auto_concurrency
+    from mas_agents.remote.usage import auto_concurrency
     return auto_concurrency(models)
 
 
@@ -363,7 +363,8 @@ def _snapshot(d: Path) -> dict[str, bytes]:
 def _process_settings(window: int) -> dict[str, Any]:
     """What a worker process must share with the driver to run a cell the same way."""
     from mas_agents import remote
-    rs = asdict(remote.settings())
+    from mas_agents.remote import endpoints as remote_endpoints
+    rs = asdict(remote_endpoints.settings())
     share = max(1, rs["max_connections"] // max(1, window))
     rs["max_connections"] = share
     return {"remote": rs, "record_prompts": record_prompts(),
@@ -372,9 +373,10 @@ def _process_settings(window: int) -> dict[str, Any]:
 
 def _apply_process_settings(proc: dict[str, Any]) -> None:
     from mas_agents import remote
+    from mas_agents.remote import endpoints
     os.environ.update(proc["env"])
-    if asdict(remote.settings()) != proc["remote"]:
-        remote.configure(**proc["remote"])
+    if asdict(endpoints.settings()) != proc["remote"]:
+        endpoints.configure(**proc["remote"])
     set_record_prompts(proc["record_prompts"])
 
 

@@ -35,47 +35,20 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from mas_agents.accounting import AccountedModel
-from mas_agents.embedded import (  # noqa: F401 - re-exported: the names of mas_agents.llm before the split
-    DEFAULT_N_CTX,
-    DEFAULT_PREFIX_CACHE_MB,
-    EMBEDDED_FILE,
-    EMBEDDED_MODULE,
-    EMBEDDED_PACKAGE,
-    _Loaded,
-    _new_prefix_cache,
-    embedded_model_path,
-    prefix_cache_mb,
-    set_prefix_cache_mb,
-)
-from mas_agents.errors import ContextOverflowError
-from mas_agents.local_chat import LocalLlamaChat, to_llama_messages
-from mas_agents.model_specs import (  # noqa: F401 - re-exported, as above
-    CLI_SPEC_FORMS,
-    SPEC_FORMS,
+from mas_agents.embedded import DEFAULT_N_CTX, embedded_model_path
+from mas_agents.local_chat import LocalLlamaChat
+from mas_agents.model_specs import (
     SPEC_SCHEMES,
     _scheme_factory,
     check_spec,
     model_label,
-    set_spec_override,
     spec_override,
     spec_text,
 )
 
 __all__ = [
-    "ContextOverflowError",
-    "LocalLlamaChat",
-    "EMBEDDED_PACKAGE",
-    "EMBEDDED_FILE",
     "ModelPool",
-    "check_spec",
-    "embedded_model_path",
     "make_chat_model",
-    "model_label",
-    "prefix_cache_mb",
-    "set_prefix_cache_mb",
-    "set_spec_override",
-    "spec_text",
-    "to_llama_messages",
 ]
 
 OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
@@ -132,7 +105,8 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         return LocalLlamaChat(model_path=model_path, n_ctx=n_ctx, temperature=temperature, max_tokens=max_tokens,
                               seed=seed, metadata={"mas_max_retries": max_retries})
     # openai:NAME, the one form left that check_spec accepts
-    from mas_agents.remote import RemoteChat, parse_base_urls
+    from mas_agents.remote.chat import RemoteChat
+    from mas_agents.remote.endpoints import parse_base_urls
 
     urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
     model = RemoteChat(model=s[len("openai:"):].strip(), base_url=urls[0] if urls else None,

@@ -57,7 +57,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from mas_agents.accounting import message_dicts, prompt_paths, read_calls, read_prompts
+from mas_agents.prompt_log import message_dicts, prompt_paths, read_prompts
+from mas_agents.call_log import read_calls
 from mas_agents.errors import RunStopped
 
 __all__ = ["PREFIX", "NotReplayable", "ReplayMismatch", "Recording", "ReplayChat", "make_replay_chat",
@@ -305,7 +306,7 @@ def _fields(fmt: Any, dialect: str | None) -> dict | None:
         return {"grammar": fmt.gbnf()}
     if dialect == "prompt":
         return {}
-    from mas_agents.remote import RemoteChat
+    from mas_agents.remote.chat import RemoteChat
     return RemoteChat._extra(None, fmt, dialect)     # uses no state of the model
 
 
@@ -501,16 +502,17 @@ def replaying(run: str | Path) -> Iterator[Recording]:
         NotReplayable, ValueError: see :class:`Recording` (before anything runs).
     """
     from mas_agents import llm
+    from mas_agents import model_specs
 
     rec = Recording(Path(run).expanduser().resolve())
 
     def factory(spec: str, **settings: Any) -> BaseChatModel:
         if spec.startswith(PREFIX):
             return make_replay_chat(spec, **settings)
-        return ReplayChat(recording=rec, label=llm.model_label(spec), spec=spec)
+        return ReplayChat(recording=rec, label=model_specs.model_label(spec), spec=spec)
 
-    prev = llm.set_spec_override(factory)
+    prev = model_specs.set_spec_override(factory)
     try:
         yield rec
     finally:
-        llm.set_spec_override(prev)
+        model_specs.set_spec_override(prev)

@@ -1,7 +1,7 @@
 """Which failures of a model call are worth retrying, which mean the backend is down or refuses
 every request, and how long the server asked to wait (:func:`is_transient_error`,
 :func:`retry_after_s`). Split from :mod:`mas_agents.accounting` (issue 51 item 6), whose
-:class:`~mas_agents.accounting.AccountedModel` retries by these rules, and which re-exports them.
+:class:`~mas_agents.accounting.AccountedModel` retries by these rules.
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def _run_each(items: list, fn, concurrency: int, done) -> list:
 def _note_kept(exc: BaseException, total: int, finished: int, open_: int) -> None:
     """Add to ``exc`` (a note, :pep:`678`) what :func:`run_each` kept of its ``total`` items:
     ``finished`` returned, ``open_`` had started and not returned (stopped mid-way or still ending),
-    the rest never started. The CLI's stop line shows it (:mod:`mas_agents.cli.common`)."""
+    the rest never started. The CLI's stop line shows it (:mod:`mas_agents.cli.stops`)."""
     if total <= 1:
         return
     later = max(0, total - finished - open_)

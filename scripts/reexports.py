@@ -161,7 +161,11 @@ def read_module(name: str, path: Path, is_package: bool) -> Module:
             for alias in stmt.names:
                 if alias.name != "*" and source != "__future__":
                     mod.imports[alias.asname or alias.name] = f"{source}.{alias.name}"
+    exported = {id(n) for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and "__all__" in _targets(stmt) for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in exported:
+            continue    # listing a name in __all__ is handing it on, not using it
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             mod.used.add(node.id)
         elif isinstance(node, ast.Attribute):

@@ -35,17 +35,18 @@ def python_blocks(markdown: str, heading: str) -> list[str]:
 @pytest.fixture
 def fake_models():
     from mas_agents import llm
+    from mas_agents import model_specs
     built = []
 
     def factory(spec, **kw):
         built.append(spec)
         return RuleChat(rule=any_game_player())
 
-    prev = llm.set_spec_override(factory)
+    prev = model_specs.set_spec_override(factory)
     try:
         yield built
     finally:
-        llm.set_spec_override(prev)
+        model_specs.set_spec_override(prev)
 
 
 @pytest.mark.parametrize("heading", SECTIONS)

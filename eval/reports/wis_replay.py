@@ -26,7 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from mas_agents.eval.reports.wis_record import REQUIRED, record_from_events, validate  # noqa: F401 - re-exported
+from mas_agents.eval.reports.wis_record import record_from_events, validate
 from mas_agents.events import read_events
 from mas_agents.graphs.wis.rules import FOUL_TEXT, FOULS
 from mas_agents.utterance import quote

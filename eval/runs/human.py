@@ -47,14 +47,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mas_agents.accounting import STOP, StopRequested
-from mas_agents.actions import ActionRequest, ParseError, parse_reply
+from mas_agents.stop import STOP, StopRequested
+from mas_agents.actions import parse_reply
+from mas_agents.planners.base import TAGS, Action, ActionRequest
+from mas_agents.kinds import ParseError
 from mas_agents.agent import StatCounter
 from mas_agents.events import is_visible
 from mas_agents.graphs.wis.player import split_names
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME
-from mas_agents.planners.base import TAGS, Action
 from mas_agents.rundir import read_json, write_json
 
 #: The agent spec of a human seat (``mas spy play --agents human,plain,...``).

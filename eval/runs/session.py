@@ -41,11 +41,12 @@ from mas_agents.eval.datasets import data_files
 from mas_agents.eval.games import GameDef, Table, get
 from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
 from mas_agents.eval.runs.seats import Seats
-from mas_agents.accounting import CallRecorder, clear_call_log
+from mas_agents.call_log import CallRecorder
+from mas_agents.prompt_log import clear_call_log
 from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
 from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.gc_tuning import fewer_collections
-from mas_agents.llm import prefix_cache_mb
+from mas_agents.embedded import prefix_cache_mb
 from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         FileNotFoundError: ``resume`` but ``out`` holds no checkpoint, or a seat's local model file
             is missing (:func:`load_local_models`, after ``config.json``, before the first move).
     """
-    from mas_agents.remote import endpoint_report
+    from mas_agents.remote.usage import endpoint_report
     from mas_agents.rundir import versions
 
     g = get(game)
@@ -186,7 +187,7 @@ def load_local_models(models: list) -> int:
     Raises:
         FileNotFoundError: a local model's GGUF file does not exist.
     """
-    from mas_agents.llm import LocalLlamaChat
+    from mas_agents.local_chat import LocalLlamaChat
 
     n = 0
     for m in models:

@@ -15,7 +15,8 @@ from mas_agents.eval.datasets.wellplay import Script
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.wellplay_eval import Answerer, agent_answerer
 from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
-from mas_agents.accounting import STOP, CallRecorder, StopRequested
+from mas_agents.stop import STOP, StopRequested
+from mas_agents.call_log import CallRecorder
 
 
 class AgentBuilds:

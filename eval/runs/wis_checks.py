@@ -9,11 +9,10 @@ assertions kept one for one as :func:`mas_agents.eval.conformance.need` calls. T
 
 from __future__ import annotations
 
-from typing import Any
 
 from mas_agents.eval.conformance import Conformance, need, problems
 from mas_agents.eval.metrics.wis import player_rows
-from mas_agents.eval.reports.wis_replay import record_from_events
+from mas_agents.eval.reports.wis_record import record_from_events
 from mas_agents.graphs.wis import rules
 
 #: What :func:`walk` replays of each seat (keys of :func:`mas_agents.eval.metrics.wis.player_rows`).

@@ -27,7 +27,8 @@ from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.session import run
 from mas_agents.graphs.wis import rules as rules
-from mas_agents.graphs.wis.graph import WisRuntime, build_graph
+from mas_agents.graphs.wis.graph import build_graph
+from mas_agents.graphs.wis.runtime import WisRuntime
 from mas_agents.graphs.wis.player import AgentWisPlayer
 from mas_agents.specs import is_remote, parse_spec, split_model
 from mas_agents.utterance import markdown, quote

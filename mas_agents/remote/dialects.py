@@ -26,7 +26,8 @@ from typing import Any, Callable
 from urllib.parse import urlparse
 
 from mas_agents import accounting
-from mas_agents.accounting import StopRequested, _is_unreachable, is_transient_error, retry_after_s
+from mas_agents.stop import StopRequested
+from mas_agents.retry import _is_unreachable, is_transient_error, retry_after_s
 from mas_agents.errors import MalformedResponse, ModelUnavailable
 
 log = logging.getLogger("mas_agents.remote")

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 from typing import Iterator
 
-from mas_agents.web import runs as rs
+from mas_agents.web import paths
 
 CHUNK = 1 << 16
 
@@ -63,8 +63,8 @@ def run_files(root: Path, d: Path) -> tuple[list[tuple[Path, str]], list[str]]:
             p = Path(e.path)
             if e.is_symlink():
                 try:
-                    target = rs.confine(root, rs.relpath(root, p.resolve()))
-                except (ValueError, rs.OutsideRuns, OSError):
+                    target = paths.confine(root, paths.relpath(root, p.resolve()))
+                except (ValueError, paths.OutsideRuns, OSError):
                     skipped.append(name)
                     continue
                 if target.is_dir():

@@ -50,7 +50,9 @@ import pytest
 
 from mas_agents.eval import games
 from mas_agents import accounting
-from mas_agents.accounting import StopRequested, read_prompts
+from mas_agents import stop as mas_agents_stop
+from mas_agents.stop import StopRequested
+from mas_agents.prompt_log import read_prompts
 from mas_agents.errors import ModelUnavailable
 from mas_agents.events import read_events as _read_events
 from scripts.fake_runs import _untimed
@@ -389,7 +391,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, data_r
     if not TRIP.fired:      # pytest.fail, not assert: a strict xfail must not take it for its bug
         pytest.fail(f"the run of {case.id} stopped after {after} calls, but not by the tripwire ({how})")
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()
     dirs = {p.parent for p in out.rglob("config.json") if games.find(read_json(p).get("kind")) is not None}
     partial = {d.relative_to(out): (normal_events(d) if (d / "events.jsonl").exists() else None,
                                     (d / "result.json").exists()) for d in dirs}
@@ -409,12 +411,12 @@ def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Re
 
     def progress(done: int, bound: int, nodes: str) -> None:
         if done == 1:                   # one step of this leg done: stop at the next model call
-            accounting.STOP.set()
+            mas_agents_stop.STOP.set()
 
     stops = 0
     while True:
         TRIP.reset()
-        accounting.STOP.clear()
+        mas_agents_stop.STOP.clear()
         try:
             play(case, out, data_root, resume=stops > 0, progress=progress)
         except StopRequested:
@@ -426,7 +428,7 @@ def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Re
                 pytest.fail(f"{case.id}: {stops} interruptions and the game has not finished")
             continue
         finally:
-            accounting.STOP.clear()
+            mas_agents_stop.STOP.clear()
         return stops
 
 

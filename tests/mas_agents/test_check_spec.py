@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.llm import check_spec, make_chat_model
+from mas_agents.llm import make_chat_model
+from mas_agents.model_specs import check_spec
 from mas_agents.web.routes.play import check_model_spec
 
 

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from mas_agents.remote import DirectPost, _plain_key_client
+from mas_agents.remote.transport import DirectPost, _plain_key_client
 
 
 class Server:
