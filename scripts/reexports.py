@@ -77,7 +77,7 @@ def package_files(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
             return
         out[dotted] = (init, True)
         for child in sorted(folder.iterdir()):
-            if child.name.startswith((".", "_")) and child.name != "__main__.py":
+            if child.name.startswith(".") or child.name in ("__init__.py", "__pycache__"):
                 continue
             if child.is_dir():
                 walk(child, f"{dotted}.{child.name}")
