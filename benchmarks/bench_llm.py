@@ -1,6 +1,6 @@
 """Benchmark of the embedded local model (SmolLM2-135M-Instruct Q4_1 via llama-cpp-python).
 
-Measures, through :class:`mas_agents.llm.LocalLlamaChat` (i.e. what the games actually call):
+Measures, through :class:`mas_agents.local_chat.LocalLlamaChat` (i.e. what the games actually call):
 
 * load time of the GGUF (first ``Llama`` construction);
 * cold prompt evaluation throughput (prompt tokens / s) for ~300- and ~1500-token chat prompts, KV

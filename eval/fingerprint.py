@@ -56,7 +56,7 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
       none (``--speak-timeout``; a late description is a foul, so it is a rule).
     * ``reply_format``: the reply-format mode asked for (``--structured``: auto, grammar, json,
       prompt; it applies to seats on remote models, the embedded model always decodes under
-      its grammar); None: the process-wide setting of :func:`mas_agents.remote.settings`.
+      its grammar); None: the process-wide setting of :func:`mas_agents.remote.endpoints.settings`.
     * ``prompts``: the full text of every prompt template a seat's model reads in ``lang``:
       ``rules`` (the system message, :data:`mas_agents.graphs.wis.player.RULES`), ``identity``
       (``IDENTITY``), ``task.history``, ``task.describe``, ``task.vote``, ``task.nothing``

@@ -14,7 +14,7 @@ The game code never calls a chat model directly; it calls :meth:`AccountedModel.
   ``llm_prompts.jsonl.gz`` once it is closed (:data:`PROMPTS_FORMAT`, :func:`read_prompts`).
 
 Token counts come from ``AIMessage.usage_metadata`` (langchain-core's standard usage field, filled by
-:class:`mas_agents.llm.LocalLlamaChat` from llama-cpp-python's ``usage`` and by ``ChatOpenAI`` from
+:class:`mas_agents.local_chat.LocalLlamaChat` from llama-cpp-python's ``usage`` and by ``ChatOpenAI`` from
 the server's ``usage``); models that report no usage (e.g. langchain-core's fake models) give
 ``None``.
 
@@ -75,7 +75,7 @@ def message_text(content: Any) -> str:
 def _accepts_max_tokens(model: Any) -> bool:
     """Whether ``max_tokens`` may be passed as an invoke kwarg (model declares such a field).
 
-    True for :class:`mas_agents.llm.LocalLlamaChat` and ``ChatOpenAI`` (whose request payload maps it
+    True for :class:`mas_agents.local_chat.LocalLlamaChat` and ``ChatOpenAI`` (whose request payload maps it
     to ``max_completion_tokens``); False for langchain-core's fake models and test doubles, so extra
     kwargs never reach model types that do not expect them.
     """

@@ -1,6 +1,6 @@
 """Agents: ``model + memory + [planner blocks]``.
 
-An :class:`Agent` answers every :class:`~mas_agents.actions.ActionRequest` the murder-mystery
+An :class:`Agent` answers every :class:`~mas_agents.planners.base.ActionRequest` the murder-mystery
 game asks (introduce, ask, answer, vote, mcq): it retrieves script and dialogue excerpts from
 its FAISS memory under token budgets (PLAYER* §2.2, C.1), asks its blocks for context and
 instructions, calls the model once, parses the reply strictly, re-prompts once on a malformed

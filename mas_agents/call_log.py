@@ -54,7 +54,7 @@ class LLMCall:
             to its call.
         actor: who asked (a player name, ``"judge"``, ...).
         purpose: why (e.g. ``"vote#1"``); free text chosen by the caller.
-        model: printable model label (see :func:`mas_agents.llm.model_label`).
+        model: printable model label (see :func:`mas_agents.model_specs.model_label`).
         input_tokens / output_tokens: from ``AIMessage.usage_metadata``; ``None`` when the model
             reports no usage or the call failed.
         latency_s: wall-clock seconds from the first attempt to the end of the last one, including

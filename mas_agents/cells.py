@@ -92,7 +92,7 @@ class ClusterUnreachable(RuntimeError):
 
 @dataclass
 class ExecutorSettings:
-    """Process-wide executor settings (set once by the CLI, like :func:`mas_agents.remote.configure`).
+    """Process-wide executor settings (set once by the CLI, like :func:`mas_agents.remote.endpoints.configure`).
 
     Attributes:
         kind: ``local`` or ``ray`` (:data:`EXECUTORS`).
@@ -149,7 +149,7 @@ def cell_fanout(models: list[Any]) -> int | None:
     """How many of one cell's own parallel steps may run at once (LangGraph's ``max_concurrency``
     for a game's fan-out, e.g. a Who-is-Spy round's votes).
 
-    With ``C = parallel calls of models`` (:func:`mas_agents.remote.auto_concurrency`) and ``W``
+    With ``C = parallel calls of models`` (:func:`mas_agents.remote.usage.auto_concurrency`) and ``W``
     cells at once: ``max(1, C // W)`` for a cell of a local multi-cell run that starts with at
     least ``C`` cells left (itself included), which keep every connection busy with one call
     each; None (no limit) otherwise: one cell at a time, a Ray task (it has its own share of the
@@ -258,7 +258,7 @@ def connect() -> dict[str, Any] | None:
 
 def has_local_model(models: list[Any]) -> bool:
     """True when any of ``models`` (specs or chat-model objects) is the in-process GGUF model
-    (``local`` / ``local:PATH`` specs, :class:`mas_agents.llm.LocalLlamaChat`)."""
+    (``local`` / ``local:PATH`` specs, :class:`mas_agents.local_chat.LocalLlamaChat`)."""
     for m in models:
         inner = getattr(m, "model", m) if not isinstance(m, str) else m
         if isinstance(inner, str):
@@ -282,7 +282,7 @@ def cell_resources(models: list[Any], node_cpus: float = 1.0) -> dict[str, Any]:
 def default_concurrency(models: list[Any], local_default: int) -> int:
     """Cells in flight when the command gave no ``--concurrency``: ``local_default`` (the runner's
     own rule) on the local executor; on Ray the cluster's width: its model slots for local-model
-    cells, else :func:`mas_agents.remote.auto_concurrency` (``--max-connections`` per server).
+    cells, else :func:`mas_agents.remote.usage.auto_concurrency` (``--max-connections`` per server).
 
     Raises:
         ClusterUnreachable: ``ray`` and the cluster cannot be reached.

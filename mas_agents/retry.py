@@ -32,7 +32,7 @@ def is_transient_error(exc: BaseException) -> bool:
 
     True for ``openai.APITimeoutError``, ``openai.APIConnectionError``, ``openai.RateLimitError``,
     ``openai.InternalServerError`` (HTTP >= 500), HTTP 408 and 409, ``openai.APIResponseValidationError`` and
-    :class:`mas_agents.remote.MalformedResponse` (a body that is not a completion), a
+    :class:`mas_agents.errors.MalformedResponse` (a body that is not a completion), a
     ``json.JSONDecodeError`` raised while reading a response, and the builtin ``TimeoutError`` /
     ``ConnectionError``. False for everything else, notably
     :class:`mas_agents.errors.ContextOverflowError` (the same prompt would overflow again) and

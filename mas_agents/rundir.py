@@ -361,7 +361,7 @@ def marks_run(fn):
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
     runner returns. When the runner raises, it stays with ``error`` (``"Type: message"``) added, or
     with ``stopped: "Ctrl-C"`` for a KeyboardInterrupt (the user's stop, and
-    :class:`mas_agents.accounting.StopRequested` raised by a model call after it), which
+    :class:`mas_agents.stop.StopRequested` raised by a model call after it), which
     :func:`marker_process` reports as a stop, not a failure; both with ``ended``. A process that is killed leaves
     it behind with a pid that is gone: ``mas serve`` then shows the run as stopped, not running.
     A directory the call created and left empty is removed again.

@@ -200,7 +200,7 @@ def check_out(config: MagicRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with another model, others or seed
-            (:class:`mas_agents.eval.runs.record.RunConflict`).
+            (:class:`mas_agents.rundir.RunConflict`).
     """
     cfg = config.settings()
     # "model" here is the model under test, part of the configuration; another limit may differ

@@ -214,7 +214,7 @@ def check_out(config: PlayerStarRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with other settings
-            (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
+            (:class:`mas_agents.rundir.RunConflict`, names config.json).
     """
     settings = config.settings()
     # a rerun may add languages or methods (finished cells are reused); the rest must be the same

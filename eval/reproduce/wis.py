@@ -150,7 +150,7 @@ def check_out(config: WisRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with other settings
-            (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
+            (:class:`mas_agents.rundir.RunConflict`, names config.json).
     """
     settings = config.settings()
     check_same_run(config.out, {"kind": "reproduce", "paper": PAPER, **settings})

@@ -122,7 +122,7 @@ def wait_answer(seat_dir: Path, request_id: int, deadline: float | None, poll: f
     ``deadline`` (``time.monotonic()`` seconds) passes first. Answers to other ids are dropped.
 
     Raises:
-        StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) while waiting.
+        StopRequested: Ctrl-C (:data:`mas_agents.stop.STOP`) while waiting.
     """
     path = Path(seat_dir) / "answer.json"
     while deadline is None or time.monotonic() < deadline:
@@ -151,7 +151,7 @@ class HumanSeat:
         poll: seconds between looks for an answer.
 
     ``interact`` blocks until the person answers, the speaking limit passes, or Ctrl-C
-    (:data:`mas_agents.accounting.STOP`, then :class:`mas_agents.accounting.StopRequested`).
+    (:data:`mas_agents.stop.STOP`, then :class:`mas_agents.stop.StopRequested`).
     """
 
     label = HUMAN

@@ -65,7 +65,7 @@ NOT_CONFIGURATION = frozenset({"versions", "events_format", "endpoints", "record
 
 def seat_model(spec: str, default: Any) -> str:
     """The model spec a seat with agent spec ``spec`` runs: ``@MODEL`` of ``BLOCKS@MODEL``, else
-    ``default`` as :func:`mas_agents.llm.spec_text` writes it; a URL (a WiS-protocol agent) as it
+    ``default`` as :func:`mas_agents.model_specs.spec_text` writes it; a URL (a WiS-protocol agent) as it
     is, and ``human`` for a person's seat.
 
     ``seat_model("plain@openai:m", "local") == "openai:m"``; ``seat_model("plain", "local") == "local"``.

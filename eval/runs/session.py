@@ -4,7 +4,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
   "events_format", "prefix_cache_mb", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`;
-  ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.llm.prefix_cache_mb`;
+  ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.embedded.prefix_cache_mb`;
   ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
   contract of :mod:`mas_agents.eval.runs.record`; ``data_files``: ``{path relative to the
@@ -13,7 +13,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
   absent when none was), which ``mas rerun`` checks before it replays), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
-* ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
+* ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.call_log.CallRecorder`;
   compressed when the game ends);
 * ``checkpoints.sqlite`` for a game with :attr:`mas_agents.eval.games.GameDef.checkpoint` (LangGraph
   ``SqliteSaver``, one thread named after the game's kind; ``resume=True`` continues from it);
@@ -23,7 +23,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
   (:func:`mas_agents.rundir.marks_run`).
 
 Run again into a directory that holds a game (issue 46, :func:`mas_agents.eval.runs.record.check_same_run`):
-a game of another configuration is refused (:class:`mas_agents.eval.runs.record.RunConflict`, naming the
+a game of another configuration is refused (:class:`mas_agents.rundir.RunConflict`, naming the
 field) and nothing is written; a finished game of the same configuration is reused (its
 ``result.json`` is returned, nothing is replayed or rewritten); an unfinished one is resumed
 (a game that checkpoints, with ``resume``) or replayed from the start (its call and prompt logs
@@ -182,7 +182,7 @@ def load_local_models(models: list) -> int:
     19, the embedded model, a WiS game's first description): 5.2 s with the load, 4.7 s after it;
     the rest of a first call's extra time over the next ones (1.6-2.4 s) is its whole prompt
     evaluated with nothing cached. Loading is shared by the process
-    (:func:`mas_agents.llm.LocalLlamaChat.load`), so later games pay nothing.
+    (:func:`mas_agents.local_chat.LocalLlamaChat.load`), so later games pay nothing.
 
     Raises:
         FileNotFoundError: a local model's GGUF file does not exist.

@@ -114,7 +114,7 @@ class WellPlayEvalConfig(RunConfig):
             recorded (``scripts`` is); :meth:`from_record` restores it from ``scripts``.
         model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object
             (not recorded as given: ``config.json``'s model fields say which model answered).
-        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
+        concurrency: characters answering at once; None = :func:`mas_agents.remote.usage.parallel_calls`
             of ``model``. The files written do not depend on it (not recorded).
     """
 

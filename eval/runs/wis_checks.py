@@ -157,7 +157,7 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
     """``{field: (recomputed, stored)}``: eliminations, scores (``mas_agents.graphs.wis.rules.game_scores``),
     outcome and rounds recomputed from the ``describe`` / ``foul`` / ``vote_result`` events alone
-    (:func:`mas_agents.eval.reports.wis_replay.record_from_events`); ``mas rerun --rescore`` and the
+    (:func:`mas_agents.eval.reports.wis_record.record_from_events`); ``mas rerun --rescore`` and the
     conformance kit call it through the registry (:attr:`mas_agents.eval.games.GameDef.conformance`).
 
     Raises:

@@ -69,7 +69,7 @@ def speak_limit(agents: list[str], model: Any = "local", requested: float | None
     Returns:
         With :data:`AUTO`: :data:`mas_agents.eval.runs.human.HUMAN_SPEAK_TIMEOUT` when a person holds a seat;
         else None when any seat plays on the embedded model (``local``, ``local:PATH``, or a
-        :class:`mas_agents.llm.LocalLlamaChat`): on a small machine its descriptions take longer
+        :class:`mas_agents.local_chat.LocalLlamaChat`): on a small machine its descriptions take longer
         than the limit and would foul on the clock, not on play; else
         :data:`mas_agents.graphs.wis.rules.SPEAK_TIMEOUT` (10 s, WiS paper Appendix A "Detailed rules").
         Otherwise ``requested`` (0 -> None).
@@ -173,7 +173,7 @@ class WisGameConfig(RunConfig):
         speak_timeout: seconds to describe (foul after); :data:`AUTO` (default): :func:`speak_limit`'s
             rule (10 s, none with a seat on the embedded model); 0 or None: no limit.
         vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
-            the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.graph.WisRuntime` for why).
+            the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.runtime.WisRuntime` for why).
 
     Not recorded:
         model: default model for specs without ``@MODEL`` (a spec, or a chat model object in tests);

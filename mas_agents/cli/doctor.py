@@ -215,7 +215,7 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
 
 
 def _check_embedding_cache(rep: _Report) -> None:
-    """Where retrieval vectors are kept between runs (:func:`mas_agents.memory.embeddings.default_cache_dir`)."""
+    """Where retrieval vectors are kept between runs (:func:`mas_agents.memory.vector_cache.default_cache_dir`)."""
     from mas_agents.memory.vector_cache import CACHE_ENV, CACHE_FILE, default_cache_dir
 
     try:

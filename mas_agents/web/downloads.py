@@ -2,7 +2,7 @@
 ``report.md`` as CSV.
 
 The zip holds every regular file under the run directory, read through
-:func:`mas_agents.web.runs.confine` like every other path: a symbolic link that leads out of
+:func:`mas_agents.web.paths.confine` like every other path: a symbolic link that leads out of
 ``--runs`` is left out (and named in ``SKIPPED.txt`` inside the zip); one that stays inside is
 followed. It is written to the response as it is read, a chunk at a time (``zipfile`` on an
 unseekable stream writes data descriptors), so a large run is never held in memory.

@@ -100,7 +100,7 @@ class Site:
 
         A game has a person in it when it has human seat folders (:func:`human_seats`), names the
         seat spec ``human`` in its ``config.json``, or was started from ``/play`` by this server;
-        it is being played while this server's thread of it lives or :func:`mas_agents.web.runs.run_state`
+        it is being played while this server's thread of it lives or :func:`mas_agents.web.kinds.run_state`
         says ``running``.
 
         Returns:

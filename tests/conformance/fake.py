@@ -28,7 +28,7 @@ from scripts.fake_runs import HashChat, _fake_make
 
 class Tripwire:
     """Counts the fake model's calls (thread-safe) and, once armed, interrupts the run after
-    ``after`` calls: ``"ctrl_c"`` sets :data:`mas_agents.accounting.STOP` during call ``after + 1``
+    ``after`` calls: ``"ctrl_c"`` sets :data:`mas_agents.stop.STOP` during call ``after + 1``
     (what the CLI's SIGINT handler does; the next accounted call raises ``StopRequested``),
     ``"model_down"`` makes every later call raise :class:`ModelUnavailable`."""
 

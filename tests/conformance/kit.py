@@ -16,7 +16,7 @@ b. **re-scoring**: every ``(recomputed, stored)`` pair of ``conformance.rescore(
 c. **resume**: a game that checkpoints (:attr:`mas_agents.eval.games.GameDef.checkpoint`) is interrupted
    after EVERY graph step and resumed each time (:func:`resumed_at_every_step`: the kept log is
    always the start of the uninterrupted one) and also stopped by the case's tripwires
-   (:func:`stop_points`: Ctrl-C, i.e. :data:`mas_agents.accounting.STOP`, or a dead server,
+   (:func:`stop_points`: Ctrl-C, i.e. :data:`mas_agents.stop.STOP`, or a dead server,
    :class:`mas_agents.errors.ModelUnavailable`, after N model calls) and resumed; any other game
    is stopped half-way through its last game and run again, which reuses the finished games and
    replays the unfinished one (that game must have no ``result.json`` in between). Every resumed
@@ -402,7 +402,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, data_r
 
 def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Reference) -> int:
     """Play ``case`` (a game that checkpoints) into ``out`` one graph step at a time: after each
-    step the runner's ``progress`` sets :data:`mas_agents.accounting.STOP`, so the next model
+    step the runner's ``progress`` sets :data:`mas_agents.stop.STOP`, so the next model
     call stops the run (``StopRequested``), and the game is resumed, until it finishes. After
     every interruption the kept ``events.jsonl`` must be the start of the reference game's.
 

@@ -1,5 +1,5 @@
 """How a WellPlay evaluation schedules its characters and builds their agents
-(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_run.AgentBuilds`): most
+(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_agents.AgentBuilds`): most
 questions first, agents built on one thread ahead of the cells, the first characters answering
 while later ones are still being built, and files that do not depend on the concurrency. Real
 script "Sin" (``realdata``), fake models."""

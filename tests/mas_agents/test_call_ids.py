@@ -1,4 +1,4 @@
-"""mas_agents.accounting.new_call_id: 32 hex characters, unique across threads, in start order,
+"""mas_agents.call_log.new_call_id: 32 hex characters, unique across threads, in start order,
 and another prefix in a forked child."""
 
 from __future__ import annotations

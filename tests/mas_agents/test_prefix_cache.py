@@ -1,5 +1,5 @@
 """Issue 48, item 2: the embedded engine keeps several prefixes (llama-cpp-python's RAM cache of
-model states, :func:`mas_agents.llm.set_prefix_cache_mb`). Greedy decodes are the same with and
+model states, :func:`mas_agents.embedded.set_prefix_cache_mb`). Greedy decodes are the same with and
 without it; with it, an agent whose turn comes back after the others' reuses its own prefix.
 
 The integration test loads the embedded model: run it under ``flock /tmp/model.lock``."""

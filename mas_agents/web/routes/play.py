@@ -337,7 +337,7 @@ async def play_answer(rel: str, request: Request, site: Site = Depends(get_site)
 
 def check_model_spec(spec: str) -> None:
     """Check a seat's model spec as :func:`mas_agents.llm.make_chat_model` reads it, without
-    building the model: :func:`mas_agents.llm.check_spec` (one check for both), its missing file
+    building the model: :func:`mas_agents.model_specs.check_spec` (one check for both), its missing file
     or bad type reported like a bad form.
 
     Raises:
