@@ -41,7 +41,7 @@ def game_cost(game_dir: Path) -> dict:
     result = json.loads((game_dir / "result.json").read_text())
     seats = method_seats(result["roles"])
     events = [json.loads(x) for x in (game_dir / "events.jsonl").read_text().splitlines() if x.strip()]
-    from mas_agents.accounting import read_calls
+    from mas_agents.call_log import read_calls
     purposes: dict[str, int] = {}
     for c in read_calls(game_dir / "llm_calls.jsonl"):
         if c.actor in seats:

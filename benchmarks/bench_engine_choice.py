@@ -13,7 +13,7 @@ stub of ``bench_throughput.py`` (its own process on 127.0.0.1, ``--latency`` s p
   through a shared ``httpx2`` pool of N keep-alive connections (our ``RemoteChat`` path, without
   langchain);
 * ``threads + openai SDK, pools of 16``: the same over one pool per 16 connections (what
-  ``mas_agents.remote.Endpoint`` does since this session);
+  ``mas_agents.remote.endpoints.Endpoint`` does since this session);
 * ``asyncio + openai SDK``: N tasks on one loop, ``AsyncOpenAI.post`` over one async pool;
 * ``asyncio + httpx2``: N tasks, ``httpx2.AsyncClient.post`` and ``json.loads`` (no SDK);
 * ``threads + http.client``: N threads, a stdlib keep-alive connection each (a floor).

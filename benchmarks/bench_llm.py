@@ -1,6 +1,6 @@
 """Benchmark of the embedded local model (SmolLM2-135M-Instruct Q4_1 via llama-cpp-python).
 
-Measures, through :class:`mas_agents.llm.LocalLlamaChat` (i.e. what the games actually call):
+Measures, through :class:`mas_agents.local_chat.LocalLlamaChat` (i.e. what the games actually call):
 
 * load time of the GGUF (first ``Llama`` construction);
 * cold prompt evaluation throughput (prompt tokens / s) for ~300- and ~1500-token chat prompts, KV
@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from langchain_core.messages import HumanMessage, SystemMessage  # noqa: E402
 
-from mas_agents.llm import LocalLlamaChat, embedded_model_path  # noqa: E402
+from mas_agents.local_chat import LocalLlamaChat
+from mas_agents.embedded import embedded_model_path  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SENTENCES = [

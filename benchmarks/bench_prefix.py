@@ -150,7 +150,7 @@ def start_server(port: int, env: dict, log: Path) -> subprocess.Popen:
     Its output goes to ``log`` (a file, never a pipe: with its default ``--verbose true`` the server
     writes about 215 KB to stderr before it listens, which fills a 64 KB pipe nobody reads and blocks it).
     Raises RuntimeError (with the log's tail) if it exits or does not answer within 300 s."""
-    from mas_agents.llm import embedded_model_path
+    from mas_agents.embedded import embedded_model_path
     with open(log, "wb") as fh:
         proc = subprocess.Popen([PY, "-m", "llama_cpp.server", "--model", embedded_model_path(), "--host", "127.0.0.1",
                                  "--port", str(port), "--model_alias", "smol", "--n_ctx", "8192", "--cache", "true"],

@@ -323,9 +323,10 @@ def steady_state(units: list[list[dict]], c: int) -> tuple[float, int, list[tupl
 
 def configure(connections: int) -> Any:
     from mas_agents import remote
+    from mas_agents.remote import endpoints
 
-    remote.configure(structured="prompt", max_connections=connections)
-    return remote.endpoint(os.environ["OPENAI_BASE_URL"]).limiter
+    endpoints.configure(structured="prompt", max_connections=connections)
+    return endpoints.endpoint(os.environ["OPENAI_BASE_URL"]).limiter
 
 
 def summarise_cell(kind: str, c: int, units: list[list[dict]], meters: dict, sampler: CpuSampler, limiter: Any,
@@ -576,7 +577,8 @@ def layer_overhead(base_url: str, n: int, body: dict) -> dict:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langchain_openai import ChatOpenAI
 
-    from mas_agents.accounting import AccountedModel, CallRecorder
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.call_log import CallRecorder
     from mas_agents.llm import make_chat_model
 
     host_port = base_url.split("//", 1)[1].split("/", 1)[0]

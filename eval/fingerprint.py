@@ -56,7 +56,7 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
       none (``--speak-timeout``; a late description is a foul, so it is a rule).
     * ``reply_format``: the reply-format mode asked for (``--structured``: auto, grammar, json,
       prompt; it applies to seats on remote models, the embedded model always decodes under
-      its grammar); None: the process-wide setting of :func:`mas_agents.remote.settings`.
+      its grammar); None: the process-wide setting of :func:`mas_agents.remote.endpoints.settings`.
     * ``prompts``: the full text of every prompt template a seat's model reads in ``lang``:
       ``rules`` (the system message, :data:`mas_agents.graphs.wis.player.RULES`), ``identity``
       (``IDENTITY``), ``task.history``, ``task.describe``, ``task.vote``, ``task.nothing``
@@ -80,8 +80,8 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
     Raises:
         ValueError: ``lang`` is not a language of the game.
     """
-    from mas_agents import remote
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
+    from mas_agents.remote import endpoints
     from mas_agents.graphs.wis import player, rules, runtime
     from mas_agents.prompts import format_instruction, reprompt
     from mas_agents.utterance import host_line, utterance
@@ -98,7 +98,7 @@ def wis_protocol(*, lang: str, players: int, speak_timeout: float | None, struct
         "lang": lang,
         "players": int(players),
         "speak_timeout": None if speak_timeout is None else float(speak_timeout),
-        "reply_format": structured if structured is not None else remote.settings().structured,
+        "reply_format": structured if structured is not None else endpoints.settings().structured,
         "prompts": {"rules": player.RULES[lang], "identity": player.IDENTITY[lang],
                     **{f"task.{k}": v for k, v in sorted(tasks.items())},
                     "answer.describe": format_instruction(describe), "answer.vote": format_instruction(vote),

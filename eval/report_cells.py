@@ -2,7 +2,7 @@
 :meth:`mas_agents.eval.stats.Estimate.fmt` wrote (``"41.2 % [35.0, 47.9] (n=6)"``) back into
 numbers, and :func:`numeric_columns` turns a report table into one with separate
 ``value / low / high / n`` columns, the form of a CSV download. Split from
-:mod:`mas_agents.eval.stats` (issue 51 item 6), which re-exports both.
+:mod:`mas_agents.eval.stats` (issue 51 item 6).
 """
 
 from __future__ import annotations

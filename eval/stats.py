@@ -62,7 +62,7 @@ Report tables
 :meth:`Estimate.fmt` writes one cell ``"41.2 % [35.0, 47.9] (n=6)"`` for a Markdown report;
 :func:`parse_estimate` reads such a cell back into numbers, and :func:`numeric_columns` turns a
 report table (rows of cell texts) into one with separate ``value / low / high / n`` columns, the
-form of a CSV download (both in :mod:`mas_agents.eval.report_cells`, re-exported here).
+form of a CSV download (both in :mod:`mas_agents.eval.report_cells`).
 
 Over 400 lines for one idea, the intervals of every report number: a third of it is this method
 statement, which the estimators share and which would say less split over several files.
@@ -75,7 +75,6 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from mas_agents.eval.report_cells import numeric_columns, parse_estimate  # noqa: F401 - re-exported
 
 __all__ = [
     "Estimate",
@@ -85,8 +84,6 @@ __all__ = [
     "wilson",
     "clip",
     "summary_sentence",
-    "parse_estimate",
-    "numeric_columns",
 ]
 
 # Upper bound on the number of resampled indices held in memory at once.

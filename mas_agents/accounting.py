@@ -14,13 +14,13 @@ The game code never calls a chat model directly; it calls :meth:`AccountedModel.
   ``llm_prompts.jsonl.gz`` once it is closed (:data:`PROMPTS_FORMAT`, :func:`read_prompts`).
 
 Token counts come from ``AIMessage.usage_metadata`` (langchain-core's standard usage field, filled by
-:class:`mas_agents.llm.LocalLlamaChat` from llama-cpp-python's ``usage`` and by ``ChatOpenAI`` from
+:class:`mas_agents.local_chat.LocalLlamaChat` from llama-cpp-python's ``usage`` and by ``ChatOpenAI`` from
 the server's ``usage``); models that report no usage (e.g. langchain-core's fake models) give
 ``None``.
 
 This module holds the wrapper (:class:`AccountedModel`, the failure streak; the Ctrl-C stop
-:data:`STOP` is :mod:`mas_agents.stop`'s); the rest lives beside it, one idea a module (issue 51 item 6), and every name
-stays importable from here: the call record and its recorder (:mod:`mas_agents.call_log`), the
+:data:`STOP` is :mod:`mas_agents.stop`'s); the rest lives beside it, one idea a module (issue 51 item 6), and each name
+is imported from the module that defines it: the call record and its recorder (:mod:`mas_agents.call_log`), the
 prompt log (:mod:`mas_agents.prompt_log`), the retry rules (:mod:`mas_agents.retry`). Tests and
 :mod:`mas_agents.remote.dialects` patch or read ``_sleep`` here: the wrapper's back-off reads it
 from this module.
@@ -37,42 +37,24 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from mas_agents.call_log import (  # noqa: F401 - re-exported: the names of mas_agents.accounting before the split
-    _CALL_FIELDS,
-    _TOTAL_KEYS,
-    CallRecorder,
-    LLMCall,
-    call_totals,
-    new_call_id,
-    read_calls,
-)
-from mas_agents.errors import CallFailed, ContextOverflowError, MalformedResponse, ModelUnavailable  # noqa: F401
-from mas_agents.prompt_log import (  # noqa: F401 - re-exported, as above
-    PROMPTS_FILE,
-    PROMPTS_FORMAT,
-    PROMPTS_GZ,
-    clear_call_log,
-    message_dicts,
-    prompt_paths,
-    read_prompts,
-    record_prompts,
-    set_record_prompts,
-)
-from mas_agents.retry import (  # noqa: F401 - re-exported, as above
-    REFUSALS,
+from mas_agents.call_log import CallRecorder, LLMCall, new_call_id
+from mas_agents.errors import CallFailed, ContextOverflowError, ModelUnavailable
+from mas_agents.prompt_log import message_dicts
+from mas_agents.retry import (
     _is_refusal,
     _is_request_error,
     _is_unreachable,
-    _transient_types,
     is_transient_error,
     retry_after_s,
 )
-from mas_agents.stop import STOP, StopRequested  # noqa: F401 - the Ctrl-C stop, re-exported
+from mas_agents.stop import STOP, StopRequested
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LLMCall", "CallRecorder", "AccountedModel", "is_transient_error", "message_text", "read_prompts",
-           "set_record_prompts", "record_prompts", "PROMPTS_FILE", "PROMPTS_GZ"]
+__all__ = [
+    "AccountedModel",
+    "message_text",
+]
 
 
 def message_text(content: Any) -> str:
@@ -93,7 +75,7 @@ def message_text(content: Any) -> str:
 def _accepts_max_tokens(model: Any) -> bool:
     """Whether ``max_tokens`` may be passed as an invoke kwarg (model declares such a field).
 
-    True for :class:`mas_agents.llm.LocalLlamaChat` and ``ChatOpenAI`` (whose request payload maps it
+    True for :class:`mas_agents.local_chat.LocalLlamaChat` and ``ChatOpenAI`` (whose request payload maps it
     to ``max_completion_tokens``); False for langchain-core's fake models and test doubles, so extra
     kwargs never reach model types that do not expect them.
     """

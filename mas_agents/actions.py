@@ -8,16 +8,15 @@ re-prompts once and then records an invalid action (abstain). A legal move is ne
 of free prose: a name merely *mentioned* somewhere in a reply is not a vote.
 
 How each kind is read is its :class:`mas_agents.planners.base.ActionKind` record's ``parse`` (the built-in
-kinds and the reading helpers re-exported here: :mod:`mas_agents.kinds`).
+kinds and the reading helpers: :mod:`mas_agents.kinds`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mas_agents.kinds import (LETTERS, ParseError, clean_free_text, form_fields, match_choice,  # noqa: F401  (re-exported)
-                              parse_letters, tagged_field)
-from mas_agents.planners.base import TAGS, Action, ActionRequest, action_kind  # noqa: F401  (Action, ActionRequest: the contract, re-exported)
+from mas_agents.kinds import ParseError, clean_free_text
+from mas_agents.planners.base import ActionRequest, action_kind
 
 _clean_free_text = clean_free_text
 

@@ -1,6 +1,6 @@
 """Agents: ``model + memory + [planner blocks]``.
 
-An :class:`Agent` answers every :class:`~mas_agents.actions.ActionRequest` the murder-mystery
+An :class:`Agent` answers every :class:`~mas_agents.planners.base.ActionRequest` the murder-mystery
 game asks (introduce, ask, answer, vote, mcq): it retrieves script and dialogue excerpts from
 its FAISS memory under token budgets (PLAYER* §2.2, C.1), asks its blocks for context and
 instructions, calls the model once, parses the reply strictly, re-prompts once on a malformed
@@ -32,12 +32,22 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from mas_agents import prompts
 from mas_agents.accounting import AccountedModel
-from mas_agents.actions import Action, ActionRequest, ParseError, parse_reply
+from mas_agents.actions import parse_reply
+from mas_agents.planners.base import (
+    UNSPECIFIED,
+    Action,
+    ActionRequest,
+    Contribution,
+    GameInfo,
+    KindTable,
+    PlannerBlock,
+    action_kind,
+)
+from mas_agents.kinds import ParseError
 from mas_agents.errors import CallFailed
 from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
 from mas_agents.memory import MemorySettings, VectorMemory
-from mas_agents.planners.base import UNSPECIFIED, Contribution, GameInfo, KindTable, PlannerBlock, action_kind
 from mas_agents.text import says_word
 from mas_agents.utterance import utterance
 

@@ -135,7 +135,7 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> C
     Args:
         prompts: record prompts; None: the process-wide switch (on unless ``--no-record-prompts``).
     """
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     return CallRecorder(None if out is None else Path(out) / "llm_calls.jsonl", prompts=prompts)
 
 
@@ -200,7 +200,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
         mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
     """
     from mas_agents.eval.runs.seats import Seats
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Persona
 
     r = recipe(spec, model=model, settings=settings)
@@ -244,7 +244,7 @@ def _load_script(script: str | Script, data_dir: str | Path | None, lang: str) -
 # ------------------------------------------------------------------------------------- play
 def _seat_label(seat: Agent | AgentRecipe) -> str:
     """How ``config.json`` names what holds a hand-seated place (``"plain+pgm@local"``)."""
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     if isinstance(seat, AgentRecipe):
         r = seat
     else:
@@ -344,7 +344,7 @@ def _with_seats(game: GameDef, hand: Mapping[str | int, Agent | AgentRecipe]) ->
 
 
 def _model_text(model: Model | None, default: Model) -> str:
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     return spec_text(default if model is None else model)
 
 
@@ -561,7 +561,7 @@ def servers(**settings: Unpack[ServerSettings]) -> RemoteSettings:
     Raises:
         ValueError: a value out of range; TypeError: an unknown setting.
     """
-    from mas_agents import remote
+    from mas_agents.remote import endpoints as remote
     return remote.configure(**settings) if settings else remote.settings()
 
 

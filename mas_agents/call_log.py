@@ -1,8 +1,8 @@
 """The call log: one :class:`LLMCall` record per logical model call, appended by a
 :class:`CallRecorder` to ``<run_dir>/llm_calls.jsonl`` (with the call's prompt record to the prompt
 log, :mod:`mas_agents.prompt_log`), read back by :func:`read_calls` and summed by
-:func:`call_totals`. Split from :mod:`mas_agents.accounting` (issue 51 item 6), which re-exports
-every name here; :class:`mas_agents.accounting.AccountedModel` makes the records.
+:func:`call_totals`. Split from :mod:`mas_agents.accounting` (issue 51 item 6); callers import
+these names from here; :class:`mas_agents.accounting.AccountedModel` makes the records.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class LLMCall:
             to its call.
         actor: who asked (a player name, ``"judge"``, ...).
         purpose: why (e.g. ``"vote#1"``); free text chosen by the caller.
-        model: printable model label (see :func:`mas_agents.llm.model_label`).
+        model: printable model label (see :func:`mas_agents.model_specs.model_label`).
         input_tokens / output_tokens: from ``AIMessage.usage_metadata``; ``None`` when the model
             reports no usage or the call failed.
         latency_s: wall-clock seconds from the first attempt to the end of the last one, including

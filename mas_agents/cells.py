@@ -92,7 +92,7 @@ class ClusterUnreachable(RuntimeError):
 
 @dataclass
 class ExecutorSettings:
-    """Process-wide executor settings (set once by the CLI, like :func:`mas_agents.remote.configure`).
+    """Process-wide executor settings (set once by the CLI, like :func:`mas_agents.remote.endpoints.configure`).
 
     Attributes:
         kind: ``local`` or ``ray`` (:data:`EXECUTORS`).
@@ -149,7 +149,7 @@ def cell_fanout(models: list[Any]) -> int | None:
     """How many of one cell's own parallel steps may run at once (LangGraph's ``max_concurrency``
     for a game's fan-out, e.g. a Who-is-Spy round's votes).
 
-    With ``C = parallel calls of models`` (:func:`mas_agents.remote.auto_concurrency`) and ``W``
+    With ``C = parallel calls of models`` (:func:`mas_agents.remote.usage.auto_concurrency`) and ``W``
     cells at once: ``max(1, C // W)`` for a cell of a local multi-cell run that starts with at
     least ``C`` cells left (itself included), which keep every connection busy with one call
     each; None (no limit) otherwise: one cell at a time, a Ray task (it has its own share of the
@@ -170,7 +170,7 @@ def cell_fanout(models: list[Any]) -> int | None:
     at_once, left = getattr(_CELL, "run", (1, 0))
     if at_once <= 1:
         return None
-    from mas_agents.remote import auto_concurrency
+    from mas_agents.remote.usage import auto_concurrency
     calls = auto_concurrency(list(models))
     return max(1, calls // at_once) if left >= calls else None
 
@@ -258,7 +258,7 @@ def connect() -> dict[str, Any] | None:
 
 def has_local_model(models: list[Any]) -> bool:
     """True when any of ``models`` (specs or chat-model objects) is the in-process GGUF model
-    (``local`` / ``local:PATH`` specs, :class:`mas_agents.llm.LocalLlamaChat`)."""
+    (``local`` / ``local:PATH`` specs, :class:`mas_agents.local_chat.LocalLlamaChat`)."""
     for m in models:
         inner = getattr(m, "model", m) if not isinstance(m, str) else m
         if isinstance(inner, str):
@@ -282,7 +282,7 @@ def cell_resources(models: list[Any], node_cpus: float = 1.0) -> dict[str, Any]:
 def default_concurrency(models: list[Any], local_default: int) -> int:
     """Cells in flight when the command gave no ``--concurrency``: ``local_default`` (the runner's
     own rule) on the local executor; on Ray the cluster's width: its model slots for local-model
-    cells, else :func:`mas_agents.remote.auto_concurrency` (``--max-connections`` per server).
+    cells, else :func:`mas_agents.remote.usage.auto_concurrency` (``--max-connections`` per server).
 
     Raises:
         ClusterUnreachable: ``ray`` and the cluster cannot be reached.
@@ -291,7 +291,7 @@ def default_concurrency(models: list[Any], local_default: int) -> int:
         return local_default
     if has_local_model(models):
         return max(1, int(connect()["model_slots"]))
-    from mas_agents.remote import auto_concurrency
+    from mas_agents.remote.usage import auto_concurrency
     return auto_concurrency(models)
 
 
@@ -363,7 +363,8 @@ def _snapshot(d: Path) -> dict[str, bytes]:
 def _process_settings(window: int) -> dict[str, Any]:
     """What a worker process must share with the driver to run a cell the same way."""
     from mas_agents import remote
-    rs = asdict(remote.settings())
+    from mas_agents.remote import endpoints as remote_endpoints
+    rs = asdict(remote_endpoints.settings())
     share = max(1, rs["max_connections"] // max(1, window))
     rs["max_connections"] = share
     return {"remote": rs, "record_prompts": record_prompts(),
@@ -372,9 +373,10 @@ def _process_settings(window: int) -> dict[str, Any]:
 
 def _apply_process_settings(proc: dict[str, Any]) -> None:
     from mas_agents import remote
+    from mas_agents.remote import endpoints
     os.environ.update(proc["env"])
-    if asdict(remote.settings()) != proc["remote"]:
-        remote.configure(**proc["remote"])
+    if asdict(endpoints.settings()) != proc["remote"]:
+        endpoints.configure(**proc["remote"])
     set_record_prompts(proc["record_prompts"])
 
 

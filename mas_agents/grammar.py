@@ -14,9 +14,8 @@ in :mod:`mas_agents.actions` (a reply cut off by ``max_tokens`` can still fail).
 
 from __future__ import annotations
 
-from mas_agents.actions import ActionRequest
-from mas_agents.kinds import TEXT_MAX, TEXT_MIN, letter_sets, literal, one_line, text_schema  # noqa: F401  (TEXT_*: re-exported)
-from mas_agents.planners.base import ActionKind, action_kind
+from mas_agents.kinds import TEXT_MAX, TEXT_MIN, one_line, text_schema
+from mas_agents.planners.base import ActionKind, ActionRequest, action_kind
 
 #: Longest private thought line, in characters (keeps chain-of-thought short on small models).
 #: It must fit in the smallest completion budget even at one token per character (gibberish

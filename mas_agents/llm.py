@@ -8,7 +8,7 @@ cares which backend it talks to.
   run in-process by ``llama_cpp.Llama`` through :class:`LocalLlamaChat`. Trained context (GGUF
   metadata ``llama.context_length``): 8192 tokens; default ``n_ctx`` here: 8192 (issue 48).
 * ``"local:/path/model.gguf"`` — any other GGUF file, same class.
-* ``"openai:<model>"`` — :class:`mas_agents.remote.RemoteChat` against ``$OPENAI_BASE_URL`` (or the
+* ``"openai:<model>"`` — :class:`mas_agents.remote.chat.RemoteChat` against ``$OPENAI_BASE_URL`` (or the
   OpenAI API when unset), with client-side retries disabled: :class:`AccountedModel` retries.
 
 This module builds models (:func:`make_chat_model`, :class:`ModelPool`); the rest lives beside it,
@@ -35,47 +35,20 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from mas_agents.accounting import AccountedModel
-from mas_agents.embedded import (  # noqa: F401 - re-exported: the names of mas_agents.llm before the split
-    DEFAULT_N_CTX,
-    DEFAULT_PREFIX_CACHE_MB,
-    EMBEDDED_FILE,
-    EMBEDDED_MODULE,
-    EMBEDDED_PACKAGE,
-    _Loaded,
-    _new_prefix_cache,
-    embedded_model_path,
-    prefix_cache_mb,
-    set_prefix_cache_mb,
-)
-from mas_agents.errors import ContextOverflowError
-from mas_agents.local_chat import LocalLlamaChat, to_llama_messages
-from mas_agents.model_specs import (  # noqa: F401 - re-exported, as above
-    CLI_SPEC_FORMS,
-    SPEC_FORMS,
+from mas_agents.embedded import DEFAULT_N_CTX, embedded_model_path
+from mas_agents.local_chat import LocalLlamaChat
+from mas_agents.model_specs import (
     SPEC_SCHEMES,
     _scheme_factory,
     check_spec,
     model_label,
-    set_spec_override,
     spec_override,
     spec_text,
 )
 
 __all__ = [
-    "ContextOverflowError",
-    "LocalLlamaChat",
-    "EMBEDDED_PACKAGE",
-    "EMBEDDED_FILE",
     "ModelPool",
-    "check_spec",
-    "embedded_model_path",
     "make_chat_model",
-    "model_label",
-    "prefix_cache_mb",
-    "set_prefix_cache_mb",
-    "set_spec_override",
-    "spec_text",
-    "to_llama_messages",
 ]
 
 OPENAI_PLACEHOLDER_KEY = "not-needed"       # sent to local OpenAI-compatible servers that ignore keys
@@ -99,10 +72,10 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
 
     ``openai:`` reads ``OPENAI_BASE_URL`` (e.g. ``http://127.0.0.1:8080/v1`` for a local llama.cpp /
     vLLM / Ollama server; several comma-separated URLs serving the same model are replicas, each
-    request going to the one with the fewest in flight: :class:`mas_agents.remote.ReplicaSet`)
+    request going to the one with the fewest in flight: :class:`mas_agents.remote.endpoints.ReplicaSet`)
     and ``OPENAI_API_KEY``; when the key is unset but a base URL is set, the
     placeholder ``"not-needed"`` is sent so keyless local servers work. Building the model makes no
-    network call. The model is a :class:`mas_agents.remote.RemoteChat`: the reply cap goes out as
+    network call. The model is a :class:`mas_agents.remote.chat.RemoteChat`: the reply cap goes out as
     ``max_tokens`` (``max_completion_tokens`` to api.openai.com), the reply format in the server's
     structured-output dialect, prompts fitted to its context window, at most ``--max-connections``
     requests in flight per base URL.
@@ -132,7 +105,8 @@ def make_chat_model(spec: "str | BaseChatModel" = "local", *, temperature: float
         return LocalLlamaChat(model_path=model_path, n_ctx=n_ctx, temperature=temperature, max_tokens=max_tokens,
                               seed=seed, metadata={"mas_max_retries": max_retries})
     # openai:NAME, the one form left that check_spec accepts
-    from mas_agents.remote import RemoteChat, parse_base_urls
+    from mas_agents.remote.chat import RemoteChat
+    from mas_agents.remote.endpoints import parse_base_urls
 
     urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
     model = RemoteChat(model=s[len("openai:"):].strip(), base_url=urls[0] if urls else None,
@@ -151,7 +125,7 @@ class ModelPool:
     wrapper; a chat-model object is keyed by identity.
 
     Args:
-        recorder: :class:`mas_agents.accounting.CallRecorder` for every call.
+        recorder: :class:`mas_agents.call_log.CallRecorder` for every call.
         seed: sampling seed given to :func:`make_chat_model`.
         temperature: sampling temperature given to :func:`make_chat_model` for every spec string
             (e.g. 0 for MAgIC's protocol, §4: all agents at temperature 0); None keeps its
@@ -212,7 +186,7 @@ def _shared_remote(spec: str, seed: int, sampling: dict[str, Any]) -> BaseChatMo
     (2,974,064 -> 2,845,519 a call, ``benchmarks/count_instructions.py --narrow``, session 22).
     ``model_copy`` does not run the model's validation again, and the request reads ``seed``
     from the copy. A remote model holds no state of a call or a game (the connections, caps and
-    probes are per base URL, :func:`mas_agents.remote.endpoint`), so the games may share one.
+    probes are per base URL, :func:`mas_agents.remote.endpoints.endpoint`), so the games may share one.
     Only the pools share it: :func:`make_chat_model` itself builds a new model for its caller to
     change as it likes. At most 64 are kept (then the cache starts afresh).
     """

@@ -2,7 +2,7 @@
 ``replay:RUN_DIR``, a chat-model object), the one check of a spec (:func:`check_spec`), the schemes
 other modules add and the process-wide override, and how a spec is written in run records
 (:func:`spec_text`, :func:`model_label`). Split from :mod:`mas_agents.llm` (issue 51 item 6), which
-builds the models and re-exports every name here.
+builds the models; callers import these names from here.
 
 ``mas_agents.remote`` is imported inside :func:`check_spec` only: it pulls in langchain-openai and the
 OpenAI SDK (about a second of imports), needed only for an ``openai:`` spec. A scheme's factory
@@ -113,7 +113,7 @@ def check_spec(spec: "str | BaseChatModel") -> None:
     if s.startswith("openai:"):
         if not s[len("openai:"):].strip():
             raise ValueError(f"model spec {spec!r}: missing model name after 'openai:'")
-        from mas_agents.remote import parse_base_urls
+        from mas_agents.remote.endpoints import parse_base_urls
 
         urls = parse_base_urls(os.environ.get("OPENAI_BASE_URL"))
         if not urls and not os.environ.get("OPENAI_API_KEY"):

@@ -1,7 +1,7 @@
 """The prompt log: what each model call saw and said, beside the call log (``llm_prompts.jsonl`` while
 a run writes it, ``llm_prompts.jsonl.gz`` once closed), the process-wide switch that turns it off
 (``--no-record-prompts``), and its reader (:func:`read_prompts`). The format is :data:`PROMPTS_FORMAT`.
-Split from :mod:`mas_agents.accounting` (issue 51 item 6), which re-exports every name here;
+Split from :mod:`mas_agents.accounting` (issue 51 item 6); callers import these names from here;
 :class:`mas_agents.call_log.CallRecorder` writes the lines.
 """
 

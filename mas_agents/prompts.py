@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mas_agents.actions import LETTERS, ActionRequest
-from mas_agents.planners.base import action_kind
+from mas_agents.kinds import LETTERS
+from mas_agents.planners.base import ActionRequest, action_kind
 
 
 def default_system(name: str, goals: str = "") -> str:

@@ -2,13 +2,13 @@
 (issue 50).
 
 A run records what each model was asked and what it answered (``llm_calls.jsonl`` and the prompt
-log beside it, :data:`mas_agents.accounting.PROMPTS_FORMAT`). :class:`Recording` reads every such
+log beside it, :data:`mas_agents.prompt_log.PROMPTS_FORMAT`). :class:`Recording` reads every such
 pair under a run directory (a single game, or every cell of an experiment run) and
 :class:`ReplayChat` is a chat model that answers a request with the recorded completion of the
 same request, so a run re-executes offline, with no model and no server:
 
 * ``--model replay:RUN_DIR`` or a seat's ``plain@replay:RUN_DIR`` (:func:`make_replay_chat`, the
-  ``replay`` scheme of :data:`mas_agents.llm.SPEC_SCHEMES`): answers from any model of the run;
+  ``replay`` scheme of :data:`mas_agents.model_specs.SPEC_SCHEMES`): answers from any model of the run;
 * :func:`replaying` (what ``mas rerun`` uses): every spec of the re-executed run answers from the
   calls the run recorded *for that spec* (``llm_calls.jsonl``'s ``model`` label), and keeps the
   spec's name, so ``config.json`` and ``result.json`` name the models the run named.
@@ -57,7 +57,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from mas_agents.accounting import message_dicts, prompt_paths, read_calls, read_prompts
+from mas_agents.prompt_log import message_dicts, prompt_paths, read_prompts
+from mas_agents.call_log import read_calls
 from mas_agents.errors import RunStopped
 
 __all__ = ["PREFIX", "NotReplayable", "ReplayMismatch", "Recording", "ReplayChat", "make_replay_chat",
@@ -297,7 +298,7 @@ def _window(line: str, at: int, width: int = LINE_CHARS) -> str:
 def _fields(fmt: Any, dialect: str | None) -> dict | None:
     """The structured-output fields a call with reply format ``fmt`` carried under the recorded
     ``dialect`` (``llm_calls.jsonl``'s ``structured``): the embedded model's ``{"grammar": GBNF}``,
-    a server dialect's fields (:meth:`mas_agents.remote.RemoteChat._extra`), ``{}`` for
+    a server dialect's fields (:meth:`mas_agents.remote.chat.RemoteChat._extra`), ``{}`` for
     ``prompt``; None without a format."""
     if fmt is None:
         return None
@@ -305,7 +306,7 @@ def _fields(fmt: Any, dialect: str | None) -> dict | None:
         return {"grammar": fmt.gbnf()}
     if dialect == "prompt":
         return {}
-    from mas_agents.remote import RemoteChat
+    from mas_agents.remote.chat import RemoteChat
     return RemoteChat._extra(None, fmt, dialect)     # uses no state of the model
 
 
@@ -453,7 +454,7 @@ def recording(run: str | Path) -> Recording:
 
 def make_replay_chat(spec: str, **_settings: Any) -> ReplayChat:
     """The chat model of the spec ``replay:RUN_DIR`` (the ``replay`` scheme of
-    :data:`mas_agents.llm.SPEC_SCHEMES`): answers from every model the run recorded. Sampling
+    :data:`mas_agents.model_specs.SPEC_SCHEMES`): answers from every model the run recorded. Sampling
     settings are ignored (the recorded answers were sampled with the run's own).
 
     Raises:
@@ -490,7 +491,7 @@ def replayable(run: str | Path) -> tuple[bool, str]:
 def replaying(run: str | Path) -> Iterator[Recording]:
     """While inside, every model spec string (:func:`mas_agents.llm.make_chat_model`, the pools
     of :class:`mas_agents.llm.ModelPool`) answers from ``run``'s recording the calls recorded for
-    that spec (its :func:`mas_agents.llm.model_label`); a ``replay:`` spec still answers from its
+    that spec (its :func:`mas_agents.model_specs.model_label`); a ``replay:`` spec still answers from its
     own run. Process-wide (every thread), not reentrant.
 
     Yields:
@@ -501,16 +502,17 @@ def replaying(run: str | Path) -> Iterator[Recording]:
         NotReplayable, ValueError: see :class:`Recording` (before anything runs).
     """
     from mas_agents import llm
+    from mas_agents import model_specs
 
     rec = Recording(Path(run).expanduser().resolve())
 
     def factory(spec: str, **settings: Any) -> BaseChatModel:
         if spec.startswith(PREFIX):
             return make_replay_chat(spec, **settings)
-        return ReplayChat(recording=rec, label=llm.model_label(spec), spec=spec)
+        return ReplayChat(recording=rec, label=model_specs.model_label(spec), spec=spec)
 
-    prev = llm.set_spec_override(factory)
+    prev = model_specs.set_spec_override(factory)
     try:
         yield rec
     finally:
-        llm.set_spec_override(prev)
+        model_specs.set_spec_override(prev)

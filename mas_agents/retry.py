@@ -1,7 +1,7 @@
 """Which failures of a model call are worth retrying, which mean the backend is down or refuses
 every request, and how long the server asked to wait (:func:`is_transient_error`,
 :func:`retry_after_s`). Split from :mod:`mas_agents.accounting` (issue 51 item 6), whose
-:class:`~mas_agents.accounting.AccountedModel` retries by these rules, and which re-exports them.
+:class:`~mas_agents.accounting.AccountedModel` retries by these rules.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def is_transient_error(exc: BaseException) -> bool:
 
     True for ``openai.APITimeoutError``, ``openai.APIConnectionError``, ``openai.RateLimitError``,
     ``openai.InternalServerError`` (HTTP >= 500), HTTP 408 and 409, ``openai.APIResponseValidationError`` and
-    :class:`mas_agents.remote.MalformedResponse` (a body that is not a completion), a
+    :class:`mas_agents.errors.MalformedResponse` (a body that is not a completion), a
     ``json.JSONDecodeError`` raised while reading a response, and the builtin ``TimeoutError`` /
     ``ConnectionError``. False for everything else, notably
     :class:`mas_agents.errors.ContextOverflowError` (the same prompt would overflow again) and

@@ -239,7 +239,7 @@ def _run_each(items: list, fn, concurrency: int, done) -> list:
 def _note_kept(exc: BaseException, total: int, finished: int, open_: int) -> None:
     """Add to ``exc`` (a note, :pep:`678`) what :func:`run_each` kept of its ``total`` items:
     ``finished`` returned, ``open_`` had started and not returned (stopped mid-way or still ending),
-    the rest never started. The CLI's stop line shows it (:mod:`mas_agents.cli.common`)."""
+    the rest never started. The CLI's stop line shows it (:mod:`mas_agents.cli.stops`)."""
     if total <= 1:
         return
     later = max(0, total - finished - open_)
@@ -361,7 +361,7 @@ def marks_run(fn):
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
     runner returns. When the runner raises, it stays with ``error`` (``"Type: message"``) added, or
     with ``stopped: "Ctrl-C"`` for a KeyboardInterrupt (the user's stop, and
-    :class:`mas_agents.accounting.StopRequested` raised by a model call after it), which
+    :class:`mas_agents.stop.StopRequested` raised by a model call after it), which
     :func:`marker_process` reports as a stop, not a failure; both with ``ended``. A process that is killed leaves
     it behind with a pid that is gone: ``mas serve`` then shows the run as stopped, not running.
     A directory the call created and left empty is removed again.

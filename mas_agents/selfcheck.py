@@ -128,7 +128,7 @@ def run_self_check(model_path: str | None = None, timeout_s: float = TIMEOUT_S) 
         text) and the fix.
     """
     if model_path is None:
-        from mas_agents.llm import embedded_model_path
+        from mas_agents.embedded import embedded_model_path
         try:
             model_path = embedded_model_path()
         except FileNotFoundError as exc:

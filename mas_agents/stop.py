@@ -1,8 +1,7 @@
 """The process-wide Ctrl-C stop of model calls: :data:`STOP`, set by the CLI's SIGINT watchdog, and
 :class:`StopRequested`, raised by a call that would start after it. A light leaf (the standard
 library only), so the CLI and the cell runner import it at start; split from
-:mod:`mas_agents.accounting` (issue 51 item 6), which checks it before every call and re-exports
-both names.
+:mod:`mas_agents.accounting` (issue 51 item 6), which checks it before every call.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ if __name__ != "mas_agents.memory":
                      f"import mas_agents.memory instead (ARCHITECTURE.md, 'One import name')")
 
 from .chunking import pack_chunks, simple_token_count, split_sentences
-from .embeddings import Embedder, HashEmbedder, default_embedder, model_path
+from .embeddings import Embedder, HashEmbedder, default_embedder
+from .minilm import model_path
 from .vector_memory import SOURCES, Chunk, MemorySettings, VectorMemory
 
 __all__ = [

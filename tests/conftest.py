@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# Tests never read or write the user's embedding cache (mas_agents.memory.embeddings.default_cache_dir): a
+# Tests never read or write the user's embedding cache (mas_agents.memory.vector_cache.default_cache_dir): a
 # vector cached by an earlier run would hide the model call a test means to make. Set before any
 # project module is imported; subprocesses (the CLI tests) inherit it; tests of the disk cache
 # give their own folder.

@@ -5,7 +5,7 @@ process's shared one), a scripted agent's memory by :func:`mas_agents.specs.buil
 from __future__ import annotations
 
 import mas_agents as mas
-from mas_agents.accounting import CallRecorder
+from mas_agents.call_log import CallRecorder
 from mas_agents.llm import ModelPool
 from mas_agents.memory import MemorySettings
 from tests.fakes import RuleChat, wis_player

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from tests import fakes
 from tests.fakes import (RuleChat, UnrecognisedPrompt, any_game_player, expect_unrecognised, magic_player,
                          polite_player, star_rule, wis_player)

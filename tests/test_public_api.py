@@ -140,7 +140,7 @@ def test_a_game_builder_takes_a_checkpointer_and_an_interrupt_of_the_users_own(t
 
     from mas_agents.eval.games import get
     from mas_agents.eval.runs.seats import Seats
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
 
     seats = Seats(CallRecorder(None), RuleChat(rule=wis_player()), seed=1)
     table = get("wis").setup(seats, out=tmp_path, agents=["plain"] * 4, pair=PAIR, spy_seat=0, first_speaker=0)
@@ -168,18 +168,18 @@ def test_evaluate_and_reproduce_are_the_cli_runners(tmp_path, real_data_root):
 
 def test_servers_sets_what_the_cli_server_options_set_and_refuses_bad_values():
     import mas_agents as mas
-    from mas_agents import remote
-    before = remote.settings()
+    from mas_agents.remote import endpoints
+    before = endpoints.settings()
     try:
         assert mas.servers() is before                       # nothing given: nothing changes
         s = mas.servers(structured="prompt", context_window=4096)
-        assert remote.settings() is s and (s.structured, s.context_window, s.max_connections) == ("prompt", 4096, 8)
+        assert endpoints.settings() is s and (s.structured, s.context_window, s.max_connections) == ("prompt", 4096, 8)
         with pytest.raises(ValueError, match="--structured must be one of"):
             mas.servers(structured="xml")
         with pytest.raises(TypeError):
             mas.servers(colour="red")
     finally:
-        remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+        endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 def test_reproduce_passes_the_hooks_its_paper_takes_and_names_the_ones_it_does_not(monkeypatch, tmp_path,

@@ -101,7 +101,8 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
     assert again["cells"] == ex["cells"]
     # without --concurrency the width is the cluster's: remote-only cells -> --max-connections
     from mas_agents import remote
-    assert cells.default_concurrency(["openai:m"], 1) == remote.settings().max_connections
+    from mas_agents.remote import endpoints as remote_endpoints
+    assert cells.default_concurrency(["openai:m"], 1) == remote_endpoints.settings().max_connections
     assert cells.default_concurrency(["local"], 1) == 1          # one node declares a model slot
     # the leaderboards agree game by game
     games = [Leaderboard(tmp_path / d / "wis.sqlite") for d in ("local", "ray")]
@@ -247,8 +248,10 @@ def test_cell_task_ships_files_both_ways_and_rewrites_its_own_path(tmp_path):
         return item
 
     from dataclasses import asdict
-    from mas_agents import accounting, remote
-    saved, recording = asdict(remote.settings()), accounting.record_prompts()
+    from mas_agents import remote
+    from mas_agents.remote import endpoints
+    from mas_agents import prompt_log
+    saved, recording = asdict(endpoints.settings()), prompt_log.record_prompts()
     proc = cells._process_settings(window=3)
     # --max-connections is divided among the cells in flight, never below 1
     assert proc["remote"]["max_connections"] == max(1, saved["max_connections"] // 3)
@@ -256,8 +259,8 @@ def test_cell_task_ships_files_both_ways_and_rewrites_its_own_path(tmp_path):
         result, files, deleted, node = cells.cell_task(fn, "g0001", "games/g0001",
                                                         {"old.txt": b"kept", "gone.txt": b"x"}, proc)
     finally:   # the task set this process's settings as a worker's: put them back
-        remote.configure(**saved)
-        accounting.set_record_prompts(recording)
+        endpoints.configure(**saved)
+        prompt_log.set_record_prompts(recording)
     assert result == "g0001" and deleted == ["games/g0001/gone.txt"]
     assert sorted(files) == ["games/g0001/old.txt", "games/g0001/sub/new.json"]
     assert files["games/g0001/sub/new.json"] == b'{"dir": "\x00ROOT\x00/games/g0001"}'

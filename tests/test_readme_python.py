@@ -2,7 +2,7 @@
 
 Every ```python block under the headings of :data:`SECTIONS` is executed as it stands, in a
 temporary working directory (its ``runs/...`` go there), with every model spec it names (e.g.
-``model="local"``) answered by the tests' rule-driven fake (``mas_agents.llm.set_spec_override``,
+``model="local"``) answered by the tests' rule-driven fake (``mas_agents.model_specs.set_spec_override``,
 the hook ``mas rerun`` uses): the block is the user's code, only what "local" builds is swapped,
 so CI needs no model. The composition example must also stay short (issue 49: at most 5 lines)."""
 
@@ -35,17 +35,18 @@ def python_blocks(markdown: str, heading: str) -> list[str]:
 @pytest.fixture
 def fake_models():
     from mas_agents import llm
+    from mas_agents import model_specs
     built = []
 
     def factory(spec, **kw):
         built.append(spec)
         return RuleChat(rule=any_game_player())
 
-    prev = llm.set_spec_override(factory)
+    prev = model_specs.set_spec_override(factory)
     try:
         yield built
     finally:
-        llm.set_spec_override(prev)
+        model_specs.set_spec_override(prev)
 
 
 @pytest.mark.parametrize("heading", SECTIONS)

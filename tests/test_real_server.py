@@ -23,9 +23,9 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents import remote
+from mas_agents.remote import endpoints
 from mas_agents.cli import app
-from mas_agents.llm import embedded_model_path
+from mas_agents.embedded import embedded_model_path
 
 pytestmark = pytest.mark.integration
 
@@ -83,7 +83,7 @@ def env(server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 def calls_of(run: Path) -> list[dict]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from mas_agents.agent import Agent, Persona
 from mas_agents.memory import HashEmbedder, MemorySettings, VectorMemory
 from tests.fakes import RuleChat

@@ -28,8 +28,17 @@ from pathlib import Path
 from mas_agents.eval.datasets import DataError, note_file, sha256_hex
 
 __all__ = [
-    "CATEGORIES", "LANGS", "POOLED_FILE", "SCRIPT_IDS", "Character", "DataError", "Question",
-    "Script", "find_script", "list_scripts", "load_all", "load_script",
+    "CATEGORIES",
+    "LANGS",
+    "POOLED_FILE",
+    "SCRIPT_IDS",
+    "Character",
+    "Question",
+    "Script",
+    "find_script",
+    "list_scripts",
+    "load_all",
+    "load_script",
 ]
 
 #: Script id -> (English display name, Chinese display name). README "Layout" (script IDs).

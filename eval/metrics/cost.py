@@ -40,7 +40,7 @@ def method_seats(roles: dict[str, str]) -> set[str]:
 
 def prompt_text(messages: list[dict]) -> str:
     """One prompt as the text a prefix cache sees, in order: each message's role, then its
-    content (``[{"role", "content"}]`` of a prompt record, :data:`mas_agents.accounting.PROMPTS_FORMAT`),
+    content (``[{"role", "content"}]`` of a prompt record, :data:`mas_agents.prompt_log.PROMPTS_FORMAT`),
     separated by control characters no message holds. Any chat template renders the messages in
     this order with fixed text around each, so two prompts share a template prefix exactly as far
     as they share this text (up to the template's own boundary tokens)."""
@@ -111,7 +111,7 @@ def _logical_order(calls: list, events: Iterable[dict] | None) -> list:
 
 def prompt_cost(run_dir: Path, events: Iterable[dict] | None = None) -> dict[str, Any]:
     """What a run's prompts cost and what a prefix cache reused, from ``run_dir/llm_calls.jsonl``
-    and its prompt log (``llm_prompts.jsonl[.gz]``, :func:`mas_agents.accounting.read_prompts`).
+    and its prompt log (``llm_prompts.jsonl[.gz]``, :func:`mas_agents.prompt_log.read_prompts`).
 
     Returns ``{"calls", "prompt_tokens", "cached_tokens", "cached_share", "reusable_tokens",
     "reusable_share", "by_phase": {phase: same fields}, "by_actor": {actor: same fields}}``:

@@ -34,7 +34,7 @@ Readers that must not change what they read (the web app, ``mas serve``) open it
 :func:`connect_read_only`, which never create the ``-wal``/``-shm`` files beside the database.
 
 The leaderboard's text forms (a rich table, plain text, Markdown) are
-:mod:`mas_agents.eval.reports.wis_leaderboard_text` (re-exported here).
+:mod:`mas_agents.eval.reports.wis_leaderboard_text`.
 """
 
 from __future__ import annotations
@@ -52,16 +52,13 @@ from typing import Any
 from mas_agents.eval.fingerprint import legacy_wis_protocol, protocol_diff, protocol_fingerprint, protocol_summary
 from mas_agents.eval.metrics.wis import agent_metrics, player_rows
 from mas_agents.eval.stats import bootstrap_ratio
-from mas_agents.eval.reports.wis_leaderboard_text import (  # noqa: F401 - re-exported
-    HEADERS,
-    format_leaderboard,
-    leaderboard_markdown,
-    leaderboard_rows,
-    leaderboard_table,
-)
 
-__all__ = ["HEADERS", "Leaderboard", "connect_read_only", "default_db_path", "format_leaderboard",
-           "leaderboard_markdown", "leaderboard_rows", "leaderboard_table", "with_score_intervals"]
+__all__ = [
+    "Leaderboard",
+    "connect_read_only",
+    "default_db_path",
+    "with_score_intervals",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tournaments (

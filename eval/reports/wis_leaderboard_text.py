@@ -1,7 +1,6 @@
 """The Who is Spy? leaderboard as text: its columns (:data:`HEADERS`), its rows sorted by rank score
 with competition ranks (:func:`leaderboard_rows`), a rich table, plain text and Markdown. Split
-from :mod:`mas_agents.eval.reports.wis_leaderboard` (issue 51 item 6), the store, which re-exports
-these names.
+from :mod:`mas_agents.eval.reports.wis_leaderboard` (issue 51 item 6), the store.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Who is Spy? game record as the replay reads it: the fields it must have (:data:`REQUIRED`,
 :func:`validate`) and the record of a game that stopped before its end, rebuilt from its events
 (:func:`record_from_events`). Split from :mod:`mas_agents.eval.reports.wis_replay` (issue 51
-item 6), which re-exports these names.
+item 6).
 """
 
 from __future__ import annotations

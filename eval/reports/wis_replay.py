@@ -26,7 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from mas_agents.eval.reports.wis_record import REQUIRED, record_from_events, validate  # noqa: F401 - re-exported
+from mas_agents.eval.reports.wis_record import record_from_events, validate
 from mas_agents.events import read_events
 from mas_agents.graphs.wis.rules import FOUL_TEXT, FOULS
 from mas_agents.utterance import quote
@@ -57,7 +57,7 @@ def game_summary(record: Mapping[str, Any]) -> str:
 
     E.g. ``"the spy wins after round 1: fewer than 3 players were left, no vote was held; 4 of 6
     seats fouled (did not answer in time: Player 2, Player 4, Player 5; said their own word:
-    Player 1); spy Player 3"``. A late vote (an abstention, :class:`mas_agents.graphs.wis.graph.WisRuntime`) is
+    Player 1); spy Player 3"``. A late vote (an abstention, :class:`mas_agents.graphs.wis.runtime.WisRuntime`) is
     counted. A record without an outcome (a stopped game) says so.
 
     Args:

@@ -114,7 +114,7 @@ def check_out(config: AllRun) -> list[tuple[str, ModuleType, str, PaperRun]]:
 
     Raises:
         ValueError: a bad option, or a part's ``config.json`` holding other settings
-            (:class:`mas_agents.eval.runs.record.RunConflict`, names that file and field).
+            (:class:`mas_agents.rundir.RunConflict`, names that file and field).
     """
     parts = config.parts()
     for _folder, mod, _title, part in parts:

@@ -53,13 +53,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from mas_agents import cells as executor
-from mas_agents.accounting import message_text, set_record_prompts
+from mas_agents.accounting import message_text
+from mas_agents.prompt_log import set_record_prompts
 from mas_agents.eval.reproduce import registry
 from mas_agents.eval.reproduce.common import PaperRun, md_table, price
-from mas_agents.eval.reproduce.common import save_estimate as save  # noqa: F401  (re-exported)
-from mas_agents.eval.reproduce.common import versus_actual, versus_lines  # noqa: F401  (re-exported)
 from mas_agents.grammar import render_json_reply, reply_schema
-from mas_agents.llm import embedded_model_path, set_spec_override, to_llama_messages
+from mas_agents.embedded import embedded_model_path
+from mas_agents.model_specs import set_spec_override
+from mas_agents.local_chat import to_llama_messages
 
 #: Papers whose real run makes an estimate first and reports it beside the actual cost.
 COMPARED = ("magic", "player-star", "wis")

@@ -52,8 +52,7 @@ Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` besi
 The modules: :mod:`~mas_agents.eval.reproduce.magic_protocol` (the protocol's numbers, conditions,
 seats and games), :mod:`~mas_agents.eval.reproduce.magic_numbers` (our numbers from the games),
 :mod:`~mas_agents.eval.reproduce.magic_report` (the paper's numbers and the report); this one holds
-the run: its configuration (:class:`MagicRun`), :func:`check_out` and :func:`reproduce`, and
-re-exports the others' public names.
+the run: its configuration (:class:`MagicRun`), :func:`check_out` and :func:`reproduce`.
 """
 
 from __future__ import annotations
@@ -63,7 +62,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from mas_agents.eval.reproduce.common import (
-    PaperDataError,
     PaperRun,
     Progress,
     check_options,
@@ -71,43 +69,27 @@ from mas_agents.eval.reproduce.common import (
     versus_actual,
     write_report,
 )
-from mas_agents.eval.reproduce.magic_numbers import (  # noqa: F401  (re-exported: the paper's public names)
+from mas_agents.eval.reproduce.magic_numbers import (
     game_theory,
     paper_analyses,
     pgm_engagement,
     setting_metrics,
     table4_ours,
 )
-from mas_agents.eval.reproduce.magic_protocol import (  # noqa: F401
+from mas_agents.eval.reproduce.magic_protocol import (
     CONDITION_LABELS,
     CONDITIONS,
-    DEFENDER,
     GAMES_PER_CONDITION,
-    LABELS,
-    MEASURES,
-    METRICS,
-    PAIRS,
     PAPER,
-    TABLE2,
-    TABLE3_DIFFERENCE,
     TEMPERATURE,
     check_conditions,
     plan_games,
     seat_specs,
     settings_for,
 )
-from mas_agents.eval.reproduce.magic_report import (  # noqa: F401
-    DIFFERENCES,
-    headline,
-    improvement,
-    missing_word,
-    pgm_pairs,
-    printed_average,
-    printed_average_text,
-    report_md,
-    row_mean,
-)
-from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, game_label, radar_chart, run_magic
+from mas_agents.eval.reproduce.magic_report import headline, report_md
+from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, game_label, run_magic
+from mas_agents.eval.runs.magic_bench_report import radar_chart
 from mas_agents.eval.runs.magic_session import play_magic_game
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.eval.runs.run_config import NOT_RECORDED
@@ -218,7 +200,7 @@ def check_out(config: MagicRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with another model, others or seed
-            (:class:`mas_agents.eval.runs.record.RunConflict`).
+            (:class:`mas_agents.rundir.RunConflict`).
     """
     cfg = config.settings()
     # "model" here is the model under test, part of the configuration; another limit may differ
@@ -312,7 +294,8 @@ def _reproduce(config: MagicRun, *, out: Path) -> dict:
     return read_json(out / "result.json")
 
 
-__all__ = ["CONDITIONS", "PAIRS", "MEASURES", "TABLE3_DIFFERENCE", "check_conditions", "GAMES_PER_CONDITION",
-           "TEMPERATURE", "MagicRun", "check_out", "reproduce", "plan_games", "seat_specs", "settings_for",
-           "setting_metrics", "table4_ours", "game_theory", "report_md", "printed_average", "row_mean",
-           "PaperDataError"]
+__all__ = [
+    "MagicRun",
+    "check_out",
+    "reproduce",
+]

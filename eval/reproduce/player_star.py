@@ -37,8 +37,7 @@ must stay the same. An evaluation cut off midway resumes at its next unanswered 
 The modules: :mod:`~mas_agents.eval.reproduce.player_star_protocol` (the protocol's numbers,
 subsets and scripts), :mod:`~mas_agents.eval.reproduce.player_star_numbers` (our numbers from the
 cells), :mod:`~mas_agents.eval.reproduce.player_star_report` (the report); this one holds the run:
-its configuration (:class:`PlayerStarRun`), :func:`check_out` and :func:`reproduce`, and re-exports
-the others' public names.
+its configuration (:class:`PlayerStarRun`), :func:`check_out` and :func:`reproduce`.
 """
 
 from __future__ import annotations
@@ -59,51 +58,34 @@ from mas_agents.eval.reproduce.common import (
     versus_actual,
     write_report,
 )
-from mas_agents.eval.reproduce.player_star_numbers import (  # noqa: F401  (re-exported: the paper's public names)
+from mas_agents.eval.reproduce.player_star_numbers import (
     AGGREGATIONS,
     actual_cost,
     claims,
     dataset_summary,
     method_summary,
-    plain_mean_aggregate,
     pooled_aggregate,
-    weighted,
 )
-from mas_agents.eval.reproduce.player_star_protocol import (  # noqa: F401
-    CATEGORIES,
+from mas_agents.eval.reproduce.player_star_protocol import (
     CHANCE,
     EVAL_RUNS,
-    GAME_METHODS,
-    LABELS,
     LANGS,
     METHODS,
     PAPER,
     QUESTIONS,
-    RESUME_KEYS,
     ROUNDS,
-    SMOKE,
-    WEIGHTS,
     check_subsets,
-    dataset_stats,
     left_out,
     plan_line,
     script_order,
 )
-from mas_agents.eval.reproduce.player_star_report import (  # noqa: F401
-    AGGREGATION_TEXT,
-    PROTOCOL_DIFFERENCES,
-    RELEASED_LOGS,
-    estimate_lines,
-    headline,
-    report_md,
-    score_charts,
-)
+from mas_agents.eval.reproduce.player_star_report import PROTOCOL_DIFFERENCES, headline, report_md, score_charts
 from mas_agents.eval.runs.compare import CompareConfig, cell_dir, run_compare
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.eval.runs.run_config import NOT_RECORDED
 from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
 from mas_agents.graphs.mmg.rules import MURDERER_SPEC
-from mas_agents.llm import spec_text
+from mas_agents.model_specs import spec_text
 from mas_agents.rundir import write_json
 
 
@@ -235,7 +217,7 @@ def check_out(config: PlayerStarRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with other settings
-            (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
+            (:class:`mas_agents.rundir.RunConflict`, names config.json).
     """
     settings = config.settings()
     # a rerun may add languages or methods (finished cells are reused); the rest must be the same

@@ -279,5 +279,5 @@ def headline(result: dict) -> str:
 
 
 def estimate_lines(rows: dict) -> list[str]:
-    """The report's "estimate vs actual" table (:func:`mas_agents.eval.reproduce.estimate.versus_actual`)."""
+    """The report's "estimate vs actual" table (:func:`mas_agents.eval.reproduce.common.versus_actual`)."""
     return versus_lines(rows)

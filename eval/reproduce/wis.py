@@ -30,7 +30,7 @@ score formula, and equal seating.
 The modules: :mod:`~mas_agents.eval.reproduce.wis_protocol` (the protocol's numbers, the pool, the
 seating), :mod:`~mas_agents.eval.reproduce.wis_numbers` (estimates and checks),
 :mod:`~mas_agents.eval.reproduce.wis_report` (the report); this one holds the run: its configuration
-(:class:`WisRun`), :func:`check_out` and :func:`reproduce`, and re-exports the others' public names.
+(:class:`WisRun`), :func:`check_out` and :func:`reproduce`.
 """
 
 from __future__ import annotations
@@ -54,17 +54,12 @@ from mas_agents.eval.reproduce.common import (
     write_report,
 )
 from mas_agents.eval.reproduce.wis_numbers import arm_estimates, checks, model_estimates, paper_checks
-from mas_agents.eval.reproduce.wis_protocol import (  # noqa: F401  (re-exported: the paper's public names)
+from mas_agents.eval.reproduce.wis_protocol import (
     EXPERIMENT_GAMES,
     EXPERIMENTS,
     LANG,
-    MAX_ROUNDS,
     PAPER,
     PLAYERS,
-    RESUME_KEYS,
-    SEATS_PER_MODEL,
-    SPEAK_TIMEOUT,
-    SPIES,
     agent_spec,
     balance_note,
     full_games,
@@ -73,7 +68,7 @@ from mas_agents.eval.reproduce.wis_protocol import (  # noqa: F401  (re-exported
     pool_labels,
     relabel,
 )
-from mas_agents.eval.reproduce.wis_report import DIFFERENCES, headline, report_markdown  # noqa: F401
+from mas_agents.eval.reproduce.wis_report import headline, report_markdown
 from mas_agents.eval.runs.record import check_same_run
 from mas_agents.eval.runs.run_config import NOT_RECORDED
 from mas_agents.eval.runs import wis_session
@@ -155,7 +150,7 @@ def check_out(config: WisRun) -> dict:
 
     Raises:
         ValueError: ``out`` holding a run with other settings
-            (:class:`mas_agents.eval.runs.record.RunConflict`, names config.json).
+            (:class:`mas_agents.rundir.RunConflict`, names config.json).
     """
     settings = config.settings()
     check_same_run(config.out, {"kind": "reproduce", "paper": PAPER, **settings})

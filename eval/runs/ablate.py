@@ -31,8 +31,7 @@ and name it in ``blocks``.
 
 An ablation is configured by one :class:`AblateConfig` (issue 51 item 5), which ``config.json``
 records. This module holds the configuration and the runner; the benches are
-:mod:`mas_agents.eval.runs.ablate_benches`, the report :mod:`mas_agents.eval.runs.ablate_report` (their
-names are re-exported here). Imports kept inside functions: ``mas_agents.specs`` (faiss) in
+:mod:`mas_agents.eval.runs.ablate_benches`, the report :mod:`mas_agents.eval.runs.ablate_report`. Imports kept inside functions: ``mas_agents.specs`` (faiss) in
 :func:`variants` and the MAgIC bench's plan (langgraph) in :func:`_check_inputs`, so that reading or
 reporting an ablation loads neither.
 """
@@ -47,32 +46,23 @@ from typing import Any, Callable, Optional
 from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.datasets.wis import load_pairs
-from mas_agents.eval.runs.ablate_benches import (
-    BASELINES,
-    COST_KEYS,
-    MAGIC_KEYS,
-    SPY_KEYS,
-    magic_bootstrap,
-    run_magic_bench,
-    run_spy,
-    run_wellplay,
-    spy_measures,
-    spy_plan,
-    subject_units,
-    wellplay_cost,
-)
-from mas_agents.eval.runs.ablate_report import METRIC_MAX, figures, report_md, summary
+from mas_agents.eval.runs.ablate_benches import run_magic_bench, run_spy, run_wellplay
+from mas_agents.eval.runs.ablate_report import figures, report_md, summary
 from mas_agents.eval.runs.record import check_same_run, model_fields
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
-from mas_agents.accounting import record_prompts
+from mas_agents.prompt_log import record_prompts
 from mas_agents.graphs.magic.events import SCENARIOS
-from mas_agents.llm import spec_text
+from mas_agents.model_specs import spec_text
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 #: the names this module gave before its benches and report moved out (their importers keep working)
-__all__ = ["AblateConfig", "BASELINES", "BENCHES", "COST_KEYS", "KIND", "MAGIC_KEYS", "METRIC_MAX", "SPY_KEYS",
-           "figures", "magic_bootstrap", "report_md", "run_ablate", "run_magic_bench", "run_spy", "run_wellplay",
-           "spy_measures", "spy_plan", "subject_units", "summary", "variants", "wellplay_cost"]
+__all__ = [
+    "AblateConfig",
+    "BENCHES",
+    "KIND",
+    "run_ablate",
+    "variants",
+]
 
 BENCHES = ("wellplay", "spy", "magic")
 #: ``config.json``'s ``kind`` of a ``mas ablate`` run directory.

@@ -224,7 +224,8 @@ def run_magic_bench(cfg: AblateConfig, grid: list[str], *, seed: int = 0, tick: 
     """The MAgIC part of ``cfg`` into ``cfg.out/magic``: each variant of ``grid`` challenges the
     base on the same settings (``cfg.settings``), from ``seed``."""
     # langgraph (the games' graph): loaded when the part runs, not by the report readers of this package
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, radar_chart, run_magic
+    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, run_magic
+    from mas_agents.eval.runs.magic_bench_report import radar_chart
     out, data_root, settings = Path(cfg.out) / "magic", cfg.data_root, cfg.settings
     model, concurrency = cfg.model, cfg.concurrency
     base = grid[0]

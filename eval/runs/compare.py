@@ -24,7 +24,7 @@ cheapest game-playing baseline (:data:`GAME_BASELINES`) and ``plain`` (:func:`co
 
 A comparison is configured by one :class:`CompareConfig` (issue 51 item 5). This module runs the
 cells; the table over them is :mod:`mas_agents.eval.runs.compare_table`, its report
-:mod:`mas_agents.eval.runs.compare_report` (their names are re-exported here).
+:mod:`mas_agents.eval.runs.compare_report`.
 
 Imports kept inside functions: ``mas_agents.specs`` (faiss) in :func:`check_methods` and
 ``mas_agents.eval.runs.mmg_session`` (langgraph, faiss) in :func:`run_cell`, so a comparison of
@@ -40,41 +40,31 @@ from typing import Any, Callable, Optional
 from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.metrics.cost import actor_cost, method_seats
-from mas_agents.eval.runs.compare_report import (
-    accuracy_text,
-    bar_chart,
-    count_text,
-    fewer_calls_line,
-    report_md,
-    score_text,
-    spread_text,
-)
-from mas_agents.eval.runs.compare_table import (
-    EVAL_ONLY,
-    GAME_BASELINES,
-    SEAT_KEYS,
-    accuracy_intervals,
-    aggregate,
-    cost_comparison,
-    is_game_method,
-    score_interval,
-)
+from mas_agents.eval.runs.compare_report import bar_chart, fewer_calls_line, report_md
+from mas_agents.eval.runs.compare_table import EVAL_ONLY, aggregate, cost_comparison, is_game_method
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
 from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-from mas_agents.accounting import record_prompts
+from mas_agents.prompt_log import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
-from mas_agents.llm import spec_text
-from mas_agents.remote import auto_concurrency
+from mas_agents.model_specs import spec_text
+from mas_agents.remote.usage import auto_concurrency
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 
 #: the names this module gave before its table and report moved out (their importers keep working)
-__all__ = ["CompareConfig", "DEFAULT_METHODS", "EVAL_ONLY", "EXTENDS", "GAME_BASELINES", "SEAT_KEYS",
-           "accuracy_intervals", "accuracy_text", "aggregate", "bar_chart", "cell_dir", "cell_finished",
-           "check_methods", "cost_comparison", "count_text", "fewer_calls_line", "game_seat_cost",
-           "is_game_method", "report_md", "run_cell", "run_compare", "score_interval", "score_text",
-           "spread_text", "summary_row"]
+__all__ = [
+    "CompareConfig",
+    "DEFAULT_METHODS",
+    "EXTENDS",
+    "cell_dir",
+    "cell_finished",
+    "check_methods",
+    "game_seat_cost",
+    "run_cell",
+    "run_compare",
+    "summary_row",
+]
 
 DEFAULT_METHODS = ("pp", "op", "plain", "player_star", "werewolf", "ocot", "thinkthrice", "always_a", "random")
 

@@ -47,14 +47,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mas_agents.accounting import STOP, StopRequested
-from mas_agents.actions import ActionRequest, ParseError, parse_reply
+from mas_agents.stop import STOP, StopRequested
+from mas_agents.actions import parse_reply
+from mas_agents.planners.base import TAGS, Action, ActionRequest
+from mas_agents.kinds import ParseError
 from mas_agents.agent import StatCounter
 from mas_agents.events import is_visible
 from mas_agents.graphs.wis.player import split_names
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME
-from mas_agents.planners.base import TAGS, Action
 from mas_agents.rundir import read_json, write_json
 
 #: The agent spec of a human seat (``mas spy play --agents human,plain,...``).
@@ -121,7 +122,7 @@ def wait_answer(seat_dir: Path, request_id: int, deadline: float | None, poll: f
     ``deadline`` (``time.monotonic()`` seconds) passes first. Answers to other ids are dropped.
 
     Raises:
-        StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) while waiting.
+        StopRequested: Ctrl-C (:data:`mas_agents.stop.STOP`) while waiting.
     """
     path = Path(seat_dir) / "answer.json"
     while deadline is None or time.monotonic() < deadline:
@@ -150,7 +151,7 @@ class HumanSeat:
         poll: seconds between looks for an answer.
 
     ``interact`` blocks until the person answers, the speaking limit passes, or Ctrl-C
-    (:data:`mas_agents.accounting.STOP`, then :class:`mas_agents.accounting.StopRequested`).
+    (:data:`mas_agents.stop.STOP`, then :class:`mas_agents.stop.StopRequested`).
     """
 
     label = HUMAN

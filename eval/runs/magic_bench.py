@@ -8,7 +8,7 @@ when the same command is rerun. Metrics (:mod:`mas_agents.eval.metrics.magic`) a
 denominator, per-scenario win rates, counts, cost), ``report.md`` (our row beside the paper's Table 1 rows) and ``radar.png``. The run is
 configured by :class:`MagicBenchConfig` (:mod:`mas_agents.eval.runs.run_config`). The report and
 the chart are drawn by :mod:`mas_agents.eval.runs.magic_bench_report` (``paper_rows``, ``report_md``
-and ``radar_chart`` re-exported here). Every import of our own packages is at module level.
+and ``radar_chart``). Every import of our own packages is at module level.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable
 
-from mas_agents.accounting import record_prompts
+from mas_agents.prompt_log import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.eval.datasets import data_files, merge_data_files
 from mas_agents.eval.datasets.magic import load_settings, parse_range, setting_ids
@@ -29,7 +29,7 @@ from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.stats import Estimate, bootstrap_mean, bootstrap_units, clip, wilson
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.events import SCENARIOS
-from mas_agents.remote import auto_concurrency
+from mas_agents.remote.usage import auto_concurrency
 from mas_agents.rundir import marks_run, read_json, versions, write_json
 from mas_agents.specs import split_model
 

@@ -14,7 +14,8 @@ from mas_agents.eval.runs import magic_checks, magic_view
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.session import run
-from mas_agents.graphs.magic.graph import MagicRuntime, build_graph
+from mas_agents.graphs.magic.graph import build_graph
+from mas_agents.graphs.magic.runtime import MagicRuntime
 from mas_agents.graphs.magic.rules import GAMES
 from mas_agents.utterance import markdown, quote
 

@@ -65,7 +65,7 @@ NOT_CONFIGURATION = frozenset({"versions", "events_format", "endpoints", "record
 
 def seat_model(spec: str, default: Any) -> str:
     """The model spec a seat with agent spec ``spec`` runs: ``@MODEL`` of ``BLOCKS@MODEL``, else
-    ``default`` as :func:`mas_agents.llm.spec_text` writes it; a URL (a WiS-protocol agent) as it
+    ``default`` as :func:`mas_agents.model_specs.spec_text` writes it; a URL (a WiS-protocol agent) as it
     is, and ``human`` for a person's seat.
 
     ``seat_model("plain@openai:m", "local") == "openai:m"``; ``seat_model("plain", "local") == "local"``.
@@ -74,7 +74,7 @@ def seat_model(spec: str, default: Any) -> str:
         ValueError: an empty model after ``@`` (:func:`mas_agents.specs.split_model`).
     """
     from mas_agents.eval.runs.human import HUMAN
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     from mas_agents.specs import is_remote, split_model
     if spec == HUMAN or is_remote(spec):
         return spec
@@ -89,7 +89,7 @@ def model_fields(models: Iterable[str], default: Any, seat_models: Mapping[str, 
         default: the ``--model`` given (a spec string, or a chat-model object: its class name).
         seat_models: seat name -> model spec, for a single game (None: not written).
     """
-    from mas_agents.llm import spec_text
+    from mas_agents.model_specs import spec_text
     ms = sorted({str(m) for m in models})
     out: dict[str, Any] = {"model": ms[0] if len(ms) == 1 else ", ".join(ms), "models": ms}
     if seat_models is not None:

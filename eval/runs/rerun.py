@@ -53,14 +53,14 @@ from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.games import find
 from mas_agents.eval.runs import session
 from mas_agents.eval.runs.human import HUMAN
-from mas_agents.eval.runs.rerun_compare import CLOCK_KEYS, compare_runs
+from mas_agents.eval.runs.rerun_compare import compare_runs
 from mas_agents.eval.runs.wellplay_eval import MODEL_FREE
 from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
 from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
 from mas_agents.rundir import read_json, versions
 from mas_agents.specs import is_remote
 
-__all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "params_of", "compare_runs", "CLOCK_KEYS"]
+__all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "params_of"]
 
 #: The run kind of a WellPlay evaluation (``mas wellplay eval``), re-executed by
 #: :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`.

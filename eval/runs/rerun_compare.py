@@ -1,7 +1,7 @@
 """How ``mas rerun`` compares a re-executed run with the original (issue 50): ``events.jsonl``,
 then ``result.json``, then the call records, each once what a re-execution cannot repeat is set
 aside (:data:`CLOCK_KEYS`, :data:`CALL_CLOCK_FIELDS`; call ids compared by their pattern).
-:func:`compare_runs` is the entry point (:mod:`mas_agents.eval.runs.rerun` re-exports it)."""
+:func:`compare_runs` is the entry point (``mas rerun`` calls it)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mas_agents.accounting import read_calls
+from mas_agents.call_log import read_calls
 from mas_agents.events import read_events
 from mas_agents.rundir import read_json
 

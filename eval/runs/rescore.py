@@ -13,7 +13,7 @@ conformance kit checks. The built-in games' hooks:
 
 * Who is Spy (``wis``, :func:`mas_agents.eval.runs.wis_checks.rescore`): the rounds, eliminations, scores (``mas_agents.graphs.wis.rules.game_scores``) and
   outcome, from the ``describe`` / ``foul`` / ``vote_result`` events
-  (:func:`mas_agents.eval.reports.wis_replay.record_from_events`);
+  (:func:`mas_agents.eval.reports.wis_record.record_from_events`);
 * the murder mystery (``mmg``, :func:`mas_agents.eval.runs.mmg_checks.rescore`): each victim's accusation from the ballots
   (``mas_agents.graphs.mmg.rules.victim_outcome`` with the murderers its ``accuse`` event names), the
   game's outcome, the action counts and the invalid actions;

@@ -20,7 +20,7 @@ class Seats:
     """Builds the models and agents of one run.
 
     Args:
-        recorder: the run's :class:`mas_agents.accounting.CallRecorder`.
+        recorder: the run's :class:`mas_agents.call_log.CallRecorder`.
         model: the default model, for specs without ``@MODEL`` (``local``, ``openai:NAME``) or a
             chat model object (tests pass fakes).
         seed: sampling seed of models built from spec strings.
@@ -29,7 +29,7 @@ class Seats:
         out: the run directory (a person's seat talks through ``out/human``).
         phase: the phase the models' calls are recorded under: ``"gameplay"`` for a game,
             ``"evaluation"`` for the WellPlay evaluation's answerers
-            (:func:`mas_agents.eval.runs.wellplay_run.build_eval_agent`).
+            (:func:`mas_agents.eval.runs.wellplay_agents.build_eval_agent`).
     """
 
     def __init__(self, recorder: Any, model: Any = "local", seed: int = 0, temperature: float | None = None,
@@ -84,7 +84,7 @@ class Seats:
 
         Every agent of this repository is built here: the games' seats, the murder mystery's
         characters (:func:`mas_agents.graphs.mmg.players.build_mmg_agents`) and the WellPlay evaluation's
-        answerers (:func:`mas_agents.eval.runs.wellplay_run.build_eval_agent`).
+        answerers (:func:`mas_agents.eval.runs.wellplay_agents.build_eval_agent`).
 
         Args:
             game: the :class:`mas_agents.planners.base.GameInfo` its requests carry.

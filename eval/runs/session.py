@@ -4,7 +4,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
 
 * ``config.json``: ``{"kind": game.kind, **the game's fields, "endpoints", "record_prompts",
   "events_format", "prefix_cache_mb", "versions"}`` (``events_format``: :data:`mas_agents.events.EVENTS_FORMAT`;
-  ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.llm.prefix_cache_mb`;
+  ``prefix_cache_mb``: the embedded engine's prefix-cache budget, :func:`mas_agents.embedded.prefix_cache_mb`;
   ``model`` and ``seed`` after the game's fields when it wrote none, then
   ``models``, ``seat_models`` and ``default_model``: the models the seats used, the run-record
   contract of :mod:`mas_agents.eval.runs.record`; ``data_files``: ``{path relative to the
@@ -13,7 +13,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
   absent when none was), which ``mas rerun`` checks before it replays), written before the first move;
 * ``events.jsonl``: streamed as the game goes (``mas serve`` watches it), rewritten whole at the
   end; for a game that checkpoints, rewritten after every graph step from the checkpoint;
-* ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.accounting.CallRecorder`;
+* ``llm_calls.jsonl`` and the prompt log beside it (:class:`mas_agents.call_log.CallRecorder`;
   compressed when the game ends);
 * ``checkpoints.sqlite`` for a game with :attr:`mas_agents.eval.games.GameDef.checkpoint` (LangGraph
   ``SqliteSaver``, one thread named after the game's kind; ``resume=True`` continues from it);
@@ -23,7 +23,7 @@ It owns the run directory for every game (docs/reference/run-files.md):
   (:func:`mas_agents.rundir.marks_run`).
 
 Run again into a directory that holds a game (issue 46, :func:`mas_agents.eval.runs.record.check_same_run`):
-a game of another configuration is refused (:class:`mas_agents.eval.runs.record.RunConflict`, naming the
+a game of another configuration is refused (:class:`mas_agents.rundir.RunConflict`, naming the
 field) and nothing is written; a finished game of the same configuration is reused (its
 ``result.json`` is returned, nothing is replayed or rewritten); an unfinished one is resumed
 (a game that checkpoints, with ``resume``) or replayed from the start (its call and prompt logs
@@ -41,11 +41,12 @@ from mas_agents.eval.datasets import data_files
 from mas_agents.eval.games import GameDef, Table, get
 from mas_agents.eval.runs.record import check_same_run, holds_record, model_fields
 from mas_agents.eval.runs.seats import Seats
-from mas_agents.accounting import CallRecorder, clear_call_log
+from mas_agents.call_log import CallRecorder
+from mas_agents.prompt_log import clear_call_log
 from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
 from mas_agents.eval.metrics.cost import prompt_cost
 from mas_agents.gc_tuning import fewer_collections
-from mas_agents.llm import prefix_cache_mb
+from mas_agents.embedded import prefix_cache_mb
 from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         FileNotFoundError: ``resume`` but ``out`` holds no checkpoint, or a seat's local model file
             is missing (:func:`load_local_models`, after ``config.json``, before the first move).
     """
-    from mas_agents.remote import endpoint_report
+    from mas_agents.remote.usage import endpoint_report
     from mas_agents.rundir import versions
 
     g = get(game)
@@ -181,12 +182,12 @@ def load_local_models(models: list) -> int:
     19, the embedded model, a WiS game's first description): 5.2 s with the load, 4.7 s after it;
     the rest of a first call's extra time over the next ones (1.6-2.4 s) is its whole prompt
     evaluated with nothing cached. Loading is shared by the process
-    (:func:`mas_agents.llm.LocalLlamaChat.load`), so later games pay nothing.
+    (:func:`mas_agents.local_chat.LocalLlamaChat.load`), so later games pay nothing.
 
     Raises:
         FileNotFoundError: a local model's GGUF file does not exist.
     """
-    from mas_agents.llm import LocalLlamaChat
+    from mas_agents.local_chat import LocalLlamaChat
 
     n = 0
     for m in models:

@@ -15,7 +15,8 @@ from mas_agents.eval.datasets.wellplay import Script
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.wellplay_eval import Answerer, agent_answerer
 from mas_agents.graphs.mmg.rules import GAME as MMG_GAME
-from mas_agents.accounting import STOP, CallRecorder, StopRequested
+from mas_agents.stop import STOP, StopRequested
+from mas_agents.call_log import CallRecorder
 
 
 class AgentBuilds:
@@ -30,8 +31,8 @@ class AgentBuilds:
     (``benchmarks/results/throughput.md``). A character with no questions is never built.
 
     Stopping: once a build fails, a cell fails (a model server gone) or Ctrl-C was pressed
-    (:data:`mas_agents.accounting.STOP`), every build not yet made raises that error (Ctrl-C:
-    :class:`mas_agents.accounting.StopRequested`) without building, so the cells waiting for
+    (:data:`mas_agents.stop.STOP`), every build not yet made raises that error (Ctrl-C:
+    :class:`mas_agents.stop.StopRequested`) without building, so the cells waiting for
     one stop within one build. A build that fails now fails after the first characters' calls,
     not before every call as when all agents were built first.
 

@@ -36,7 +36,8 @@ from mas_agents.eval.datasets.wellplay import Question, Script
 from mas_agents.eval.metrics.cost import cost_line
 from mas_agents.eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
 from mas_agents.eval.stats import Estimate, bootstrap_ratio
-from mas_agents.actions import LETTERS, ActionRequest
+from mas_agents.kinds import LETTERS
+from mas_agents.planners.base import ActionRequest
 from mas_agents.events import make_event, read_events
 from mas_agents.rundir import run_each
 

@@ -4,7 +4,7 @@ See :mod:`mas_agents.eval.runs.wellplay_eval` for the methods, shuffling and fil
 run is configured by one :class:`WellPlayEvalConfig` (issue 51 item 5), which ``config.json`` records.
 
 The answering agents are built by :mod:`mas_agents.eval.runs.wellplay_agents` (:class:`AgentBuilds`,
-:func:`build_eval_agent`, re-exported here). Kept inside a function: ``mas_agents.memory`` (faiss),
+:func:`build_eval_agent`). Kept inside a function: ``mas_agents.memory`` (faiss),
 only where a recorded setting is read back, so a model-free evaluation and the readers of this
 module (compare, ablate) do not load it.
 """
@@ -34,18 +34,29 @@ from mas_agents.eval.runs.wellplay_eval import (
     session_events,
     summarise,
 )
-from mas_agents.accounting import CallRecorder, clear_call_log, record_prompts
+from mas_agents.call_log import CallRecorder
+from mas_agents.prompt_log import clear_call_log, record_prompts
 from mas_agents.events import write_events
 from mas_agents.eval.metrics.cost import prompt_cost
-from mas_agents.llm import prefix_cache_mb, spec_text
-from mas_agents.remote import endpoint_report, parallel_calls
+from mas_agents.embedded import prefix_cache_mb
+from mas_agents.model_specs import spec_text
+from mas_agents.remote.usage import endpoint_report, parallel_calls
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.runs.wellplay_agents import AgentBuilds, build_eval_agent
 from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
 
 #: the names this module gave before the agents' building moved out (their importers keep working)
-__all__ = ["AGENT_METHODS", "PROGRESS", "AgentBuilds", "WellPlayEvalConfig", "build_eval_agent", "memory_settings",
-           "read_progress", "run_wellplay_eval", "same_run_path", "scripts_for", "settings_record"]
+__all__ = [
+    "AGENT_METHODS",
+    "PROGRESS",
+    "WellPlayEvalConfig",
+    "memory_settings",
+    "read_progress",
+    "run_wellplay_eval",
+    "same_run_path",
+    "scripts_for",
+    "settings_record",
+]
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +114,7 @@ class WellPlayEvalConfig(RunConfig):
             recorded (``scripts`` is); :meth:`from_record` restores it from ``scripts``.
         model: model spec (``local``, ``local:/x.gguf``, ``openai:NAME``) or a chat model object
             (not recorded as given: ``config.json``'s model fields say which model answered).
-        concurrency: characters answering at once; None = :func:`mas_agents.remote.parallel_calls`
+        concurrency: characters answering at once; None = :func:`mas_agents.remote.usage.parallel_calls`
             of ``model``. The files written do not depend on it (not recorded).
     """
 

@@ -9,11 +9,10 @@ assertions kept one for one as :func:`mas_agents.eval.conformance.need` calls. T
 
 from __future__ import annotations
 
-from typing import Any
 
 from mas_agents.eval.conformance import Conformance, need, problems
 from mas_agents.eval.metrics.wis import player_rows
-from mas_agents.eval.reports.wis_replay import record_from_events
+from mas_agents.eval.reports.wis_record import record_from_events
 from mas_agents.graphs.wis import rules
 
 #: What :func:`walk` replays of each seat (keys of :func:`mas_agents.eval.metrics.wis.player_rows`).
@@ -158,7 +157,7 @@ def checks(config: dict, events: list[dict], result: dict) -> list[str]:
 def rescore(config: dict, events: list[dict], result: dict) -> dict:
     """``{field: (recomputed, stored)}``: eliminations, scores (``mas_agents.graphs.wis.rules.game_scores``),
     outcome and rounds recomputed from the ``describe`` / ``foul`` / ``vote_result`` events alone
-    (:func:`mas_agents.eval.reports.wis_replay.record_from_events`); ``mas rerun --rescore`` and the
+    (:func:`mas_agents.eval.reports.wis_record.record_from_events`); ``mas rerun --rescore`` and the
     conformance kit call it through the registry (:attr:`mas_agents.eval.games.GameDef.conformance`).
 
     Raises:

@@ -27,7 +27,8 @@ from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.session import run
 from mas_agents.graphs.wis import rules as rules
-from mas_agents.graphs.wis.graph import WisRuntime, build_graph
+from mas_agents.graphs.wis.graph import build_graph
+from mas_agents.graphs.wis.runtime import WisRuntime
 from mas_agents.graphs.wis.player import AgentWisPlayer
 from mas_agents.specs import is_remote, parse_spec, split_model
 from mas_agents.utterance import markdown, quote
@@ -68,7 +69,7 @@ def speak_limit(agents: list[str], model: Any = "local", requested: float | None
     Returns:
         With :data:`AUTO`: :data:`mas_agents.eval.runs.human.HUMAN_SPEAK_TIMEOUT` when a person holds a seat;
         else None when any seat plays on the embedded model (``local``, ``local:PATH``, or a
-        :class:`mas_agents.llm.LocalLlamaChat`): on a small machine its descriptions take longer
+        :class:`mas_agents.local_chat.LocalLlamaChat`): on a small machine its descriptions take longer
         than the limit and would foul on the clock, not on play; else
         :data:`mas_agents.graphs.wis.rules.SPEAK_TIMEOUT` (10 s, WiS paper Appendix A "Detailed rules").
         Otherwise ``requested`` (0 -> None).
@@ -172,7 +173,7 @@ class WisGameConfig(RunConfig):
         speak_timeout: seconds to describe (foul after); :data:`AUTO` (default): :func:`speak_limit`'s
             rule (10 s, none with a seat on the embedded model); 0 or None: no limit.
         vote_timeout: seconds to vote (a later vote is an abstention); ``"speak"`` (default) =
-            the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.graph.WisRuntime` for why).
+            the same as ``speak_timeout`` (see :class:`mas_agents.graphs.wis.runtime.WisRuntime` for why).
 
     Not recorded:
         model: default model for specs without ``@MODEL`` (a spec, or a chat model object in tests);

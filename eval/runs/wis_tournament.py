@@ -22,7 +22,7 @@
 
 The runs are configured by :class:`TournamentConfig` and :class:`ExperimentConfig`
 (:mod:`mas_agents.eval.runs.run_config`). The experiment's table is written by
-:mod:`mas_agents.eval.runs.wis_experiment_table` (re-exported here). Every import is at module level.
+:mod:`mas_agents.eval.runs.wis_experiment_table`. Every import is at module level.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mas_agents import cells
-from mas_agents.accounting import record_prompts
+from mas_agents.prompt_log import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.eval.datasets import data_files
 from mas_agents.eval.datasets.wis import load_pairs
@@ -46,11 +46,11 @@ from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.eval.runs import wis_session
 from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run, model_fields, seat_model
 from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
-from mas_agents.eval.runs.wis_experiment_table import EXPERIMENT_RATES, experiment_markdown  # noqa: F401 (re-exported)
+from mas_agents.eval.runs.wis_experiment_table import experiment_markdown
 from mas_agents.eval.runs.wis_session import WisGameConfig
 from mas_agents.graphs.wis import rules as rules
-from mas_agents.llm import spec_text
-from mas_agents.remote import auto_concurrency
+from mas_agents.model_specs import spec_text
+from mas_agents.remote.usage import auto_concurrency
 from mas_agents.rundir import marks_run, versions, write_json
 from mas_agents.specs import is_remote, split_model
 

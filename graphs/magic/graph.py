@@ -25,7 +25,7 @@ is ``None`` and cannot be voted for; ``--replay-openings`` replays recorded clue
 seats in the first clue round while no challenger seat has spoken yet (the data README's rule).
 
 The parts, one idea a module (issue 51 item 6): the shared state and runtime
-(:mod:`mas_agents.graphs.magic.runtime`, re-exported here) and one module per graph
+(:mod:`mas_agents.graphs.magic.runtime`) and one module per graph
 (:mod:`mas_agents.graphs.magic.deduction`, :mod:`mas_agents.graphs.magic.cost_sharing`,
 :mod:`mas_agents.graphs.magic.repeated`); this module picks and compiles them.
 """
@@ -38,14 +38,7 @@ from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.graphs.magic.cost_sharing import _cost_sharing_graph
 from mas_agents.graphs.magic.deduction import _deduction_graph
 from mas_agents.graphs.magic.repeated import _repeated_graph
-from mas_agents.graphs.magic.runtime import (  # noqa: F401 - re-exported
-    MagicRuntime,
-    MagicState,
-    _invalid,
-    _role_name,
-    _setup_events,
-    history,
-)
+from mas_agents.graphs.magic.runtime import MagicRuntime
 
 
 def build_graph(rt: MagicRuntime) -> BoundGraph:

@@ -1,7 +1,7 @@
 """What every MAgIC graph shares: the graph state (:class:`MagicState`), the game's runtime outside
 the state (:class:`MagicRuntime`: agents, setting, seats), the public record as a player sees it
 (:func:`history`) and the setup and invalid-move events. Split from
-:mod:`mas_agents.graphs.magic.graph` (issue 51 item 6), which re-exports the public names.
+:mod:`mas_agents.graphs.magic.graph` (issue 51 item 6).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
-from mas_agents.actions import Action, ActionRequest
+from mas_agents.planners.base import Action, ActionRequest
 from mas_agents.agent import Agent
 from mas_agents.events import is_visible, make_event
 from mas_agents.graphs.magic import rules as R

@@ -29,7 +29,7 @@ from langgraph.types import Send
 
 from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.graphs.mmg import rules as rules
-from mas_agents.actions import Action, ActionRequest
+from mas_agents.planners.base import Action, ActionRequest
 from mas_agents.agent import Agent, add_counts, counting
 from mas_agents.events import EVERYONE, make_event
 from mas_agents.utterance import utterance

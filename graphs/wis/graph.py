@@ -30,8 +30,8 @@ the run context of a graph compiled once per process (:mod:`mas_agents.graphs.co
 Rules (fouls, truncation, order, tally, end, scores) are the pure functions of
 :mod:`mas_agents.graphs.wis.rules`.
 
-The state, the runtime and the judge's texts are :mod:`mas_agents.graphs.wis.runtime` (re-exported
-here); this module is the graph: its nodes in :func:`builder`.
+The state, the runtime and the judge's texts are :mod:`mas_agents.graphs.wis.runtime`;
+this module is the graph: its nodes in :func:`builder`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.graphs.fanout import fan_out
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.graphs.wis.protocol_types import request
-from mas_agents.graphs.wis.runtime import HOST, WisRuntime, WisState  # noqa: F401 - re-exported
+from mas_agents.graphs.wis.runtime import HOST, WisRuntime, WisState
 from mas_agents.utterance import fold
 
 

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
 from mas_agents.text import norm_text, says_word

@@ -1,7 +1,7 @@
 """What the Who is Spy? graph runs on: the graph state (:class:`WisState`), the game's runtime outside
 the state (:class:`WisRuntime`: seats, roles, words, players through the WiS protocol, time limits)
 and the judge's texts (:data:`HOST`). Split from :mod:`mas_agents.graphs.wis.graph` (issue 51
-item 6), which re-exports these names.
+item 6).
 """
 
 from __future__ import annotations

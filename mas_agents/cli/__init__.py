@@ -58,11 +58,26 @@ def _add_spy() -> None:
     app.command("reproduce")(remote_options(executor_options(reproduce)))
     app.add_typer(game_app, name="game")
     app.command("rerun")(rerun)
-    common.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
+    guard.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
-# below the sub-apps: the command modules import mas_agents.cli.common from this package
-from mas_agents.cli.common import Concurrency, DataDir, Lang, Model, Seed, Verbose, console, executor_options, remote_options, set_resume_hint  # noqa: E402
-from mas_agents.cli import common  # noqa: E402
+# below the sub-apps: the command modules import mas_agents.cli.* from this package
+from mas_agents.cli.options import (
+    Concurrency,
+    DataDir,
+    Lang,
+    Model,
+    Seed,
+    Verbose,
+    executor_options,
+    remote_options,
+)
+from mas_agents.cli.failure import console, set_resume_hint  # noqa: E402
+from mas_agents.cli import guard
+from mas_agents.cli import stops
+from mas_agents.cli import paths
+from mas_agents.cli import options
+from mas_agents.cli import progress
+from mas_agents.cli import failure  # noqa: E402
 from mas_agents.cli.ablate import ablate  # noqa: E402
 from mas_agents.cli.doctor import doctor  # noqa: E402
 from mas_agents.cli.game import game_app  # noqa: E402
@@ -79,22 +94,22 @@ from mas_agents.rundir import default_run_dir, read_json, stable_run_dir  # noqa
 @app.callback()
 def _root() -> None:
     """mas-agents: LLM multi-agent games and their evaluation."""
-    common.install_stop_handler()
+    stops.install_stop_handler()
 
 
 @data_app.command("check")
 def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: Optional[Path] = DataDir) -> None:
     """Validate the WellPlay files and print counts per script."""
 
-    root = common.data_root(data_dir)
+    root = options.data_root(data_dir)
     langs = LANGS if lang == "all" else (lang,)
     for lg in langs:
         if lg not in LANGS:
-            common.fail(f"--lang must be one of en, zh, all (got {lg!r})")
+            failure.fail(f"--lang must be one of en, zh, all (got {lg!r})")
         try:
             scripts = load_all(root, lg)
         except DataError as exc:
-            common.fail(str(exc))
+            failure.fail(str(exc))
         t = Table(title=f"WellPlay ({lg}) at {root / 'wellplay' / lg}")
         for col in ("id", "script", "chars", "obj", "reas", "rel", "questions", "murderers", "repairs", "warnings"):
             t.add_column(col, no_wrap=col in ("id", "script"))
@@ -168,16 +183,16 @@ def mmg_run(
     """Play one murder-mystery game on a WellPlay script."""
     # one parameter per option (typer); the game's configuration (MmgConfig) is built once below,
     # or read back from the interrupted game's config.json with --resume
-    common.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.mmg_session import MmgConfig, check_human, play_script
     from mas_agents.specs import parse_spec
 
-    root = common.data_root(data_dir)
+    root = options.data_root(data_dir)
     settings = _memory_settings(script_budget, dialogue_budget, total_budget)
     try:
         if resume:
             if out is None:
-                common.fail("--resume needs --out DIR, the directory of the interrupted game")
+                failure.fail("--resume needs --out DIR, the directory of the interrupted game")
             old = read_json(out / "config.json")
             # "model" lists the seats' models (a human's too): the game ran the --model given
             cfg = MmgConfig.from_record(old, out=out, data_dir=root, model=old.get("default_model", old["model"]))
@@ -189,9 +204,9 @@ def mmg_run(
         sc = cfg.loaded_script()
         check_human(sc, cfg.human)
     except (FileNotFoundError, KeyError, ValueError, DataError) as exc:
-        common.fail(str(exc))
-    if common.out_is_file("--out", out):
-        common.fail(*common.out_is_file("--out", out))
+        failure.fail(str(exc))
+    if paths.out_is_file("--out", out):
+        failure.fail(*paths.out_is_file("--out", out))
     out = out or default_run_dir("mmg", sc.name)   # named after the script's display name, once loaded
     cfg = cfg.replace(script=sc, out=out)
     set_resume_hint(f"rerun with --resume --out {out}")
@@ -200,12 +215,12 @@ def mmg_run(
                       f"the game {out.name}.")
     console.print(f"Loading model [bold]{cfg.model}[/bold] and embeddings ...")
     bound = 2 + len(sc.characters) * (1 + 2 * cfg.rounds * cfg.questions) + cfg.rounds + 2
-    with common.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task(f"{sc.name}", total=bound)
         try:
             result = play_script(cfg, resume=resume, progress=_mmg_progress(prog, task, sc.name, cfg.rounds))
         except (FileExistsError, FileNotFoundError) as exc:
-            common.fail(str(exc))
+            failure.fail(str(exc))
     oc = result["outcome"] or {}
     for v in oc.get("victims", []):
         tie = ("" if v["accused"] or not v.get("counts") else
@@ -250,7 +265,7 @@ def _mmg_progress(prog, task, name: str, rounds: int):
                 seen["round_end"] += 1
             what = (_MMG_MILESTONES[n].format(k=seen["round_end"], n=rounds)
                     if n != "round_end" or seen["first"] == 1 else "a round done")
-            common.say(f"{name}: {what} (step {done}), {(time.monotonic() - start) / 60:.1f} min")
+            progress.say(f"{name}: {what} (step {done}), {(time.monotonic() - start) / 60:.1f} min")
     return step
 
 
@@ -276,26 +291,26 @@ def wellplay_eval(
 ) -> None:
     """Score a method on WellPlay questions."""
     # one parameter per option (typer); the evaluation's configuration is built once below
-    common.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.wellplay_eval import score_with_interval
     from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
 
-    root = common.data_root(data_dir)
+    root = options.data_root(data_dir)
     settings = _memory_settings(script_budget, dialogue_budget, total_budget)
     label = run.name if (method == "session" and run) else script
     out = out or default_run_dir(f"eval-{method}", label)
     set_resume_hint("rerun the command to evaluate again (an evaluation starts afresh; a game it scores is untouched)")
-    with common.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task(f"{method} questions", total=None)
         try:
             cfg = WellPlayEvalConfig(data_root=root, method=method, out=out, script=script, lang=lang, model=model,
                                      seed=seed, runs=runs, shuffle=not no_shuffle, scoring=scoring, run=run,
                                      settings=settings)
             # without a terminal: one line per EVAL_LINE_EVERY questions answered (and the last)
-            res = run_wellplay_eval(cfg, tick=common.ticker(prog, task, every=EVAL_LINE_EVERY),
+            res = run_wellplay_eval(cfg, tick=progress.ticker(prog, task, every=EVAL_LINE_EVERY),
                                     total=lambda n: prog.update(task, total=n))
         except (ValueError, FileNotFoundError, DataError) as exc:
-            common.fail(str(exc))
+            failure.fail(str(exc))
     acc = res["accuracy"]
     iv = res["interval"]
     console.print(f"{method} ({res['scoring']}, shuffle={res['shuffle']}): weighted {score_with_interval(res['weighted_score'], iv)} "
@@ -326,25 +341,26 @@ def wellplay_compare(
 ) -> None:
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     # one parameter per option (typer); the comparison's configuration is built once below
-    common.setup_logging(verbose)
-    from mas_agents.eval.runs.compare import (CompareConfig, count_text, is_game_method, run_compare, score_text,
-                                              spread_text)
+    progress.setup_logging(verbose)
+    from mas_agents.eval.runs.compare import CompareConfig, run_compare
+    from mas_agents.eval.runs.compare_report import count_text, score_text, spread_text
+    from mas_agents.eval.runs.compare_table import is_game_method
 
-    root = common.data_root(data_dir)
+    root = options.data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     try:
         scripts = load_all(root, lang) if script.lower() == "all" else [load_script(root, script, lang)]
     except DataError as exc:
-        common.fail(str(exc))
+        failure.fail(str(exc))
     out = out or stable_run_dir("compare", script, lang, model, f"r{rounds}q{questions}")
-    with common.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task("compare", total=len(names) * len(scripts) * seeds)
         try:
             cfg = CompareConfig(data_root=root, out=out, methods=names, scripts=scripts, seeds=seeds, model=model,
                                 lang=lang, rounds=rounds, questions=questions, concurrency=concurrency)
-            res = run_compare(cfg, tick=common.ticker(prog, task))
+            res = run_compare(cfg, tick=progress.ticker(prog, task))
         except (ValueError, DataError) as exc:
-            common.fail(str(exc))
+            failure.fail(str(exc))
     for t in res["table"]:
         seat = ("" if t.get("game_seat_calls") is None or not is_game_method(t["method"]) else
                 f" (per-seat calls {count_text(t['game_seat_calls'])}"

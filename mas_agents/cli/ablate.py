@@ -14,8 +14,10 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Model, Verbose, executor_options, remote_options
+from mas_agents.cli import options
+from mas_agents.cli import progress
+from mas_agents.cli import failure
+from mas_agents.cli.options import Concurrency, Model, Verbose, executor_options, remote_options
 from mas_agents.eval.datasets import DataError
 from mas_agents.rundir import stable_run_dir
 
@@ -46,24 +48,24 @@ def ablate(
     """Run {base, base+each block subset} on the same seeds, games and settings; write report.md,
     result.json and figures with n and 95 % intervals for every number."""
     # one parameter per option (typer); the ablation's configuration (AblateConfig) is built once below
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.ablate import BENCHES, AblateConfig, run_ablate
 
-    root = cli.data_root(data_dir)
+    root = options.data_root(data_dir)
     benches = list(BENCHES) if bench == "all" else [b.strip() for b in bench.split(",") if b.strip()]
     names = [b.strip() for b in blocks.split(",") if b.strip()]
     label = "all" if set(benches) == set(BENCHES) else ",".join(b for b in BENCHES if b in benches)
     out = out or stable_run_dir("ablate", label, base, "-".join(names), model, f"s{seeds}g{games}", settings, script)
-    with cli.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task("ablate", total=None)
         try:
             cfg = AblateConfig(out=out, data_root=root, benches=benches, base=base, blocks=names, seeds=seeds,
                                model=model, script=script, games=games, settings=settings, rounds=rounds,
                                concurrency=concurrency, speak_timeout=speak_timeout,
                                command="mas " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-            res = run_ablate(cfg, tick=cli.ticker(prog, task))
+            res = run_ablate(cfg, tick=progress.ticker(prog, task))
         except (ValueError, FileNotFoundError, DataError) as exc:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
     # the summary is report text: "[no interval, n=1]" is not a rich markup tag (it printed "0.0 points ;")
-    cli.console.print(res["summary"], markup=False, highlight=False, soft_wrap=True)
+    failure.console.print(res["summary"], markup=False, highlight=False, soft_wrap=True)
     print(out)

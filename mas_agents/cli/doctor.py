@@ -32,7 +32,8 @@ from typing import Any, Optional
 
 import typer
 
-from mas_agents.cli import common
+from mas_agents.cli import options
+from mas_agents.cli import failure
 from mas_agents.embedded import embedded_model_path
 from mas_agents.errors import ContextOverflowError, RunStopped
 from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
@@ -214,8 +215,8 @@ def _check_data(rep: _Report, data_dir: Optional[Path]) -> None:
 
 
 def _check_embedding_cache(rep: _Report) -> None:
-    """Where retrieval vectors are kept between runs (:func:`mas_agents.memory.embeddings.default_cache_dir`)."""
-    from mas_agents.memory.embeddings import CACHE_ENV, CACHE_FILE, default_cache_dir
+    """Where retrieval vectors are kept between runs (:func:`mas_agents.memory.vector_cache.default_cache_dir`)."""
+    from mas_agents.memory.vector_cache import CACHE_ENV, CACHE_FILE, default_cache_dir
 
     try:
         where = default_cache_dir()
@@ -257,14 +258,16 @@ def _check_endpoint(rep: _Report, spec: str) -> None:
     RunStopped / ContextOverflowError propagate (the command ends with one line, exit 3)."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from mas_agents.accounting import AccountedModel, CallRecorder
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.call_log import CallRecorder
     from mas_agents.llm import make_chat_model
-    from mas_agents.remote import RemoteChat, endpoint
+    from mas_agents.remote.chat import RemoteChat
+    from mas_agents.remote.endpoints import endpoint
 
     try:
         model = make_chat_model(spec, temperature=0.0, max_tokens=8)
     except ValueError as exc:
-        common.fail(str(exc))
+        failure.fail(str(exc))
     if not isinstance(model, RemoteChat):
         rep.row("endpoint", f"{spec} is not an OpenAI-compatible endpoint (give --model openai:NAME)")
         return
@@ -294,7 +297,7 @@ def _check_endpoint(rep: _Report, spec: str) -> None:
 def doctor(
     model: Optional[str] = typer.Option(None, "--model", help="Also probe this OpenAI-compatible endpoint: openai:NAME "
                                                               "(with $OPENAI_BASE_URL)."),
-    data_dir: Optional[Path] = common.DataDir,
+    data_dir: Optional[Path] = options.DataDir,
     self_check: bool = typer.Option(True, "--self-check/--no-self-check",
                                     help="Load the embedded model and decode a few tokens (a subprocess, ~2 s)."),
     as_json: bool = typer.Option(False, "--json", help="Everything as one JSON object on stdout."),
@@ -332,7 +335,7 @@ def doctor(
         print(f"{'status:':<{width}} {status}")
     if stop is not None:
         from rich.markup import escape
-        common.console.print(f"[red]error:[/red] {escape(stop)}", soft_wrap=True, markup=True, highlight=False)
+        failure.console.print(f"[red]error:[/red] {escape(stop)}", soft_wrap=True, markup=True, highlight=False)
         raise typer.Exit(3)
     if rep.problems:
         raise typer.Exit(1)

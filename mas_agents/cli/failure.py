@@ -1,6 +1,6 @@
 """The console every command writes to, the one-line failure (:func:`fail`) and the resume hint it
-and the stop lines end with (:func:`set_resume_hint`). Split from :mod:`mas_agents.cli.common`
-(issue 51 item 6), which re-exports every name here.
+and the stop lines end with (:func:`set_resume_hint`). Split from the former ``cli/common.py``
+(issue 51 item 6), which is gone: callers import from here (issue 58).
 """
 
 from __future__ import annotations

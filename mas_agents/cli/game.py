@@ -23,8 +23,10 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import DataDir, Model, Seed, Verbose, remote_options
+from mas_agents.cli import progress
+from mas_agents.cli import options
+from mas_agents.cli import failure
+from mas_agents.cli.options import DataDir, Model, Seed, Verbose, remote_options
 from mas_agents.eval import games
 from mas_agents.eval.datasets import DataError
 from mas_agents.rundir import stable_run_dir
@@ -46,7 +48,7 @@ def _import(modules: Optional[list[str]]) -> None:
         try:
             importlib.import_module(m)
         except ImportError as exc:
-            cli.fail(f"--module {m}: {exc}")
+            failure.fail(f"--module {m}: {exc}")
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -75,7 +77,7 @@ def list_games(module: Optional[list[str]] = Module) -> None:
     table = Table("kind", "title", "parameters", "resumes mid-game")
     for kind, g in games.games().items():
         table.add_row(kind, g.title, ", ".join(g.params) or "-", "yes" if g.checkpoint else "no")
-    cli.console.print(table)
+    failure.console.print(table)
 
 
 @game_app.command("play")
@@ -99,12 +101,12 @@ def play(
     loaded from --data-dir: a script by name (mmg: --set script=Sin), a setting by id (magic:
     --set scenario=chameleon --set setting=0); a wis game without a pair draws one, as mas spy
     play does."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     _import(module)
     from mas_agents.eval.runs.session import run
 
     if data_dir is not None:   # given: it must hold datasets, even when this game reads none of them
-        cli.data_root(data_dir, needs=_GAME_DATA.get(kind), holds=True)
+        options.data_root(data_dir, needs=_GAME_DATA.get(kind), holds=True)
 
     try:
         game = games.get(kind)
@@ -112,20 +114,20 @@ def play(
         if agents is not None:
             params["agents"] = [a.strip() for a in agents.split(",") if a.strip()]
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
     out = out or stable_run_dir(kind, digest, model, f"s{seed}")
     try:
         if game.load is not None:   # named data loaded (a script, a setting), a wis pair drawn
             params = game.load(params, data_root=data_dir, seed=seed)
     except DataError as exc:
-        cli.data_root(data_dir, needs=_GAME_DATA.get(kind))   # no datasets root: the line saying where to point
-        cli.fail(str(exc))
+        options.data_root(data_dir, needs=_GAME_DATA.get(kind))   # no datasets root: the line saying where to point
+        failure.fail(str(exc))
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     try:
         res = run(game, out, model=model, seed=seed, resume=resume, **params)
     except (ValueError, FileExistsError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
-    cli.console.print_json(json.dumps(res, ensure_ascii=False, default=str))
-    cli.console.print(f"wrote {out}", markup=False, highlight=False)   # a path may hold [brackets]
+        failure.fail(str(exc))
+    failure.console.print_json(json.dumps(res, ensure_ascii=False, default=str))
+    failure.console.print(f"wrote {out}", markup=False, highlight=False)   # a path may hold [brackets]

@@ -1,6 +1,6 @@
 """Every command wrapped so that its stops and path faults end in one line instead of a traceback
-(:func:`guard`, :func:`guard_commands`). Split from :mod:`mas_agents.cli.common` (issue 51 item 6),
-which re-exports every name here.
+(:func:`guard`, :func:`guard_commands`). Split from the former ``cli/common.py`` (issue 51 item 6),
+which is gone: callers import from here (issue 58).
 """
 
 from __future__ import annotations

@@ -14,8 +14,10 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Model, Seed, Verbose, executor_options, remote_options
+from mas_agents.cli import options
+from mas_agents.cli import progress
+from mas_agents.cli import failure
+from mas_agents.cli.options import Concurrency, Model, Seed, Verbose, executor_options, remote_options
 from mas_agents.rundir import stable_run_dir
 
 magic_app = typer.Typer(help="MAgIC: Chameleon, Undercover, Cost Sharing, Prisoner's Dilemma, Public Good.",
@@ -41,32 +43,32 @@ def run(
     verbose: bool = Verbose,
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
     from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, parse_scenarios, plan, run_magic
     from mas_agents.eval.runs.magic_bench_report import HEADERS
     from mas_agents.specs import parse_spec, split_model
 
-    root = cli.data_root(data_dir)
+    root = options.data_root(data_dir)
     try:
         scen = parse_scenarios(scenario)
         for s in (challenger, defender):
             parse_spec(split_model(s)[0])
         n = len(plan(root, scen, settings))
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     out = out or stable_run_dir("magic", scenario, challenger, defender, settings or "all", model,
                                 "replay" if replay_openings else "live")
     config = MagicBenchConfig(data_root=root, out=out, scenarios=scen, challenger=challenger, defender=defender,
                               settings=settings, model=model, seed=seed, replay_openings=replay_openings,
                               concurrency=concurrency)
-    with cli.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task("magic", total=n)
         try:
-            tick = cli.ticker(prog, task)
+            tick = progress.ticker(prog, task)
             res = run_magic(config, tick=lambda line: tick(game_label(line)))
         except (ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
     m = res["metrics"]
 
     def shown(k: str, v: float | None) -> str:   # in words; Coordination always with its denominator
@@ -75,6 +77,6 @@ def run(
             return f"{name} {100 * v:.1f} %"
         why = undefined_reason(k, res.get("counts"))
         return f"{name} " + ("-" if why == "no data" else f"undefined: {why}")
-    cli.console.print(", ".join(shown(k, v) for k, v in m.items())
+    failure.console.print(", ".join(shown(k, v) for k, v in m.items())
                       + f"; {res['cost']['games']} games ({res['reused_games']} reused), {res['cost']['calls']} LLM calls")
     print(out)

@@ -3,7 +3,7 @@
 ``--no-record-prompts``, with the one-line stop on a dead backend or an overflowing prompt), the
 executor's (:func:`executor_options`), the game commands' single options (:data:`Model`,
 :data:`Seed`, ...) and the datasets root (:func:`data_root`). Split from
-:mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports every name here.
+the former ``cli/common.py`` (issue 51 item 6), which is gone: callers import from here (issue 58).
 
 ``mas_agents.remote`` is imported inside :func:`remote_options`'s wrapper only: it pulls in
 langchain and the OpenAI SDK, which ``mas --help`` must not load.
@@ -80,10 +80,11 @@ def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from mas_agents import remote
+        from mas_agents.remote import endpoints
 
         opts = {name: kwargs.pop(name) for name, _, _ in _REMOTE_PARAMS}
         try:
-            remote.configure(structured=opts["structured"], context_window=opts["context_window"],
+            endpoints.configure(structured=opts["structured"], context_window=opts["context_window"],
                              max_connections=opts["max_connections"], adaptive=opts["adaptive_connections"])
             cache_before = set_prefix_cache_mb(opts["prefix_cache_mb"])
         except ValueError as exc:

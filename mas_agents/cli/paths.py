@@ -1,6 +1,6 @@
 """A path given on the command line that the system refuses, said in one line naming the option:
 the running command's context (:data:`_COMMAND`, set by :func:`mas_agents.cli.guard.guard`) and
-:func:`path_error`. Split from :mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports it.
+:func:`path_error`. Split from the former ``cli/common.py`` (issue 51 item 6), which is gone: callers import from here (issue 58).
 """
 
 from __future__ import annotations

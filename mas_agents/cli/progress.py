@@ -1,6 +1,6 @@
 """What a long command shows while it runs: the progress bar, a line per finished cell when stderr
 is not a terminal (:func:`ticker`), the remote requests in flight, the log level. Split from
-:mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports every name here.
+the former ``cli/common.py`` (issue 51 item 6), which is gone: callers import from here (issue 58).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def say(line: str) -> None:
 
 def remote_activity() -> str:
     """Requests in flight and calls/s of the OpenAI-compatible endpoints used so far ('' if none)."""
-    remote = sys.modules.get("mas_agents.remote")
+    remote = sys.modules.get("mas_agents.remote.endpoints")   # imported only by a remote model
     return remote.activity() if remote is not None else ""
 
 

@@ -30,8 +30,11 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import Seed, Verbose
+from mas_agents.cli import progress
+from mas_agents.cli import options as cli_options
+from mas_agents.cli import paths
+from mas_agents.cli import failure
+from mas_agents.cli.options import Seed, Verbose
 from mas_agents.rundir import stable_run_dir
 
 
@@ -69,20 +72,20 @@ def reproduce(
     the paper's numbers beside ours. Rerun the same command to resume; --estimate prints the calls,
     tokens and price first, calling no model."""
     # one parameter per option (typer); they become the paper's run configuration once, here
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.reproduce import estimate as est_mod
     from mas_agents.eval.reproduce import registry
     from mas_agents.eval.reproduce.common import check_options
 
     if paper not in registry.CONFIGS:
-        cli.fail(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
+        failure.fail(f"unknown paper {paper!r}: choose magic, player-star, wis or all")
     options = {k: v for k, v in (("conditions", conditions), ("langs", langs), ("methods", methods),
                                  ("eval_runs", eval_runs)) if v is not None}
     try:
         check_options(paper, options)
     except ValueError as exc:
-        cli.fail(str(exc))
-    root = cli.data_root(data_dir)
+        failure.fail(str(exc))
+    root = cli_options.data_root(data_dir)
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -90,22 +93,22 @@ def reproduce(
     parts = [f"limit{limit}"] if limit else []
     if eval_runs is not None and eval_runs < 3:
         parts.append(f"evalruns{eval_runs}")   # another number of runs is another run (never mixed)
-    if cli.out_is_file("--out", out):    # before the estimate's dry run
-        cli.fail(*cli.out_is_file("--out", out))
+    if paths.out_is_file("--out", out):    # before the estimate's dry run
+        failure.fail(*paths.out_is_file("--out", out))
     out = out or stable_run_dir("reproduce", paper, model, *parts)
     try:
         config = registry.build(paper, data_root=root, out=out, model=model,
                                 options={"others": others, "limit": limit, "seed": seed, **options}).replace(tick=say)
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     if estimate:
         try:
             est = est_mod.estimate(config if verbose else config.replace(tick=None))
         except (ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
         print("\n".join(est_mod.render(est, price_in=price_in, price_out=price_out)))
         return
-    cli.set_resume_hint(f"rerun the same command (same --out {out}) to continue")
+    failure.set_resume_hint(f"rerun the same command (same --out {out}) to continue")
 
     try:
         if paper in est_mod.COMPARED:
@@ -115,6 +118,6 @@ def reproduce(
             config = config.replace(estimate=est_mod.estimate_for_run(config, price_in=price_in, price_out=price_out))
         registry.run(config)
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
-    cli.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)
+        failure.fail(str(exc))
+    failure.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)
     print(out)

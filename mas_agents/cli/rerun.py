@@ -15,8 +15,10 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import DataDir, Verbose
+from mas_agents.cli import progress
+from mas_agents.cli import paths
+from mas_agents.cli import failure
+from mas_agents.cli.options import DataDir, Verbose
 from mas_agents.cli.game import Module, _import
 
 
@@ -32,26 +34,26 @@ def rerun(
 ) -> None:
     """Re-execute RUN_DIR from its config.json with every model answering from the run's recorded
     prompts; print "identical" or the first event that differs and why."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     _import(module)
     from mas_agents.replay import NotReplayable
 
     if not (run_dir / "config.json").is_file():
-        cli.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
-    if cli.out_is_file("--out", out):
-        cli.fail(*cli.out_is_file("--out", out))
+        failure.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
+    if paths.out_is_file("--out", out):
+        failure.fail(*paths.out_is_file("--out", out))
     if rescore:
         from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
         try:
             results = rescore_run(run_dir)
         except (EventsFormatError, ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
         none = [r for r in results if not r.rescorer]
         for r in results:
             if r.rescorer:
                 print(r.text())
         if none:          # nothing could be compared: bad input, not a difference
-            cli.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
+            failure.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
         raise typer.Exit(0 if all(r.same for r in results) else 1)
     from mas_agents.eval.datasets import DataError, resolve_data_dir
     from mas_agents.eval.runs.rerun import game_cells, rerun_cells
@@ -59,12 +61,12 @@ def rerun(
         root = resolve_data_dir(data_dir)
     except DataError as exc:
         if data_dir is not None:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
         root = None            # a game that needs no dataset (the toy game, WiS with its pair in config.json)
     try:
         cells = game_cells(run_dir)
     except OSError as exc:
-        cli.fail(f"RUN_DIR {run_dir}: {exc}")
+        failure.fail(f"RUN_DIR {run_dir}: {exc}")
     if len(cells) > 1:       # each cell's outcome printed as it finishes; a bad cell stops none
         outcomes = rerun_cells(run_dir, out, data_root=root, on_outcome=lambda o: print(o.text(), flush=True))
         same = sum(o.identical for o in outcomes)
@@ -73,11 +75,11 @@ def rerun(
     try:
         outcomes = rerun_cells(run_dir, out, data_root=root)
     except NotReplayable as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     [o] = outcomes
     if o.status in ("refused", "failed"):
-        cli.fail(o.detail)
+        failure.fail(o.detail)
     if o.status == "error":
-        cli.fail(o.detail, code=3)
+        failure.fail(o.detail, code=3)
     print(o.text())
     raise typer.Exit(o.exit_code)

@@ -17,8 +17,9 @@ from typing import Optional
 
 import typer
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import Model, Verbose
+from mas_agents.cli import progress
+from mas_agents.cli import failure
+from mas_agents.cli.options import Model, Verbose
 from mas_agents.eval.datasets import DataError, resolve_data_dir
 
 
@@ -44,17 +45,17 @@ def serve(
     """Watch, replay, rank and play in the browser: runs list, replays of the three games with
     private events and call logs, live games, the Who-is-Spy leaderboard with ratings, reports with
     figures, and a human seat in a Who-is-Spy game."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents import http_guard
     from mas_agents.web.app import create_app
 
     try:
         hosts = http_guard.allowed_hosts(host, allowed_host)
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     refused = _bad_paths(runs, db)
     if refused:
-        cli.fail(refused)
+        failure.fail(refused)
     runs = runs if runs is not None else Path("runs")
     try:
         root = resolve_data_dir(data_dir)
@@ -67,16 +68,16 @@ def serve(
     else:
         refused = ""
     if refused:   # outside the except: fail() would read a handled OSError as a path given
-        cli.fail(refused)
+        failure.fail(refused)
     app = create_app(runs, db, model=model, data_root=root, allowed_hosts=hosts, max_games=max_games)
     if host not in http_guard.LOOPBACK_HOSTS:
-        cli.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
+        failure.console.print(f"[yellow]Listening on {host}: anyone who can reach this port can read the runs and "
                           "play the human seats.[/yellow]", soft_wrap=True)
     shown = host if not http_guard.is_wildcard(host) else "127.0.0.1"
-    cli.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{shown}:{port}/", soft_wrap=True)
+    failure.console.print(f"mas serve: runs in {Path(runs).resolve()}; open http://{shown}:{port}/", soft_wrap=True)
     extra = sorted(hosts - http_guard.LOOPBACK_HOSTS)
     if http_guard.is_wildcard(host) or extra:
-        cli.console.print(f"Answers to the host names {', '.join(sorted(hosts))}; from another machine, use one of "
+        failure.console.print(f"Answers to the host names {', '.join(sorted(hosts))}; from another machine, use one of "
                           "them or add one with --allowed-host NAME.", soft_wrap=True)
     # Ctrl-C is uvicorn's (a graceful shutdown), not the games' stop of the other commands
     signal.signal(signal.SIGINT, signal.default_int_handler)

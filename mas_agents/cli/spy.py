@@ -37,12 +37,15 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from mas_agents.cli import common as cli
-from mas_agents.cli.common import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options, set_resume_hint
+from mas_agents.cli import options
+from mas_agents.cli import progress
+from mas_agents.cli import failure
+from mas_agents.cli.options import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options
+from mas_agents.cli.failure import set_resume_hint
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.fingerprint import protocol_diff
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path, format_leaderboard, leaderboard_markdown
-from mas_agents.eval.reports.wis_leaderboard_text import RANK_NOTE
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.eval.reports.wis_leaderboard_text import RANK_NOTE, format_leaderboard, leaderboard_markdown
 from mas_agents.eval.reports.wis_replay import game_kind, game_summary, write_replay
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.graphs.wis import rules as rules
@@ -63,18 +66,18 @@ Db = typer.Option(None, "--db", help="Leaderboard database (default: $MAS_DATA_H
 def _specs(text: str, allow_human: bool = False) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
-        cli.fail("--agents: give at least one agent spec")
+        failure.fail("--agents: give at least one agent spec")
     from mas_agents.eval.runs.human import HUMAN
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
         if s == HUMAN and not allow_human:
-            cli.fail("a human seat plays single games only: mas spy play --agents human,...")
+            failure.fail("a human seat plays single games only: mas spy play --agents human,...")
         if is_remote(s) or s == HUMAN:
             continue
         try:
             parse_spec(split_model(s)[0])
         except ValueError as exc:
-            cli.fail(f"agent spec {s!r}: {exc}")
+            failure.fail(f"agent spec {s!r}: {exc}")
     return specs
 
 
@@ -95,7 +98,7 @@ def play(
     verbose: bool = Verbose,
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.human import HUMAN
     from mas_agents.eval.runs.wis_session import AUTO, WisGameConfig, draw_pair, parse_pair, play_game, speak_limit
 
@@ -105,16 +108,16 @@ def play(
         rules.check_lang(lang)
         if pair:
             if data_dir is not None:   # given: it must hold the datasets, even when --pair needs none
-                cli.data_root(data_dir, holds=True)
+                options.data_root(data_dir, holds=True)
             words = parse_pair(pair)
         else:
-            words = draw_pair(cli.data_root(data_dir), lang, seed)
+            words = draw_pair(options.data_root(data_dir), lang, seed)
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     if HUMAN in specs:   # one person, at the listed position; the agents fill the other seats in turn
         others = [s for s in specs if s != HUMAN]
         if specs.count(HUMAN) > 1 or not others:
-            cli.fail("--agents: one human seat and at least one agent, e.g. human,plain")
+            failure.fail("--agents: one human seat and at least one agent, e.g. human,plain")
         fill = [others[i % len(others)] for i in range(players - 1)]
         at = min(specs.index(HUMAN), players - 1)
         seat_specs = fill[:at] + [HUMAN] + fill[at:]
@@ -123,11 +126,11 @@ def play(
     try:
         limit = speak_limit(seat_specs, model, AUTO if speak_timeout is None else speak_timeout)
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     out = out or default_run_dir("spy", f"{words['civilian']}-{words['spy']}")
     set_resume_hint("rerun the command to play the game again (a single game restarts; tournaments reuse finished games)")
     if HUMAN in seat_specs:
-        cli.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs "
+        failure.console.print(f"A human seat waits for its answers in the browser: run [bold]mas serve --runs "
                           f"{escape(str(out.parent))}[/bold] and open the game {escape(out.name)} "
                           + (f"(answers within {limit:g} s)." if limit else "(no time limit)."))
     try:
@@ -135,11 +138,11 @@ def play(
                                vote_timeout="speak" if vote_timeout is None else vote_timeout)
         rec = play_game(out, config)
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     html = write_replay(out)
     clock = (f"speaking limit {limit:g} s" if limit else
              "no speaking limit" + (" (a seat plays on the embedded model)" if speak_timeout is None else ""))
-    cli.console.print(f"{game_summary(rec)}; scores " + ", ".join(f"{k} {v:g}" for k, v in rec["scores"].items())
+    failure.console.print(f"{game_summary(rec)}; scores " + ", ".join(f"{k} {v:g}" for k, v in rec["scores"].items())
                       + f"; {rec['llm']['calls']} LLM calls, {rec['wall_time_s']:.1f} s, {clock}; replay {html}",
                       markup=False, highlight=False, soft_wrap=True)
     print(out)
@@ -163,21 +166,21 @@ def tournament(
     verbose: bool = Verbose,
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
 
     specs = _specs(agents)
-    config = TournamentConfig(agents=specs, games=games, data_root=cli.data_root(data_dir), players=players, lang=lang,
+    config = TournamentConfig(agents=specs, games=games, data_root=options.data_root(data_dir), players=players, lang=lang,
                               model=model, seed=seed, speak_timeout="auto" if speak_timeout is None else speak_timeout,
                               concurrency=concurrency, db=db, out=out)
-    with cli.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task("tournament", total=games)
-        t = cli.ticker(prog, task)
+        t = progress.ticker(prog, task)
         try:
             res = run_tournament(config, tick=lambda i: t(f"game {i + 1}, games/g{i:04d}"))
         except (ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
-    cli.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
+            failure.fail(str(exc))
+    failure.console.print(f"tournament {res['id']}: {res['played']} game(s) played, {res['skipped']} already stored; "
                       f"db {res['db']}; games in {res['out']}; protocol {res['fingerprint']}")
     print(format_leaderboard(res["metrics"], title=f"tournament {res['id']}"))
     print(RANK_NOTE)
@@ -198,27 +201,27 @@ def leaderboard(
     average score with its 95 % interval, win rates by role, vote accuracy, foul rate, survival
     rounds and games for every agent. Seasons are never pooled."""
     if db is not None and not db.is_file():   # a typo must not leave an empty database behind
-        cli.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
+        failure.fail(f"--db {db}: no such file (a leaderboard database is written by mas spy tournament)")
     if db is None and not default_db_path().is_file():
-        cli.fail(f"no leaderboard yet at {default_db_path()}: play games with mas spy tournament, or give --db",
+        failure.fail(f"no leaderboard yet at {default_db_path()}: play games with mas spy tournament, or give --db",
                  code=1)
     board = Leaderboard(db)
     seasons = board.seasons()
     if not seasons:
-        cli.fail(f"no games in {board.path}", code=1)
+        failure.fail(f"no games in {board.path}", code=1)
     if compare and not season:
-        cli.fail("--compare needs --season (the season to compare it with)")
+        failure.fail("--compare needs --season (the season to compare it with)")
     try:
         if tournament:
             fp = next((t["fingerprint"] for t in board.tournaments() if t["id"] == tournament), None)
             if fp is None:
-                cli.fail(f"no tournament {tournament} in {board.path}", code=1)
+                failure.fail(f"no tournament {tournament} in {board.path}", code=1)
             shown = [board.season(fp)]
         else:
             shown = [board.season(season)] if season else seasons
         other = board.season(compare) if compare else None
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     h, li = ("### ", "- ") if markdown else ("", "  ")
     if not season and not tournament:
         print(f"{h}WiS leaderboard ({board.path}): {len(seasons)} season{'s' if len(seasons) != 1 else ''}, "
@@ -269,20 +272,20 @@ def experiment(
     verbose: bool = Verbose,
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.wis_tournament import ExperimentConfig, run_experiment
 
     _specs(f"{subject},{others}")
     out = out or stable_run_dir("spy-exp", kind, subject, others, games, seed)
     # the arms are tournaments of an experiment, not a ranking of agents: by default they go to the run's
     # own database, never into the global leaderboard that /leaderboard and mas spy leaderboard show
-    config = ExperimentConfig(experiment=kind, subject=subject, others=others, games=games, data_root=cli.data_root(data_dir),
+    config = ExperimentConfig(experiment=kind, subject=subject, others=others, games=games, data_root=options.data_root(data_dir),
                               players=players, lang=lang, model=model, seed=seed,
                               speak_timeout="auto" if speak_timeout is None else speak_timeout,
                               concurrency=concurrency, db=db or out / "wis.sqlite", out=out)
-    with cli.progress() as prog:
+    with progress.progress() as prog:
         task = prog.add_task(f"{kind} experiment", total=2 * games)
-        t, ticks = cli.ticker(prog, task), [0]
+        t, ticks = progress.ticker(prog, task), [0]
 
         def tick(i: int) -> None:   # the baseline arm's games are played (or found) first
             arm = "baseline" if ticks[0] < games else kind
@@ -292,7 +295,7 @@ def experiment(
         try:
             res = run_experiment(config, tick=tick)
         except (ValueError, FileNotFoundError) as exc:
-            cli.fail(str(exc))
+            failure.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "result.json", res)
     (out / "report.md").write_text(f"# WiS {kind} experiment\n\nSubject `{subject}` vs others `{others}`, "
@@ -308,14 +311,14 @@ def replay(game_dir: Path = typer.Argument(..., help="A Who-is-Spy game director
     """Write DIR/replay.html: the game round by round, words revealed at the end; a game that stopped
     before its end shows its rounds so far. Other games (murder mystery, MAgIC) replay in mas serve."""
     if not game_dir.is_dir():
-        cli.fail(f"GAME_DIR {game_dir}: " + ("a file, not a game directory" if game_dir.exists() else "no such directory"))
+        failure.fail(f"GAME_DIR {game_dir}: " + ("a file, not a game directory" if game_dir.exists() else "no such directory"))
     try:
         kind = game_kind(game_dir)
         if kind is not None and kind != "wis":
             _other_replay(game_dir, kind)
         print(write_replay(game_dir))
     except (ValueError, FileNotFoundError) as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
 
 
 def _other_replay(game_dir: Path, kind: str) -> None:
@@ -326,7 +329,7 @@ def _other_replay(game_dir: Path, kind: str) -> None:
     where = (f"replay it in the browser: mas serve --runs {game_dir.resolve().parent}, then open "
              f"/replay/{game_dir.resolve().name}" if g is not None else
              f"open it in the browser: mas serve --runs {game_dir.resolve().parent}")
-    cli.fail(f"{game_dir} holds {what}; mas spy replay draws Who-is-Spy games only: {where}")
+    failure.fail(f"{game_dir} holds {what}; mas spy replay draws Who-is-Spy games only: {where}")
 
 
 @spy_app.command("serve-agent")
@@ -349,25 +352,25 @@ def serve_agent(
     """Serve one of our agents over HTTP with the WiS agent protocol (POST /agent/init, /agent/perceive,
     /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
     answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
-    cli.setup_logging(verbose)
+    progress.setup_logging(verbose)
     from mas_agents.eval.runs.wis_session import PlayerFactory
     from mas_agents.graphs.wis.protocol import serve
-    from mas_agents.accounting import CallRecorder
-    from mas_agents.llm import model_label
+    from mas_agents.call_log import CallRecorder
+    from mas_agents.model_specs import model_label
     from mas_agents.specs import is_remote, split_model
 
     if is_remote(agent):
-        cli.fail("--agent must be a local agent spec, not a URL")
+        failure.fail("--agent must be a local agent spec, not a URL")
     if lang not in ("en", "zh", "auto"):
-        cli.fail(f"--lang {lang!r}: expected en, zh or auto")
+        failure.fail(f"--lang {lang!r}: expected en, zh or auto")
     _specs(agent)
     if calls is not None and calls.is_dir():
-        cli.fail(f"--calls {calls}: a folder; name the file the call log is written to (e.g. calls.jsonl)")
+        failure.fail(f"--calls {calls}: a folder; name the file the call log is written to (e.g. calls.jsonl)")
     from mas_agents import http_guard
     try:
         hosts = http_guard.allowed_hosts(host, allowed_host)
     except ValueError as exc:
-        cli.fail(str(exc))
+        failure.fail(str(exc))
     try:
         sock = http_guard.bind(host, port)   # a busy port: one line, before the model is loaded
     except OSError as exc:
@@ -375,7 +378,7 @@ def serve_agent(
     else:
         refused = ""
     if refused:
-        cli.fail(refused)
+        failure.fail(refused)
     # safe_reply: a description that still says the word after the re-prompt becomes a generic one
     # (a platform's judge would eliminate the agent for it; mas_agents.graphs.wis.player.safe_description)
     factory = PlayerFactory(Seats(CallRecorder(calls) if calls else CallRecorder(None), model), lang=lang,

@@ -1,6 +1,6 @@
 """Ctrl-C as a stop: the SIGINT handler, the watchdog that ends the process within
 :data:`STOP_GRACE_S` seconds, and :func:`stopped`'s one line saying what was kept. Split from
-:mod:`mas_agents.cli.common` (issue 51 item 6), which re-exports every name here.
+the former ``cli/common.py`` (issue 51 item 6), which is gone: callers import from here (issue 58).
 """
 
 from __future__ import annotations

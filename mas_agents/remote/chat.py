@@ -19,7 +19,8 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
-from mas_agents.accounting import _is_unreachable, is_transient_error, message_text
+from mas_agents.accounting import message_text
+from mas_agents.retry import _is_unreachable, is_transient_error
 from mas_agents.errors import ContextOverflowError, MalformedResponse, ModelUnavailable
 from mas_agents.remote.dialects import DIALECTS, context_error_numbers, is_openai_api
 from mas_agents.remote.endpoints import Endpoint, ReplicaSet, _one_line, _replicas_down, endpoint, replica_set

@@ -11,9 +11,9 @@ the context-length rejections.
   words a context-length rejection (:func:`context_error_numbers`).
 
 The rules are described in :mod:`mas_agents.remote` (the package docstring). Moved unchanged
-from the former single module ``mas_agents/remote.py`` (issue 51 item 6). Setting
-``mas_agents.remote.PROBE_BACKOFF_S`` (or another name defined here) on the package sets it here
-too (see the package).
+from the former single module ``mas_agents/remote.py`` (issue 51 item 6). A test patches
+the probe constants here (``monkeypatch.setattr(dialects, "PROBE_BACKOFF_S", ...)``): this module
+is the one that reads them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any, Callable
 from urllib.parse import urlparse
 
 from mas_agents import accounting
-from mas_agents.accounting import StopRequested, _is_unreachable, is_transient_error, retry_after_s
+from mas_agents.stop import StopRequested
+from mas_agents.retry import _is_unreachable, is_transient_error, retry_after_s
 from mas_agents.errors import MalformedResponse, ModelUnavailable
 
 log = logging.getLogger("mas_agents.remote")
@@ -87,14 +88,14 @@ def _one_fault(exc: BaseException) -> str:
 def _probe_retrying(base: str, request: str, attempt: Callable[[], Any]) -> Any:
     """``attempt()``, retried under the rule of gameplay calls (:meth:`AccountedModel.chat`).
 
-    A transient fault (:func:`mas_agents.accounting.is_transient_error`: timeouts, dropped or
+    A transient fault (:func:`mas_agents.retry.is_transient_error`: timeouts, dropped or
     refused connections, 5xx, 408/409/429, a 200 that is not a completion or not JSON) is tried
     again, up to :data:`PROBE_TRIES` tries in all, after ``PROBE_BACKOFF_S * 2**k`` seconds (k = 0,
     1, ...) or what a 429's ``Retry-After`` asks if longer; anything else propagates at once.
 
     Raises:
         _ProbeFailed: every try met a transient fault (the caller decides what that means).
-        StopRequested: Ctrl-C (:data:`mas_agents.accounting.STOP`) during a backoff.
+        StopRequested: Ctrl-C (:data:`mas_agents.stop.STOP`) during a backoff.
     """
     faults: list[BaseException] = []
     for k in range(PROBE_TRIES):

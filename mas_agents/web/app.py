@@ -4,7 +4,7 @@ eval, reports, downloads, leaderboard, play), which share a :class:`mas_agents.w
 Every game is shown through its ``GameDef`` hooks (headline, seats, replay view): no page names
 a game, and the kinds of run that are not one game are one table (:mod:`mas_agents.web.kinds`).
 
-Pages (every ``{rel}`` is a path under ``--runs``, resolved by :func:`mas_agents.web.runs.confine`;
+Pages (every ``{rel}`` is a path under ``--runs``, resolved by :func:`mas_agents.web.paths.confine`;
 anything outside is answered 403):
 
 ================================  ===============================================================
@@ -42,7 +42,7 @@ from its record (:func:`mas_agents.web.runs.run_date`), not from its folder's mo
 Responses are gzip-compressed for browsers that accept it (Starlette's ``GZipMiddleware``; zips and
 PNGs are left as they are).
 
-A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.runs.run_state`, from
+A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.kinds.run_state`, from
 its ``result.json`` and the ``run.lock`` its runner keeps while it runs); only a running game is
 polled. Bad input (a path no file can have, a query value that is not a number, an unknown page,
 a bad form) gets the error page with a plain sentence and a 4xx status, never a traceback or
@@ -76,15 +76,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
 from mas_agents import http_guard
-from mas_agents.http_guard import LOOPBACK_HOSTS
-from mas_agents.web import runs as rs
+from mas_agents.web import paths
 from mas_agents.web.routes import calls, downloads, evaluation, leaderboard, play, replay, reports
 from mas_agents.web.routes import runs as runs_pages
-from mas_agents.web.routes.play import GameStarter, check_model_spec
-from mas_agents.web.routes.reports import render_markdown
+from mas_agents.web.routes.play import GameStarter
 from mas_agents.web.site import HERE, Site, Withheld, make_env, short
 
-__all__ = ["CSP", "LOOPBACK_HOSTS", "MAX_BODY", "MAX_GAMES", "ROUTERS", "GameStarter", "check_model_spec", "create_app", "render_markdown"]
+__all__ = ["CSP", "MAX_BODY", "MAX_GAMES", "ROUTERS", "create_app"]
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
@@ -157,16 +155,16 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
     async def not_found(request: Request, exc: FileNotFoundError):
         return site.problem(request, 404, "Not found", f"There is nothing at {exc} under the runs directory.")
 
-    @app.exception_handler(rs.OutsideRuns)
-    async def refused(request: Request, exc: rs.OutsideRuns):
+    @app.exception_handler(paths.OutsideRuns)
+    async def refused(request: Request, exc: paths.OutsideRuns):
         return site.problem(request, 403, "Refused", str(exc))
 
     @app.exception_handler(Withheld)
     async def withheld(request: Request, exc: Withheld):
         return site.problem(request, 403, "Withheld while the game is played", str(exc))
 
-    @app.exception_handler(rs.BadPath)
-    async def bad_path(request: Request, exc: rs.BadPath):
+    @app.exception_handler(paths.BadPath)
+    async def bad_path(request: Request, exc: paths.BadPath):
         return site.problem(request, 400, "Bad address", str(exc))
 
     @app.exception_handler(RequestValidationError)

@@ -2,9 +2,9 @@
 (``/eval/RUN``): what a run's model calls saw and said, filtered, searched and paged on the server
 (query parameters, so every page works without JavaScript under the CSP).
 
-Sources: ``llm_calls.jsonl`` (one line per call, :class:`mas_agents.accounting.LLMCall`), the prompt
-log ``llm_prompts.jsonl(.gz)`` (:data:`mas_agents.accounting.PROMPTS_FORMAT`, read with
-:func:`mas_agents.accounting.read_prompts`; absent for older runs and ``--no-record-prompts``),
+Sources: ``llm_calls.jsonl`` (one line per call, :class:`mas_agents.call_log.LLMCall`), the prompt
+log ``llm_prompts.jsonl(.gz)`` (:data:`mas_agents.prompt_log.PROMPTS_FORMAT`, read with
+:func:`mas_agents.prompt_log.read_prompts`; absent for older runs and ``--no-record-prompts``),
 ``events.jsonl`` (each event's ``llm_call_ids``) and, for an evaluation, ``answers.jsonl`` (one
 record per answered question, :func:`mas_agents.eval.runs.wellplay_eval.evaluate_character`) with
 ``result.json``.
@@ -143,7 +143,7 @@ SHORT_MIN = 4
 def short_ids(ids: list[str]) -> dict[str, str]:
     """``{call_id: the part of it that tells it apart from the run's other calls}``.
 
-    A call id of :func:`mas_agents.accounting.new_call_id` is 16 hex digits drawn once per process
+    A call id of :func:`mas_agents.call_log.new_call_id` is 16 hex digits drawn once per process
     and a 16-digit hex counter, so every call of one game shares its first 16 digits: the first 8
     alone are the same on every row (issue 46 item 8). Such ids (32 hex digits) are shown as
     ``…`` and the counter's last digits, as many as the run's highest counter needs (at least

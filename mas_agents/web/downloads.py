@@ -2,7 +2,7 @@
 ``report.md`` as CSV.
 
 The zip holds every regular file under the run directory, read through
-:func:`mas_agents.web.runs.confine` like every other path: a symbolic link that leads out of
+:func:`mas_agents.web.paths.confine` like every other path: a symbolic link that leads out of
 ``--runs`` is left out (and named in ``SKIPPED.txt`` inside the zip); one that stays inside is
 followed. It is written to the response as it is read, a chunk at a time (``zipfile`` on an
 unseekable stream writes data descriptors), so a large run is never held in memory.
@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 from typing import Iterator
 
-from mas_agents.web import runs as rs
+from mas_agents.web import paths
 
 CHUNK = 1 << 16
 
@@ -63,8 +63,8 @@ def run_files(root: Path, d: Path) -> tuple[list[tuple[Path, str]], list[str]]:
             p = Path(e.path)
             if e.is_symlink():
                 try:
-                    target = rs.confine(root, rs.relpath(root, p.resolve()))
-                except (ValueError, rs.OutsideRuns, OSError):
+                    target = paths.confine(root, paths.relpath(root, p.resolve()))
+                except (ValueError, paths.OutsideRuns, OSError):
                     skipped.append(name)
                     continue
                 if target.is_dir():

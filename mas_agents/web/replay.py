@@ -56,15 +56,23 @@ from typing import Any, Mapping
 from mas_agents.eval.game_view import GameView, Table, vote_result_sentence, vote_sentence
 from mas_agents.events import EVERYONE, is_visible
 from mas_agents.utterance import quote
-from mas_agents.web.panel import ROLE_TEXT, Seat, players_panel, seat_model
 from mas_agents.web.readings import belief_table, clue_table, details, sensor_table
-from mas_agents.web.views import game_of, hidden_roles, lang_of, players_of, scenario_of, variant_of, view_of
+from mas_agents.web.views import view_of
 
 #: What the pages and tests use from here, besides what is defined here: the players panel
 #: (:mod:`mas_agents.web.panel`) and the run's view (:mod:`mas_agents.web.views`).
-__all__ = ["ROLE_TEXT", "Row", "Seat", "Table", "game_of", "heading_before", "hidden_roles", "lang_of", "layout",
-           "load_calls", "load_events", "phase_headings", "players_of", "players_panel", "rows", "scenario_of",
-           "seat_model", "seen_by", "sentence", "truth", "variant_of", "view_of"]
+__all__ = [
+    "Row",
+    "heading_before",
+    "layout",
+    "load_calls",
+    "load_events",
+    "phase_headings",
+    "rows",
+    "seen_by",
+    "sentence",
+    "truth",
+]
 
 #: Kinds rendered as the game's headline moments (bold, own colour).
 _MAJOR = {"accuse", "outcome", "vote_result", "foul", "guess", "pd_reveal", "pg_reveal"}

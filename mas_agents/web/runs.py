@@ -17,17 +17,20 @@ from typing import Any
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.reports.wis_leaderboard import connect_read_only
 from mas_agents.rundir import RUN_MARKER
-from mas_agents.web.kinds import (FRESH_S, RUN_KINDS, UNCONFIGURED, RunKind, all_kinds, detect_kind, is_game,
-                                  progress, run_kind, run_models, run_state, tournament_id, uniq)
-from mas_agents.web.paths import (NAME_MAX, PATH_MAX, BadPath, OutsideRuns, check_path, confine,
-                                  relpath)
-from mas_agents.web.paths import read_json as _read
+from mas_agents.web.kinds import UNCONFIGURED, detect_kind, is_game, run_kind, run_models, run_state, uniq
+from mas_agents.web.paths import read_json as _read, relpath
 
 #: Names of :mod:`mas_agents.web.kinds` and :mod:`mas_agents.web.paths` the pages use from here.
-__all__ = ["FRESH_S", "RUN_KINDS", "UNCONFIGURED", "BadPath", "OutsideRuns", "Run", "RunKind", "all_kinds", "check_path",
-           "confine", "describe", "detect_kind", "filter_runs", "find_leaderboards", "is_game", "is_leaderboard_db",
-           "kind_of", "progress", "relpath", "run_date", "run_kind", "run_models", "run_state", "scan",
-           "tournament_id", "NAME_MAX", "PATH_MAX"]
+__all__ = [
+    "Run",
+    "describe",
+    "filter_runs",
+    "find_leaderboards",
+    "is_leaderboard_db",
+    "kind_of",
+    "run_date",
+    "scan",
+]
 
 #: Folders never descended into while scanning (they hold no run of their own).
 _SKIP = {"human", "__pycache__", ".git"}

@@ -17,6 +17,8 @@ from mas_agents import utterance
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
+from mas_agents.web import kinds
+from mas_agents.web import paths
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.paths import recorded_run
 
@@ -71,7 +73,7 @@ class Site:
             OutsideRuns, BadPath: see ``confine`` (403, 400). FileNotFoundError: ``must_exist``
             and nothing is there (404).
         """
-        d = rs.confine(self.root, rel)
+        d = paths.confine(self.root, rel)
         if must_exist and not d.exists():
             raise FileNotFoundError(rel)
         return d
@@ -84,7 +86,7 @@ class Site:
 
     def rel(self, d: Path) -> str:
         """``d`` relative to ``--runs`` in URL form."""
-        return rs.relpath(self.root, d)
+        return paths.relpath(self.root, d)
 
     def seats(self, d: Path) -> list[str]:
         """The folder names of the human seats of the run in ``d``."""
@@ -99,7 +101,7 @@ class Site:
 
         A game has a person in it when it has human seat folders (:func:`human_seats`), names the
         seat spec ``human`` in its ``config.json``, or was started from ``/play`` by this server;
-        it is being played while this server's thread of it lives or :func:`mas_agents.web.runs.run_state`
+        it is being played while this server's thread of it lives or :func:`mas_agents.web.kinds.run_state`
         says ``running``.
 
         Returns:
@@ -114,12 +116,12 @@ class Site:
                 continue
             key = self.rel(p)
             th = self.starter.threads.get(key) if self.starter is not None else None
-            cfg = as_dict(rs._read(p / "config.json")) if (p / "config.json").is_file() else {}
+            cfg = as_dict(paths.read_json(p / "config.json")) if (p / "config.json").is_file() else {}
             human = (th is not None or (p / "human").is_dir() or cfg.get("human")
                      or HUMAN in [str(a) for a in (cfg.get("agents") or []) if isinstance(cfg.get("agents"), list)])
             if not human or (p / "result.json").exists():
                 continue
-            if (th is not None and th.is_alive()) or rs.run_state(p, rs.detect_kind(p) or "")[0] == "running":
+            if (th is not None and th.is_alive()) or kinds.run_state(p, kinds.detect_kind(p) or "")[0] == "running":
                 return [str(as_dict(_view(s)).get("seat") or s.name.replace("_", " ")) for s in human_seats(p)]
         return None
 
@@ -142,7 +144,7 @@ class Site:
         ``config.json`` ``run``: the game it evaluated), or None when it is not under ``--runs``
         (:func:`mas_agents.web.paths.recorded_run`)."""
         real = recorded_run(self.root, path)
-        return None if real is None else rs.relpath(self.root, real)
+        return None if real is None else paths.relpath(self.root, real)
 
     def databases(self) -> list[tuple[str, Path]]:
         """``[(key, path)]`` of every leaderboard database: ``--db`` (or the default one) when it
@@ -152,15 +154,15 @@ class Site:
         given = Path(self.db) if self.db is not None else default_db_path(create=False)
         if given.is_file() and rs.is_leaderboard_db(given):
             real = given.resolve()
-            out.append((rs.relpath(self.root, real) if self.root in real.parents else "--db", real))
+            out.append((paths.relpath(self.root, real) if self.root in real.parents else "--db", real))
         for f in rs.find_leaderboards(self.root):
             if all(f != p for _, p in out):
-                out.append((rs.relpath(self.root, f), f))
+                out.append((paths.relpath(self.root, f), f))
         return out
 
     def board_link(self, d: Path) -> str | None:
         """The leaderboard address of the tournament in ``d`` (the database that holds it)."""
-        tid = rs.tournament_id(d)
+        tid = kinds.tournament_id(d)
         if not tid:
             return None
         for key, path in self.databases():
@@ -173,21 +175,21 @@ class Site:
         (:func:`mas_agents.web.evaluation.eval_progress`), else its games
         (:func:`mas_agents.web.kinds.progress`; a tournament's total from its own record, else
         from the leaderboard database holding it)."""
-        rk = rs.run_kind(kind)
+        rk = kinds.run_kind(kind)
         if rk is not None and rk.evaluation:
             return eval_progress(d, self.data_root)
         total = None
-        planned = as_dict(rs._read(d / "config.json")).get("games") if rk is not None and rk.leaderboard else None
+        planned = as_dict(paths.read_json(d / "config.json")).get("games") if rk is not None and rk.leaderboard else None
         if isinstance(planned, int) and not isinstance(planned, bool):
             total = planned   # the tournament's own record (written before its first game)
         elif rk is not None and rk.leaderboard:
-            tid = rs.tournament_id(d)
+            tid = kinds.tournament_id(d)
             for _, path in (self.databases() if tid else []):
                 cfg = Leaderboard(path, read_only=True).config(tid)
                 if cfg:
                     total = cfg.get("games")
                     break
-        return rs.progress(d, kind, db_total=total)
+        return kinds.progress(d, kind, db_total=total)
 
 
 class Withheld(Exception):
@@ -208,7 +210,7 @@ def not_withheld(request: Request) -> None:
     if rel is None:
         return
     site = get_site(request)
-    site.check_open(rs.confine(site.root, rel), inside=request.url.path.startswith("/zip/"))
+    site.check_open(paths.confine(site.root, rel), inside=request.url.path.startswith("/zip/"))
 
 
 def get_site(request: Request) -> Site:

@@ -32,7 +32,7 @@ vote / mcq are left to the agent's default as well.
     missing). An unreadable revision (malformed twice) keeps the draft too. An unreadable draft
     (the agent abstained) ends the procedure: the invalid action is returned, no check.
 
-    The returned :class:`~mas_agents.actions.Action` carries every call id of the procedure
+    The returned :class:`~mas_agents.planners.base.Action` carries every call id of the procedure
     (timeline, relevance, draft, check, revision), ``valid=True`` and the parsed text of the final
     answer as ``value``; ``raw``/``reasoning`` are those of the final answer call, ``errors`` and
     ``attempts`` add up over the draft and revision calls.

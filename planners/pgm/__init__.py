@@ -12,7 +12,8 @@ pgmpy itself is imported only when a network is first built.
 """
 
 from mas_agents.planners.pgm.belief import ANSWER_CPT, FIT_CPT, VOTE_RATIO, TwoHopBelief
-from mas_agents.planners.pgm.block import PGMBlock, reading_request
+from mas_agents.planners.pgm.block import PGMBlock
+from mas_agents.planners.pgm.reading import reading_request
 from mas_agents.planners.pgm.moves import (PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level,
                                 pg_payoff_fn)
 from mas_agents.planners.pgm.shares import ShareBelief

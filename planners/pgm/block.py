@@ -48,7 +48,7 @@ so the agent itself may be the hidden one. What the game is like comes from its
 request): ``hidden_role`` / ``holder_knows_role`` for the belief, ``moves`` for the repeated games,
 ``investigation`` for reading statements; the public ``setup`` event gives only ``players``.
 
-The reading pass's request and texts are :mod:`mas_agents.planners.pgm.reading` (re-exported here).
+The reading pass's request and texts are :mod:`mas_agents.planners.pgm.reading`.
 Over 400 lines because the block is one idea, four beliefs behind one ``contribute``: each game
 family's update and contribution are a method pair on the same state, and the dispatch between
 them is the block.
@@ -63,7 +63,7 @@ from typing import Any, Callable, Mapping
 from mas_agents.planners.base import UNSPECIFIED, Action, BlockAgent, Contribution, GameInfo
 from mas_agents.planners.pgm.belief import DEFAULT_ALPHA, TwoHopBelief
 from mas_agents.planners.pgm.moves import PD_MOVES, PG_MOVES, MovePredictor, pd_payoff_fn, pg_level, pg_payoff_fn
-from mas_agents.planners.pgm.reading import FIT_CHOICES, READ_ON, READ_PROMPT, reading_request  # noqa: F401 - re-exported
+from mas_agents.planners.pgm.reading import FIT_CHOICES, READ_ON, reading_request
 from mas_agents.planners.pgm.shares import ShareBelief
 
 

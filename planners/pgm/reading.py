@@ -1,7 +1,6 @@
 """The PGM block's reading pass: the one ``form`` request that reads every queued clue or statement
 (:func:`reading_request`, the texts :data:`READ_PROMPT`, ours) and the requests before which it is
-made (:data:`READ_ON`). Split from :mod:`mas_agents.planners.pgm.block` (issue 51 item 6), which
-re-exports these names.
+made (:data:`READ_ON`). Split from :mod:`mas_agents.planners.pgm.block` (issue 51 item 6).
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ from mas_agents.planners.player_star.pruner import PruneDecision, Pruner, decide
 from mas_agents.planners.player_star.questioning import (
     Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )
-from mas_agents.planners.player_star.relations import RelationMap, agent_relation_summary, relation_summary
+from mas_agents.planners.player_star.relations import RelationMap, agent_relation_summary
+from mas_agents.planners.player_star.relation_graph import relation_summary
 from mas_agents.planners.player_star.sensors import SensorNotes, batch_request, read_batch
 from mas_agents.planners.player_star.state import (
     SENSORS, UNKNOWN, PlayerStarConfig, PlayerStarState, SensorReading, SensorSpec, find_state,

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mas_agents.planners.base import BlockAgent, Contribution
-from mas_agents.planners.player_star.relation_graph import *  # noqa: F401,F403  (the map's functions, re-exported)
 from mas_agents.planners.player_star.relation_graph import (MAX_MODEL_PAIRS, MODEL_LABELS, add_relation, graph_json,
                                                  relation_summary, update_from_event)
 from mas_agents.planners.player_star.state import PlayerStarState, find_state

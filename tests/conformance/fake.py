@@ -21,13 +21,14 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from mas_agents import accounting
+from mas_agents import stop as mas_agents_stop
 from mas_agents.errors import ModelUnavailable
 from scripts.fake_runs import HashChat, _fake_make
 
 
 class Tripwire:
     """Counts the fake model's calls (thread-safe) and, once armed, interrupts the run after
-    ``after`` calls: ``"ctrl_c"`` sets :data:`mas_agents.accounting.STOP` during call ``after + 1``
+    ``after`` calls: ``"ctrl_c"`` sets :data:`mas_agents.stop.STOP` during call ``after + 1``
     (what the CLI's SIGINT handler does; the next accounted call raises ``StopRequested``),
     ``"model_down"`` makes every later call raise :class:`ModelUnavailable`."""
 
@@ -47,7 +48,7 @@ class Tripwire:
             self.fired = True
         if self.how == "model_down":
             raise ModelUnavailable("fake model server down (test tripwire)")
-        accounting.STOP.set()
+        mas_agents_stop.STOP.set()
 
 
 TRIP = Tripwire()
@@ -163,10 +164,10 @@ def hostile_model(monkeypatch):
 
     monkeypatch.setattr(llm, "make_chat_model", make_hostile_model)
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()
     yield TRIP
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()
 
 
 @pytest.fixture
@@ -177,7 +178,7 @@ def fake_model(monkeypatch):
 
     monkeypatch.setattr(llm, "make_chat_model", make_fake_model)
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()
     yield TRIP
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()

@@ -16,7 +16,7 @@ b. **re-scoring**: every ``(recomputed, stored)`` pair of ``conformance.rescore(
 c. **resume**: a game that checkpoints (:attr:`mas_agents.eval.games.GameDef.checkpoint`) is interrupted
    after EVERY graph step and resumed each time (:func:`resumed_at_every_step`: the kept log is
    always the start of the uninterrupted one) and also stopped by the case's tripwires
-   (:func:`stop_points`: Ctrl-C, i.e. :data:`mas_agents.accounting.STOP`, or a dead server,
+   (:func:`stop_points`: Ctrl-C, i.e. :data:`mas_agents.stop.STOP`, or a dead server,
    :class:`mas_agents.errors.ModelUnavailable`, after N model calls) and resumed; any other game
    is stopped half-way through its last game and run again, which reuses the finished games and
    replays the unfinished one (that game must have no ``result.json`` in between). Every resumed
@@ -50,7 +50,9 @@ import pytest
 
 from mas_agents.eval import games
 from mas_agents import accounting
-from mas_agents.accounting import StopRequested, read_prompts
+from mas_agents import stop as mas_agents_stop
+from mas_agents.stop import StopRequested
+from mas_agents.prompt_log import read_prompts
 from mas_agents.errors import ModelUnavailable
 from mas_agents.events import read_events as _read_events
 from scripts.fake_runs import _untimed
@@ -389,7 +391,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, data_r
     if not TRIP.fired:      # pytest.fail, not assert: a strict xfail must not take it for its bug
         pytest.fail(f"the run of {case.id} stopped after {after} calls, but not by the tripwire ({how})")
     TRIP.reset()
-    accounting.STOP.clear()
+    mas_agents_stop.STOP.clear()
     dirs = {p.parent for p in out.rglob("config.json") if games.find(read_json(p).get("kind")) is not None}
     partial = {d.relative_to(out): (normal_events(d) if (d / "events.jsonl").exists() else None,
                                     (d / "result.json").exists()) for d in dirs}
@@ -400,7 +402,7 @@ def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, data_r
 
 def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Reference) -> int:
     """Play ``case`` (a game that checkpoints) into ``out`` one graph step at a time: after each
-    step the runner's ``progress`` sets :data:`mas_agents.accounting.STOP`, so the next model
+    step the runner's ``progress`` sets :data:`mas_agents.stop.STOP`, so the next model
     call stops the run (``StopRequested``), and the game is resumed, until it finishes. After
     every interruption the kept ``events.jsonl`` must be the start of the reference game's.
 
@@ -409,12 +411,12 @@ def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Re
 
     def progress(done: int, bound: int, nodes: str) -> None:
         if done == 1:                   # one step of this leg done: stop at the next model call
-            accounting.STOP.set()
+            mas_agents_stop.STOP.set()
 
     stops = 0
     while True:
         TRIP.reset()
-        accounting.STOP.clear()
+        mas_agents_stop.STOP.clear()
         try:
             play(case, out, data_root, resume=stops > 0, progress=progress)
         except StopRequested:
@@ -426,7 +428,7 @@ def resumed_at_every_step(case: Case, out: Path, data_root: Path | None, ref: Re
                 pytest.fail(f"{case.id}: {stops} interruptions and the game has not finished")
             continue
         finally:
-            accounting.STOP.clear()
+            mas_agents_stop.STOP.clear()
         return stops
 
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from mas_agents.accounting import read_prompts
+from mas_agents.prompt_log import read_prompts
 from tests.conformance import builtin_cases, kit  # noqa: F401  (builtin_cases adds the built-in cases)
 from tests.conformance.kit import fake_model, hidden_leaks  # noqa: F401  (fixture)
 

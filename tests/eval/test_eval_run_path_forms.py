@@ -9,7 +9,8 @@ import json
 import pytest
 
 import mas_agents.eval.runs.wellplay_run as wr
-from mas_agents.eval.runs.record import RunConflict
+from mas_agents.eval.runs import record
+from mas_agents.rundir import RunConflict
 
 
 def test_the_same_game_named_another_way_is_the_same_evaluation(tmp_path, monkeypatch):
@@ -24,7 +25,7 @@ def test_the_same_game_named_another_way_is_the_same_evaluation(tmp_path, monkey
     (out / "config.json").write_text("{}")
     (out / "result.json").write_text(json.dumps({"weighted_score": 0.5}))
     seen = []
-    real = wr.check_same_run
+    real = record.check_same_run
     monkeypatch.setattr(wr, "check_same_run", lambda out, config, **kw: seen.append(config))
     kw = dict(data_root=tmp_path, method="session", out=out, lang="en", model="local", seed=0)
     wr.run_wellplay_eval(wr.WellPlayEvalConfig(run="runs/x", **kw))

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from mas_agents.eval.reproduce import magic as M
+from mas_agents.eval.reproduce import magic_numbers
+from mas_agents.eval.reproduce import magic_protocol
 from mas_agents.eval.reproduce.common import load_table
 from mas_agents.events import read_events
 from tests.fakes import RuleChat
@@ -110,8 +112,8 @@ def test_bad_conditions_are_refused_in_one_line(tmp_path):
                      ("pgm,pgm", "--conditions: pgm given twice"), ("", "--conditions: give a comma-separated list")):
         with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
             M.reproduce(M.MagicRun(data_root=tmp_path, out=tmp_path / "o", model="local", conditions=bad))
-    assert M.check_conditions(None) == ("vanilla", "pgm_paper", "pgm")
-    assert M.check_conditions(["pgm", "vanilla"]) == ("vanilla", "pgm")
+    assert magic_protocol.check_conditions(None) == ("vanilla", "pgm_paper", "pgm")
+    assert magic_protocol.check_conditions(["pgm", "vanilla"]) == ("vanilla", "pgm")
 
 
 # ----------------------------------------------------------------------------- MAgIC Table 3
@@ -124,14 +126,14 @@ def test_our_scenario_metric_mapping_rounds_and_settings_equal_table_3_but_the_d
     from mas_agents.eval.datasets.magic import SETTING_COUNTS
     from mas_agents.graphs.magic import rules as R
     t3 = load_table("magic_table3_coverage")
-    metrics = [k for k in M.METRICS if k != "win_rate"]
+    metrics = [k for k in magic_protocol.METRICS if k != "win_rate"]
     differs = []
     for row in t3.rows:
         sc = SCENARIOS[row["scenario"]]
         for k in metrics:
-            if (row[k] == "1") != (k in M.MEASURES[sc]):
+            if (row[k] == "1") != (k in magic_protocol.MEASURES[sc]):
                 differs.append((sc, k))
-    assert tuple(differs) == M.TABLE3_DIFFERENCE == (("cost_sharing", "rationality"), ("prisoners_dilemma", "cooperation"),
+    assert tuple(differs) == magic_protocol.TABLE3_DIFFERENCE == (("cost_sharing", "rationality"), ("prisoners_dilemma", "cooperation"),
                                                      ("public_good", "cooperation"))
     rounds = {"chameleon": R.CHAMELEON_CLUE_ROUNDS, "undercover": R.UNDERCOVER_CLUE_ROUNDS,
               "cost_sharing": R.COST_SHARING_MAX_ROUNDS, "prisoners_dilemma": R.PD_ROUNDS, "public_good": R.PG_ROUNDS}
@@ -140,8 +142,8 @@ def test_our_scenario_metric_mapping_rounds_and_settings_equal_table_3_but_the_d
         assert (int(row["rounds"]), int(row["competitions"])) == (rounds[sc], SETTING_COUNTS[sc]), sc
     # what the metrics code measures on each scenario's games (None = not measured there)
     names = sorted(p.name for p in (two["out"] / "vanilla" / "games").iterdir())
-    per = M.setting_metrics(two["out"] / "vanilla", names)
-    assert {key.split("/")[0]: tuple(k for k in metrics if m[k] is not None) for key, m in per.items()} == M.MEASURES
+    per = magic_numbers.setting_metrics(two["out"] / "vanilla", names)
+    assert {key.split("/")[0]: tuple(k for k in metrics if m[k] is not None) for key, m in per.items()} == magic_protocol.MEASURES
     # and the report says so among its protocol differences
     diffs = (two["out"] / "report.md").read_text(encoding="utf-8").split("## Protocol differences")[1]
     assert "Table 3 marks Collaboration (our Cooperation) in Cost Sharing, Prisoner's Dilemma and Public Good" in diffs

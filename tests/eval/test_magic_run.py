@@ -105,7 +105,7 @@ def test_events_follow_the_contract(tmp_path, mixed_root):
 
 @pytest.mark.realdata
 def test_report_lists_the_paper_rows(real_data_root):
-    from mas_agents.eval.runs.magic_bench import paper_rows, report_md
+    from mas_agents.eval.runs.magic_bench_report import paper_rows, report_md
     rows = paper_rows(real_data_root)
     assert rows[0]["model"] == "GPT-4+PGM" and rows[0]["win_rate"] == "63.5"
     result = {"challenger": "plain", "defender": "plain", "model": "fake", "scenarios": ["public_good"],

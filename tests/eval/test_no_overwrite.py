@@ -23,15 +23,16 @@ PAIR = ["--pair", "tea/coffee"]
 def fake(monkeypatch, tmp_path):
     """Every model spec (``local``, ``openai:stub``) answers with the seeded fake; the leaderboard
     and the shared remote models are this test's own."""
-    from mas_agents import accounting, llm
+    from mas_agents import llm
+    from mas_agents import stop
     from scripts.fake_runs import _fake_make
 
     monkeypatch.setattr(llm, "make_chat_model", _fake_make)
     monkeypatch.setattr(llm, "_SHARED_REMOTE", {})
     monkeypatch.setenv("MAS_DATA_HOME", str(tmp_path / "home"))
-    accounting.STOP.clear()
+    stop.STOP.clear()
     yield
-    accounting.STOP.clear()
+    stop.STOP.clear()
 
 
 def cli(args: list[str]):
@@ -204,7 +205,8 @@ def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game,
 
 
 def test_what_defines_the_configuration(tmp_path):
-    from mas_agents.eval.runs.record import RunConflict, check_same_run, config_difference
+    from mas_agents.eval.runs.record import check_same_run, config_difference
+    from mas_agents.rundir import RunConflict
 
     stored = {"kind": "wis", "agents": ["plain"], "settings": {"script_budget": 200}, "model": "openai:a",
               "models": ["openai:a"], "default_model": "local", "versions": {"x": "1"}, "record_prompts": True,

@@ -6,7 +6,8 @@ import pytest
 
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.runs.seats import Seats
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from tests.fakes import RuleChat
 
 
@@ -50,7 +51,7 @@ def test_the_murder_mystery_characters_are_built_by_the_seats(real_data_root):
 def test_the_evaluation_builds_its_agent_and_model_as_a_game_does(real_data_root, monkeypatch):
     """An ``openai:`` model of the evaluation is the process's shared one, as a game's pool gets
     it (one SDK client), its calls recorded under ``evaluation``; the model is built once."""
-    from mas_agents.eval.runs.wellplay_run import build_eval_agent
+    from mas_agents.eval.runs.wellplay_agents import build_eval_agent
     from mas_agents.llm import ModelPool
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

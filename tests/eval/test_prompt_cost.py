@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from mas_agents.eval.metrics.cost import cost_line, prompt_cost, prompt_text, reusable_prefixes
 from mas_agents import llm
+from mas_agents import embedded
 
 
 def test_reusable_prefix_is_the_longest_with_any_earlier_text():
@@ -103,23 +104,23 @@ def test_wellplay_evaluation_reports_its_prompt_cost(tmp_path, real_data_root, b
         # vary with the question
         assert 0.1 < cost["reusable_share"] < 0.8
     assert "reusable by an ideal prefix cache" in (tmp_path / "report.md").read_text()
-    assert json.loads((tmp_path / "config.json").read_text())["prefix_cache_mb"] == llm.prefix_cache_mb()
+    assert json.loads((tmp_path / "config.json").read_text())["prefix_cache_mb"] == embedded.prefix_cache_mb()
 
 
 def test_prefix_cache_option_bad_value_is_one_error_line(tmp_path):
     from mas_agents.cli import app
-    before = llm.prefix_cache_mb()
+    before = embedded.prefix_cache_mb()
     res = CliRunner().invoke(app, ["mmg", "run", "--script", "Sin", "--prefix-cache-mb", "-1",
                                    "--out", str(tmp_path / "run")])
     assert res.exit_code == 2, res.output
     assert "error:" in res.output and "--prefix-cache-mb" in res.output and "Traceback" not in res.output
-    assert not (tmp_path / "run").exists() and llm.prefix_cache_mb() == before
+    assert not (tmp_path / "run").exists() and embedded.prefix_cache_mb() == before
 
 
 def test_cli_default_is_the_engine_default():
-    from mas_agents.cli.common import _REMOTE_PARAMS
+    from mas_agents.cli.options import _REMOTE_PARAMS
     opt = next(o for name, _, o in _REMOTE_PARAMS if name == "prefix_cache_mb")
-    assert opt.default == llm.DEFAULT_PREFIX_CACHE_MB
+    assert opt.default == embedded.DEFAULT_PREFIX_CACHE_MB
 
 
 def test_calls_made_at_once_are_taken_in_the_order_of_their_events(tmp_path):

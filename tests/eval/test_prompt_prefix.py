@@ -15,8 +15,8 @@ import pytest
 
 from mas_agents.eval.datasets.wellplay import load_script
 from mas_agents.eval.runs.wellplay_eval import mcq_request
-from mas_agents.eval.runs.wellplay_run import build_eval_agent
-from mas_agents.accounting import CallRecorder
+from mas_agents.eval.runs.wellplay_agents import build_eval_agent
+from mas_agents.call_log import CallRecorder
 from mas_agents.memory import MemorySettings
 from tests.fakes import RuleChat
 
@@ -104,7 +104,7 @@ def test_a_gameplay_prompt_leads_with_the_whole_script_then_the_dialogue_then_th
     agent, _, _ = make_agent(lambda m: "Answer: yes", script_budget=10_000, dialogue_budget=40)
     agent.observe(_events())
     assert agent.memory.total_tokens("dialogue") > 40
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     req = ActionRequest(kind="answer", actor=agent.name, prompt="Bob asks you: where were you at nine?",
                         query="where were you at nine")
     system, user = agent.messages(req)
@@ -121,7 +121,7 @@ def test_a_gameplay_prompt_leads_with_the_whole_script_then_the_dialogue_then_th
 def test_gameplay_script_excerpts_of_a_recurring_query_stay_a_prefix_as_the_dialogue_grows(make_agent):
     """An agent's every "ask" turn has the same query: its script excerpts are the same and the
     dialogue grows at its end, so the earlier prompt, up to its task, starts the later one."""
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     long_script = " ".join(f"At {h} o'clock Ann was in room {h} and saw nobody else there that hour."
                            for h in range(1, 13))
     agent, _, _ = make_agent(lambda m: "Answer: yes", script_budget=60, dialogue_budget=100_000,
@@ -154,7 +154,7 @@ def test_evaluation_prompt_puts_the_closed_dialogue_before_the_script_excerpts(r
 
 def test_whole_dialogue_grows_append_only_before_the_task(make_agent):
     agent, _, _ = make_agent(lambda m: "Answer: yes", script_budget=10_000, dialogue_budget=100_000)
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     req = ActionRequest(kind="answer", actor=agent.name, prompt="Bob asks you: where were you?")
     events = _events()
     agent.observe(events[:3])

@@ -26,7 +26,7 @@ from mas_agents.eval.stats import Estimate
     ("50.0 (no interval)", (50.0, None, None, None, "")),
 ])
 def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
-    from mas_agents.eval.stats import parse_estimate
+    from mas_agents.eval.report_cells import parse_estimate
     p = parse_estimate(text)
     assert (p["value"], p["low"], p["high"], p["n"], p["unit"]) == want
 
@@ -34,12 +34,12 @@ def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
 @pytest.mark.parametrize("text", ["53.3", "not published", "-", "41.2 ± 1.3", "",
                                   "as chameleon 100.0 [no interval, n=1 game], as non-chameleon 0.0 [no interval, n=1 game]"])
 def test_other_cells_are_not_estimates(text):
-    from mas_agents.eval.stats import parse_estimate
+    from mas_agents.eval.report_cells import parse_estimate
     assert parse_estimate(text) is None
 
 
 def test_every_fmt_reads_back():
-    from mas_agents.eval.stats import parse_estimate
+    from mas_agents.eval.report_cells import parse_estimate
     for e in (Estimate(0.412, 0.35, 0.479, 6), Estimate(0.571, None, None, 1), Estimate(None, None, None, 0),
               Estimate(-0.031, -0.2, 0.084, 12)):
         for kw in ({}, {"unit": ""}, {"scale": 1, "digits": 2, "unit": ""}, {"unit": "points", "signed": True}):
@@ -51,7 +51,7 @@ def test_every_fmt_reads_back():
 
 
 def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
-    from mas_agents.eval.stats import numeric_columns
+    from mas_agents.eval.report_cells import numeric_columns
     table = [["model", "Judgement", "note"],
              ["ours", "41.2 % [35.0, 47.9] (n=6)", "a"],
              ["paper", "83.8", "b"],
@@ -70,7 +70,8 @@ def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
 def test_ablation_report_prints_magic_deception_in_percent_like_every_other_metric():
     """The ablation report printed Deception as a score ("0.62 [0.50, 0.75]") beside rates in percent;
     MAgIC's Tables 1 and 4 (and our other reports) print it in percent: 62.5, range 0-125."""
-    from mas_agents.eval.runs.ablate import MAGIC_KEYS, report_md
+    from mas_agents.eval.runs.ablate_benches import MAGIC_KEYS
+    from mas_agents.eval.runs.ablate_report import report_md
 
     def d(mean, low, high, n=3):
         return Estimate(mean, low, high, n).to_dict()
@@ -103,19 +104,22 @@ ISSUE = re.compile(r"\bissues? #?\d+", re.I)
 
 
 def test_reproduce_reports_fixed_texts_name_no_internal_issue():
-    from mas_agents.eval.reproduce import magic, player_star, wis
-    for text in (*magic.DIFFERENCES, *player_star.PROTOCOL_DIFFERENCES, *wis.DIFFERENCES):
+    from mas_agents.eval.reproduce import magic, wis
+    from mas_agents.eval.reproduce import magic_report
+    from mas_agents.eval.reproduce import player_star_report
+    from mas_agents.eval.reproduce import wis_report
+    for text in (*magic_report.DIFFERENCES, *player_star_report.PROTOCOL_DIFFERENCES, *wis_report.DIFFERENCES):
         assert not ISSUE.search(text), text
 
 
 def _magic_result() -> dict:
     """A finished ``mas reproduce magic`` result as :func:`mas_agents.eval.reproduce.magic.reproduce` returns it
     (numbers made up; only the report's text is tested)."""
-    from mas_agents.eval.reproduce.magic import CONDITIONS, METRICS
+    from mas_agents.eval.reproduce.magic_protocol import CONDITIONS, METRICS
     est = Estimate(0.5, 0.25, 0.75, 4).to_dict()
     conds = {c: {"challenger": f"{spec}@local", "metrics": {k: 0.5 for k in METRICS},
                  "intervals": {k: est for k in METRICS}} for c, spec in CONDITIONS.items()}
-    from mas_agents.eval.reproduce.magic import settings_for
+    from mas_agents.eval.reproduce.magic_protocol import settings_for
     return {"model": "local", "others": "local", "temperature": 0.0, "limit": 1, "settings": settings_for(1),
             "partial": True, "left_out": [],
             "games_per_condition": {c: 7 for c in CONDITIONS}, "full_games_per_condition": 143,
@@ -130,7 +134,7 @@ def _magic_result() -> dict:
 def test_magic_reproduction_report_explains_the_two_averages_instead_of_citing_an_issue():
     """The paper's printed Table 4 average for Deception and Self-awareness does not follow from its
     rows: the report says so in words (both numbers) and never sends the reader to an issue."""
-    from mas_agents.eval.reproduce.magic import report_md
+    from mas_agents.eval.reproduce.magic_report import report_md
     report = report_md(_magic_result())
     assert not ISSUE.search(report), ISSUE.search(report)
     assert "Deception (printed 6.07, the mean of its 7 improvements 10.36)" in report
@@ -144,7 +148,7 @@ def fake_wis_seats(monkeypatch):
     """Every WiS seat plays the rule-based fake player (tests.fakes.wis_player); no model is loaded."""
     from mas_agents.eval.runs.seats import Seats
     from mas_agents.eval.runs.wis_session import PlayerFactory
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from tests.fakes import RuleChat, wis_player
     real_call = PlayerFactory.__call__
 

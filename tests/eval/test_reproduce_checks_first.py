@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from mas_agents.eval.reproduce import all as rall
 from mas_agents.eval.reproduce import estimate as E
 from mas_agents.eval.reproduce import magic, player_star, wis
-from mas_agents.eval.runs.record import RunConflict
+from mas_agents.rundir import RunConflict
 
 
 def _player_star_run(out, limit):

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.eval.reproduce import estimate as E
+from mas_agents.eval.reproduce import common
 from mas_agents.eval.reproduce.magic import MagicRun
 from mas_agents.eval.reproduce.player_star import PlayerStarRun
 from mas_agents.actions import parse_reply
@@ -80,7 +81,7 @@ def test_the_dry_model_reports_the_tokens_of_the_prompt_it_got_and_of_its_reply(
 
 
 def test_price_is_per_million_tokens():
-    assert E.price(2_000_000, 500_000, 0.5, 4.0) == pytest.approx(1.0 + 2.0)
+    assert common.price(2_000_000, 500_000, 0.5, 4.0) == pytest.approx(1.0 + 2.0)
 
 
 # ------------------------------------------------------------------ a dry run of a protocol
@@ -99,7 +100,7 @@ def test_magic_estimate_counts_each_condition_without_calling_a_model(real_data_
     lines = "\n".join(E.render(est, price_in=1.0, price_out=2.0))
     t = est["total"]
     assert f"| **total** |  | 14 | {t['calls']} | {t['input_tokens']} | {t['output_tokens']} | " \
-           f"{E.price(t['input_tokens'], t['output_tokens'], 1.0, 2.0):.2f} |" in lines
+           f"{common.price(t['input_tokens'], t['output_tokens'], 1.0, 2.0):.2f} |" in lines
     assert "--limit 1 --conditions vanilla,pgm_paper" in lines and "4 characters per token" in lines
 
 

@@ -11,17 +11,9 @@ from pathlib import Path
 import pytest
 
 from mas_agents.eval.reproduce.common import load_table
-from mas_agents.eval.reproduce.magic import (
-    GAMES_PER_CONDITION,
-    MagicRun,
-    plan_games,
-    report_md,
-    reproduce,
-    row_mean,
-    printed_average,
-    seat_specs,
-    settings_for,
-)
+from mas_agents.eval.reproduce.magic import MagicRun, reproduce
+from mas_agents.eval.reproduce.magic_protocol import GAMES_PER_CONDITION, plan_games, seat_specs, settings_for
+from mas_agents.eval.reproduce.magic_report import report_md, row_mean, printed_average
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 from tests.planners.test_pgm_paper import paper_rule

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from mas_agents.eval.reproduce import player_star as ps
+from mas_agents.eval.reproduce import player_star_protocol
+from mas_agents.eval.reproduce import player_star_report
+from mas_agents.eval.reproduce import player_star_numbers
 from mas_agents.eval.reproduce.common import load_table
 from tests.fakes import RuleChat, star_rule
 
@@ -49,7 +52,7 @@ class CountingAgent:
         self.name, self.log, self.key = name, log, key
 
     def act(self, req, phase=None):
-        from mas_agents.actions import Action
+        from mas_agents.planners.base import Action
         self.log[self.key] += 1
         return Action(kind=req.kind, actor=self.name, value=frozenset("a"), raw="Answer: a", valid=True)
 
@@ -132,7 +135,7 @@ def test_three_evaluation_runs_of_every_question_for_every_method(run):
         assert {s["interval"]["n"] for s in summ.values()} == {36}
         # every model method answered `a` like always_a on the same shuffles: the same score
         ws = {m: s["pooled"]["weighted_score"]["mean"] for m, s in summ.items()}
-        assert all(ws[m] == pytest.approx(ws["always_a"]) for m in ps.METHODS)
+        assert all(ws[m] == pytest.approx(ws["always_a"]) for m in player_star_protocol.METHODS)
     assert len(run["ticks"]) == 1 + 2 * 8 and run["ticks"][-1].startswith("player-star: cell 16/16 done (zh / random /")
     # the runs list's one line: PLAYER* beside always-a per language (equal here: the fake answers a)
     w = {lang: f"{100 * res['langs'][lang]['methods']['always_a']['pooled']['weighted_score']['mean']:.1f} %"
@@ -212,20 +215,20 @@ def test_plain_mean_aggregate_against_a_hand_computed_example():
     s2 = [{"weighted_score": 0.3, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}},
           {"weighted_score": 0.4, "accuracy": {"objective": 1.0, "reasoning": 0.25, "relation": None}},
           {"weighted_score": 0.5, "accuracy": {"objective": 0.0, "reasoning": 0.25, "relation": None}}]
-    a = ps.plain_mean_aggregate([s1, s2])
+    a = player_star_numbers.plain_mean_aggregate([s1, s2])
     assert a["weighted_score"]["mean"] == pytest.approx(0.5) and a["weighted_score"]["std"] == pytest.approx(0.1)
     assert a["weighted_score"]["runs"] == pytest.approx([0.4, 0.5, 0.6])
     assert a["objective"]["mean"] == pytest.approx(0.5) and a["objective"]["std"] == pytest.approx(0.5)
     assert a["reasoning"]["mean"] == pytest.approx(0.375) and a["reasoning"]["std"] == pytest.approx(0.0)
     assert a["relation"]["mean"] == pytest.approx(0.4) and a["relation"]["std"] == pytest.approx(0.2)
     assert (a["runs"], a["scripts"], a["aggregation"]) == (3, 2, "plain_mean")
-    one = ps.plain_mean_aggregate([s1[:1]])
+    one = player_star_numbers.plain_mean_aggregate([s1[:1]])
     assert one["weighted_score"] == {"mean": 0.5, "std": None, "runs": [0.5]}     # one run: no std, not ± 0
     with pytest.raises(ValueError, match="same"):
-        ps.plain_mean_aggregate([s1, s2[:2]])
+        player_star_numbers.plain_mean_aggregate([s1, s2[:2]])
     # the weights (PLAYER* §3): 2 objective half right, 1 reasoning right, 5 relation wrong:
     # (10*2*.5 + 5*1*1 + 0) / (10*2 + 5*1 + 2*5) = 15 / 35
-    assert ps.weighted({"objective": 0.5, "reasoning": 1.0, "relation": 0.0},
+    assert player_star_numbers.weighted({"objective": 0.5, "reasoning": 1.0, "relation": 0.0},
                        {"objective": 2, "reasoning": 1, "relation": 5}) == pytest.approx(15 / 35)
 
 
@@ -241,7 +244,7 @@ def test_pooled_aggregate_against_a_hand_computed_example():
     (1 objective, 2 reasoning: 20 points), script 2 big (3 objective, 5 relation: 40 points)."""
     small = [_run((1, 1), (1, 2), (0, 0)), _run((0, 1), (2, 2), (0, 0)), _run((1, 1), (0, 2), (0, 0))]
     big = [_run((0, 3), (0, 0), (5, 5)), _run((3, 3), (0, 0), (0, 5)), _run((1, 3), (0, 0), (5, 5))]
-    a = ps.pooled_aggregate([small, big])
+    a = player_star_numbers.pooled_aggregate([small, big])
     # run 0: (10·1 + 5·1 + 10·0 + 2·5) / (10 + 10 + 30 + 10) = 25/60; run 1: (0 + 10 + 30 + 0) / 60;
     # run 2: (10 + 0 + 10 + 10) / 60
     assert a["weighted_score"]["runs"] == pytest.approx([25 / 60, 40 / 60, 30 / 60])
@@ -253,15 +256,15 @@ def test_pooled_aggregate_against_a_hand_computed_example():
     assert (a["runs"], a["scripts"], a["aggregation"]) == (3, 2, "pooled")
     # the plain mean of the same runs weighs the 20-point script as much as the 40-point one:
     # run 0 (15/20 + 10/40) / 2 = 0.5, not 25/60
-    plain = ps.plain_mean_aggregate([[{"weighted_score": w} for w in (15 / 20, 10 / 20, 10 / 20)],
+    plain = player_star_numbers.plain_mean_aggregate([[{"weighted_score": w} for w in (15 / 20, 10 / 20, 10 / 20)],
                                      [{"weighted_score": w} for w in (10 / 40, 30 / 40, 20 / 40)]])
     assert plain["weighted_score"]["runs"][0] == pytest.approx(0.5) != a["weighted_score"]["runs"][0]
     with pytest.raises(ValueError, match="same"):
-        ps.pooled_aggregate([small, big[:2]])
+        player_star_numbers.pooled_aggregate([small, big[:2]])
     with pytest.raises(ValueError, match=r"script 1 run 0 has no question counts"):
-        ps.pooled_aggregate([small, [{"weighted_score": 0.5, "accuracy": {}}] * 3])
+        player_star_numbers.pooled_aggregate([small, [{"weighted_score": 0.5, "accuracy": {}}] * 3])
     with pytest.raises(ValueError, match="no script"):
-        ps.pooled_aggregate([])
+        player_star_numbers.pooled_aggregate([])
 
 
 def _released_runs(lang: str, method: str, table: str = "player_star_released_logs") -> dict[str, list[dict]]:
@@ -278,16 +281,16 @@ def _released_runs(lang: str, method: str, table: str = "player_star_released_lo
         runs = []
         for i in range(3):
             counts = {}
-            for c in ps.CATEGORIES:
+            for c in player_star_protocol.CATEGORIES:
                 n = int(cats[c]["questions"]) if c in cats else 0
                 counts[c] = {"n": n, "correct": round(float(cats[c][f"pass_{i}"]) * n / 100) if n else 0}
-            won = sum(ps.WEIGHTS[c] * counts[c]["correct"] for c in ps.CATEGORIES)
-            possible = sum(ps.WEIGHTS[c] * counts[c]["n"] for c in ps.CATEGORIES)
+            won = sum(player_star_protocol.WEIGHTS[c] * counts[c]["correct"] for c in player_star_protocol.CATEGORIES)
+            possible = sum(player_star_protocol.WEIGHTS[c] * counts[c]["n"] for c in player_star_protocol.CATEGORIES)
             assert possible == int(cats["overall"]["points"]), (lang, method, sid)
             assert f"{100 * won / possible:.2f}" == cats["overall"][f"pass_{i}"], (lang, method, sid, i)
             runs.append({"counts": counts, "weighted_score": won / possible,
                          "accuracy": {c: counts[c]["correct"] / counts[c]["n"] if counts[c]["n"] else None
-                                      for c in ps.CATEGORIES}})
+                                      for c in player_star_protocol.CATEGORIES}})
         out[sid] = runs
     return out
 
@@ -300,21 +303,21 @@ def test_our_aggregation_on_the_released_logs_gives_their_pooled_figures():
     for table in ("player_star_released_logs", "player_star_released_logs_earlier"):
         all_rows = {(r["lang"], r["method"], r["category"]): r for r in load_table(table).rows if r["script_id"] == "all"}
         for lang, method in {(k[0], k[1]) for k in all_rows}:
-            agg = ps.pooled_aggregate(list(_released_runs(lang, method, table).values()))
-            for cat in (*ps.CATEGORIES, "overall"):
+            agg = player_star_numbers.pooled_aggregate(list(_released_runs(lang, method, table).values()))
+            for cat in (*player_star_protocol.CATEGORIES, "overall"):
                 got = agg["weighted_score" if cat == "overall" else cat]
                 want = all_rows[(lang, method, cat)]
                 # to the CSV's 2 decimals (0.005, and a hair for 47.125 printed as 47.12)
                 assert [100 * x for x in (*got["runs"], got["mean"], got["std"])] == pytest.approx(
                     [float(want[k]) for k in ("pass_0", "pass_1", "pass_2", "mean", "std")], abs=0.0051), (
                     table, lang, method, cat)
-    zh = ps.pooled_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
-    en = ps.pooled_aggregate(list(_released_runs("en", "player_star").values()))["weighted_score"]
+    zh = player_star_numbers.pooled_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
+    en = player_star_numbers.pooled_aggregate(list(_released_runs("en", "player_star").values()))["weighted_score"]
     assert (f"{100 * zh['mean']:.2f} ± {100 * zh['std']:.2f}", f"{100 * en['mean']:.2f} ± {100 * en['std']:.2f}") == (
         "46.07 ± 1.15", "44.11 ± 1.46")
-    plain = ps.plain_mean_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
+    plain = player_star_numbers.plain_mean_aggregate(list(_released_runs("zh", "player_star").values()))["weighted_score"]
     assert f"{100 * plain['mean']:.2f}" == "49.77"
-    earlier = ps.pooled_aggregate(list(_released_runs("zh", "player_star", "player_star_released_logs_earlier").values()))
+    earlier = player_star_numbers.pooled_aggregate(list(_released_runs("zh", "player_star", "player_star_released_logs_earlier").values()))
     assert f"{100 * earlier['weighted_score']['mean']:.2f} ± {100 * earlier['weighted_score']['std']:.2f}" == "42.66 ± 0.34"
 
 
@@ -331,7 +334,7 @@ def _released_cells(lang_out: Path, lang: str, method: str) -> list:
         d.mkdir(parents=True)
         records = [{"script": sid, "character": "all", "qid": f"{c}{q}", "category": c, "run": i,
                     "correct": q < r["counts"][c]["correct"], "abstained": False}
-                   for i, r in enumerate(runs) for c in ps.CATEGORIES for q in range(r["counts"][c]["n"])]
+                   for i, r in enumerate(runs) for c in player_star_protocol.CATEGORIES for q in range(r["counts"][c]["n"])]
         (d / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records), encoding="utf-8")
         llm = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "latency_s": 0.0}
         (d / "result.json").write_text(json.dumps({"runs": runs, "llm": llm}), encoding="utf-8")
@@ -344,14 +347,14 @@ def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_
     B.3 pooled: cells holding the released logs' zh PLAYER* answers give their 46.07 ± 1.15, the
     plain mean beside it 49.77, and the report prints both, each labelled."""
     scripts = _released_cells(tmp_path / "zh", "zh", "player_star")
-    s = ps.method_summary(tmp_path / "zh", "player_star", scripts)
+    s = player_star_numbers.method_summary(tmp_path / "zh", "player_star", scripts)
     ws = s["pooled"]["weighted_score"]
     assert (f"{100 * ws['mean']:.2f}", f"{100 * ws['std']:.2f}", s["pooled"]["scripts"]) == ("46.07", "1.15", 12)
     assert f"{100 * s['plain_mean']['weighted_score']['mean']:.2f}" == "49.77"
     assert s["interval"]["mean"] == pytest.approx(ws["mean"])          # the interval is centred on the pooled mean
     assert s["questions"] == 1482
     assert s["per_script_runs"] == _released_runs("zh", "player_star")    # each script's own runs, by id
-    md = ps.report_md(_fake_result({"zh": {"scripts": [x.id for x in scripts], "script_ids": [x.id for x in scripts],
+    md = player_star_report.report_md(_fake_result({"zh": {"scripts": [x.id for x in scripts], "script_ids": [x.id for x in scripts],
                                            "methods": {"player_star": s}}}), _tables())
     row = next(line for line in md.splitlines() if line.startswith("| PLAYER* |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -361,7 +364,7 @@ def test_the_ours_column_of_cells_holding_the_released_logs_equals_their_pooled_
     assert ("weighted (ours, App. B.3 pooled) | weighted (ours, plain mean over scripts)" in head
             and "released logs, kept set, commit b6fcef9 (2024-06-05)" in head
             and "released logs, earlier set, commit b2483e3 (2024-03-29)" in head)
-    assert ps.AGGREGATION_TEXT in md and "the paper's aggregation" not in md
+    assert player_star_report.AGGREGATION_TEXT in md and "the paper's aggregation" not in md
     # the chart under the table is ours, App. B.3 pooled, not the zh/ comparison's plain-mean chart,
     # and the caption says which is which
     assert "![weighted score by method, App. B.3 pooled](scores_zh.png)" in md and "zh/scores.png" not in md
@@ -375,14 +378,14 @@ def test_the_reproduce_chart_draws_the_pooled_score_and_says_so(tmp_path, monkey
     import matplotlib.axes
     import matplotlib.figure
     scripts = _released_cells(tmp_path / "zh", "zh", "player_star")
-    s = ps.method_summary(tmp_path / "zh", "player_star", scripts)
+    s = player_star_numbers.method_summary(tmp_path / "zh", "player_star", scripts)
     drawn, heights = [], []
     save, bar = matplotlib.figure.Figure.savefig, matplotlib.axes.Axes.bar
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
                         lambda fig, *a, **k: (drawn.append(fig.axes[0].get_title()), save(fig, *a, **k)))
     monkeypatch.setattr(matplotlib.axes.Axes, "bar",
                         lambda ax, x, h, *a, **k: (heights.append((list(x), list(h))), bar(ax, x, h, *a, **k))[1])
-    ps.score_charts({"langs": {"zh": {"methods": {"player_star": s}}}}, tmp_path)
+    player_star_report.score_charts({"langs": {"zh": {"methods": {"player_star": s}}}}, tmp_path)
     assert drawn == ["WellPlay weighted score, App. B.3 pooled, zh (95 % interval)"]
     assert heights[0][0] == ["PLAYER*"] and f"{heights[0][1][0]:.2f}" == "46.07"
     assert (tmp_path / "scores_zh.png").stat().st_size > 1000
@@ -396,32 +399,32 @@ def _tables() -> dict:
 
 def _fake_result(langs: dict, sbf: dict | None = None) -> dict:
     """A finished result as :func:`reproduce` returns it (only what the report reads)."""
-    totals = {k: 0 for k in ("characters", *ps.CATEGORIES, "questions", "murderers")}
+    totals = {k: 0 for k in ("characters", *player_star_protocol.CATEGORIES, "questions", "murderers")}
     return {"model": "local", "murderer_agent": "plain", "eval_runs": 3, "limit": None, "scripts_run": 12,
             "scripts_full": 12, "langs": langs, "left_out": [], "claims": [],
             "dataset": {"en": [], "totals": totals, "zh_differs": {}, "flags": []},
-            "solitary_boat_firefly": sbf, "differences": ps.PROTOCOL_DIFFERENCES}
+            "solitary_boat_firefly": sbf, "differences": player_star_report.PROTOCOL_DIFFERENCES}
 
 
 def test_the_protocol_differences_name_the_confound_the_temperature_and_the_earlier_log_set():
     """The three findings of the audit of the released logs (alickzhu/PLAYER), in the report's
     "Protocol differences", each with its evidence."""
-    md = ps.report_md(_fake_result({}), _tables())
+    md = player_star_report.report_md(_fake_result({}), _tables())
     section = md.split("## Protocol differences")[1]
-    confound = next(t for t in ps.PROTOCOL_DIFFERENCES if "sensor-loop confound" in t)
+    confound = next(t for t in player_star_report.PROTOCOL_DIFFERENCES if "sensor-loop confound" in t)
     for needle in ("main.py:292 and :336", "(:348)", "(:351)", "4th character", "1,054 zh", "504 en", "Riverside Inn",
                    "Oriental Star Cruise Incident", "Solitary Boat Firefly", "O-CoT's prompts quote the asker's own"):
         assert needle in confound, needle
-    temperature = next(t for t in ps.PROTOCOL_DIFFERENCES if t.startswith("Temperature"))
+    temperature = next(t for t in player_star_report.PROTOCOL_DIFFERENCES if t.startswith("Temperature"))
     for needle in ("passes none", "Chat_utils.cpython-311.pyc", "2024-02-28", "temperature=0.9"):
         assert needle in temperature, needle
-    earlier = next(t for t in ps.PROTOCOL_DIFFERENCES if t.startswith("Two released log sets"))
+    earlier = next(t for t in player_star_report.PROTOCOL_DIFFERENCES if t.startswith("Two released log sets"))
     for needle in ("b2483e3 (2024-03-29)", "79a17f4", "b6fcef9, 40 s later", "8 of 12 scripts", "42.66 ± 0.34",
                    "46.07 ± 1.15", "player_star_released_logs_earlier.csv"):
         assert needle in earlier, needle
     for t in (confound, temperature, earlier):
         assert f"- {t}" in section
-    assert not any("API's default temperature (no temperature is passed)" in t for t in ps.PROTOCOL_DIFFERENCES)
+    assert not any("API's default temperature (no temperature is passed)" in t for t in player_star_report.PROTOCOL_DIFFERENCES)
 
 
 def test_table_a6_is_compared_with_a_zh_run_and_an_en_one_is_labelled_not_like_for_like():
@@ -430,12 +433,12 @@ def test_table_a6_is_compared_with_a_zh_run_and_an_en_one_is_labelled_not_like_f
     is script 1702's own score (App. B.3 pooled over its runs), not the language's mean over every
     script it ran: here 134 is all right and 1702 half, so the two differ."""
     def run(right_of_10):   # one eval run: 10 questions of each type, right_of_10 of each right
-        return {"counts": {c: {"n": 10, "correct": right_of_10} for c in ps.CATEGORIES},
-                "weighted_score": right_of_10 / 10, "accuracy": {c: right_of_10 / 10 for c in ps.CATEGORIES}}
+        return {"counts": {c: {"n": 10, "correct": right_of_10} for c in player_star_protocol.CATEGORIES},
+                "weighted_score": right_of_10 / 10, "accuracy": {c: right_of_10 / 10 for c in player_star_protocol.CATEGORIES}}
 
     def summ(score_1702):   # a method summary as method_summary gives it: 134 all right, 1702 as given
         per_script = {"134": [run(10), run(10)], "1702": [run(score_1702), run(score_1702)]}
-        return {"pooled": ps.pooled_aggregate(list(per_script.values())), "per_script_runs": per_script}
+        return {"pooled": player_star_numbers.pooled_aggregate(list(per_script.values())), "per_script_runs": per_script}
     both = {"zh": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(4)}},
             "en": {"script_ids": ["134", "1702"], "methods": {"player_star": summ(5)}}}
     assert both["zh"]["methods"]["player_star"]["pooled"]["weighted_score"]["mean"] == pytest.approx(0.7)
@@ -443,12 +446,12 @@ def test_table_a6_is_compared_with_a_zh_run_and_an_en_one_is_labelled_not_like_f
     assert ps.solitary_boat_firefly({"en": both["en"]}) == {"lang": "en", "weighted_score": pytest.approx(0.5)}
     only_134 = {"script_ids": ["134"], "methods": {"player_star": {"per_script_runs": {"134": [run(10)]}}}}
     assert ps.solitary_boat_firefly({"zh": only_134}) is None
-    md = ps.report_md(_fake_result({}, {"lang": "zh", "weighted_score": 0.41}), _tables())
+    md = player_star_report.report_md(_fake_result({}, {"lang": "zh", "weighted_score": 0.41}), _tables())
     assert "| local (this run, PLAYER*, zh) | 0.410 |" in md
     assert "our row is that script's own score (its runs alone, not the language's mean" in md
-    md = ps.report_md(_fake_result({}, {"lang": "en", "weighted_score": 0.52}), _tables())
+    md = player_star_report.report_md(_fake_result({}, {"lang": "en", "weighted_score": 0.52}), _tables())
     assert "| local (this run, PLAYER*, en, not like for like: Table A6 is zh) | 0.520 |" in md
-    md = ps.report_md(_fake_result({}), _tables())
+    md = player_star_report.report_md(_fake_result({}), _tables())
     assert "| local (this run, PLAYER*) | not run (Solitary Boat Firefly not played) |" in md
 
 
@@ -471,18 +474,18 @@ def test_claims_hold_do_not_hold_and_cannot_tell():
     # the plain means say the opposite (PLAYER* lowest): the verdicts follow the pooled (App. B.3) means
     good = {m: {**x, "plain_mean": _summ(0, 0, 0, 0, plain=0.1 if m == "player_star" else 0.9)["plain_mean"]}
             for m, x in good.items()}
-    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": good, "zh": zh})}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in player_star_numbers.claims({"en": good, "zh": zh})}
     assert c == {"PLAYER* is best on every question type": True, "PLAYER* is above OP on objective questions": True,
                  "English scores above Chinese": True, "PLAYER* is the cheapest in gameplay": True}
     # a tie is not "above"; ThinkThrice cheaper in zh; OP above on objective in en; zh above en
     bad_en = {**good, "werewolf": _summ(.6, .5, .5, .5, 40), "op": _summ(.7, .7, .7, .7)}
     bad_zh = {**zh, "thinkthrice": _summ(.4, .4, .4, .4, 20), "player_star": _summ(.5, .5, .5, .9, 30)}
-    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": bad_en, "zh": bad_zh})}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in player_star_numbers.claims({"en": bad_en, "zh": bad_zh})}
     assert c == {"PLAYER* is best on every question type": False, "PLAYER* is above OP on objective questions": False,
                  "English scores above Chinese": False, "PLAYER* is the cheapest in gameplay": False}
     # one language only, seat counts unknown: cannot tell on English vs Chinese and on cost
     unknown = {m: {**s, "cost": {"seat_calls": None}} for m, s in good.items()}
-    c = {x["text"].split(" (")[0]: x["holds"] for x in ps.claims({"en": unknown})}
+    c = {x["text"].split(" (")[0]: x["holds"] for x in player_star_numbers.claims({"en": unknown})}
     assert c["English scores above Chinese"] is None and c["PLAYER* is the cheapest in gameplay"] is None
     assert c["PLAYER* is best on every question type"] is True
     from mas_agents.eval.reproduce.common import claim

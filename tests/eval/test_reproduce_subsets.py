@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.eval.reproduce import player_star as ps
+from mas_agents.eval.reproduce import player_star_protocol
 from mas_agents.accounting import AccountedModel
 from tests.eval.test_reproduce_player_star import CountingAgent, fake_rule
 from tests.eval.test_wellplay_eval import oracle_rule
@@ -117,8 +118,8 @@ def test_the_cli_refuses_a_subset_option_of_another_paper(tmp_path):
 
 
 def test_left_out_names_every_part_of_the_protocol_not_run():
-    assert ps.left_out(ps.LANGS, ps.METHODS, 3) == []
-    assert ps.left_out(("zh",), ("op",), 2) == ["language en", "methods PLAYER*, Werewolf, O-CoT, ThinkThrice, PP",
+    assert player_star_protocol.left_out(player_star_protocol.LANGS, player_star_protocol.METHODS, 3) == []
+    assert player_star_protocol.left_out(("zh",), ("op",), 2) == ["language en", "methods PLAYER*, Werewolf, O-CoT, ThinkThrice, PP",
                                                 "evaluation runs 1 of 3 (ran 2)"]
 
 

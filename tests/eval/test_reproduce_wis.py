@@ -13,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mas_agents.eval.reproduce import wis
+from mas_agents.eval.reproduce import wis_protocol
+from mas_agents.eval.reproduce import wis_numbers
 from mas_agents.eval.reproduce.common import load_table
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard
 from mas_agents.eval.runs.seats import Seats
@@ -20,7 +22,7 @@ from mas_agents.eval.runs.wis_session import PlayerFactory, play_game
 from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS
 from mas_agents.graphs.wis.protocol import make_app
 from mas_agents.graphs.wis.rules import foul
-from mas_agents.accounting import CallRecorder
+from mas_agents.call_log import CallRecorder
 from mas_agents.planners.strategies import ATTACK_TEXT, DEFENSE_TEXT, REASONING_TEXT
 from tests.fakes import RuleChat, unrecognised, wis_player
 
@@ -176,7 +178,7 @@ def test_leaderboard_rank_score_is_sum_minus_games_plus_100(tmp_path, data_root)
     labels = res["labels"]
     assert labels == ["local #1", "local #2", "local #3"]
     pairs = [json.loads(x) for x in (tmp_path / "datasets" / "whoisspy" / "pairs_en.jsonl").read_text().splitlines()]
-    sched = wis.main_plan(labels, 3, [{"civilian": p["civilian"], "spy": p["spy"]} for p in pairs], 0)
+    sched = wis_protocol.main_plan(labels, 3, [{"civilian": p["civilian"], "spy": p["spy"]} for p in pairs], 0)
     by_label: dict = {}
     for g in main:
         idx = int(g["game_id"].rsplit("-g", 1)[1])
@@ -231,14 +233,14 @@ def test_seating_is_equal_when_the_game_count_allows_and_the_report_says_when_no
     for k, n, equal in [(2, 2, True), (3, 3, True), (4, 2, True), (3, 2, True), (3, 4, True), (10, 150, True),
                         (6, 1, True), (2, 1, False), (2, 3, False), (3, 1, False), (4, 1, False)]:
         labels = [f"m{i}" for i in range(k)]
-        plan = wis.main_plan(labels, n, pairs, 0)
+        plan = wis_protocol.main_plan(labels, n, pairs, 0)
         assert len(plan) == n
         seats = Counter(a for g in plan for a in g["labels"])
         spies = Counter(g["labels"][g["spy_seat"]] for g in plan)
         for g in plan:
             spy = g["labels"][g["spy_seat"]]
             assert len(g["labels"]) == 6 and g["labels"].count(spy) == 1
-        seats_eq, spy_eq, text = wis.balance_note(k, n, plan)
+        seats_eq, spy_eq, text = wis_protocol.balance_note(k, n, plan)
         assert seats_eq == equal and seats_eq == (len(seats) == k and len(set(seats.values())) == 1), (k, n, seats)
         assert spy_eq == (n % k == 0) and (not spy_eq or set(spies.values()) == {n // k})
         if not seats_eq:
@@ -246,7 +248,7 @@ def test_seating_is_equal_when_the_game_count_allows_and_the_report_says_when_no
         elif not spy_eq:
             assert "spy seat cannot be shared equally" in text
     # the paper's size: ten models, 150 games, 90 seats and 15 spy turns each
-    plan = wis.main_plan([f"m{i}" for i in range(10)], wis.full_games(10), pairs, 0)
+    plan = wis_protocol.main_plan([f"m{i}" for i in range(10)], wis_protocol.full_games(10), pairs, 0)
     assert len(plan) == 150 and set(Counter(a for g in plan for a in g["labels"]).values()) == {90}
 
 
@@ -274,9 +276,9 @@ def test_checks_catch_a_broken_game():
          "outcome": {"winner": "civilians", "spy": "P0", "spy_eliminated_round": 1, "rounds_played": 1},
          "eliminated": {"P0": {"round": 1, "by": "vote"}},
          "scores": {"P0": -2.0, "P1": 3.4, "P2": 3.4, "P3": 2.4, "P4": 2.4, "P5": 2.4}}
-    assert all(c["passed"] for c in wis.checks([g]))
+    assert all(c["passed"] for c in wis_numbers.checks([g]))
     bad = dict(g, scores=dict(g["scores"], P0=0.0))     # sums to 14 and not App. A's -2
-    failed = {c["check"] for c in wis.checks([bad]) if c["passed"] is False}
+    failed = {c["check"] for c in wis_numbers.checks([bad]) if c["passed"] is False}
     assert "scores sum to 12 per game" in failed and any("recomputes" in c for c in failed)
 
 

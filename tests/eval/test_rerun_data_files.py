@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from mas_agents.cli import app
 from mas_agents.eval.runs.rerun import rerun
-from mas_agents.eval.runs.record import RunConflict
+from mas_agents.rundir import RunConflict
 from mas_agents.eval.runs.session import run
 from tests.fakes import RuleChat, magic_player, wis_player
 

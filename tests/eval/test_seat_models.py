@@ -18,13 +18,14 @@ STUB = "openai:stub"
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
     """Every model spec answers with the seeded fake of ``scripts/fake_runs.py``."""
-    from mas_agents import accounting, llm
+    from mas_agents import llm
+    from mas_agents import stop
     from scripts.fake_runs import _fake_make
 
     monkeypatch.setattr(llm, "make_chat_model", _fake_make)
     monkeypatch.setattr(llm, "_SHARED_REMOTE", {})
     monkeypatch.setenv("MAS_DATA_HOME", str(tmp_path / "home"))
-    accounting.STOP.clear()
+    stop.STOP.clear()
 
 
 def ok(args: list) -> str:
@@ -90,7 +91,7 @@ def test_the_seat_model_of_a_spec_url_and_person(tmp_path):
     from mas_agents.eval.runs.mmg_session import record_seats
     from mas_agents.eval.runs.record import model_fields, seat_model
     from mas_agents.eval.runs.seats import Seats
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Persona
 
     assert seat_model("plain+pgm@openai:m", "local") == "openai:m"

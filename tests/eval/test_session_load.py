@@ -2,7 +2,7 @@
 time (WiS §3.1: 10 s to describe)."""
 
 from mas_agents.eval.runs import session
-from mas_agents.llm import LocalLlamaChat
+from mas_agents.local_chat import LocalLlamaChat
 from tests.fakes import RuleChat, wis_player
 
 

@@ -1,5 +1,5 @@
 """How a WellPlay evaluation schedules its characters and builds their agents
-(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_run.AgentBuilds`): most
+(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_agents.AgentBuilds`): most
 questions first, agents built on one thread ahead of the cells, the first characters answering
 while later ones are still being built, and files that do not depend on the concurrency. Real
 script "Sin" (``realdata``), fake models."""
@@ -140,14 +140,14 @@ def test_a_build_that_fails_stops_the_run_and_cancels_the_builds_not_started(tmp
 
 @pytest.fixture
 def stop_flag():
-    from mas_agents import accounting
-    accounting.STOP.clear()
-    yield accounting.STOP
-    accounting.STOP.clear()
+    from mas_agents import stop
+    stop.STOP.clear()
+    yield stop.STOP
+    stop.STOP.clear()
 
 
 def test_ctrl_c_while_agents_are_being_built_stops_within_one_build(tmp_path, real_data_root, stop_flag):
-    from mas_agents.accounting import StopRequested
+    from mas_agents.stop import StopRequested
 
     sc = load_script(real_data_root, "Sin")
     base = fake_agent_factory(oracle_rule(sc))

@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, build_eval_agent, run_wellplay_eval
+from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.eval.runs.wellplay_agents import build_eval_agent
 from mas_agents.accounting import AccountedModel
 from tests.data_roots import SIN, SIN_ID, SIN_QUESTIONS
 from tests.eval.test_wellplay_loader import CATEGORY, WEIGHT, sin_rows
@@ -153,7 +154,7 @@ def test_session_agent_remembers_only_what_it_heard(real_data_root):
         {"kind": "answer", "actor": "Officer Li", "visible_to": ["Officer Li"], "round": 1, "content": "secret",
          "data": {"asker": "Chief Wang", "question": "private?"}},
     ]
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.memory import default_embedder
     from mas_agents.memory.chunking import pack_chunks
 

@@ -70,7 +70,7 @@ def fake_seats(monkeypatch):
     """Every seat built from a spec plays the fake player (its model spec, e.g. ``local``, is
     kept in the record but never loaded), and the paper's limit is LIMIT seconds."""
     from mas_agents.eval.runs.seats import Seats
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     real_call = PlayerFactory.__call__
 
     def call(self, spec, role):
@@ -250,7 +250,8 @@ def _finished_game(tmp_path: Path) -> Path:
 
 
 def test_replay_of_a_stopped_game_shows_its_rounds_so_far(tmp_path):
-    from mas_agents.eval.reports.wis_replay import game_summary, record_from_events
+    from mas_agents.eval.reports.wis_replay import game_summary
+    from mas_agents.eval.reports.wis_record import record_from_events
     d = _finished_game(tmp_path)
     events = [json.loads(x) for x in (d / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     # stopped during round 1's vote: its descriptions are on record, nothing after

@@ -7,8 +7,13 @@ import threading
 
 import pytest
 
-from mas_agents.eval.reports.wis_leaderboard import (HEADERS, Leaderboard, default_db_path, format_leaderboard,
-                                  leaderboard_markdown, leaderboard_table)
+from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.eval.reports.wis_leaderboard_text import (
+    HEADERS,
+    format_leaderboard,
+    leaderboard_markdown,
+    leaderboard_table,
+)
 from mas_agents.eval.metrics.wis import agent_metrics
 from tests.eval.test_wis_metrics import A, B, C, EXPECTED, games
 

@@ -35,13 +35,14 @@ NEW = "Nobody is told who the spy is, not even the spy."
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
     """Every model spec answers with the seeded fake of ``scripts/fake_runs.py``."""
-    from mas_agents import accounting, llm
+    from mas_agents import llm
+    from mas_agents import stop
     from scripts.fake_runs import _fake_make
 
     monkeypatch.setattr(llm, "make_chat_model", _fake_make)
     monkeypatch.setattr(llm, "_SHARED_REMOTE", {})
     monkeypatch.setenv("MAS_DATA_HOME", str(tmp_path / "home"))
-    accounting.STOP.clear()
+    stop.STOP.clear()
 
 
 def _data_root(tmp_path: Path) -> Path:

@@ -112,7 +112,7 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
 
     from mas_agents.eval.runs.seats import Seats
     from mas_agents.eval.runs.wis_session import PlayerFactory
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.graphs.wis.protocol import make_app
 
     servers = []
@@ -146,7 +146,7 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
 def test_experiment_table_prints_n_and_a_wilson_interval_beside_every_rate():
     """"win 100.0 %" at n=2 games is not a finding: each rate gets its n and Wilson 95 % interval,
     and the table states the chance level of a random first-round vote."""
-    from mas_agents.eval.runs.wis_tournament import experiment_markdown
+    from mas_agents.eval.runs.wis_experiment_table import experiment_markdown
     row = {"arm": "baseline", "spec": "plain", "games": 2, "wins": 2, "win_rate": 1.0, "avg_score": 3.0,
            "correct_votes": 5, "votes_cast_as_civilian": 10, "vote_accuracy": 0.5,
            "fouls": 0, "descriptions": 10, "foul_rate": 0.0,

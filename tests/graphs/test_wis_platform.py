@@ -24,7 +24,8 @@ from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _pla
 from mas_agents.graphs.wis.protocol import RemoteWisPlayer, make_app
 from mas_agents.graphs.wis.protocol_types import request, response
 from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from mas_agents.agent import Agent
 from tests.fakes import RuleChat, numbered, unrecognised
 

@@ -25,7 +25,7 @@ from fastapi.testclient import TestClient
 from mas_agents.eval.runs.seats import Seats
 from mas_agents.eval.runs.wis_session import PlayerFactory, WisGameConfig, play_game
 from mas_agents.graphs.wis.protocol import make_app
-from mas_agents.accounting import CallRecorder
+from mas_agents.call_log import CallRecorder
 from tests.fakes import RuleChat
 from tests.wis_sdk import exchange, platform_judge, spec
 from tests.wis_sdk.env import SDK_VERSION

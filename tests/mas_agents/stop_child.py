@@ -47,8 +47,8 @@ def main() -> None:
 
     from mas_agents.cli import app
     for name in ("mas_agents.eval.reports.wis_replay", "mas_agents.eval.runs.wis_session", "mas_agents.eval.runs.human", "mas_agents.graphs.wis.graph",
-                 "mas_agents.graphs.wis.player", "mas_agents.agent", "mas_agents.remote", "mas_agents.specs", "mas_agents.memory",
-                 "langchain_openai"):   # what `mas spy play` imports, loaded once here
+                 "mas_agents.graphs.wis.player", "mas_agents.agent", "mas_agents.remote.chat", "mas_agents.remote.usage", "mas_agents.specs",
+                 "mas_agents.memory", "langchain_openai"):   # what `mas spy play` imports, loaded once here
         importlib.import_module(name)
 
     if threading.active_count() != 1:   # fork copies only this thread: no other may hold a lock

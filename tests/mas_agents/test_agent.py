@@ -3,8 +3,7 @@
 from dataclasses import dataclass
 from functools import partial
 
-from mas_agents.actions import Action, ActionRequest
-from mas_agents.planners.base import Contribution
+from mas_agents.planners.base import Action, ActionRequest, Contribution
 from mas_agents.planners.cot import ChainOfThought
 from tests.fakes import polite_player
 from tests.toy import make_agent as toy_agent

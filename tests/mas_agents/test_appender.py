@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mas_agents import appender
-from mas_agents.accounting import CallRecorder, LLMCall, read_calls
+from mas_agents.call_log import CallRecorder, LLMCall, read_calls
 
 
 def _call(i: int) -> LLMCall:

@@ -1,4 +1,4 @@
-"""mas_agents.accounting.new_call_id: 32 hex characters, unique across threads, in start order,
+"""mas_agents.call_log.new_call_id: 32 hex characters, unique across threads, in start order,
 and another prefix in a forked child."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 
-from mas_agents.accounting import new_call_id
+from mas_agents.call_log import new_call_id
 
 
 def test_ids_are_32_hex_chars_unique_across_threads_and_ordered_within_one():

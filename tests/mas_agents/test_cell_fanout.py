@@ -9,7 +9,8 @@ import threading
 import time
 from collections import defaultdict
 
-from mas_agents import cells, remote
+from mas_agents import cells
+from mas_agents.remote import endpoints
 from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, wis_player
@@ -18,7 +19,7 @@ PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(6)]
 
 
 def test_width_is_the_models_parallel_calls_over_the_cells_at_once_but_not_for_the_last_ones(tmp_path):
-    remote.configure(max_connections=8)
+    endpoints.configure(max_connections=8)
     try:
         assert cells.cell_fanout(["openai:x"]) is None                   # one cell at a time: no limit
         seen = cells.run_cells(list(range(12)), lambda i, root: cells.cell_fanout(["openai:x"]), root=tmp_path,
@@ -36,7 +37,7 @@ def test_width_is_the_models_parallel_calls_over_the_cells_at_once_but_not_for_t
         assert seen == [None] * 3                                        # one at a time
         assert cells.cell_fanout(["openai:x"]) is None                   # nothing left set on this thread
     finally:
-        remote.configure(max_connections=8)
+        endpoints.configure(max_connections=8)
 
 
 def _counting(rule):

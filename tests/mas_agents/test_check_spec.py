@@ -1,4 +1,4 @@
-"""One model-spec check (mas_agents.llm.check_spec) for make_chat_model and mas serve's /play:
+"""One model-spec check (mas_agents.model_specs.check_spec) for make_chat_model and mas serve's /play:
 they accept and refuse the same specs (review finding 3: /play refused ``replay:RUN`` though it is
 a listed form, and let ``OPENAI_BASE_URL=ftp://x`` through to fail in the game thread)."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.llm import check_spec, make_chat_model
+from mas_agents.llm import make_chat_model
+from mas_agents.model_specs import check_spec
 from mas_agents.web.routes.play import check_model_spec
 
 

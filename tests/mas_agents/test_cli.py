@@ -98,10 +98,10 @@ def test_resume_without_out_is_refused(tmp_path):
 
 
 def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
-    from mas_agents.cli import common
-    with common.progress() as prog:   # pytest's stderr is not a terminal: the bar is off
+    from mas_agents.cli import progress
+    with progress.progress() as prog:   # pytest's stderr is not a terminal: the bar is off
         task = prog.add_task("ablate", total=3)
-        tick = common.ticker(prog, task)
+        tick = progress.ticker(prog, task)
         tick("plain / Sin / seed 0")
         tick()
     lines = capsys.readouterr().err.splitlines()

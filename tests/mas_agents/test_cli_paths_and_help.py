@@ -87,31 +87,33 @@ def test_an_os_error_under_an_option_names_the_option_and_the_file(tmp_path, mon
     not about the path as given (a full disk) is a fault, exit code 1."""
     import errno
 
-    from mas_agents.cli import common, paths
+    from mas_agents.cli import paths
+    from mas_agents.cli import paths as cli_paths
 
     out = tmp_path / "run"
     monkeypatch.setattr(paths, "_path_options", lambda: [("--data-dir", tmp_path), ("--out", out)])
     deep = out / "games" / "g0001" / "config.json"
-    assert common.path_error(PermissionError(errno.EACCES, "Permission denied", str(deep))) == (
+    assert cli_paths.path_error(PermissionError(errno.EACCES, "Permission denied", str(deep))) == (
         f"--out {out}: permission denied ({deep})", 2)
-    assert common.path_error(OSError(errno.ENOSPC, "No space left on device", str(deep))) == (
+    assert cli_paths.path_error(OSError(errno.ENOSPC, "No space left on device", str(deep))) == (
         f"--out {out}: no space left on device ({deep})", 1)
-    assert common.path_error(OSError(errno.EACCES, "Permission denied", "/elsewhere/x")) is None
+    assert cli_paths.path_error(OSError(errno.EACCES, "Permission denied", "/elsewhere/x")) is None
     # on the way to --out: a parent it had to make
-    assert common.path_error(FileNotFoundError(errno.ENOENT, "No such file or directory", str(tmp_path / "x"))) == (
+    assert cli_paths.path_error(FileNotFoundError(errno.ENOENT, "No such file or directory", str(tmp_path / "x"))) == (
         f"--data-dir {tmp_path}: no such file or directory ({tmp_path / 'x'})", 2)
 
 
 def test_only_sqlite_refusing_the_file_is_blamed_on_db(tmp_path, monkeypatch):
     import sqlite3
 
-    from mas_agents.cli import common, paths
+    from mas_agents.cli import paths
+    from mas_agents.cli import paths as cli_paths
 
     monkeypatch.setattr(paths, "_path_options", lambda: [("--db", tmp_path / "x.sqlite")])
-    assert common.path_error(sqlite3.OperationalError("unable to open database file")) == (
+    assert cli_paths.path_error(sqlite3.OperationalError("unable to open database file")) == (
         f"--db {tmp_path / 'x.sqlite'}: cannot open or create the SQLite database (unable to open database file)", 2)
-    assert common.path_error(sqlite3.OperationalError("database is locked")) is None
-    assert common.path_error(sqlite3.IntegrityError("UNIQUE constraint failed: games.id")) is None
+    assert cli_paths.path_error(sqlite3.OperationalError("database is locked")) is None
+    assert cli_paths.path_error(sqlite3.IntegrityError("UNIQUE constraint failed: games.id")) is None
 
 
 def test_ctrl_c_inside_a_command_is_one_stopped_line_with_exit_code_130(tmp_path, monkeypatch):

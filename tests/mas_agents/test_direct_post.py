@@ -1,4 +1,4 @@
-"""mas_agents.remote.DirectPost: a chat-completion body posted with urllib3 keeps the SDK's headers,
+"""mas_agents.remote.transport.DirectPost: a chat-completion body posted with urllib3 keeps the SDK's headers,
 key, timeout and error classes (the whole RemoteChat path over it is tested against the stub in
 test_remote.py and test_probe_faults.py; here each mapping alone, against a tiny server)."""
 
@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from mas_agents.remote import DirectPost, _plain_key_client
+from mas_agents.remote.transport import DirectPost, _plain_key_client
 
 
 class Server:

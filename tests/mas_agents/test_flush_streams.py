@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import mas_agents.cli.common as common
+from mas_agents.cli import stops as cli_stops
 import mas_agents.cli.stops as stops   # the stop's parts, patched where stopped() reads them
 
 
@@ -30,7 +30,7 @@ def test_a_closed_stream_is_passed_over_and_the_other_flushed(monkeypatch):
 
     monkeypatch.setattr(sys, "stdout", _Closed())
     monkeypatch.setattr(sys, "stderr", _Open())
-    common._flush_streams()
+    cli_stops._flush_streams()
     assert flushed == [True]
 
 
@@ -51,5 +51,5 @@ def test_the_stop_after_a_real_ctrl_c_flushes_through_it(monkeypatch):
     announced.set()
     monkeypatch.setattr(stops, "_ANNOUNCED", announced)   # the watchdog's line: already printed
     with pytest.raises(_Exited):
-        common.stopped(KeyboardInterrupt())
-    assert calls == ["logs", "streams", common.STOP_EXIT]
+        cli_stops.stopped(KeyboardInterrupt())
+    assert calls == ["logs", "streams", cli_stops.STOP_EXIT]

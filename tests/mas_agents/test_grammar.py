@@ -1,6 +1,6 @@
 import pytest
 
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.grammar import reply_grammar
 
 llama_cpp = pytest.importorskip("llama_cpp")

@@ -7,7 +7,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from mas_agents import remote
+from mas_agents.remote import endpoints
 from mas_agents.llm import make_chat_model
 from tests.stub_openai import StubServer
 
@@ -16,9 +16,9 @@ MESSAGES = [SystemMessage("You play a game."), HumanMessage("Describe your word.
 
 @pytest.fixture(autouse=True)
 def fresh_endpoints():
-    remote.configure(structured="prompt", context_window=None, max_connections=4, adaptive=False)
+    endpoints.configure(structured="prompt", context_window=None, max_connections=4, adaptive=False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 class Listener(BaseCallbackHandler):

@@ -24,18 +24,16 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 import mas_agents.accounting as accounting
 import mas_agents.embedded as embedded
 import mas_agents.llm as llm
+from mas_agents import embedded as mas_agents_embedded
 from mas_agents import appender
-from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, is_transient_error
-from mas_agents.errors import CallFailed, ModelUnavailable
-from mas_agents.llm import (
-    EMBEDDED_FILE,
-    ContextOverflowError,
-    LocalLlamaChat,
-    embedded_model_path,
-    make_chat_model,
-    model_label,
-    to_llama_messages,
-)
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder, LLMCall
+from mas_agents.retry import is_transient_error
+from mas_agents.errors import CallFailed, ContextOverflowError, ModelUnavailable
+from mas_agents.llm import make_chat_model
+from mas_agents.embedded import EMBEDDED_FILE, embedded_model_path
+from mas_agents.local_chat import LocalLlamaChat, to_llama_messages
+from mas_agents.model_specs import model_label
 
 RECORD_KEYS = {"call_id", "actor", "purpose", "model", "input_tokens", "output_tokens", "latency_s", "retries",
                "ok", "error", "started_at", "prompt_chars", "output_chars", "phase", "cached_tokens", "max_tokens",
@@ -234,7 +232,7 @@ def fake_formatter(messages):
 @pytest.fixture
 def fake_local(monkeypatch):
     fake = FakeLlama()
-    loaded = llm._Loaded(llama=fake, lock=threading.Lock(), formatter=fake_formatter, n_ctx_train=8192, n_threads=1)
+    loaded = mas_agents_embedded._Loaded(llama=fake, lock=threading.Lock(), formatter=fake_formatter, n_ctx_train=8192, n_threads=1)
     monkeypatch.setattr(embedded, "_load", lambda *a, **k: loaded)   # LocalLlamaChat reads it there
     return fake
 
@@ -509,7 +507,7 @@ def test_embedded_model_context_overflow():
 
 
 def test_recorder_creates_file_and_reloads_for_resume(tmp_path):
-    from mas_agents.accounting import CallRecorder, LLMCall
+    from mas_agents.call_log import CallRecorder, LLMCall
     path = tmp_path / "run" / "llm_calls.jsonl"
     rec = CallRecorder(path)
     assert path.exists() and path.read_text() == ""
@@ -527,7 +525,9 @@ def test_recorder_creates_file_and_reloads_for_resume(tmp_path):
 def test_stop_flag_ends_the_next_call_in_any_thread(tmp_path):
     import threading
 
-    from mas_agents.accounting import STOP, AccountedModel, CallRecorder, StopRequested
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.stop import STOP, StopRequested
+    from mas_agents.call_log import CallRecorder
     from tests.fakes import RuleChat
 
     m = AccountedModel(RuleChat(rule=lambda msgs: "ok"), CallRecorder(tmp_path / "c.jsonl"), label="fake")
@@ -557,7 +557,7 @@ def test_pools_share_one_remote_model_per_spec_and_environment(monkeypatch):
     and environment; another seed gets a copy with its own seed (the same SDK client), another
     base URL or temperature a model of its own; make_chat_model itself still builds a new one for
     each caller."""
-    from mas_agents.accounting import CallRecorder
+    from mas_agents.call_log import CallRecorder
     from mas_agents.llm import ModelPool, make_chat_model
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")

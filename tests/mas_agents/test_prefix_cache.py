@@ -1,5 +1,5 @@
 """Issue 48, item 2: the embedded engine keeps several prefixes (llama-cpp-python's RAM cache of
-model states, :func:`mas_agents.llm.set_prefix_cache_mb`). Greedy decodes are the same with and
+model states, :func:`mas_agents.embedded.set_prefix_cache_mb`). Greedy decodes are the same with and
 without it; with it, an agent whose turn comes back after the others' reuses its own prefix.
 
 The integration test loads the embedded model: run it under ``flock /tmp/model.lock``."""
@@ -8,6 +8,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from mas_agents import llm
+from mas_agents import embedded
 from mas_agents.llm import make_chat_model
 
 RULES = ("You are playing a murder mystery game with other players. Each player plays one character "
@@ -34,27 +35,27 @@ def _turns():
 
 
 def test_budget_is_validated_and_set_process_wide():
-    before = llm.prefix_cache_mb()
+    before = embedded.prefix_cache_mb()
     try:
-        assert llm.set_prefix_cache_mb(64) == before and llm.prefix_cache_mb() == 64
-        assert llm.set_prefix_cache_mb(0) == 64 and llm._new_prefix_cache(0) is None
+        assert embedded.set_prefix_cache_mb(64) == before and embedded.prefix_cache_mb() == 64
+        assert embedded.set_prefix_cache_mb(0) == 64 and embedded._new_prefix_cache(0) is None
         for bad in (-1, 1.5, True, "8"):
             with pytest.raises(ValueError, match="--prefix-cache-mb"):
-                llm.set_prefix_cache_mb(bad)
-        assert llm.prefix_cache_mb() == 0
+                embedded.set_prefix_cache_mb(bad)
+        assert embedded.prefix_cache_mb() == 0
     finally:
-        llm.set_prefix_cache_mb(before)
-    assert llm.DEFAULT_PREFIX_CACHE_MB > 0
+        embedded.set_prefix_cache_mb(before)
+    assert embedded.DEFAULT_PREFIX_CACHE_MB > 0
 
 
 @pytest.mark.integration
 def test_greedy_decodes_are_identical_with_and_without_the_prefix_cache():
     model = make_chat_model("local", n_ctx=2048, max_tokens=24, temperature=0.0)
-    before = llm.prefix_cache_mb()
+    before = embedded.prefix_cache_mb()
     runs = {}
     try:
         for mb in (0, 64, 0):
-            llm.set_prefix_cache_mb(mb)
+            embedded.set_prefix_cache_mb(mb)
             replies = []
             for name, msgs in _turns():
                 r = model.invoke(msgs)
@@ -62,7 +63,7 @@ def test_greedy_decodes_are_identical_with_and_without_the_prefix_cache():
                                 r.usage_metadata["input_token_details"]["cache_read"]))
             runs.setdefault(mb, []).append(replies)
     finally:
-        llm.set_prefix_cache_mb(before)
+        embedded.set_prefix_cache_mb(before)
     off, on, off_again = runs[0][0], runs[64][0], runs[0][1]
     assert [r[1] for r in on] == [r[1] for r in off] == [r[1] for r in off_again]   # the same greedy text
     assert all(r[1].strip() for r in on)
@@ -86,7 +87,7 @@ def test_the_state_a_completion_started_from_is_the_first_out():
 
     from mas_agents.embedded import _state_bytes
     one = _state_bytes(state([1]))
-    cache = llm._new_prefix_cache(1)
+    cache = embedded._new_prefix_cache(1)
     cache.capacity_bytes = int(3.5 * one)         # three states fit, not four (1 MiB each, and their ids)
     rules = [7] * 50
     a1, b1, c1 = rules + [1] * 20, rules + [2] * 20, rules + [3] * 20

@@ -22,8 +22,12 @@ from langchain_core.messages import HumanMessage, convert_to_messages
 from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
+from mas_agents import stop
 from mas_agents import remote
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.remote import endpoints
+from mas_agents.remote import dialects
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from mas_agents.errors import ContextOverflowError, ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.fakes import polite_player
@@ -49,10 +53,10 @@ MODELS = [{"id": "stub", "object": "model", "owned_by": "stub", "max_model_len":
 
 @pytest.fixture(autouse=True)
 def fresh_endpoints(monkeypatch):
-    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", BACKOFF)
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    monkeypatch.setattr(dialects, "PROBE_BACKOFF_S", BACKOFF)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +93,7 @@ def test_a_fault_on_the_dialect_probe_is_retried_and_gbnf_is_settled(monkeypatch
     with StubServer(reply=llama_like("ok")) as stub:
         stub.push_faults(fault)
         model = model_for(stub.base_url, monkeypatch, timeout=0.5)
-        ep = remote.endpoint(stub.base_url)
+        ep = endpoints.endpoint(stub.base_url)
         assert ep.dialect(model) == "gbnf"
         assert ep.report(model)["structured_probe"] == "probe: the server applied gbnf"
         # the same gbnf probe twice: the fault was not taken for "ignored" and vllm never asked
@@ -99,48 +103,48 @@ def test_a_fault_on_the_dialect_probe_is_retried_and_gbnf_is_settled(monkeypatch
 
 def test_a_dialect_probe_that_fails_every_try_stops_in_one_line_and_caches_nothing(monkeypatch, waits):
     with StubServer(reply=llama_like("ok")) as stub:
-        stub.push_faults(*["html"] * remote.PROBE_TRIES)
+        stub.push_faults(*["html"] * dialects.PROBE_TRIES)
         model = model_for(stub.base_url, monkeypatch)
-        ep = remote.endpoint(stub.base_url)
+        ep = endpoints.endpoint(stub.base_url)
         with pytest.raises(ModelUnavailable) as err:
             ep.dialect(model)
         msg = str(err.value)
         assert msg.startswith(f"model server {stub.base_url} is not ready: POST /chat/completions "
-                              f"(structured-output probe, gbnf) failed all {remote.PROBE_TRIES} tries (last: "
+                              f"(structured-output probe, gbnf) failed all {dialects.PROBE_TRIES} tries (last: "
                               "MalformedResponse: a 200 that is not a completion (not JSON: '<html>")
         assert "\n" not in msg and "502 Bad Gateway" in msg
-        assert waits == [BACKOFF * 2 ** k for k in range(remote.PROBE_TRIES - 1)]
-        assert len(stub.requests) == remote.PROBE_TRIES and ep._dialect is None     # nothing cached
+        assert waits == [BACKOFF * 2 ** k for k in range(dialects.PROBE_TRIES - 1)]
+        assert len(stub.requests) == dialects.PROBE_TRIES and ep._dialect is None     # nothing cached
         assert ep.dialect(model) == "gbnf"                # the next call probes again, and settles
 
 
 def test_ctrl_c_during_a_probe_backoff_stops_at_once(monkeypatch):
     monkeypatch.setattr(accounting, "_sleep", REAL_SLEEP)
-    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 30.0)
+    monkeypatch.setattr(dialects, "PROBE_BACKOFF_S", 30.0)
     with StubServer(reply=llama_like("ok")) as stub:
-        stub.push_faults(*["503"] * remote.PROBE_TRIES)
+        stub.push_faults(*["503"] * dialects.PROBE_TRIES)
         model = model_for(stub.base_url, monkeypatch)
-        timer = threading.Timer(0.3, accounting.STOP.set)        # Ctrl-C while the probe waits 30 s
+        timer = threading.Timer(0.3, stop.STOP.set)        # Ctrl-C while the probe waits 30 s
         timer.start()
         t0 = time.monotonic()
         try:
-            with pytest.raises(accounting.StopRequested):
-                remote.endpoint(stub.base_url).dialect(model)
+            with pytest.raises(stop.StopRequested):
+                endpoints.endpoint(stub.base_url).dialect(model)
         finally:
             timer.cancel()
-            accounting.STOP.clear()
+            stop.STOP.clear()
         assert time.monotonic() - t0 < 5 and len(stub.requests) == 1
-        assert remote.endpoint(stub.base_url)._dialect is None
+        assert endpoints.endpoint(stub.base_url)._dialect is None
 
 
 def test_a_rejecting_dialect_is_settled_at_once_not_retried(monkeypatch, waits):
     def reply(body):                   # applies only the vLLM field; refuses llama.cpp's
         assert "grammar" not in body
-        return remote.PROBE_TEXT if body.get("structured_outputs") else "whatever"
+        return dialects.PROBE_TEXT if body.get("structured_outputs") else "whatever"
     with StubServer(reply=reply) as stub:
         stub.push_faults("400:unknown field 'grammar'")
-        assert remote.endpoint(stub.base_url).dialect(model_for(stub.base_url, monkeypatch)) == "vllm"
-        assert remote.endpoint(stub.base_url)._probe_note == "probe: the server applied vllm (not: gbnf: rejected (400))"
+        assert endpoints.endpoint(stub.base_url).dialect(model_for(stub.base_url, monkeypatch)) == "vllm"
+        assert endpoints.endpoint(stub.base_url)._probe_note == "probe: the server applied vllm (not: gbnf: rejected (400))"
         assert len(stub.requests) == 2 and waits == []
 
 
@@ -150,10 +154,10 @@ def test_a_rejecting_dialect_is_settled_at_once_not_retried(monkeypatch, waits):
 
 @pytest.mark.parametrize("fault", ["html", "reset", "500", "429:2", "malformed", "hang:3"])
 def test_a_fault_on_get_models_is_retried_and_the_window_read(monkeypatch, waits, fault):
-    monkeypatch.setattr(remote, "GET_TIMEOUT_S", 0.5, raising=False)      # for hang:3
+    monkeypatch.setattr(dialects, "GET_TIMEOUT_S", 0.5, raising=False)      # for hang:3
     with StubServer(reply=llama_like("ok"), models=MODELS) as stub:
         stub.push_faults(fault, on="models")
-        ctx = remote.endpoint(stub.base_url).context_window(model_for(stub.base_url, monkeypatch))
+        ctx = endpoints.endpoint(stub.base_url).context_window(model_for(stub.base_url, monkeypatch))
         assert ctx == (CTX, "server: /models max_model_len")
         assert stub.models_requests == 2 and stub.requests == []
         assert waits == [2.0 if fault == "429:2" else BACKOFF]
@@ -161,21 +165,21 @@ def test_a_fault_on_get_models_is_retried_and_the_window_read(monkeypatch, waits
 
 def test_get_models_answering_only_pages_leaves_the_window_unknown(monkeypatch, waits):
     with StubServer(reply=llama_like("ok"), models=MODELS) as stub:
-        stub.push_faults(*["html"] * remote.PROBE_TRIES, on="models")
-        ctx = remote.endpoint(stub.base_url).context_window(model_for(stub.base_url, monkeypatch))
-        assert ctx == (None, f"unknown (GET /models gave no JSON in {remote.PROBE_TRIES} tries; pass --context-window)")
-        assert stub.models_requests == remote.PROBE_TRIES
+        stub.push_faults(*["html"] * dialects.PROBE_TRIES, on="models")
+        ctx = endpoints.endpoint(stub.base_url).context_window(model_for(stub.base_url, monkeypatch))
+        assert ctx == (None, f"unknown (GET /models gave no JSON in {dialects.PROBE_TRIES} tries; pass --context-window)")
+        assert stub.models_requests == dialects.PROBE_TRIES
 
 
 def test_get_models_failing_every_try_stops_in_one_line(monkeypatch, waits):
     with StubServer(reply=llama_like("ok"), models=MODELS) as stub:
-        stub.push_faults(*["503"] * remote.PROBE_TRIES, on="models")
-        ep = remote.endpoint(stub.base_url)
+        stub.push_faults(*["503"] * dialects.PROBE_TRIES, on="models")
+        ep = endpoints.endpoint(stub.base_url)
         with pytest.raises(ModelUnavailable) as err:
             ep.context_window(model_for(stub.base_url, monkeypatch))
         assert str(err.value).startswith(f"model server {stub.base_url} is not ready: GET /models failed all "
-                                         f"{remote.PROBE_TRIES} tries (last: InternalServerError: Error code: 503")
-        assert ep._ctx is None and stub.models_requests == remote.PROBE_TRIES
+                                         f"{dialects.PROBE_TRIES} tries (last: InternalServerError: Error code: 503")
+        assert ep._ctx is None and stub.models_requests == dialects.PROBE_TRIES
 
 
 def test_a_server_that_comes_up_during_the_backoff_is_probed_not_declared_unreachable(monkeypatch, waits):
@@ -186,11 +190,11 @@ def test_a_server_that_comes_up_during_the_backoff_is_probed_not_declared_unreac
     monkeypatch.setattr(accounting, "_sleep", lambda s: waits.append(s) or (stub.start() and False))
     model = model_for(base, monkeypatch)
     try:
-        assert remote.endpoint(base).context_window(model) == (CTX, "server: /models max_model_len")
+        assert endpoints.endpoint(base).context_window(model) == (CTX, "server: /models max_model_len")
         assert waits == [BACKOFF] and stub.models_requests == 1
         stub.stop()
         stub = StubServer(reply=llama_like("ok"), port=port)   # down again, up after one backoff
-        assert remote.endpoint(base).dialect(model) == "gbnf"
+        assert endpoints.endpoint(base).dialect(model) == "gbnf"
         assert waits == [BACKOFF, BACKOFF] and len(stub.requests) == 1
     finally:
         stub.stop()
@@ -199,10 +203,10 @@ def test_a_server_that_comes_up_during_the_backoff_is_probed_not_declared_unreac
 def test_a_dead_server_is_unreachable_after_every_try(monkeypatch, waits):
     base = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelUnavailable) as err:
-        remote.endpoint(base).context_window(model_for(base, monkeypatch))
+        endpoints.endpoint(base).context_window(model_for(base, monkeypatch))
     assert re.fullmatch(rf"model server {re.escape(base)} is unreachable: GET /models failed all "
-                        rf"{remote.PROBE_TRIES} tries \(last: APIConnectionError: Connection error\.\)", str(err.value))
-    assert len(waits) == remote.PROBE_TRIES - 1
+                        rf"{dialects.PROBE_TRIES} tries \(last: APIConnectionError: Connection error\.\)", str(err.value))
+    assert len(waits) == dialects.PROBE_TRIES - 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +217,7 @@ def test_a_context_rejection_without_a_size_says_what_is_known(monkeypatch):
     with StubServer(reply=llama_like("ok")) as stub:
         model = model_for(stub.base_url, monkeypatch)
         am = AccountedModel(model, CallRecorder(None), label="openai:stub", backoff_s=0.01)
-        ep = remote.endpoint(stub.base_url)
+        ep = endpoints.endpoint(stub.base_url)
         ep.dialect(model)
         stub.push_faults("400:context-nosize")
         msgs = [HumanMessage("tell me " * 50)]
@@ -270,7 +274,7 @@ def mmg_reply(body: dict) -> str:
     """A server that applies llama.cpp's ``grammar`` field, playing every character of the murder
     mystery like :func:`tests.fakes.polite_player` (which raises on a prompt it does not know)."""
     if body.get("grammar") == PROBE_GRAMMAR:
-        return remote.PROBE_TEXT
+        return dialects.PROBE_TEXT
     if "grammar" not in body:
         raise AssertionError(f"unexpected request without a grammar: {str(body)[:300]}")
     return polite_player()(convert_to_messages(body["messages"]))
@@ -341,12 +345,12 @@ def test_a_probe_that_fails_every_try_ends_the_cli_with_one_line(monkeypatch, tm
     with StubServer(reply=wis_reply, models=MODELS) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        stub.push_faults(*["html" if where == "chat" else "500"] * remote.PROBE_TRIES, on=where)
+        stub.push_faults(*["html" if where == "chat" else "500"] * dialects.PROBE_TRIES, on=where)
         res = CliRunner().invoke(app, spy_args(tmp_path / "g"))
     assert res.exit_code == 3 and "Traceback" not in res.output
     [line] = [x for x in res.output.splitlines() if x.startswith("error:")]
     request = "POST /chat/completions (structured-output probe, gbnf)" if where == "chat" else "GET /models"
     assert line.startswith(f"error: model server {stub.base_url} is not ready: {request} failed all "
-                           f"{remote.PROBE_TRIES} tries (last: ")
+                           f"{dialects.PROBE_TRIES} tries (last: ")
     assert "Finished work is kept" in line
     assert not (tmp_path / "g" / "result.json").exists()

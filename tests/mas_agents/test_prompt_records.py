@@ -18,9 +18,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
+from mas_agents import prompt_log
 from mas_agents.eval.runs.mmg_session import run_game
-from mas_agents import remote
-from mas_agents.accounting import AccountedModel, CallRecorder, LLMCall, read_prompts
+from mas_agents.remote import endpoints
+from mas_agents.remote import dialects
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder, LLMCall
+from mas_agents.prompt_log import read_prompts
 from tests.fakes import RuleChat, polite_player, wis_player
 from tests.toy import TOY_PLAYERS as PLAYERS
 
@@ -141,14 +145,14 @@ def test_a_failed_call_is_recorded_with_its_messages_and_error(tmp_path):
 
 @pytest.fixture
 def fresh_endpoints(monkeypatch):
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
     monkeypatch.setattr(accounting, "_sleep", lambda s: False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 def remote_vote(stub, monkeypatch, tmp_path):
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     from mas_agents.agent import Agent, Persona
     from mas_agents.llm import make_chat_model
     from tests.games import GAME
@@ -167,11 +171,11 @@ def remote_vote(stub, monkeypatch, tmp_path):
 def test_a_remote_grammar_call_records_the_grammar_field_it_sent(fresh_endpoints, monkeypatch, tmp_path):
     from tests.stub_openai import StubServer
 
-    probe = f'root ::= "{remote.PROBE_TEXT}"'
+    probe = f'root ::= "{dialects.PROBE_TEXT}"'
 
     def reply(body):
         if body.get("grammar") == probe:
-            return remote.PROBE_TEXT
+            return dialects.PROBE_TEXT
         if "grammar" in body:
             return "Vote: Cy"
         raise AssertionError(f"unexpected request {body}")
@@ -196,7 +200,7 @@ def test_a_json_schema_call_records_the_schema_and_the_raw_json(fresh_endpoints,
             return "I think Cy."          # ignores grammar fields
         props = rf["json_schema"]["schema"]["properties"]
         if "answer" in props:
-            return json.dumps({"answer": remote.PROBE_TEXT})
+            return json.dumps({"answer": dialects.PROBE_TEXT})
         if "vote" in props:
             return json.dumps({"vote": "Bob"})
         raise AssertionError(f"unexpected request {body}")
@@ -230,7 +234,7 @@ def test_no_record_prompts_writes_no_prompt_file_and_config_says_so(tmp_path, mo
     cfg = spy_play(tmp_path, monkeypatch, out, "--no-record-prompts")
     assert cfg["record_prompts"] is False
     assert calls_of(out) and not list(out.glob("llm_prompts*"))
-    assert accounting.record_prompts()          # the switch is restored after the command
+    assert prompt_log.record_prompts()          # the switch is restored after the command
     out = tmp_path / "on"
     cfg = spy_play(tmp_path, monkeypatch, out)
     assert cfg["record_prompts"] is True
@@ -296,11 +300,11 @@ def test_concurrent_calls_write_whole_lines(tmp_path):
 
 
 def test_a_recorder_without_a_path_or_switched_off_writes_nothing(tmp_path):
-    prev = accounting.set_record_prompts(False)
+    prev = prompt_log.set_record_prompts(False)
     try:
         rec = CallRecorder(tmp_path / "llm_calls.jsonl")
     finally:
-        accounting.set_record_prompts(prev)
+        prompt_log.set_record_prompts(prev)
     assert not rec.records_prompts
     rec.record(call("a"), {"messages": [], "structured": None, "completion": "x"})
     rec.annotate("a", parsed=None)

@@ -12,23 +12,27 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
-from mas_agents import remote
-from mas_agents.accounting import AccountedModel, CallRecorder
-from mas_agents.actions import ActionRequest
+from mas_agents.remote import chat
+from mas_agents.remote import endpoints
+from mas_agents.remote import limits
+from mas_agents.remote import dialects
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
+from mas_agents.planners.base import ActionRequest
 from mas_agents.agent import Agent, Persona
 from mas_agents.errors import CallFailed, ContextOverflowError, ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.stub_openai import StubServer
 from tests.games import GAME
 
-PROBE_GRAMMAR = f'root ::= "{remote.PROBE_TEXT}"'
+PROBE_GRAMMAR = f'root ::= "{dialects.PROBE_TEXT}"'
 
 
 @pytest.fixture(autouse=True)
 def fresh_endpoints():
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +47,7 @@ def llama_like(answer: str):
     any other request ``answer``; refuses what it does not know (fakes raise)."""
     def reply(body: dict) -> str:
         if body.get("grammar") == PROBE_GRAMMAR:
-            return remote.PROBE_TEXT
+            return dialects.PROBE_TEXT
         if "grammar" in body or "Say anything." not in json.dumps(body):
             return answer
         raise AssertionError(f"unexpected request {body}")
@@ -107,21 +111,21 @@ def test_json_schema_dialect_renders_the_object_into_the_tagged_line(monkeypatch
             return "I think Cy."         # ignores grammar fields: the probe must not take it for one
         props = rf["json_schema"]["schema"]["properties"]
         if "answer" in props:
-            return json.dumps({"answer": remote.PROBE_TEXT})
+            return json.dumps({"answer": dialects.PROBE_TEXT})
         assert props["vote"] == {"type": "string", "enum": ["Bob", "Cy"]}
         return json.dumps({"vote": "Bob"})
     with StubServer(reply=reply) as stub:
         rec = CallRecorder(None)
         action = vote_agent(accounted(stub, monkeypatch, rec)).act(vote_request())
         assert action.valid and action.value == "Bob" and action.raw == "Vote: Bob"
-        ep = remote.endpoint(stub.base_url)
+        ep = endpoints.endpoint(stub.base_url)
         assert ep.report(model_for(stub, monkeypatch))["structured"] == "json"
         assert "gbnf: ignored" in ep.report(model_for(stub, monkeypatch))["structured_probe"]
         assert rec.calls()[0].structured == "json"
 
 
 def test_json_reply_that_is_not_the_schema_is_not_scraped(monkeypatch):
-    remote.configure(structured="json")
+    endpoints.configure(structured="json")
     with StubServer(reply=lambda body: '{"vote": "Bob", "why": "he fidgets"}') as stub:
         agent = vote_agent(accounted(stub, monkeypatch))
         action = agent.act(vote_request())
@@ -130,7 +134,7 @@ def test_json_reply_that_is_not_the_schema_is_not_scraped(monkeypatch):
 
 
 def test_prompt_mode_sends_no_structure_and_no_stop(monkeypatch):
-    remote.configure(structured="prompt")
+    endpoints.configure(structured="prompt")
     with StubServer(reply=lambda body: "Vote: Bob") as stub:
         vote_agent(accounted(stub, monkeypatch)).act(vote_request())
         [call] = stub.requests                                   # no probe
@@ -141,7 +145,7 @@ def test_prompt_mode_sends_no_structure_and_no_stop(monkeypatch):
 def test_a_server_that_applies_nothing_is_prompted(monkeypatch):
     with StubServer(reply=lambda body: "Vote: Cy") as stub:
         model = model_for(stub, monkeypatch)
-        rep = remote.endpoint(stub.base_url).report(model)
+        rep = endpoints.endpoint(stub.base_url).report(model)
         assert rep["structured"] == "prompt"
         assert rep["structured_probe"] == "probe: gbnf: ignored, vllm: ignored, sglang: ignored, json: ignored"
         assert [set(r) & {"grammar", "structured_outputs", "ebnf", "response_format"} for r in stub.requests] == [
@@ -156,24 +160,24 @@ def test_context_window_from_the_model_list_lowers_the_cap(monkeypatch):
     models = [{"id": "stub", "object": "model", "max_model_len": 400}]
     with StubServer(reply=llama_like("Vote: Cy"), models=models) as stub:
         am = accounted(stub, monkeypatch)
-        ctx, src = remote.endpoint(stub.base_url).context_window(am.model)
+        ctx, src = endpoints.endpoint(stub.base_url).context_window(am.model)
         assert (ctx, src) == (400, "server: /models max_model_len")
         # ~250 estimated tokens: the cap is lowered from 256 to what is left
         am.chat([HumanMessage("x" * 600)], actor="a", purpose="p", max_tokens=256)
         assert 100 < stub.requests[-1]["max_tokens"] < 256
         # a prompt our over-count says cannot fit still goes, at the smallest cap: the server decides
         am.chat([HumanMessage("x" * 2000)], actor="a", purpose="p", max_tokens=256)
-        assert stub.requests[-1]["max_tokens"] == remote.MIN_FIT_TOKENS
+        assert stub.requests[-1]["max_tokens"] == chat.MIN_FIT_TOKENS
 
 
 def test_the_ratio_is_learned_from_usage(monkeypatch):
     with StubServer(reply=llama_like("ok")) as stub:      # the stub counts 4 characters a token
         am = accounted(stub, monkeypatch)
-        ep = remote.endpoint(stub.base_url)
+        ep = endpoints.endpoint(stub.base_url)
         msgs = [HumanMessage("y" * 4000)]
-        assert ep.estimate_tokens(msgs) == int(4000 / remote.START_BYTES_PER_TOKEN) + 1 + 8
+        assert ep.estimate_tokens(msgs) == int(4000 / endpoints.START_BYTES_PER_TOKEN) + 1 + 8
         am.chat([HumanMessage("q")], actor="a", purpose="p")           # too short to learn from
-        assert ep._bytes_per_token == remote.START_BYTES_PER_TOKEN
+        assert ep._bytes_per_token == endpoints.START_BYTES_PER_TOKEN
         am.chat(msgs, actor="a", purpose="p")
         assert 3.9 < ep._bytes_per_token < 4.1
         assert ep.estimate_tokens(msgs) == pytest.approx(1000 + 9, abs=15)
@@ -182,7 +186,7 @@ def test_the_ratio_is_learned_from_usage(monkeypatch):
 def test_a_cap_too_large_for_the_context_is_asked_again_with_the_room_left(monkeypatch):
     with StubServer(reply=llama_like("ok")) as stub:
         am = accounted(stub, monkeypatch)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         # vLLM: the prompt fits, prompt + cap does not
         vllm = ("'max_tokens' or 'max_completion_tokens' is too large: 256. This model's maximum context length is "
                 "4096 tokens and your request has 4000 input tokens (256 > 4096 - 4000)")
@@ -192,9 +196,9 @@ def test_a_cap_too_large_for_the_context_is_asked_again_with_the_room_left(monke
 
 
 def test_context_window_option_when_the_server_reports_none(monkeypatch):
-    remote.configure(context_window=2048)
+    endpoints.configure(context_window=2048)
     with StubServer(reply=llama_like("ok")) as stub:
-        rep = remote.endpoint(stub.base_url).report(model_for(stub, monkeypatch))
+        rep = endpoints.endpoint(stub.base_url).report(model_for(stub, monkeypatch))
         assert (rep["context_window"], rep["context_window_source"]) == (2048, "--context-window")
 
 
@@ -202,7 +206,7 @@ def test_context_window_option_when_the_server_reports_none(monkeypatch):
 def test_a_context_rejection_is_the_local_context_error(monkeypatch, fault, prompt, ctx):
     with StubServer(reply=llama_like("ok")) as stub:
         am = accounted(stub, monkeypatch)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         stub.push_faults(fault)
         with pytest.raises(ContextOverflowError) as err:
             am.chat([HumanMessage("q")], actor="a", purpose="p", max_tokens=256)
@@ -219,7 +223,7 @@ def test_transient_faults_are_retried(monkeypatch, no_backoff, fault):
     with StubServer(reply=llama_like("Vote: Cy")) as stub:
         rec = CallRecorder(None)
         am = accounted(stub, monkeypatch, rec, timeout=0.5)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         stub.push_faults(fault)
         text, _ = am.chat([HumanMessage("q")], actor="a", purpose="p")
         assert text == "Vote: Cy"
@@ -230,7 +234,7 @@ def test_transient_faults_are_retried(monkeypatch, no_backoff, fault):
 def test_429_waits_as_long_as_retry_after_says(monkeypatch, no_backoff):
     with StubServer(reply=llama_like("ok")) as stub:
         am = accounted(stub, monkeypatch)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         stub.push_faults("429:3")
         assert am.chat([HumanMessage("q")], actor="a", purpose="p")[0] == "ok"
         assert no_backoff == [3.0]                  # not the 0.01 s backoff
@@ -240,7 +244,7 @@ def test_missing_usage_is_recorded_as_unknown(monkeypatch):
     with StubServer(reply=llama_like("ok")) as stub:
         rec = CallRecorder(None)
         am = accounted(stub, monkeypatch, rec)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         stub.push_faults("no_usage")
         am.chat([HumanMessage("q")], actor="a", purpose="p")
         [c] = rec.calls()
@@ -251,7 +255,7 @@ def test_a_failed_call_is_an_abstention_and_the_third_in_a_row_stops_the_run(mon
     with StubServer(reply=llama_like("Vote: Cy")) as stub:
         am = accounted(stub, monkeypatch)
         agent = vote_agent(am)
-        remote.endpoint(stub.base_url).dialect(am.model)
+        endpoints.endpoint(stub.base_url).dialect(am.model)
         stub.push_faults(*["500"] * 4)                  # one call: 1 try + 3 retries
         action = agent.act(vote_request())
         assert not action.valid and action.value is None and action.attempts == 1
@@ -267,22 +271,22 @@ def test_a_failed_call_is_an_abstention_and_the_third_in_a_row_stops_the_run(mon
 
 
 def test_a_server_still_loading_is_probed_again_not_taken_for_prompt_only(monkeypatch):
-    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 0.01)
+    monkeypatch.setattr(dialects, "PROBE_BACKOFF_S", 0.01)
     with StubServer(reply=llama_like("ok")) as stub:
         stub.push_faults("503", "503")                  # llama.cpp answers 503 while loading
-        assert remote.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch)) == "gbnf"
+        assert endpoints.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch)) == "gbnf"
     with StubServer(reply=llama_like("ok")) as stub:
-        stub.push_faults(*["503"] * remote.PROBE_TRIES)
+        stub.push_faults(*["503"] * dialects.PROBE_TRIES)
         with pytest.raises(ModelUnavailable, match="not ready"):
-            remote.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch))
-        assert remote.endpoint(stub.base_url)._dialect is None          # nothing cached
+            endpoints.endpoint(stub.base_url).dialect(model_for(stub, monkeypatch))
+        assert endpoints.endpoint(stub.base_url)._dialect is None          # nothing cached
 
 
 def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch, no_backoff):
-    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 0.01)
+    monkeypatch.setattr(dialects, "PROBE_BACKOFF_S", 0.01)
     stub = StubServer(reply=llama_like("ok")).start()
     am = accounted(stub, monkeypatch)
-    ep = remote.endpoint(stub.base_url)
+    ep = endpoints.endpoint(stub.base_url)
     ep.dialect(am.model)
     ep.context_window(am.model)
     stub.stop()
@@ -290,17 +294,17 @@ def test_a_server_that_is_down_stops_the_run_in_one_line(monkeypatch, no_backoff
         am.chat([HumanMessage("q")], actor="a", purpose="p")
     assert str(err.value).startswith(f"model server {stub.base_url} is unreachable after 3 retries")
     assert "\n" not in str(err.value)
-    remote.configure()                  # a fresh start meets the dead server at every try of its first probe
+    endpoints.configure()                  # a fresh start meets the dead server at every try of its first probe
     no_backoff.clear()
     with pytest.raises(ModelUnavailable) as err:
         am.chat([HumanMessage("q")], actor="a", purpose="p")
     assert str(err.value).startswith(f"model server {stub.base_url} is unreachable: GET /models failed all "
-                                     f"{remote.PROBE_TRIES} tries (last: APIConnectionError")
+                                     f"{dialects.PROBE_TRIES} tries (last: APIConnectionError")
     assert no_backoff == [0.01, 0.02, 0.04]
 
 
 def test_a_refused_request_stops_the_run(monkeypatch):
-    remote.configure(structured="prompt")
+    endpoints.configure(structured="prompt")
     with StubServer(reply=llama_like("ok")) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url + "/wrong")     # every path there is a 404
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -317,7 +321,7 @@ def test_a_refused_request_stops_the_run(monkeypatch):
 
 
 def test_requests_in_flight_are_capped_per_base_url(monkeypatch):
-    remote.configure(max_connections=4, structured="prompt")
+    endpoints.configure(max_connections=4, structured="prompt")
     with StubServer(latency_s=0.15, reply=lambda body: "ok") as stub:
         models = [accounted(stub, monkeypatch) for _ in range(3)]      # separate models, one endpoint
         threads = [threading.Thread(target=models[i % 3].chat, args=([HumanMessage("q")],),
@@ -326,13 +330,13 @@ def test_requests_in_flight_are_capped_per_base_url(monkeypatch):
             t.start()
         for t in threads:
             t.join()
-        lim = remote.endpoint(stub.base_url).limiter
+        lim = endpoints.endpoint(stub.base_url).limiter
         assert stub.in_flight_max == 4 and lim.peak == 4 and lim.completed == 16
-        assert "0 in flight" in remote.activity()
+        assert "0 in flight" in endpoints.activity()
 
 
 def test_adaptive_limit_halves_on_429_and_grows_back():
-    lim = remote.EndpointLimiter(8, adaptive=True)
+    lim = limits.EndpointLimiter(8, adaptive=True)
     lim.rate_limited()
     lim.rate_limited()            # the same burst: one signal
     assert lim.limit == 4
@@ -342,7 +346,7 @@ def test_adaptive_limit_halves_on_429_and_grows_back():
     for _ in range(20):
         lim.succeeded()
     assert lim.limit == 3
-    fixed = remote.EndpointLimiter(8)
+    fixed = limits.EndpointLimiter(8)
     fixed.rate_limited()
     assert fixed.limit == 8
 
@@ -363,7 +367,7 @@ def test_cached_prompt_tokens_are_recorded(monkeypatch):
 
 def wis_reply(body: dict) -> str:
     if body.get("grammar") == PROBE_GRAMMAR:
-        return remote.PROBE_TEXT
+        return dialects.PROBE_TEXT
     if "grammar" not in body:
         raise AssertionError(f"unexpected request {body}")
     g = body["grammar"]

@@ -14,8 +14,10 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from mas_agents.eval import games
-from mas_agents.accounting import AccountedModel, CallRecorder, read_prompts, set_record_prompts
-from mas_agents.actions import ActionRequest
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
+from mas_agents.prompt_log import read_prompts, set_record_prompts
+from mas_agents.planners.base import ActionRequest
 from mas_agents.grammar import ReplyFormat
 from mas_agents.llm import make_chat_model
 from mas_agents.replay import NotReplayable, Recording, ReplayChat, ReplayMismatch, replayable

@@ -13,8 +13,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 
 import mas_agents.accounting as accounting
-from mas_agents import remote
-from mas_agents.accounting import AccountedModel, CallRecorder
+from mas_agents.remote import usage
+from mas_agents.remote import endpoints
+from mas_agents.accounting import AccountedModel
+from mas_agents.call_log import CallRecorder
 from mas_agents.errors import ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.stub_openai import StubServer
@@ -24,9 +26,9 @@ MSGS = [SystemMessage(content="You play a game."), HumanMessage(content="Say som
 
 @pytest.fixture(autouse=True)
 def fresh_endpoints():
-    remote.configure(structured="prompt", context_window=None, max_connections=2, adaptive=False)
+    endpoints.configure(structured="prompt", context_window=None, max_connections=2, adaptive=False)
     yield
-    remote.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
+    endpoints.configure(structured="auto", context_window=None, max_connections=8, adaptive=False)
 
 
 @pytest.fixture(autouse=True)
@@ -46,11 +48,11 @@ def replicated(monkeypatch, *urls: str, **kw):
 
 
 def test_base_urls_are_parsed_in_order_without_repeats():
-    assert remote.parse_base_urls(None) == []
-    assert remote.parse_base_urls("http://a:1/v1") == ["http://a:1/v1"]
-    assert remote.parse_base_urls(" http://a:1/v1/, http://b:2/v1 ,http://a:1/v1,") == ["http://a:1/v1", "http://b:2/v1"]
+    assert endpoints.parse_base_urls(None) == []
+    assert endpoints.parse_base_urls("http://a:1/v1") == ["http://a:1/v1"]
+    assert endpoints.parse_base_urls(" http://a:1/v1/, http://b:2/v1 ,http://a:1/v1,") == ["http://a:1/v1", "http://b:2/v1"]
     with pytest.raises(ValueError, match="'b:2/v1' is not an http"):
-        remote.parse_base_urls("http://a:1/v1,b:2/v1")
+        endpoints.parse_base_urls("http://a:1/v1,b:2/v1")
 
 
 def test_one_url_builds_a_model_without_replicas(monkeypatch):
@@ -64,7 +66,7 @@ def test_requests_spread_over_replicas_each_under_its_own_cap(monkeypatch):
     try:
         m = replicated(monkeypatch, a.base_url, b.base_url)
         assert m.base_urls() == [a.base_url, b.base_url]
-        assert remote.parallel_calls(m) == 4 and remote.auto_concurrency(["openai:stub"]) == 4
+        assert usage.parallel_calls(m) == 4 and usage.auto_concurrency(["openai:stub"]) == 4
         acc = AccountedModel(m, CallRecorder(None), label="openai:stub")
         replies: list[str] = []
         lock = threading.Lock()
@@ -84,8 +86,8 @@ def test_requests_spread_over_replicas_each_under_its_own_cap(monkeypatch):
         # fewest in flight: both replicas took work, neither more than its cap at once
         assert len(a.requests) >= 10 and len(b.requests) >= 10 and len(a.requests) + len(b.requests) == 40
         assert a.in_flight_max <= 2 and b.in_flight_max <= 2
-        assert {remote.endpoint(a.base_url).limiter.peak, remote.endpoint(b.base_url).limiter.peak} <= {1, 2}
-        report = remote.endpoint_report([acc])
+        assert {endpoints.endpoint(a.base_url).limiter.peak, endpoints.endpoint(b.base_url).limiter.peak} <= {1, 2}
+        report = usage.endpoint_report([acc])
         assert [r["base_url"] for r in report] == [a.base_url, b.base_url]
         assert all(r["replicas"] == [a.base_url, b.base_url] and r["max_connections"] == 2 for r in report)
     finally:
@@ -122,8 +124,8 @@ def test_a_replica_killed_mid_run_is_skipped_and_every_call_succeeds(monkeypatch
         assert all(c.ok and c.retries == 0 for c in rec.calls())      # the other replica took them at once
         # b took nothing after it died; the requests it held when it died (at most its cap) went to a
         assert len(b.requests) == n_b and 60 - n_b <= len(a.requests) <= 60 - n_b + 2
-        assert not remote.endpoint(b.base_url).is_up()
-        assert remote.endpoint(a.base_url).is_up()
+        assert not endpoints.endpoint(b.base_url).is_up()
+        assert endpoints.endpoint(a.base_url).is_up()
     finally:
         a.stop()
         b.stop()
@@ -147,7 +149,7 @@ def test_every_replica_down_after_both_answered_is_retried_then_stops(monkeypatc
     a, b = two_stubs()
     m = replicated(monkeypatch, a.base_url, b.base_url)
     acc = AccountedModel(m, CallRecorder(None), label="openai:stub", max_retries=1)
-    for ep in (remote.endpoint(a.base_url), remote.endpoint(b.base_url)):    # both probed already
+    for ep in (endpoints.endpoint(a.base_url), endpoints.endpoint(b.base_url)):    # both probed already
         ep.context_window(m)
     a.stop()
     b.stop()
@@ -161,7 +163,7 @@ def test_a_replica_down_at_start_is_recorded_and_passed_over(monkeypatch):
     b.stop()
     try:
         m = replicated(monkeypatch, a.base_url, b.base_url)
-        report = remote.endpoint_report([m])
+        report = usage.endpoint_report([m])
         assert report[0]["base_url"] == a.base_url and "unreachable" not in report[0]
         assert report[1]["base_url"] == b.base_url and "is unreachable" in report[1]["unreachable"]
         acc = AccountedModel(m, CallRecorder(None), label="openai:stub")
@@ -174,7 +176,7 @@ def test_a_replica_down_at_start_is_recorded_and_passed_over(monkeypatch):
 def test_the_request_body_is_what_the_sdk_create_path_sends(monkeypatch):
     """RemoteChat posts langchain-openai's payload with client.post (no per-call TypedDict walk);
     the JSON the server receives is the one chat.completions.create sent."""
-    remote.configure(structured="auto")
+    endpoints.configure(structured="auto")
     with StubServer(reply=lambda body: "Answer: a") as stub:
         m = replicated(monkeypatch, stub.base_url)
         fmt_fields = {"grammar": 'root ::= "x"'}

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from mas_agents import accounting
+from mas_agents import stop
 from mas_agents.rundir import RUN_MARKER, marker_process, marks_run, read_run_marker, run_each
 
 
@@ -62,12 +62,12 @@ def test_a_failing_cell_stops_the_queue_and_the_note_counts_each_kind():
             started.append(i)
         if i == 1:
             time.sleep(0.1)
-            raise accounting.StopRequested("stop requested (Ctrl-C); finished work is saved")
+            raise stop.StopRequested("stop requested (Ctrl-C); finished work is saved")
         time.sleep(0.4)
         return i
 
     recorded = []
-    with pytest.raises(accounting.StopRequested) as info:
+    with pytest.raises(stop.StopRequested) as info:
         run_each(list(range(5)), cell, concurrency=2, done=lambda it, r: recorded.append(it))
     assert sorted(started) == [0, 1, 2] or sorted(started) == [0, 1]
     # cell 0 was running when cell 1 stopped: it finished and is reported like the others
@@ -82,13 +82,13 @@ def test_a_cell_does_not_start_once_the_stop_flag_is_set(tmp_path):
     from mas_agents.cells import run_cells
 
     ran = []
-    accounting.STOP.set()
+    stop.STOP.set()
     try:
-        with pytest.raises(accounting.StopRequested):
+        with pytest.raises(stop.StopRequested):
             run_cells([1, 2, 3], lambda it, root: ran.append(it), root=tmp_path, rel=str, models=["openai:x"],
                       concurrency=2)
     finally:
-        accounting.STOP.clear()
+        stop.STOP.clear()
     assert ran == []
 
 
@@ -100,7 +100,7 @@ def test_a_stopped_run_is_marked_stopped_with_its_whole_command_line(tmp_path, m
     @marks_run
     def play(out):
         (out / "config.json").write_text("{}")
-        raise accounting.StopRequested("stop requested (Ctrl-C); finished work is saved")
+        raise stop.StopRequested("stop requested (Ctrl-C); finished work is saved")
 
     with pytest.raises(KeyboardInterrupt):
         play(out=tmp_path / "g")

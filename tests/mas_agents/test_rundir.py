@@ -31,7 +31,7 @@ def test_stable_run_dir_has_no_timestamp():
 def test_read_jsonl_numbers_lines_and_names_a_bad_one(tmp_path):
     """One JSON-lines reader for events, call records and word pairs: values with their line
     numbers (blank lines skipped but counted), and a bad line named by file and number."""
-    from mas_agents.accounting import read_calls
+    from mas_agents.call_log import read_calls
     from mas_agents.events import read_events
     from mas_agents.rundir import read_jsonl
     f = tmp_path / "x.jsonl"

@@ -158,8 +158,8 @@ def closed_port() -> int:
 
 
 def test_doctor_with_an_unreachable_endpoint_is_one_line_and_exit_3(tmp_path, monkeypatch):
-    from mas_agents import remote
-    monkeypatch.setattr(remote, "PROBE_BACKOFF_S", 0.01)
+    from mas_agents.remote import dialects as remote_dialects
+    monkeypatch.setattr(remote_dialects, "PROBE_BACKOFF_S", 0.01)
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     res = CliRunner().invoke(app, ["doctor", "--no-self-check", "--data-dir", str(tmp_path), "--model", "openai:x"])
@@ -171,14 +171,14 @@ def test_doctor_with_an_unreachable_endpoint_is_one_line_and_exit_3(tmp_path, mo
 
 
 def test_doctor_reports_what_the_endpoint_probe_sees(tmp_path, monkeypatch):
-    from mas_agents import remote
+    from mas_agents.remote import dialects
     from tests.stub_openai import StubServer
 
-    grammar = f'root ::= "{remote.PROBE_TEXT}"'
+    grammar = f'root ::= "{dialects.PROBE_TEXT}"'
 
     def reply(body: dict) -> str:
         if body.get("grammar") == grammar:
-            return remote.PROBE_TEXT
+            return dialects.PROBE_TEXT
         if body["messages"][-1]["content"] == "Say OK.":
             return "OK"
         raise AssertionError(f"unexpected request {body}")

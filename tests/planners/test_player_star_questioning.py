@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.planners.player_star import (
     PlayerStarConfig, Questioning, choose_target, information_weight, suspicion_score, target_scores, weakest_point,
 )

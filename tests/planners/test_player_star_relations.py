@@ -6,8 +6,14 @@ import networkx as nx
 import pytest
 
 from mas_agents.planners.player_star import PlayerStarConfig, RelationMap, agent_relation_summary
-from mas_agents.planners.player_star.relations import (
-    add_script_relations, graph_json, label_sentence, mentioned_names, new_graph, note_emotion, relation_summary,
+from mas_agents.planners.player_star.relation_graph import (
+    add_script_relations,
+    graph_json,
+    label_sentence,
+    mentioned_names,
+    new_graph,
+    note_emotion,
+    relation_summary,
     update_from_event,
 )
 from mas_agents.planners.player_star.state import SensorReading
@@ -158,7 +164,7 @@ def test_graph_json_is_plain_json():
 
 
 def test_relation_and_suspect_notes_reach_evaluation_questions():
-    from mas_agents.actions import ActionRequest
+    from mas_agents.planners.base import ActionRequest
     agent, rec, chat = star_agent(lambda m: "Answer: a", script="You are Ann. Bob owed Vic money.")
     agent.observe([answer("Bob", "Dee quarrelled with Vic at nine.", round=1)])
     rel = ActionRequest(kind="mcq", actor="Ann", choices=["x", "y"], context={"category": "relation"},

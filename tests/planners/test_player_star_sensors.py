@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 import pytest
 
-from mas_agents.actions import ActionRequest
+from mas_agents.planners.base import ActionRequest
 from mas_agents.planners.player_star import SENSORS, UNKNOWN, PlayerStarConfig, SensorNotes, batch_request, read_batch
 from tests.fakes import star_rule
 from tests.toy import star_agent, state_of

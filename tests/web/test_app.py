@@ -76,7 +76,7 @@ def test_calls_report_and_run_pages(client):
 
 
 def test_report_markdown_drops_raw_html_and_outside_images(tmp_path):
-    from mas_agents.web.app import render_markdown
+    from mas_agents.web.routes.reports import render_markdown
     d = tmp_path / "r"
     d.mkdir()
     html, used = render_markdown("# T\n\n<script>x()</script>\n\n![a](fig.png) ![b](../../secret.png) "
@@ -89,7 +89,7 @@ def test_report_markdown_drops_raw_html_and_outside_images(tmp_path):
 def test_report_links_to_a_sub_run_report_open_its_page_and_never_leave_the_run(tmp_path):
     """``mas reproduce all`` links its three reports (``magic/report.md``); the link now opens the
     sub-run's report page, a file opens under /raw/, and a link out of the run goes nowhere."""
-    from mas_agents.web.app import render_markdown
+    from mas_agents.web.routes.reports import render_markdown
     (tmp_path / "magic").mkdir()
     (tmp_path / "magic" / "report.md").write_text("# m")
     html, _ = render_markdown("[m](magic/report.md) [f](data.csv) [out](../../etc/passwd) [w](https://example.org/)",
@@ -197,7 +197,8 @@ def test_a_murder_mystery_character_over_http(client, runs):
 def test_a_loopback_server_refuses_other_host_names(runs):
     from fastapi.testclient import TestClient
 
-    from mas_agents.web.app import LOOPBACK_HOSTS, create_app
+    from mas_agents.web.app import create_app
+    from mas_agents.http_guard import LOOPBACK_HOSTS
     c = TestClient(create_app(runs["root"], runs["db"], allowed_hosts=LOOPBACK_HOSTS))
     assert c.get("/", headers={"host": "127.0.0.1:8000"}).status_code == 200
     assert c.get("/", headers={"host": "[::1]:8000"}).status_code == 200

@@ -306,7 +306,8 @@ def test_replay_titles_and_go_to(client):
 def test_headline_and_charts_are_whole(tmp_path):
     from PIL import Image
 
-    from mas_agents.eval.runs.ablate_report import MAGIC_KEYS, figures
+    from mas_agents.eval.runs.ablate_report import figures
+    from mas_agents.eval.runs.ablate_benches import MAGIC_KEYS
     from mas_agents.eval.runs.compare_report import bar_chart
     from mas_agents.web.kinds import _whole_sentences
     text = "First sentence here. " * 40

@@ -168,7 +168,7 @@ def test_chinese_magic_and_stopped_replays(site, real_data_root, tmp_path):
 
 
 def test_from_an_event_to_its_prompt_and_completion_and_back(page, runs, tmp_path):
-    from mas_agents.accounting import read_prompts
+    from mas_agents.prompt_log import read_prompts
     base, pg = page
     prompts = read_prompts(runs["wis"])
     pg.goto(base + "/replay/spy-kettle")

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from markupsafe import escape
 
-from mas_agents.accounting import read_prompts
+from mas_agents.prompt_log import read_prompts
 from tests.web.runs_fixture import INJECTION
 
 

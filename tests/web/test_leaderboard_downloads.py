@@ -121,7 +121,7 @@ def test_each_report_table_has_a_csv_link_that_returns_it(runs):
     r = c.get(links[0])
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(r.text)))
-    from mas_agents.eval.stats import numeric_columns
+    from mas_agents.eval.report_cells import numeric_columns
     assert rows == numeric_columns(tables[0]) and len(rows) >= 2 and len(rows[0]) >= 2
     assert c.get("/csv/ablate?table=99").status_code == 404
     assert c.get("/csv/spy-kettle?table=0").status_code == 404          # no report.md

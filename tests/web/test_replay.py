@@ -8,6 +8,8 @@ import pytest
 
 from mas_agents.web import rating
 from mas_agents.web import replay as rp
+from mas_agents.web import views
+from mas_agents.web import panel as web_panel
 from tests.web.replay_runs import build_extra
 
 
@@ -26,7 +28,7 @@ def _load(d):
 
 def test_murder_mystery_grouped_by_round_then_phase_with_reading_tables(runs):
     events = rp.load_events(runs["mmg"] / "events.jsonl")
-    game = rp.game_of(events)
+    game = views.game_of(events)
     assert game == "mmg"
     rows = rp.rows(events, game)
     groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
@@ -84,7 +86,7 @@ def test_seen_by_is_what_the_game_let_the_seat_observe(runs):
 
 def test_who_is_spy_sentences_players_panel_and_truth(runs):
     events, cfg = _load(runs["wis"])
-    assert rp.game_of(events) == "wis" and rp.lang_of(events, "wis", cfg) == "en"
+    assert views.game_of(events) == "wis" and views.lang_of(events, "wis", cfg) == "en"
     rows = rp.rows(events, "wis")
     assert list(dict.fromkeys(r.group for r in rows)) == ["setup", "r1", "end"]
     assert list(dict.fromkeys(r.phase_title for r in rows if r.group == "r1")) == ["Descriptions", "The vote"]
@@ -99,10 +101,10 @@ def test_who_is_spy_sentences_players_panel_and_truth(runs):
     assert next(r.text for r in rows if r.kind == "reasoning") == "Player 2 thinks before voting: «I compare the hints.»"
     for r in rows:   # no raw key, no Python dict
         assert "_" not in r.text and "{'" not in r.text, r.text
-    hidden = rp.players_panel(events[:10], "wis", cfg, None, reveal=False)
+    hidden = web_panel.players_panel(events[:10], "wis", cfg, None, reveal=False)
     assert [(s.seat, s.name, s.agent, s.role, s.hidden) for s in hidden][:2] == [
         (1, "Player 1", "plain", "", True), (2, "Player 2", "plain+reasoning", "", True)]
-    shown = rp.players_panel(events, "wis", cfg, None, reveal=True)
+    shown = web_panel.players_panel(events, "wis", cfg, None, reveal=True)
     assert [s.role for s in shown] == ["civilian", "civilian", "spy", "civilian"] and shown[0].model == "RuleChat"
     assert rp.truth(events, "wis")[0] == "The spy was Player 3; the civilians win (the spy was voted out)."
     assert "Words: Player 1: Kettle" in rp.truth(events, "wis")[-1]
@@ -110,7 +112,7 @@ def test_who_is_spy_sentences_players_panel_and_truth(runs):
 
 def test_chinese_replay_is_chinese_throughout(extra):
     events, cfg = _load(extra["zh"])
-    lang = rp.lang_of(events, "wis", cfg)
+    lang = views.lang_of(events, "wis", cfg)
     assert lang == "zh"
     rows = rp.rows(events, "wis", lang=lang)
     titles = {r.group_title for r in rows} | {r.phase_title for r in rows if r.phase_title}
@@ -129,8 +131,8 @@ def test_chinese_replay_is_chinese_throughout(extra):
 
 def test_one_round_chameleon_has_four_headings_and_sentences(extra):
     events, cfg = _load(extra["cham"])
-    scen = rp.scenario_of(events, cfg)
-    assert scen == "chameleon" and rp.hidden_roles("magic", events, cfg)
+    scen = views.scenario_of(events, cfg)
+    assert scen == "chameleon" and views.hidden_roles("magic", events, cfg)
     rows = rp.rows(events, "magic", scenario=scen)
     assert list(dict.fromkeys(r.group_title for r in rows)) == ["Setup", "Round 1", "The vote", "Outcome"]
     assert not any(r.phase_title for r in rows)       # one phase per group: no phase headings at all
@@ -150,10 +152,10 @@ def test_one_round_chameleon_has_four_headings_and_sentences(extra):
     outcome = next(r for r in rows if r.kind == "outcome")
     assert outcome.text == "The vote accused Player 1, who is not the chameleon: the chameleon wins."
     assert rp.truth(events, "magic", scenario=scen)[-1] == outcome.text
-    panel = rp.players_panel(events, "magic", cfg, None, reveal=False)
+    panel = web_panel.players_panel(events, "magic", cfg, None, reveal=False)
     assert [(s.agent, s.role, s.hidden) for s in panel] == [("plain", "", True), ("plain", "", True),
                                                            ("plain+pgm", "", True)]
-    assert [s.role for s in rp.players_panel(events, "magic", cfg, None, reveal=True)] == [
+    assert [s.role for s in web_panel.players_panel(events, "magic", cfg, None, reveal=True)] == [
         "not the chameleon", "not the chameleon", "the chameleon"]
 
 
@@ -162,9 +164,9 @@ def test_murder_mystery_panel_hides_the_murderers_agent_until_the_end(runs):
     events = rp.load_events(runs["mmg"] / "events.jsonl")
     cfg = json.loads((runs["mmg"] / "config.json").read_text())
     res = json.loads((runs["mmg"] / "result.json").read_text())
-    live = rp.players_panel(events[:20], "mmg", cfg, None, reveal=False)
+    live = web_panel.players_panel(events[:20], "mmg", cfg, None, reveal=False)
     assert {s.agent for s in live} == {"player_star (the murderer: plain)"} and not any(s.role for s in live)
-    done = rp.players_panel(events, "mmg", cfg, res, reveal=True)
+    done = web_panel.players_panel(events, "mmg", cfg, res, reveal=True)
     assert [(s.name, s.agent, s.role) for s in done][:2] == [("Ann", "player_star", "civilian"),
                                                             ("Bob", "plain", "murderer")]
 

@@ -13,6 +13,7 @@ import pytest
 
 from mas_agents.web import calls as cl
 from mas_agents.web import replay as rp
+from mas_agents.web import panel as web_panel
 
 
 def _client(root):
@@ -106,23 +107,23 @@ def test_each_seat_shows_the_model_it_ran(spec_runs):
 
 def test_seat_model_prefers_the_record_then_the_spec_then_the_run_model():
     cfg = {"model": "local", "seat_models": {"Ann": "openai:a"}}
-    assert rp.seat_model("Ann", "plain@openai:b", cfg, None) == "openai:a"
-    assert rp.seat_model("Bob", "plain@openai:b", cfg, None) == "openai:b"
-    assert rp.seat_model("Cid", "plain", cfg, None) == "local"
-    assert rp.seat_model("Dee", "plain", {}, {"model": "fake"}) == "fake"
-    assert rp.seat_model("Eve", "http://127.0.0.1:9/agent", cfg, None) == "remote"
+    assert web_panel.seat_model("Ann", "plain@openai:b", cfg, None) == "openai:a"
+    assert web_panel.seat_model("Bob", "plain@openai:b", cfg, None) == "openai:b"
+    assert web_panel.seat_model("Cid", "plain", cfg, None) == "local"
+    assert web_panel.seat_model("Dee", "plain", {}, {"model": "fake"}) == "fake"
+    assert web_panel.seat_model("Eve", "http://127.0.0.1:9/agent", cfg, None) == "remote"
 
 
 def test_a_hidden_murderer_keeps_its_model_hidden(runs):
     events = rp.load_events(runs["mmg"] / "events.jsonl")
     cfg = json.loads((runs["mmg"] / "config.json").read_text())
     res = json.loads((runs["mmg"] / "result.json").read_text())
-    names = [s.name for s in rp.players_panel(events, "mmg", cfg, res, reveal=True)]
+    names = [s.name for s in web_panel.players_panel(events, "mmg", cfg, res, reveal=True)]
     murderer = next(n for n, r in res["roles"].items() if r == "murderer")
     cfg = {**cfg, "seat_models": {n: "openai:odd" if n == murderer else "local" for n in names}}
-    live = rp.players_panel(events[:20], "mmg", cfg, None, reveal=False)
+    live = web_panel.players_panel(events[:20], "mmg", cfg, None, reveal=False)
     assert {s.model for s in live} == {"local / openai:odd"}
-    done = rp.players_panel(events, "mmg", cfg, None, reveal=True)
+    done = web_panel.players_panel(events, "mmg", cfg, None, reveal=True)
     assert {s.name: s.model for s in done}[murderer] == "openai:odd"
 
 
@@ -184,7 +185,7 @@ def test_game_theory_seats_show_their_part_and_every_round_its_moves(pd_game):
     events = rp.load_events(d / "events.jsonl")
     cfg = json.loads((d / "config.json").read_text())
     setup = next(e["data"] for e in events if e["kind"] == "setup")
-    panel = rp.players_panel(events, "magic", cfg, None, reveal=False)
+    panel = web_panel.players_panel(events, "magic", cfg, None, reveal=False)
     assert {s.name: s.role for s in panel} == {
         n: "player (challenger)" if n in setup["challenger_seats"] else "player (defender)" for n in setup["players"]}
     assert rp.truth(events, "magic", scenario="prisoners_dilemma")[0] == "Roles: " + "; ".join(

@@ -5,22 +5,24 @@ import os
 import pytest
 
 from mas_agents.web import runs as rs
+from mas_agents.web import paths
+from mas_agents.web import kinds
 
 
 def test_confine_keeps_paths_inside_the_runs_root(tmp_path):
     root = tmp_path / "runs"
     (root / "a" / "b").mkdir(parents=True)
-    assert rs.confine(root, "a/b") == (root / "a" / "b").resolve()
-    assert rs.confine(root, "") == root.resolve()
+    assert paths.confine(root, "a/b") == (root / "a" / "b").resolve()
+    assert paths.confine(root, "") == root.resolve()
     for bad in ("..", "../x", "a/../../x", "/etc", "/" + str(root / "a")):
-        with pytest.raises(rs.OutsideRuns):
-            rs.confine(root, bad)
+        with pytest.raises(paths.OutsideRuns):
+            paths.confine(root, bad)
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", root / "link")
-    with pytest.raises(rs.OutsideRuns):
-        rs.confine(root, "link")
+    with pytest.raises(paths.OutsideRuns):
+        paths.confine(root, "link")
     os.symlink(root / "a", root / "inner-link")     # a symlink that stays inside is followed
-    assert rs.confine(root, "inner-link/b") == (root / "a" / "b").resolve()
+    assert paths.confine(root, "inner-link/b") == (root / "a" / "b").resolve()
 
 
 def test_every_kind_is_found_with_its_headline(runs):
@@ -53,17 +55,17 @@ def test_filters(runs):
 
 
 def test_progress_of_a_tournament_and_an_ablation(runs):
-    p = rs.progress(runs["tour"], "wis-tournament", db_total=3)
+    p = kinds.progress(runs["tour"], "wis-tournament", db_total=3)
     assert p["done"] == 2 and p["total"] == 3 and p["text"] == "2 of 3 games finished"
     (runs["tour"] / "games" / "g0009").mkdir()
     try:
-        p = rs.progress(runs["tour"], "wis-tournament")
+        p = kinds.progress(runs["tour"], "wis-tournament")
         assert p["running"] == ["games/g0009"] and p["text"].endswith("playing games/g0009")
     finally:
         (runs["tour"] / "games" / "g0009").rmdir()
-    a = rs.progress(runs["ablate"], "ablation")
+    a = kinds.progress(runs["ablate"], "ablation")
     assert a["done"] == a["total"] == 1 and a["text"] == "1 of 1 benches finished"
-    assert rs.tournament_id(runs["tour"]).startswith("t-")
+    assert kinds.tournament_id(runs["tour"]).startswith("t-")
 
 
 def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
@@ -131,7 +133,7 @@ def test_a_reproduce_run_is_its_own_kind_with_its_headline(tmp_path):
     d = tmp_path / "rep"
     d.mkdir()
     (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "model": "local,local"}))
-    assert rs.detect_kind(d) == "reproduce"
+    assert kinds.detect_kind(d) == "reproduce"
     (d / "result.json").write_text(json.dumps({"kind": "reproduce", "headline": "WiS: 2 games (partial)"}))
     assert rs.describe(tmp_path, d, "reproduce").headline == "WiS: 2 games (partial)"
     (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "pool": ["openai:a", "openai:b"]}))

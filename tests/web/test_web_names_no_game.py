@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 
 from mas_agents.eval import games
 from mas_agents.eval.game_view import GameView, SeatInfo
-from mas_agents.web import replay as rp
+from mas_agents.web import views
 from mas_agents.web import runs as rs
+from mas_agents.web import kinds
 from mas_agents.web.app import create_app
 
 WEB = Path(__file__).resolve().parents[2] / "mas_agents" / "web"
@@ -92,7 +93,7 @@ def registered(tmp_path):
 def test_a_new_game_gets_its_line_and_replay_from_its_hooks(registered):
     by_rel = {r.rel: r for r in rs.scan(registered)}
     assert by_rel["a-done"].headline == "won by North" and by_rel["a-done"].agents == ["alpha", "beta@openai:x"]
-    assert by_rel["a-done"].is_game and by_rel["a-done"].kind in rs.all_kinds()
+    assert by_rel["a-done"].is_game and by_rel["a-done"].kind in kinds.all_kinds()
     client = TestClient(create_app(registered, registered / "none.sqlite"))
     page = client.get("/replay/a-done?private=1").text
     assert '<h1>Sealed auction <span class="run-name">— ' in page
@@ -128,8 +129,8 @@ def test_the_built_in_games_register_their_view_and_lines():
         game = games.get(kind)
         assert game.view is not None and game.headline is not None and game.seat_specs is not None, kind
         assert games.view_of(kind) is game.view
-    assert rp.game_of([{"kind": "describe"}]) == "wis" and rp.game_of([{"kind": "clue"}]) == "magic"
-    assert rp.game_of([{"kind": "ask"}]) == "mmg" and rp.game_of([{"kind": "mcq"}]) == ""
+    assert views.game_of([{"kind": "describe"}]) == "wis" and views.game_of([{"kind": "clue"}]) == "magic"
+    assert views.game_of([{"kind": "ask"}]) == "mmg" and views.game_of([{"kind": "mcq"}]) == ""
     assert games.get("wis").headline({"pair": {"civilian": "tea", "spy": "coffee"}},
                                      {"outcome": {"winner": "civilians", "rounds_played": 2, "spy": "Player 3"}}) == \
         "civilians win after round 2; spy Player 3; pair tea/coffee"

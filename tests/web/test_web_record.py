@@ -102,7 +102,7 @@ def _local(iso: str) -> str:
 
 def _calls(d: Path, started: list[str], actor: str = "Player 1", purposes: list[str] | None = None,
            phase: str = "gameplay") -> None:
-    """An ``llm_calls.jsonl`` as :class:`mas_agents.accounting.CallRecorder` writes it."""
+    """An ``llm_calls.jsonl`` as :class:`mas_agents.call_log.CallRecorder` writes it."""
     lines = []
     for i, t in enumerate(started):
         lines.append(json.dumps({"call_id": f"{i:032x}", "actor": actor, "purpose": (purposes or ["describe#1"] * len(started))[i],

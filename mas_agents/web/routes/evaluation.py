@@ -8,7 +8,9 @@ from fastapi.responses import HTMLResponse
 
 from mas_agents.web import calls as cl
 from mas_agents.web import replay as rp
+from mas_agents.web import paths
 from mas_agents.web import runs as rs
+from mas_agents.web import kinds
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import Site, get_site, not_withheld, query
 
@@ -20,15 +22,15 @@ router = APIRouter(dependencies=[Depends(not_withheld)])
 def eval_page(rel: str, category: str = "", character: str = "", result: str = "", q: str = "", call: str = "",
               page_no: int = Query(1, alias="page"), site: Site = Depends(get_site)):
     d = site.locate(rel)
-    kind = rs.detect_kind(d)
-    rk = rs.run_kind(kind)
+    kind = kinds.detect_kind(d)
+    rk = kinds.run_kind(kind)
     if rk is None or not rk.evaluation:
         return site.page("error.html", 404, title="Not an evaluation",
                          message=f"{rel or '.'} is not a WellPlay evaluation; "
                                  "the evaluation view shows the questions of `mas wellplay eval` runs.")
     records = rp.load_events(d / "answers.jsonl") if (d / "answers.jsonl").is_file() else []
-    cfg = rs._read(d / "config.json") or {}
-    res = rs._read(d / "result.json")
+    cfg = paths.read_json(d / "config.json") or {}
+    res = paths.read_json(d / "result.json")
     res = res if isinstance(res, dict) else {}
     log = cl.load_log(d)
     texts = cl.dataset_options(site.data_root, list(cfg.get("scripts") or []), str(cfg.get("lang") or "en"))

@@ -16,6 +16,8 @@ from fastapi.responses import HTMLResponse
 from mas_agents.eval.fingerprint import protocol_diff
 from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
 from mas_agents.web import runs as rs
+from mas_agents.web import paths
+from mas_agents.web import kinds
 from mas_agents.web.downloads import table_csv
 from mas_agents.web.rating import rank_table, ratings
 from mas_agents.web.site import Site, as_dict, csv_response, get_site
@@ -35,7 +37,7 @@ def _pick(site: Site, db_key: str, tournament: str, season: str = ""):
         return dbs, "", None, None, None, ""
     if db_key:
         if db_key != "--db":
-            rs.confine(site.root, db_key)   # 400/403 for a bad or outside path
+            paths.confine(site.root, db_key)   # 400/403 for a bad or outside path
         match = [p for k, p in dbs if k == db_key]
         if not match:
             raise FileNotFoundError(f"{db_key} (no leaderboard database there)")
@@ -64,13 +66,13 @@ def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
     games, tours = {}, {}
     for r in rs.scan(site.root):
         d = site.root / r.rel
-        rk = rs.run_kind(r.kind)
+        rk = kinds.run_kind(r.kind)
         if r.is_game:
-            game_id = as_dict(rs._read(d / "config.json")).get("game_id")
+            game_id = as_dict(paths.read_json(d / "config.json")).get("game_id")
             if game_id:
                 games.setdefault(str(game_id), r.rel)
         elif rk is not None and rk.leaderboard:
-            tid = rs.tournament_id(d)
+            tid = kinds.tournament_id(d)
             if tid:
                 tours.setdefault(tid, r.rel)
     return games, tours

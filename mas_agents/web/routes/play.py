@@ -22,9 +22,9 @@ from markupsafe import Markup
 from mas_agents.eval import games as game_registry
 from mas_agents.eval.game_view import PlayForm
 from mas_agents.eval.runs.human import read_view, submit_answer
-from mas_agents.llm import check_spec
+from mas_agents.model_specs import check_spec
 from mas_agents.rundir import RUN_MARKER
-from mas_agents.web import runs as rs
+from mas_agents.web import kinds
 from mas_agents.web.site import HERE, Site, form_fields, get_site, short
 
 router = APIRouter()
@@ -232,7 +232,7 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     err = site.starter.errors.get(key)
     if not seats:
         if err or state != "running":
-            if not err and not (d / "human").exists() and rs.detect_kind(d) is not None:
+            if not err and not (d / "human").exists() and kinds.detect_kind(d) is not None:
                 return site.page("error.html", 404, title="No human seat",
                                  message=f"{key} is a game without a human seat; watch it on its replay page.")
             return _page(site, "play.html", status, rel=key, seat="", view=None, seats=[], error=err, waiting=False,
@@ -242,7 +242,7 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     seat = seat if seat in seats else seats[0]
     view = read_view(d / "human" / seat)
     # the seat's view names its game (a character's), else the run does, else it is one this page starts
-    game = game_registry.find(view.get("game") or rs.detect_kind(d) or (playable() or ("", None))[0])
+    game = game_registry.find(view.get("game") or kinds.detect_kind(d) or (playable() or ("", None))[0])
     kind = game.kind if game is not None else ""
     seat_template = f"_play_{kind}.html" if (HERE / "templates" / f"_play_{kind}.html").is_file() else "_play_none.html"
     return _page(site, "play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
@@ -255,7 +255,7 @@ def _seat_state(site: Site, d: Path) -> tuple[str, str]:
     th = site.starter.threads.get(site.rel(d))
     if th is not None and th.is_alive() and not (d / "result.json").exists():
         return "running", ""
-    return rs.run_state(d, rs.detect_kind(d) or "")
+    return kinds.run_state(d, kinds.detect_kind(d) or "")
 
 
 @router.get("/play/{rel:path}", response_class=HTMLResponse)
@@ -275,9 +275,9 @@ def _no_seat_here(site: Site, d: Path) -> HTMLResponse | None:
         return site.page("error.html", 404, title="No game here",
                          message=f"{key or 'The runs directory'} is not a game: a seat's page is /play/RUN, for a game "
                                  "started from /play or with a human seat from a terminal.")
-    kind = rs.detect_kind(d)
-    if kind is not None and not rs.is_game(kind):
-        rk = rs.run_kind(kind)
+    kind = kinds.detect_kind(d)
+    if kind is not None and not kinds.is_game(kind):
+        rk = kinds.run_kind(kind)
         what = rk.title if rk is not None and rk.title else f"{kind} run"
         return site.page("error.html", 404, title="Not a game",
                          message=f"{key} is a {what}, not a game: a person holds a seat in one game, and {key} has no "
@@ -337,7 +337,7 @@ async def play_answer(rel: str, request: Request, site: Site = Depends(get_site)
 
 def check_model_spec(spec: str) -> None:
     """Check a seat's model spec as :func:`mas_agents.llm.make_chat_model` reads it, without
-    building the model: :func:`mas_agents.llm.check_spec` (one check for both), its missing file
+    building the model: :func:`mas_agents.model_specs.check_spec` (one check for both), its missing file
     or bad type reported like a bad form.
 
     Raises:

@@ -12,7 +12,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from mas_agents.eval import games as game_registry
 from mas_agents.web import replay as rp
+from mas_agents.web import panel as web_panel
+from mas_agents.web import views
+from mas_agents.web import paths
 from mas_agents.web import runs as rs
+from mas_agents.web import kinds
 from mas_agents.web.site import Site, as_dict, get_site, short
 
 router = APIRouter()
@@ -21,7 +25,7 @@ router = APIRouter()
 def game_title(game: str, lang: str, kind: str) -> str:
     """The replay's heading: the run kind's title (a WellPlay evaluation), else the game's name in
     ``lang`` (:attr:`mas_agents.eval.game_view.GameView.names`), else its ``GameDef.title``, else ``game``."""
-    rk = rs.run_kind(kind)
+    rk = kinds.run_kind(kind)
     if rk is not None and rk.title:
         return rk.title
     registered = game_registry.find(game)
@@ -43,8 +47,8 @@ def variant_title(game: str, lang: str, variant: str) -> str:
 @router.get("/replay/{rel:path}", response_class=HTMLResponse)
 def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "", site: Site = Depends(get_site)):
     d = site.locate(rel)
-    kind = rs.detect_kind(d) or ""
-    rk = rs.run_kind(kind)
+    kind = kinds.detect_kind(d) or ""
+    rk = kinds.run_kind(kind)
     if rk is not None and rk.evaluation and not (d / "events.jsonl").exists():
         # an evaluation writes its events when a run of it ends: until then its progress is
         # on the evaluation page, which follows it
@@ -52,11 +56,11 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
     events = rp.load_events(d / "events.jsonl")
     if not events and not (d / "config.json").exists():
         raise FileNotFoundError(f"{rel}/events.jsonl")
-    game = rp.game_of(events, kind)
-    cfg, res = as_dict(rs._read(d / "config.json")), as_dict(rs._read(d / "result.json"))
-    lang, scenario = rp.lang_of(events, game, cfg), rp.variant_of(events, game, cfg)
+    game = views.game_of(events, kind)
+    cfg, res = as_dict(paths.read_json(d / "config.json")), as_dict(paths.read_json(d / "result.json"))
+    lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
     finished = (d / "result.json").exists()
-    state, reason = rs.run_state(d, kind)
+    state, reason = kinds.run_state(d, kind)
     ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
     humans = site.withheld(d)
     if humans is not None:
@@ -64,9 +68,9 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
         if private or (seen_by and seen_by not in humans):
             site.check_open(d)
         seen_by, private, ended = (humans[0] if len(humans) == 1 else ""), 0, False
-    panel = rp.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang,
+    panel = web_panel.players_panel(events, game, cfg, res, reveal=ended or bool(private), lang=lang,
                              stopped=state == "stopped" and not ended)
-    players = [s.name for s in panel] or rp.players_of(events)
+    players = [s.name for s in panel] or views.players_of(events)
     if seen_by and seen_by not in players:
         return site.problem(request, 400, "Bad address",
                             f"This game has no seat {short(seen_by, 60)!r} for ?seen_by=; its seats are "
@@ -93,10 +97,10 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
 def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     d = site.locate(rel)
     events = rp.load_events(d / "events.jsonl")
-    kind = rs.detect_kind(d) or ""
-    game = rp.game_of(events, kind)
-    cfg = as_dict(rs._read(d / "config.json"))
-    lang, scenario = rp.lang_of(events, game, cfg), rp.variant_of(events, game, cfg)
+    kind = kinds.detect_kind(d) or ""
+    game = views.game_of(events, kind)
+    cfg = as_dict(paths.read_json(d / "config.json"))
+    lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
     start = max(0, min(after, len(events)))
     prev_group, prev_phase = rp.heading_before(events, game, start, lang)
     humans = site.withheld(d)
@@ -106,7 +110,7 @@ def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
                                                       rel=site.rel(d))
     resp = HTMLResponse(html)
     resp.headers["X-Next"] = str(len(events))
-    state = rs.run_state(d, kind)[0]
+    state = kinds.run_state(d, kind)[0]
     resp.headers["X-State"] = state
     resp.headers["X-Finished"] = "0" if state == "running" else "1"   # the client stops polling
     return resp

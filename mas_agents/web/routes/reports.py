@@ -11,6 +11,8 @@ from fastapi.responses import HTMLResponse
 from markdown_it import MarkdownIt
 
 from mas_agents.web import runs as rs
+from mas_agents.web import kinds
+from mas_agents.web import paths
 from mas_agents.web.site import Site, get_site, not_withheld
 
 # nothing of a game being played with a person in it (its seat must not see it): 403
@@ -25,7 +27,7 @@ def report_page(rel: str, site: Site = Depends(get_site)):
         raise FileNotFoundError(f"{rel}/report.md")
     body, used = render_markdown(path.read_text(encoding="utf-8"), site.rel(d), d)
     figures = sorted(p.name for p in d.glob("*.png") if p.name not in used)
-    kind = rs.detect_kind(d)
+    kind = kinds.detect_kind(d)
     return site.page("report.html", rel=site.rel(d), body=body, figures=figures,
                      run=rs.describe(site.root, d, kind or "") if kind else None)
 
@@ -46,10 +48,10 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
             tok.attrSet("src", "")
         else:
             try:
-                p = rs.confine(d, src)
-                tok.attrSet("src", "/raw/" + quote(f"{rel}/{rs.relpath(d, p)}".lstrip("/"), safe="/"))
+                p = paths.confine(d, src)
+                tok.attrSet("src", "/raw/" + quote(f"{rel}/{paths.relpath(d, p)}".lstrip("/"), safe="/"))
                 used.add(src)
-            except rs.OutsideRuns:
+            except paths.OutsideRuns:
                 tok.attrSet("src", "")
         img = default_image(tokens, idx, options, env)
         full = tok.attrGet("src")
@@ -71,13 +73,13 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
         href = tok.attrGet("href") or ""
         if href and "://" not in href and not href.startswith(("/", "#", "mailto:")):
             try:
-                p = rs.confine(d, href)
-                target = f"{rel}/{rs.relpath(d, p)}".strip("/")
+                p = paths.confine(d, href)
+                target = f"{rel}/{paths.relpath(d, p)}".strip("/")
                 if p.name == "report.md":
                     tok.attrSet("href", "/report/" + quote(target.rsplit("/", 1)[0] if "/" in target else "", safe="/"))
                 else:
                     tok.attrSet("href", "/raw/" + quote(target, safe="/"))
-            except (rs.OutsideRuns, rs.BadPath):
+            except (paths.OutsideRuns, paths.BadPath):
                 tok.attrSet("href", "#")
         return renderer.renderToken(tokens, idx, options, env)
 
