@@ -116,7 +116,7 @@ def test_mas_serve_lists_and_replays_it(toy, tmp_path):
     assert "beauty_contest" in client.get("/?kind=beauty_contest").text
     replay = client.get("/replay/bc?private=1")
     assert replay.status_code == 200 and "Target " in replay.text
-    assert "<h1>p-beauty contest: " in replay.text and "Murder mystery" not in replay.text
+    assert "<h1>p-beauty contest <span class=\"run-name\">— " in replay.text and "Murder mystery" not in replay.text
     assert "<td>Player 2</td><td><code>plain+pgm</code></td><td>GuessChat</td>" in replay.text
 
 

@@ -120,7 +120,7 @@ def test_a_game_without_view_hooks_gets_round_headings_and_a_players_panel(regis
     assert ">Bidding</" in page and ">Scoring</" in page and ">Outcome</" in page
     assert "<td>1</td><td>North</td><td><code>alpha</code></td><td>openai:stub</td>" in page
     assert "<td>2</td><td>South</td><td><code>beta@openai:x</code></td><td>openai:x</td>" in page
-    assert "North: 3" in page and "North wins" in page and 'id="truth"' not in page
+    assert "North: «3»" in page and "North wins" in page and 'id="truth"' not in page
     assert rs.describe(registered, registered / "p-done", "plain_auction").headline.startswith("Plain auction: 0 LLM calls")
 
 
