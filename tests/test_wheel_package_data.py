@@ -212,7 +212,7 @@ def test_one_fake_model_game_of_every_registered_game_from_the_wheel(installed, 
 def test_the_public_api_plays_a_game_from_the_wheel(installed, stub):
     code = ("import json, sys, mas_agents as mas\n"
             "assert 'langgraph' not in sys.modules\n"
-            "from mas_agents.remote import configure\n"
+            "from mas_agents.remote.endpoints import configure\n"
             "configure(structured='prompt')   # as --structured prompt: the stub answers no format probe\n"
             "me = mas.agent('plain+pgm', model='openai:stub')\n"
             "res = mas.play('wis', agents=[me, 'plain', 'plain', 'plain'], pair={'civilian': 'tea', 'spy': 'coffee'},"
