@@ -5,7 +5,7 @@ Our targets (issue 15): on a 3-round "Sin" game with the embedded model, ``playe
 more gameplay calls than the cheapest baseline (werewolf, ocot, thinkthrice) and at most 1.5×
 ``plain``'s. Calls are counted per seat the method plays: the murderer always plays the fixed
 ``plain`` agent (PLAYER* §4.1), so its calls are nobody's method cost
-(:func:`mas_agents.eval.metrics.cost.method_seats`).
+(:func:`mas_agents.game.cost.method_seats`).
 
 This script plays nothing: it reads finished game directories, e.g. the cells of
 
@@ -37,7 +37,7 @@ BASELINES = ("werewolf", "ocot", "thinkthrice")
 def game_cost(game_dir: Path) -> dict:
     """Calls of one finished game: every character's and the method seats' (murderer excluded),
     plus what its result.json says of the readings (sensor / pgm_reading events)."""
-    from mas_agents.eval.metrics.cost import actor_cost, method_seats
+    from mas_agents.game.cost import actor_cost, method_seats
     result = json.loads((game_dir / "result.json").read_text())
     seats = method_seats(result["roles"])
     events = [json.loads(x) for x in (game_dir / "events.jsonl").read_text().splitlines() if x.strip()]

@@ -19,7 +19,7 @@ state kept, and its defaults: ``n_ctx`` 4096, budgets 800 / 500), made under ``/
 cache of ``--prefix-cache-mb``'s default, ``n_ctx`` 8192 and the budgets 4,000 / 4,000, at most 6,000 together, of
 :class:`mas_agents.memory.MemorySettings`). On (b) both sides play the paper's budgets, and *served
 from cache* comes from the server's own log (:func:`server_cache_share`).
-Both are measured by this tree's :func:`mas_agents.eval.metrics.cost.prompt_cost` on the run directories
+Both are measured by this tree's :func:`mas_agents.game.cost.prompt_cost` on the run directories
 (the prompt logs of both commits hold the messages as sent). Each pair runs back to back in one
 invocation, so the machine's load is as alike as it gets.
 
@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mas_agents.eval.metrics.cost import prompt_cost  # noqa: E402
+from mas_agents.game.cost import prompt_cost  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")
 #: (name, phase to report, argv after ``mas``; {o} = the run's folder, {m} = the model, {b} = budgets)
@@ -240,7 +240,7 @@ def main() -> None:
                 "2 cores. *Served from cache*: on (a) the engine's own `cached_tokens`; on (b) llama_cpp.server's own "
                 "log (`prefix-match hit` tokens / prompt tokens it counted, `server_cache_share`), n/a on a "
                 "server given by `--base-url`; *reusable (ideal)*: the prompt tokens an ideal prefix cache could reuse "
-                "(`mas_agents.eval.metrics.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
+                "(`mas_agents.game.cost.prompt_cost`).\n\n" + table(results) + "\n", encoding="utf-8")
         if args.keep:
             print(f"run folders kept in {work}", file=sys.stderr)
         else:

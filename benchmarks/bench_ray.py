@@ -45,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament  # noqa: E402
+from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament  # noqa: E402
 from mas_agents import cells  # noqa: E402
 from tests.fakes import RuleChat, wis_player  # noqa: E402
 from tests.ray_cluster import Cluster  # noqa: E402

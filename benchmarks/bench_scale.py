@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     import logging
     logging.basicConfig(level=logging.WARNING)
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.graphs.wis.dataset import load_pairs
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     out: dict = {"command": " ".join(["benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])]),

@@ -13,8 +13,8 @@ How:
   :func:`reply_table`) that keeps every action valid: six distinct descriptions per round
   (a repeat would be a foul), a vote for the first listed candidate, ``Answer: a`` for WellPlay.
 * Every cell runs the real code paths: ``remote.configure(structured="prompt",
-  max_connections=C)`` (no grammar probe), then ``mas_agents.eval.runs.wis_tournament.run_tournament(...,
-  model="openai:stub", concurrency=C)`` or ``mas_agents.eval.runs.wellplay_run.run_wellplay_eval(WellPlayEvalConfig(method="pp",
+  max_connections=C)`` (no grammar probe), then ``mas_agents.graphs.wis.tournament.run_tournament(...,
+  model="openai:stub", concurrency=C)`` or ``mas_agents.eval.wellplay.run.run_wellplay_eval(WellPlayEvalConfig(method="pp",
   model="openai:stub", concurrency=C, ...))``.
 * **Calling phase**: from the ``llm_calls.jsonl`` records, first ``started_at`` to the last
   ``started_at + latency_s`` (``started_at`` has millisecond precision). For WellPlay this leaves
@@ -471,7 +471,7 @@ def wis_cell(stub: StubProcess, pairs: list[dict], c: int, games: int, latency: 
              profile: "ThreadProfile | None" = None) -> dict:
     """One tournament of ``games`` 6-player games (agents ``plain``) on ``c`` threads and ``c``
     connections; returns the cell's numbers."""
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 
     limiter = configure(c)
     d = Path(tempfile.mkdtemp(prefix=f"wis{c}-", dir=tmp))
@@ -510,7 +510,7 @@ def wellplay_cell(stub: StubProcess, data_root: Path, c: int, script: str, laten
     evaluation in a new process. The disk cache is set through ``MAS_EMBED_CACHE``, which every
     commit since the cache exists reads; the caller's setting is restored afterwards.
     """
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval, scripts_for
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval, scripts_for
     import mas_agents.memory.embeddings as emb
 
     user_setting = os.environ.get("MAS_EMBED_CACHE")
@@ -764,7 +764,7 @@ BOUNDARIES = (
      "build_graph"),
     ("importlib.metadata.version (rundir.versions(), per game config.json)", "importlib/metadata/__init__.py",
      "version"),
-    ("Leaderboard.add_game (SQLite, per game)", "eval/reports/wis_leaderboard.py", "add_game"),
+    ("Leaderboard.add_game (SQLite, per game)", "graphs/wis/leaderboard.py", "add_game"),
 )
 OURS = ("mas_agents", "graphs", "eval", "memory", "planners")   # the repository's top-level folders
 
@@ -862,8 +862,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import logging
     logging.basicConfig(level=logging.WARNING)
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.graphs.wis.dataset import load_pairs
 
     data_root = resolve_data_dir(args.data_dir)
     pairs = load_pairs(data_root, "en")

@@ -34,9 +34,9 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=None)
     args = ap.parse_args()
 
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.graphs.wis.dataset import load_pairs
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
     from mas_agents.llm import make_chat_model
 
     root = resolve_data_dir(args.data_dir)

@@ -63,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.narrow:
         import mas_agents.cells as cells
         cells.cell_fanout = lambda models: 1
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.graphs.wis.dataset import load_pairs
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 
     pairs = load_pairs(resolve_data_dir(args.data_dir), "en")
     with tempfile.TemporaryDirectory(prefix="mas-instr-") as t:

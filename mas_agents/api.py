@@ -2,14 +2,14 @@
 
 Everything here composes what the CLI composes, so a call from Python is recorded and accounted
 as ``mas`` records it (``config.json``, ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log,
-``result.json``; the run-record contract of :mod:`mas_agents.eval.runs.record`):
+``result.json``; the run-record contract of :mod:`mas_agents.game.record`):
 
 * :func:`agent` builds an agent from a spec (``"plain+player_star"``) and a model (a spec string
   such as ``"local"`` or ``"openai:NAME"``, or a langchain-core chat model); :func:`recipe` is
   the same agent as a small picklable value (what a seat of an experiment cell can carry to a
   Ray worker, :mod:`mas_agents.cells`).
-* :func:`play` plays any registered game (:mod:`mas_agents.eval.games`) through the one runner
-  (:func:`mas_agents.eval.runs.session.run`); a seat takes a spec string, an agent or a recipe, and the
+* :func:`play` plays any registered game (:mod:`mas_agents.game.contract`) through the one runner
+  (:func:`mas_agents.game.runner.run`); a seat takes a spec string, an agent or a recipe, and the
   persona and system prompt of a seat always come from the game (what the seat is told).
 * :func:`evaluate` is the WellPlay evaluation (``mas wellplay eval``), :func:`reproduce` a
   paper's protocol (``mas reproduce``).
@@ -41,9 +41,9 @@ if TYPE_CHECKING:   # the types of the signatures only: the imports that run sta
     from mas_agents.accounting import AccountedModel
     from mas_agents.agent import Agent, Persona
     from mas_agents.call_log import CallRecorder
-    from mas_agents.eval.datasets.wellplay import Script
-    from mas_agents.eval.games import GameDef, Table
-    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.graphs.mmg.dataset import Script
+    from mas_agents.game.contract import GameDef, Table
+    from mas_agents.game.seats import Seats
     from mas_agents.memory.vector_memory import MemorySettings, VectorMemory
     from mas_agents.planners.base import GameInfo, PlannerBlock
     from mas_agents.remote.limits import RemoteSettings
@@ -152,7 +152,7 @@ def _game_info(game: str | GameInfo | None) -> GameInfo:
         return UNSPECIFIED
     if isinstance(game, GameInfo):
         return game
-    from mas_agents.eval import games as registry
+    from mas_agents.game import contract as registry
     for g in registry.games().values():
         if isinstance(g.info, Mapping) and game in g.info:
             return g.info[game]
@@ -178,7 +178,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
         name: the character or seat it plays (default ``"Player"``, or the script's first
             character).
         script: for ``game="mmg"``, a WellPlay script (its name or id, e.g. ``"Sin"``, read from
-            ``data_dir``; or a loaded :class:`mas_agents.eval.datasets.wellplay.Script`): the persona and
+            ``data_dir``; or a loaded :class:`mas_agents.graphs.mmg.dataset.Script`): the persona and
             system prompt are the game's own (:func:`mas_agents.graphs.mmg.players.persona_for`). For any
             other game, the agent's private script text (kept in its FAISS memory).
         persona: for one's own game, the whole :class:`mas_agents.agent.Persona` (name, role,
@@ -197,9 +197,9 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
     Raises:
         ValueError: an unknown block or game; ``name`` not a character of the script; a loaded
             WellPlay script given for a game other than ``mmg``.
-        mas_agents.eval.datasets.DataError: a script name not found under the datasets root.
+        mas_agents.game.data.DataError: a script name not found under the datasets root.
     """
-    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Persona
 
@@ -236,8 +236,8 @@ def _load_script(script: str | Script, data_dir: str | Path | None, lang: str) -
     """A loaded WellPlay script: ``script`` as it is, or loaded by name or id from the datasets root."""
     if not isinstance(script, str):
         return script
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.graphs.mmg.dataset import load_script
     return load_script(resolve_data_dir(data_dir), script, lang)
 
 
@@ -362,7 +362,7 @@ def play(game: str, *, out: str | Path | None = None,
          progress: Callable[[int, int, str], None] | None = None, **params: object) -> RunResult:
     """Play one game of any registered kind into a run directory and return its ``result.json``.
 
-    The one runner plays it (:func:`mas_agents.eval.runs.session.run`, what ``mas game play`` runs): the run
+    The one runner plays it (:func:`mas_agents.game.runner.run`, what ``mas game play`` runs): the run
     directory holds ``config.json`` (with ``models``/``seat_models``/``model``/``default_model``),
     ``events.jsonl``, ``llm_calls.jsonl`` and the prompt log, ``result.json``, ``transcript.md``.
 
@@ -381,7 +381,7 @@ def play(game: str, *, out: str | Path | None = None,
         seed, temperature: sampling of models built from spec strings; the game's draws use ``seed``.
         resume: continue a game that checkpoints (``mmg``) from ``out``.
         data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``) for what
-            the game loads or draws from its data (:attr:`mas_agents.eval.games.GameDef.load`): a
+            the game loads or draws from its data (:attr:`mas_agents.game.contract.GameDef.load`): a
             ``script`` given by name (``mmg``), a ``setting`` by id (``magic``), the word pair of a
             ``wis`` game given no ``pair=``.
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
@@ -390,17 +390,17 @@ def play(game: str, *, out: str | Path | None = None,
             name is loaded), ``scenario="chameleon", setting=0`` for ``magic`` (an id is loaded).
             A ``wis`` game without ``pair`` plays one drawn from the dataset's
             ``whoisspy/pairs_<lang>.jsonl`` with ``random.Random(seed)``, as ``mas spy play``
-            draws it without ``--pair`` (:func:`mas_agents.eval.runs.wis_session.draw_pair`).
+            draws it without ``--pair`` (:func:`mas_agents.graphs.wis.session.draw_pair`).
 
     Raises:
         ValueError: an unknown game, seat, block or parameter (before anything is written but
             ``out`` itself); what the game's set-up refuses.
-        FileNotFoundError / mas_agents.eval.datasets.DataError: the data a parameter names (or a
+        FileNotFoundError / mas_agents.game.data.DataError: the data a parameter names (or a
             drawn pair needs) is not found under the datasets root.
-        mas_agents.eval.runs.record.RunConflict: ``out`` holds a run of another configuration.
+        mas_agents.game.record.RunConflict: ``out`` holds a run of another configuration.
     """
-    from mas_agents.eval import games as registry
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game import contract as registry
+    from mas_agents.game.runner import run
     from mas_agents.rundir import default_run_dir
 
     g = registry.get(game)
@@ -432,14 +432,14 @@ def play(game: str, *, out: str | Path | None = None,
 # --------------------------------------------------------------------- evaluation, papers
 class EvalOptions(TypedDict, total=False):
     """The keywords :func:`evaluate` takes besides its own: the rest of
-    :class:`mas_agents.eval.runs.wellplay_run.WellPlayEvalConfig` and the hooks of
-    :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` (every one optional).
+    :class:`mas_agents.eval.wellplay.run.WellPlayEvalConfig` and the hooks of
+    :func:`mas_agents.eval.wellplay.run.run_wellplay_eval` (every one optional).
 
     Attributes:
         agent: the agent spec answering for ``pp``/``op`` (default ``"plain"``); agent_spec: the
             same, by its name before the typed configuration.
         lang: ``"en"`` or ``"zh"``. seed, runs: run ``i`` uses seed ``seed + i``.
-        shuffle, scoring: see :mod:`mas_agents.eval.metrics.wellplay`.
+        shuffle, scoring: see :mod:`mas_agents.eval.wellplay.metrics`.
         run: the game directory a ``session`` evaluation reads.
         settings: retrieval budgets (:class:`mas_agents.memory.MemorySettings`, or a mapping of its
             fields).
@@ -469,20 +469,20 @@ def evaluate(method: str = "pp", *, out: str | Path, script: str | None = None, 
     after a game) into ``out``; returns its ``result.json``.
 
     Args:
-        method: one of :data:`mas_agents.eval.runs.wellplay_eval.METHODS` (``pp``, ``op``, ``session``, and
+        method: one of :data:`mas_agents.eval.wellplay.evaluate.METHODS` (``pp``, ``op``, ``session``, and
             the model-free ``always_a``/``random``).
         out: the run directory (rerun the same call to resume it).
         script: a script's name or id, or ``"all"``; model: model spec or chat model.
         data_dir: datasets root (default ``$MAS_DATA_DIR``, then ``../shared/datasets``).
-        options: the rest of :class:`mas_agents.eval.runs.wellplay_run.WellPlayEvalConfig` (``lang``, ``seed``,
+        options: the rest of :class:`mas_agents.eval.wellplay.run.WellPlayEvalConfig` (``lang``, ``seed``,
             ``runs``, ``shuffle``, ``scoring``, ``run``, ``settings``, ``agent``, ``concurrency``) and
-            :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`'s ``make_agent``, ``tick``, ``total``.
+            :func:`mas_agents.eval.wellplay.run.run_wellplay_eval`'s ``make_agent``, ``tick``, ``total``.
 
     Raises:
-        ValueError: an unknown method or script; mas_agents.eval.datasets.DataError: no datasets root.
+        ValueError: an unknown method or script; mas_agents.game.data.DataError: no datasets root.
     """
-    from mas_agents.eval.datasets import resolve_data_dir
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.game.data import resolve_data_dir
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     opts: dict[str, Any] = dict(options)
     if "agent_spec" in opts:   # its name before the typed configuration (WellPlayEvalConfig.agent)
         opts["agent"] = opts.pop("agent_spec")
@@ -508,7 +508,7 @@ def reproduce(paper: str, *, out: str | Path, model: Model | Sequence[str] = "lo
     Raises:
         ValueError: an unknown paper or option value.
     """
-    from mas_agents.eval.datasets import resolve_data_dir
+    from mas_agents.game.data import resolve_data_dir
     from mas_agents.eval.reproduce import registry
     hooks = {k: options.pop(k) for k in _REPRODUCE_HOOKS if k in options}
     config = registry.build(paper, data_root=resolve_data_dir(data_dir), out=Path(out), model=model, options=options)
@@ -566,14 +566,14 @@ def servers(**settings: Unpack[ServerSettings]) -> RemoteSettings:
 
 
 def games() -> Mapping[str, GameDef]:
-    """Every registered game by kind (:class:`mas_agents.eval.games.GameDef`: ``title``, ``info``, ``params``)."""
-    from mas_agents.eval import games as registry
+    """Every registered game by kind (:class:`mas_agents.game.contract.GameDef`: ``title``, ``info``, ``params``)."""
+    from mas_agents.game import contract as registry
     return registry.games()
 
 
 def register_game(game: GameDef) -> GameDef:
-    """Register an :class:`mas_agents.eval.games.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
-    from mas_agents.eval import games as registry
+    """Register an :class:`mas_agents.game.contract.GameDef` (ARCHITECTURE.md, "Adding a game"); returns it."""
+    from mas_agents.game import contract as registry
     return registry.register(game)
 
 

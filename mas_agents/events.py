@@ -33,7 +33,7 @@ from mas_agents.rundir import read_jsonl, write_jsonl, write_lines
 EVERYONE = "*"
 
 #: The version of the events format above, written to every game's ``config.json`` as
-#: ``events_format`` (:func:`mas_agents.eval.runs.session.run`); a run without the field has format 1.
+#: ``events_format`` (:func:`mas_agents.game.runner.run`); a run without the field has format 1.
 #: Raise it when an event's keys or a shared payload change meaning, so that re-scoring an older
 #: run (``mas rerun --rescore``) reads it or refuses it with the version it needs.
 EVENTS_FORMAT = 1
@@ -136,7 +136,7 @@ def follow_events(path: Path, states: Iterable[Mapping[str, Any]],
     be watched (``mas serve``); a reader may see a half-written last line. At the end the file is
     rewritten atomically by :func:`write_events`.
 
-    ``watch`` (a game's :attr:`mas_agents.eval.games.Table.watch`) is called once, before the first state,
+    ``watch`` (a game's :attr:`mas_agents.game.contract.Table.watch`) is called once, before the first state,
     with ``publish(events)``: a game whose step makes several moves (the WiS round's descriptions)
     publishes each move's events as it is made, so a watcher sees every move, not every step. The
     events published during a step must be the first events that step adds to the state, in the

@@ -23,7 +23,7 @@ leads with what changes least and ends with what is specific to the call:
 Retrieved excerpts are in document order (:meth:`memory.VectorMemory.retrieve`, unchanged: the
 set a budget selects is the same). Measured on the README demo with the fake model of
 ``scripts/fake_runs.py``, share of the prompt text an ideal prefix cache could reuse
-(:func:`mas_agents.eval.metrics.cost.prompt_cost`): the evaluation at the default budgets 25 % with the layout
+(:func:`mas_agents.game.cost.prompt_cost`): the evaluation at the default budgets 25 % with the layout
 before issue 48 (script excerpts, then the dialogue, then the question), 46 % with this one; 87 %
 when the script budget covers the script. The gameplay's order was already the better one (53 %
 against 26 % with the dialogue first).

@@ -324,7 +324,7 @@ def marker_process(m: dict[str, Any]) -> tuple[bool | None, str]:
 
 class RunConflict(FileExistsError, ValueError):
     """``out`` holds a run that this run may not write into: one of another configuration
-    (:func:`mas_agents.eval.runs.record.check_same_run`), or one another live process is playing
+    (:func:`mas_agents.game.record.check_same_run`), or one another live process is playing
     (:func:`marks_run`).
 
     Both a :class:`FileExistsError` (the directory is taken) and a :class:`ValueError` (an option
@@ -357,7 +357,7 @@ def restore_run_marker(out: Path) -> None:
 
 def marks_run(fn):
     """Decorator of a runner whose argument ``out`` (or the ``out`` field of its typed run
-    configuration, :mod:`mas_agents.eval.runs.run_config`) is its run directory: ``out/run.lock`` says
+    configuration, :mod:`mas_agents.game.run_config`) is its run directory: ``out/run.lock`` says
     which process plays the run while it runs (:func:`write_run_marker`); it is removed when the
     runner returns. When the runner raises, it stays with ``error`` (``"Type: message"``) added, or
     with ``stopped: "Ctrl-C"`` for a KeyboardInterrupt (the user's stop, and

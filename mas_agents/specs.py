@@ -34,7 +34,7 @@ BLOCKS: dict[str, Callable[[], list[PlannerBlock]]] = {
 
 def register_block(name: str, factory: Callable[[], list[PlannerBlock]]) -> None:
     """Make a custom block usable in agent specs (``plain+<name>``) everywhere: games, compare,
-    tournaments, MAgIC and ``mas_agents.eval.runs.ablate.run_ablate``.
+    tournaments, MAgIC and ``mas_agents.eval.ablate.grid.run_ablate``.
 
     Args:
         name: spec name (letters, digits, ``_``); must not contain ``+`` or ``@``.

@@ -66,7 +66,7 @@ def package_files(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
     """Every module of the package: dotted name -> (file, is a package ``__init__``).
 
     Walks ``mas_agents/`` following its links (``eval``, ``graphs``, ``planners``, ``memory``),
-    so ``eval/games.py`` is ``mas_agents.eval.games``.
+    so ``mas_agents/game/contract.py`` is ``mas_agents.game.contract``.
     """
     out: dict[str, tuple[Path, bool]] = {}
     base = root / PACKAGE

@@ -112,7 +112,7 @@ def mixed_root(real_data_root, tmp_path_factory) -> Path:
 def _restore_script_ids():
     """Loading a script that names its own id (``mas_id``) registers it for the process; undo
     that after each test so that no test sees another test's scripts."""
-    from mas_agents.eval.datasets import wellplay
+    from mas_agents.graphs.mmg import dataset as wellplay
     before = dict(wellplay.SCRIPT_IDS)
     yield
     if wellplay.SCRIPT_IDS != before:

@@ -29,9 +29,9 @@ REQUIRE_ENV = "MAS_REQUIRE_DATA"
 
 def find_real_data() -> tuple[Path | None, str]:
     """``(root, "")`` for the real datasets root as the code finds it
-    (:func:`mas_agents.eval.datasets.resolve_data_dir`: ``$MAS_DATA_DIR``, else ``../shared/datasets``), or
+    (:func:`mas_agents.game.data.resolve_data_dir`: ``$MAS_DATA_DIR``, else ``../shared/datasets``), or
     ``(None, why)`` when there is none or it lacks a part."""
-    from mas_agents.eval.datasets import DataError, resolve_data_dir
+    from mas_agents.game.data import DataError, resolve_data_dir
     try:
         root = resolve_data_dir()
     except DataError as exc:

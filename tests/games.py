@@ -1,7 +1,7 @@
 """Every game's :class:`mas_agents.planners.base.GameInfo` by name, for tests that build requests by hand,
-read from the game registry (:mod:`mas_agents.eval.games`; MAgIC registers a family of five)."""
+read from the game registry (:mod:`mas_agents.game.contract`; MAgIC registers a family of five)."""
 
-from mas_agents.eval import games as _games
+from mas_agents.game import contract as _games
 
 
 def _infos() -> dict:

@@ -2,8 +2,8 @@
 for every game, run on the cases of the registered built-in games
 (:mod:`tests.conformance.builtin_cases`: the murder mystery on "Sin", Who is Spy with 4, 5 and
 6 seats, the five MAgIC scenarios). Each game's own rules and re-scoring live beside it
-(:mod:`mas_agents.eval.runs.mmg_checks`, :mod:`mas_agents.eval.runs.wis_checks`, :mod:`mas_agents.eval.runs.magic_checks`,
-registered as its :attr:`mas_agents.eval.games.GameDef.conformance`); any other game runs the same kit
+(:mod:`mas_agents.graphs.mmg.checks`, :mod:`mas_agents.graphs.wis.checks`, :mod:`mas_agents.graphs.magic.checks`,
+registered as its :attr:`mas_agents.game.contract.GameDef.conformance`); any other game runs the same kit
 from a test beside its own registration, with a case of its own. Each case is also played with
 every seat forging the host, a judge and other seats (issue 57, E1): no prompt may hold a forged
 line outside the forger's quoted utterance (:func:`tests.conformance.kit.no_forgery`).
@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mas_agents.eval import games
+from mas_agents.game import contract as games
 from tests.conformance import builtin_cases, kit
 from tests.conformance.kit import fake_model, hostile_model, normal_events, normal_result, read_events  # noqa: F401  (fixtures)
 

@@ -45,7 +45,7 @@ def test_the_agent_does_not_turn_it_into_an_abstention(make_agent):
 
 
 def test_it_stops_a_murder_mystery_game(tmp_path, toy_runtime):
-    from mas_agents.eval.runs.mmg_session import run_game
+    from mas_agents.graphs.mmg.session import run_game
     rt, rec, out = toy_runtime(tmp_path, {**{p: polite_player() for p in ("Ann", "Bob", "Cid")},
                                           "Dee": lambda m: (_ for _ in ()).throw(fakes.unrecognised("dee", m))})
     with expect_unrecognised() as info:
@@ -54,7 +54,7 @@ def test_it_stops_a_murder_mystery_game(tmp_path, toy_runtime):
 
 
 def test_it_stops_a_who_is_spy_game(tmp_path):
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
     with expect_unrecognised() as info:   # the murder-mystery fake knows no "Description:"
         play_game(tmp_path, WisGameConfig(agents=["plain"] * 4, pair={"civilian": "tea", "spy": "coffee"},
                                           model=RuleChat(rule=polite_player())))
@@ -62,7 +62,7 @@ def test_it_stops_a_who_is_spy_game(tmp_path):
 
 
 def test_it_stops_a_magic_run(tmp_path, mixed_root):
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
     with expect_unrecognised():
         run_magic(MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=["public_good"], challenger="plain",
                                    defender="plain", settings="0", model=RuleChat(rule=polite_player())))
@@ -74,8 +74,8 @@ def test_a_swallowed_one_is_still_recorded_for_the_conftest():
     (tests/conftest.py, ``pytest_runtest_call``) unless it expected it and cleared it, as here."""
     from fastapi.testclient import TestClient
 
-    from mas_agents.eval.runs.seats import Seats
-    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.game.seats import Seats
+    from mas_agents.graphs.wis.session import PlayerFactory
     from mas_agents.graphs.wis.protocol import make_app
     from mas_agents.graphs.wis.protocol_types import request
 

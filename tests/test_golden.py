@@ -63,7 +63,7 @@ REGENERATE = "MAS_UPDATE_GOLDEN=1 .venv/bin/python -m pytest -q -p no:cacheprovi
 
 def expected_names() -> set[str]:
     """Every golden name the cases produce, derived from the setups (no run needed)."""
-    from mas_agents.eval.runs.magic_session import SIDES
+    from mas_agents.graphs.magic.session import SIDES
     names = set()
     for cid in CASE_IDS:
         case = BY_ID[cid]

@@ -111,7 +111,7 @@ def test_node_refuses_an_unknown_kind():
 
 @pytest.mark.realdata
 def test_play_seats_a_hand_built_agent_in_the_murder_mystery(tmp_path, real_data_root):
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     sc = load_script(real_data_root, "Sin")
     civilian = next(c.name for c in sc.characters if not c.is_murderer)
     fake = RuleChat(rule=star_rule())
@@ -138,8 +138,8 @@ def test_a_game_builder_takes_a_checkpointer_and_an_interrupt_of_the_users_own(t
     before the votes (where a person would step in): it stops there, and resumes to the end."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from mas_agents.eval.games import get
-    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.game.contract import get
+    from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
 
     seats = Seats(CallRecorder(None), RuleChat(rule=wis_player()), seed=1)
@@ -199,7 +199,7 @@ def test_reproduce_passes_the_hooks_its_paper_takes_and_names_the_ones_it_does_n
 
 def test_evaluate_still_takes_agent_spec_its_name_before_the_typed_configuration(monkeypatch, tmp_path,
                                                                                  real_data_root):
-    import mas_agents.eval.runs.wellplay_run as wr
+    import mas_agents.eval.wellplay.run as wr
     seen = []
     monkeypatch.setattr(wr, "run_wellplay_eval", lambda cfg, **hooks: seen.append(cfg) or {"ok": True})
     assert mas.evaluate("pp", out=tmp_path / "e", script="Sin", model="local", data_dir=real_data_root,

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-from mas_agents.eval.runs.wis_session import play_game
-from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+from mas_agents.graphs.wis.leaderboard import Leaderboard
+from mas_agents.graphs.wis.session import play_game
+from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 from mas_agents import cells
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, polite_player, wis_player
@@ -57,8 +57,8 @@ def _tournament(base: Path, concurrency: int, play=play_game) -> dict:
 
 @pytest.mark.realdata
 def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_ray):
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.compare import CompareConfig, run_compare
+    from mas_agents.graphs.mmg.dataset import load_script
+    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
     from tests.data_roots import SIN, SIN_MURDERER
     sc = load_script(real_data_root, SIN[0])
 

@@ -1,6 +1,6 @@
 """A new game through the registry alone (issue 29, part 0): the p-beauty contest of
 ``tests/toygame/`` (rules, graph and registration, nothing else) runs through the one runner
-(:func:`mas_agents.eval.runs.session.run`), writes the run directory every game writes, and shows in
+(:func:`mas_agents.game.runner.run`), writes the run directory every game writes, and shows in
 ``mas serve``'s runs list and replay page, with no edit to any file outside its folder."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from mas_agents.eval import games
-from mas_agents.eval.runs.session import run
+from mas_agents.game import contract as games
+from mas_agents.game.runner import run
 
 ROOT = Path(__file__).resolve().parents[1]
 ASK = re.compile(r"Name a whole number from 0 to (\d+)\.")

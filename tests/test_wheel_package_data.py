@@ -205,7 +205,7 @@ def test_one_fake_model_game_of_every_registered_game_from_the_wheel(installed, 
     calls = [l for p in out.rglob("llm_calls.jsonl") for l in p.read_text().splitlines()]
     assert calls
     # the registered kinds are exactly these three: a new built-in game needs a line here
-    from mas_agents.eval.games import BUILTIN
+    from mas_agents.game.contract import BUILTIN
     assert set(BUILTIN) == {"wis", "mmg", "magic"}
 
 

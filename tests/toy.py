@@ -96,7 +96,7 @@ def toy_persona(name: str, goals: str = "Find the killer.", script: str | None =
 def toy_runtime(tmp_path: Path, rules: Mapping[str, Callable] | Callable, *, rounds: int = 2, questions: int = 1,
                 goals: str = "Find the killer.", build: Callable | None = None,
                 scripts: Mapping[str, str] | None = None, script_budget: int = 60, dialogue_budget: int = 60):
-    """A toy game ready for :func:`mas_agents.eval.runs.mmg_session.run_game`.
+    """A toy game ready for :func:`mas_agents.graphs.mmg.session.run_game`.
 
     Args:
         tmp_path: the run directory is ``tmp_path / "run"`` (created); the call log is its

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from mas_agents.eval.reproduce import magic, player_star, wis
 from mas_agents.eval.reproduce.common import PaperRun, check_options, md_table, write_report
-from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
 
 #: (folder / ``mas reproduce`` name, module, title). The modules are looked up when a part runs
 #: (``module.reproduce``), so a test may replace a part's function.

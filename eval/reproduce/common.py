@@ -5,7 +5,7 @@ run configuration (:class:`PaperRun`).
 The contract of a paper module ``mas_agents.eval.reproduce.<paper>``:
 
 * a frozen, keyword-only configuration, a subclass of :class:`PaperRun` (itself a
-  :class:`mas_agents.eval.runs.run_config.RunConfig`), whose recorded fields are what the run
+  :class:`mas_agents.game.run_config.RunConfig`), whose recorded fields are what the run
   writes to ``out/config.json`` besides the derived ones (``models``, ...), built from the CLI's
   options by :meth:`PaperRun.from_options` (:func:`mas_agents.eval.reproduce.registry.build` by
   paper name);
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from mas_agents.eval.datasets import cells_data_files
-from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
-from mas_agents.eval.stats import Estimate
+from mas_agents.game.data import cells_data_files
+from mas_agents.game.run_config import NOT_RECORDED, RunConfig
+from mas_agents.stats import Estimate
 from mas_agents.rundir import versions, write_json
 
 PAPERS_DIR = Path(__file__).with_name("papers")
@@ -281,7 +281,7 @@ def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown:
     """Write ``config.json`` (``kind: "reproduce"``), ``result.json`` and ``report.md`` in ``out``
     (atomically each), the files ``mas serve`` reads for a reproduce run. ``config.json`` also
     records ``data_files``: the union of the dataset files the run's cells recorded
-    (:func:`mas_agents.eval.datasets.cells_data_files`; left out when they read none)."""
+    (:func:`mas_agents.game.data.cells_data_files`; left out when they read none)."""
     out.mkdir(parents=True, exist_ok=True)
     files = cells_data_files(out)
     write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config,

@@ -7,7 +7,7 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   *defender* (``--others``; default ``--model``; the paper: GPT-4). Every seat's model runs at
   temperature 0 (:data:`TEMPERATURE`; the released configs give every backend ``temperature: 0``).
 * **Settings.** All 103 released settings (20 Chameleon, 20 Undercover, 21 each of Cost Sharing,
-  Prisoner's Dilemma and Public Good; :data:`mas_agents.eval.datasets.magic.SETTING_COUNTS`); in the two
+  Prisoner's Dilemma and Public Good; :data:`mas_agents.graphs.magic.dataset.SETTING_COUNTS`); in the two
   social-deduction games the challenger plays each side of every setting (chameleon and
   non-chameleon; undercover and civilian), elsewhere the setting's test seat: 40 + 40 + 63 = 143
   games per condition (:data:`GAMES_PER_CONDITION`).
@@ -17,7 +17,7 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   it, :mod:`mas_agents.planners.pgm_paper`), the like-for-like counterpart of the paper's "+PGM" rows; and
   ``pgm`` (``plain+pgm``: this project's pgmpy Bayesian networks, :mod:`mas_agents.planners.pgm`, including
   the two-hop share model of Cost Sharing, :mod:`mas_agents.planners.pgm.shares`). The defenders are
-  ``plain`` in all three. Each condition is one :func:`mas_agents.eval.runs.magic_bench.run_magic` run under
+  ``plain`` in all three. Each condition is one :func:`mas_agents.graphs.magic.bench.run_magic` run under
   ``out/<condition>/`` (resumable game by game). ``conditions=`` runs a subset (the report names
   those left out); a rerun may add conditions.
 * **Openings.** Defenders seated before the challenger replay the setting's recorded round-1
@@ -26,18 +26,18 @@ Protocol (MAgIC §3.2 "competition", §4, Appendix A.1; issue 27):
   says it is partial.
 
 Resuming: rerunning with the same ``out`` reuses every finished game; another model, others or
-seed is refused (:func:`mas_agents.eval.runs.record.check_same_run`, here and in each condition's run). Another
+seed is refused (:func:`mas_agents.game.record.check_same_run`, here and in each condition's run). Another
 ``limit`` is allowed: the games both plans share are the same games, so a ``--limit 1`` run grows
 into the full run in place.
 
 Report (``out/report.md``, with ``radar_vanilla.png`` and ``radar_pgm.png`` beside it):
 
 1. **Table 1**: win rate and the seven metrics of each condition (95 % interval and n as
-   :func:`mas_agents.eval.runs.magic_bench.intervals` computes them) beside the paper's Table 1 rows
+   :func:`mas_agents.graphs.magic.bench.intervals` computes them) beside the paper's Table 1 rows
    (``papers/magic_table1.csv``, the EMNLP 2024 table) and the pre-EMNLP leaderboard as a second,
    labelled reference (``papers/magic_table1_pre_emnlp.csv``).
 2. **Table 4**: the pooled values of every condition run and the paired differences over
-   settings (:func:`mas_agents.eval.stats.paired_difference`, the unit a setting of a scenario that both
+   settings (:func:`mas_agents.stats.paired_difference`, the unit a setting of a scenario that both
    conditions played; :data:`PAIRS`): ``pgm_paper − vanilla``, the like-for-like counterpart of the
    paper's improvement, beside the paper's per-model improvements (each "X+PGM" row minus the "X"
    row of ``papers/magic_table4.csv``), its printed average and the mean of its improvements
@@ -88,11 +88,11 @@ from mas_agents.eval.reproduce.magic_protocol import (
     settings_for,
 )
 from mas_agents.eval.reproduce.magic_report import headline, report_md
-from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, game_label, run_magic
-from mas_agents.eval.runs.magic_bench_report import radar_chart
-from mas_agents.eval.runs.magic_session import play_magic_game
-from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
-from mas_agents.eval.runs.run_config import NOT_RECORDED
+from mas_agents.graphs.magic.bench import MagicBenchConfig, game_dir, game_label, run_magic
+from mas_agents.graphs.magic.bench_report import radar_chart
+from mas_agents.graphs.magic.session import play_magic_game
+from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.game.run_config import NOT_RECORDED
 from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.rundir import marks_run, read_json, write_json
 
@@ -114,7 +114,7 @@ class MagicRun(PaperRun):
         limit: only the first N settings of every scenario (a partial, smoke run); None: all.
         conditions: the conditions to run (:func:`check_conditions`: a comma-separated string, a
             list, or the recorded mapping; default all three, in :data:`CONDITIONS` order).
-        play: the game player (default :func:`mas_agents.eval.runs.magic_session.play_magic_game`; tests).
+        play: the game player (default :func:`mas_agents.graphs.magic.session.play_magic_game`; tests).
         concurrency: games at once (default: ``--max-connections`` when every model is remote).
 
     Raises:
@@ -172,7 +172,7 @@ class MagicRun(PaperRun):
         ``models``, ``default_model``); ``limit`` and ``conditions`` may differ: another limit or
         more conditions extend the run (each condition's run reuses its finished games)."""
         return {"model": self.model, "others": self.others, "seed": self.seed, "temperature": TEMPERATURE,
-                # the models every seat ran (mas_agents.eval.runs.record): the challenger's and the defenders'
+                # the models every seat ran (mas_agents.game.record): the challenger's and the defenders'
                 "models": sorted({self.model, self.others}), "default_model": self.model}
 
     def left_out(self) -> list[str]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mas_agents.eval.metrics.magic import scenario_metrics
+from mas_agents.graphs.magic.metrics import scenario_metrics
 from mas_agents.eval.reproduce.magic_protocol import OUR_METRICS, PAIRS
-from mas_agents.eval.stats import bootstrap_mean, paired_difference, wilson
+from mas_agents.stats import bootstrap_mean, paired_difference, wilson
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.rules import PLAYERS
 from mas_agents.rundir import read_json
@@ -28,7 +28,7 @@ def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[di
 
 def setting_metrics(run_dir: Path, names: list[str]) -> dict[str, dict[str, float | None]]:
     """Per setting (``"<scenario>/<id>"``), the eight numbers of
-    :func:`mas_agents.eval.metrics.magic.scenario_metrics` over that setting's games and Coordination
+    :func:`mas_agents.graphs.magic.metrics.scenario_metrics` over that setting's games and Coordination
     ÷ all Cost Sharing games (:data:`~mas_agents.eval.reproduce.magic_protocol.OUR_METRICS`; None where the
     setting's scenario does not measure a metric, e.g. Judgement in Cost Sharing, and Coordination ÷
     agreed games in a Cost Sharing setting not agreed). A setting's win rate is the mean of its
@@ -46,7 +46,7 @@ def table4_ours(results: dict[str, dict], per_setting: dict[str, dict]) -> dict[
     ``result.json`` has no such number) and ``"paired"``:
     ``{"<a>-<b>": estimate}`` for every pair of :data:`PAIRS` whose two conditions ran, the mean
     of (a − b) over the settings where both measured the metric, with a percentile-bootstrap 95 %
-    interval (:func:`mas_agents.eval.stats.paired_difference`, n = settings)."""
+    interval (:func:`mas_agents.stats.paired_difference`, n = settings)."""
     out = {}
     for k in OUR_METRICS:
         row: dict = {c: results[c]["metrics"].get(k) for c in results}
@@ -78,7 +78,7 @@ def game_theory(run_dir: Path, names: list[str]) -> dict[str, dict]:
     * ``pg_payback``: the challenger's final holding ÷ its endowment of 100, mean over games;
       bootstrap, n = games.
 
-    Every value is an :meth:`mas_agents.eval.stats.Estimate.to_dict` (rates in 0–1).
+    Every value is an :meth:`mas_agents.stats.Estimate.to_dict` (rates in 0–1).
     """
     cs_n = cs_agreed = pd_n = pd_won = pg_n = pg_won = 0
     costs: list[float] = []

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mas_agents.eval.datasets.magic import SETTING_COUNTS
-from mas_agents.eval.metrics.magic import COORDINATION_EMNLP, COORDINATION_LABELS
-from mas_agents.eval.runs.magic_bench import plan
+from mas_agents.graphs.magic.dataset import SETTING_COUNTS
+from mas_agents.graphs.magic.metrics import COORDINATION_EMNLP, COORDINATION_LABELS
+from mas_agents.graphs.magic.bench import plan
 from mas_agents.graphs.magic.events import SCENARIOS
 
 PAPER = "magic"
@@ -22,7 +22,7 @@ CONDITION_LABELS = {"vanilla": "vanilla", "pgm_paper": "+PGM (the paper's agent)
 PAIRS = (("pgm_paper", "vanilla", "the paper's +PGM − vanilla (like for like with the paper's Δ)"),
          ("pgm", "pgm_paper", "pgmpy +pgm − the paper's +PGM (what the pgmpy model adds on top)"),
          ("pgm", "vanilla", "pgmpy +pgm − vanilla"))
-#: The metrics each scenario measures here (eval/metrics/magic.py): MAgIC Table 3's marks but where
+#: The metrics each scenario measures here (graphs/magic/metrics.py): MAgIC Table 3's marks but where
 #: its own §3 text defines the metric over fewer scenarios, which we follow (:data:`TABLE3_DIFFERENCE`):
 #: Table 3 also marks Collaboration (Cooperation) in Prisoner's Dilemma and Public Good, while §3
 #: says "Our benchmark measures it in cost-sharing games" (Eq. 6: successful ÷ total cost-sharing
@@ -51,7 +51,7 @@ METRICS = ("win_rate", "judgement", "reasoning", "deception", "self_awareness", 
 OUR_METRICS = (*METRICS, COORDINATION_EMNLP)
 #: Paper column -> our number set beside it, per paper table (issue 56 item 2). The EMNLP 2024
 #: Tables 1 and 4 divide Coordination by all Cost Sharing games (their Coordination = the pre-EMNLP
-#: Coordination × Cooperation, eval/metrics/magic.py); the pre-EMNLP Table 1 and the authors'
+#: Coordination × Cooperation, graphs/magic/metrics.py); the pre-EMNLP Table 1 and the authors'
 #: metric code (cathyxl/MAgIC ``metrics_release.py``) by the agreed games. Every other column is
 #: the same number in both.
 OURS_BESIDE = {"emnlp": {**{k: k for k in METRICS}, "coordination": COORDINATION_EMNLP},
@@ -60,7 +60,7 @@ LABELS = {"win_rate": "Win rate", "judgement": "Judgement", "reasoning": "Reason
           "self_awareness": "Self-awareness", "cooperation": "Cooperation", "coordination": "Coordination",
           "rationality": "Rationality"}
 #: The Coordination header beside each paper table, ``{table: header}``: the one wording of
-#: :data:`mas_agents.eval.metrics.magic.COORDINATION_LABELS` of the number set beside it
+#: :data:`mas_agents.graphs.magic.metrics.COORDINATION_LABELS` of the number set beside it
 #: (:data:`OURS_BESIDE`); the report's note says which paper table uses which denominator.
 COORDINATION_HEADERS = {table: COORDINATION_LABELS[beside["coordination"]] for table, beside in OURS_BESIDE.items()}
 #: Table 2's columns: (csv column, our key, label).
@@ -112,7 +112,7 @@ def plan_games(data_root: Path, limit: int | None = None,
                conditions: object = None) -> list[tuple[str, str, str, int]]:
     """Every game of the protocol: ``[(condition, scenario, side, setting_id), ...]``.
 
-    Every condition plays the same games (:func:`mas_agents.eval.runs.magic_bench.plan` of all scenarios on
+    Every condition plays the same games (:func:`mas_agents.graphs.magic.bench.plan` of all scenarios on
     :func:`settings_for`): 143 per condition in full, 7 per condition with ``limit=1``;
     ``conditions`` as :func:`check_conditions` takes them.
 

@@ -17,7 +17,7 @@ from mas_agents.eval.reproduce.common import (
     source_line,
     versus_lines,
 )
-from mas_agents.eval.metrics.magic import undefined_reason
+from mas_agents.graphs.magic.metrics import undefined_reason
 from mas_agents.eval.reproduce.magic_protocol import (
     CONDITION_LABELS,
     CONDITIONS,
@@ -29,8 +29,8 @@ from mas_agents.eval.reproduce.magic_protocol import (
     PAIRS,
     TABLE2,
 )
-from mas_agents.eval.runs.magic_bench_report import N_UNITS
-from mas_agents.eval.stats import Estimate, n_text
+from mas_agents.graphs.magic.bench_report import N_UNITS
+from mas_agents.stats import Estimate, n_text
 
 #: What the paper did that this run does not (the run adds model names and --limit).
 DIFFERENCES = (
@@ -66,7 +66,7 @@ DIFFERENCES = (
     "Temperature 0 is greedy decoding only where the server honours it; an OpenAI model at temperature 0 "
     "is still not deterministic, so a rerun differs somewhat.",
     "Metric definitions are ours where the paper leaves them open (abstentions, several challenger seats, "
-    "the Deception parts: eval/metrics/magic.py); Table 4 here is a paired difference over settings, the "
+    "the Deception parts: graphs/magic/metrics.py); Table 4 here is a paired difference over settings, the "
     "paper prints one difference per model without an interval.",
     "Coordination has two denominators, and the paper's two tables use different ones. The authors' metric code "
     "(cathyxl/MAgIC metrics_release.py at e66dd73: agreed proposals ÷ agreed games) and the pre-EMNLP Table 1 "
@@ -147,9 +147,9 @@ def header(metric: str, table: str) -> str:
 
 def ours_cell(run: dict, key: str) -> str:
     """A condition's number ``key`` (``run``: its ``run_magic`` result) in percent with its 95 %
-    interval and n with what n counts (:data:`mas_agents.eval.runs.magic_bench_report.N_UNITS`, as
+    interval and n with what n counts (:data:`mas_agents.graphs.magic.bench_report.N_UNITS`, as
     the bench's report and the runs list write it: ``(n=21 Cost Sharing games)``, ``(n=12 agreed
-    games)``); an undefined one says why (:func:`mas_agents.eval.metrics.magic.undefined_reason`:
+    games)``); an undefined one says why (:func:`mas_agents.graphs.magic.metrics.undefined_reason`:
     Coordination ÷ agreed games with no agreed game), ``"not recorded"`` when the result has no
     such number (written before Coordination had its EMNLP denominator)."""
     metrics, ivs = run.get("metrics") or {}, run.get("intervals") or {}
@@ -203,7 +203,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     # ---- Table 1
     lines += ["## Table 1: win rate and the seven metrics", "",
               "Ours: percent with a 95 % interval and n (Wilson for the proportions; a bootstrap over "
-              "settings for win rate and deception; `mas_agents.eval.runs.magic_bench.intervals`). Paper: the rows of its "
+              "settings for win rate and deception; `mas_agents.graphs.magic.bench.intervals`). Paper: the rows of its "
               "Table 1, every model against GPT-4 defenders on all 103 settings.", "",
               "Coordination has two denominators. The EMNLP 2024 table divides by all Cost Sharing games (a run "
               "with no agreement has 0); the pre-EMNLP table and the authors' metric code divide by the agreed games "
@@ -247,7 +247,7 @@ def report_md(result: dict, papers_dir: Path | None = None) -> str:
     lines += ["## Table 4: the PGM-aware agent against vanilla", "",
               "Ours: the pooled value of each condition, and paired differences: the mean over settings of "
               "(a − b) on the settings where both conditions measured the metric, with a paired-bootstrap 95 % "
-              "interval (n = settings; `mas_agents.eval.stats.paired_difference`); points are percentage points. The "
+              "interval (n = settings; `mas_agents.stats.paired_difference`); points are percentage points. The "
               "like-for-like column is **the paper's +PGM − vanilla**: the paper's agent as the paper built it "
               "(`plain+pgm_paper`), to set beside the paper's per-model improvements (+PGM − the same model), its "
               "printed average and the mean of its printed rows computed here from the CSV.", ""]

@@ -15,12 +15,12 @@ The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
   sees the same shuffles);
 * English and Chinese scripts (:data:`LANGS`).
 
-It composes :func:`mas_agents.eval.runs.compare.run_compare` once per language into ``out/<lang>/`` (the
+It composes :func:`mas_agents.eval.wellplay.compare.run_compare` once per language into ``out/<lang>/`` (the
 cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's, whose weighted
 score is the plain mean over scripts) and reads the
 cells back for PLAYER* App. B.3's pooled aggregation over scripts (:func:`pooled_aggregate`, the
 released logs' aggregation too) and the plain mean over scripts beside it
-(:func:`plain_mean_aggregate`), the per-question 95 % intervals (:func:`mas_agents.eval.runs.wellplay_eval.score_interval`), the cost table in the form of
+(:func:`plain_mean_aggregate`), the per-question 95 % intervals (:func:`mas_agents.eval.wellplay.evaluate.score_interval`), the cost table in the form of
 PLAYER* Table A5, the dataset statistics (Table 1) and the qualitative claims; its own charts,
 ``out/scores_<lang>.png``, draw the App. B.3 pooled score (:func:`score_charts`).
 
@@ -32,7 +32,7 @@ along, they cost nothing) and of the evaluation runs (``--eval-runs 1`` or 2 of 
 :func:`left_out` lists what a run left out, and the report then marks itself partial and says so.
 A rerun may add languages or methods to a run (finished cells are reused); the evaluation runs
 must stay the same. An evaluation cut off midway resumes at its next unanswered question
-(:func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`).
+(:func:`mas_agents.eval.wellplay.run.run_wellplay_eval`).
 
 The modules: :mod:`~mas_agents.eval.reproduce.player_star_protocol` (the protocol's numbers,
 subsets and scripts), :mod:`~mas_agents.eval.reproduce.player_star_numbers` (our numbers from the
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from mas_agents.eval.datasets import DataError
+from mas_agents.game.data import DataError
 from mas_agents.eval.reproduce.common import (
     PaperRun,
     Progress,
@@ -80,10 +80,10 @@ from mas_agents.eval.reproduce.player_star_protocol import (
     script_order,
 )
 from mas_agents.eval.reproduce.player_star_report import PROTOCOL_DIFFERENCES, headline, report_md, score_charts
-from mas_agents.eval.runs.compare import CompareConfig, cell_dir, run_compare
-from mas_agents.eval.runs.record import NOT_CONFIGURATION, check_same_run
-from mas_agents.eval.runs.run_config import NOT_RECORDED
-from mas_agents.eval.runs.wellplay_run import run_wellplay_eval
+from mas_agents.eval.wellplay.compare import CompareConfig, cell_dir, run_compare
+from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.game.run_config import NOT_RECORDED
+from mas_agents.eval.wellplay.run import run_wellplay_eval
 from mas_agents.graphs.mmg.rules import MURDERER_SPEC
 from mas_agents.model_specs import spec_text
 from mas_agents.rundir import write_json
@@ -121,9 +121,9 @@ class PlayerStarRun(PaperRun):
             comma-separated string or a list of model methods (:func:`check_subsets`).
         langs: the languages (:data:`LANGS` order; a comma-separated string is accepted).
         model_object: the chat model object of every seat, when ``model`` was given as one.
-        play, evaluate: passed to :func:`mas_agents.eval.runs.compare.run_compare` (tests inject
+        play, evaluate: passed to :func:`mas_agents.eval.wellplay.compare.run_compare` (tests inject
             counting wrappers); ``evaluate`` (default
-            :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval`) is called with its
+            :func:`mas_agents.eval.wellplay.run.run_wellplay_eval`) is called with its
             configuration's ``runs`` set to ``eval_runs``.
 
     Raises:

@@ -15,8 +15,8 @@ from typing import Callable
 
 from mas_agents.eval.reproduce.common import PaperTable
 from mas_agents.eval.reproduce.player_star_protocol import CATEGORIES, LABELS, METHODS, WEIGHTS, dataset_stats
-from mas_agents.eval.runs.compare import cell_dir, game_seat_cost
-from mas_agents.eval.runs.wellplay_eval import score_interval
+from mas_agents.eval.wellplay.compare import cell_dir, game_seat_cost
+from mas_agents.eval.wellplay.evaluate import score_interval
 from mas_agents.rundir import read_json
 
 def weighted(accuracy: dict[str, float | None], counts: dict[str, int]) -> float | None:
@@ -73,7 +73,7 @@ def pooled_aggregate(per_script_runs: list[list[dict]]) -> dict:
     Args:
         per_script_runs: one list per script of its runs, each with ``"counts": {category:
             {"n": questions, "correct": right}}`` (the eval ``result.json`` "runs",
-            :func:`mas_agents.eval.runs.wellplay_eval.summarise`). Every script must have the same
+            :func:`mas_agents.eval.wellplay.evaluate.summarise`). Every script must have the same
             number of runs.
 
     Returns:
@@ -148,7 +148,7 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
     (``"pooled"``, :func:`pooled_aggregate`, the figure beside the released logs), the plain mean
     over scripts (``"plain_mean"``, :func:`plain_mean_aggregate`, a labelled second figure), the
     95 % interval of the weighted score over questions (pooled over scripts and runs, so centred on
-    the pooled mean; :func:`mas_agents.eval.runs.wellplay_eval.score_interval`), and the cost means
+    the pooled mean; :func:`mas_agents.eval.wellplay.evaluate.score_interval`), and the cost means
     per script (gameplay of the seats the method plays, the whole game, evaluation: calls, tokens),
     and each script's own runs (``"per_script_runs"``: script id -> its eval ``result.json``
     "runs", what a one-script figure such as Table A6's row is aggregated from).

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mas_agents.eval.datasets.wellplay import load_all
+from mas_agents.graphs.mmg.dataset import load_all
 
 PAPER = "player-star"
 #: The methods of PLAYER* §4 in the order of its tables: PLAYER*, the game-playing baselines
 #: (Appendix C.2) and the evaluation-only perspectives PP / OP.
 METHODS = ("player_star", "werewolf", "ocot", "thinkthrice", "pp", "op")
 GAME_METHODS = ("player_star", "werewolf", "ocot", "thinkthrice")
-#: The model-free chance lines on the same questions and shuffles (eval/runs/wellplay_eval.py).
+#: The model-free chance lines on the same questions and shuffles (eval/wellplay/evaluate.py).
 CHANCE = ("always_a", "random")
 LABELS = {"player_star": "PLAYER*", "werewolf": "Werewolf", "ocot": "O-CoT", "thinkthrice": "ThinkThrice",
           "pp": "PP", "op": "OP", "always_a": "always a", "random": "random"}
@@ -77,13 +77,13 @@ def left_out(langs: tuple[str, ...], methods: tuple[str, ...], eval_runs: int) -
 # ----------------------------------------------------------------------------- scripts
 
 def script_order(data_root: Path, lang: str) -> list:
-    """Every WellPlay script of ``lang`` (loaded :class:`mas_agents.eval.datasets.wellplay.Script`), cheapest
+    """Every WellPlay script of ``lang`` (loaded :class:`mas_agents.graphs.mmg.dataset.Script`), cheapest
     first: by number of characters (a game's calls grow with the seats), then number of
     per-character questions (an evaluation's calls), then script id. The order is the same in en
     and zh (the counts are identical, data README "Counts"); ``--limit N`` takes the first N.
 
     Raises:
-        mas_agents.eval.datasets.DataError: a missing or malformed script (names the file)."""
+        mas_agents.game.data.DataError: a missing or malformed script (names the file)."""
     return sorted(load_all(data_root, lang), key=lambda s: (len(s.characters), len(s.all_questions()), s.id))
 
 

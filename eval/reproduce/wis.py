@@ -1,19 +1,19 @@
 """``mas reproduce wis``: the WiS paper's protocol (Hu et al., arXiv:2412.03359 v1), its Tables 2–4
 beside ours.
 
-What it plays (every game through :mod:`mas_agents.eval.runs.wis_tournament`, stored in ``<out>/wis.sqlite``):
+What it plays (every game through :mod:`mas_agents.graphs.wis.tournament`, stored in ``<out>/wis.sqlite``):
 
 * **Main experiment** (v1 §5.1, Table 2): a pool of K models (``--model A,B,...``), 6-seat games with
-  1 spy and at most 3 rounds (§3.1, App. A), :func:`mas_agents.eval.runs.wis_tournament.schedule` seating:
+  1 spy and at most 3 rounds (§3.1, App. A), :func:`mas_agents.graphs.wis.tournament.schedule` seating:
   every model holds the spy seat in game ``i`` when ``i mod K`` is its index, the civilian seats
   cycle through the others, so with a multiple of K games every model is seated equally often (and
   is the spy equally often). The paper: ten models, "each experiment was repeated over 90 times";
   Table 2's rates fit 90 seats per model, i.e. 150 games. The full protocol here is 90 seats per
   pool model: ``15 K`` games. Metrics per model: win rate as spy / civilian / overall, average
   score per seat-game, and the rank score 100 + Σ score − N (§3.5) of the leaderboard
-  (:func:`mas_agents.eval.metrics.wis.agent_metrics`).
+  (:func:`mas_agents.graphs.wis.metrics.agent_metrics`).
 * **Attack / defense** (§5.3, Table 3) and **reasoning** (§5.4, Table 4): for each distinct model
-  of the pool, :func:`mas_agents.eval.runs.wis_tournament.run_experiment` (baseline arm vs the strategy arm on
+  of the pool, :func:`mas_agents.graphs.wis.tournament.run_experiment` (baseline arm vs the strategy arm on
   the same seating, words and seeds) with the paper's prompts verbatim (v1 Table 1, in
   :mod:`mas_agents.planners.strategies`); the other seats are ``--others`` or the same model. The paper:
   "each experiment being repeated more than 24 times"; here 24 games per arm.
@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from mas_agents.eval.datasets.wis import load_pairs
-from mas_agents.eval.metrics.wis import agent_metrics
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.graphs.wis.dataset import load_pairs
+from mas_agents.graphs.wis.metrics import agent_metrics
+from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.eval.reproduce.common import (
     PaperRun,
     Progress,
@@ -69,10 +69,10 @@ from mas_agents.eval.reproduce.wis_protocol import (
     relabel,
 )
 from mas_agents.eval.reproduce.wis_report import headline, report_markdown
-from mas_agents.eval.runs.record import check_same_run
-from mas_agents.eval.runs.run_config import NOT_RECORDED
-from mas_agents.eval.runs import wis_session
-from mas_agents.eval.runs.wis_tournament import (
+from mas_agents.game.record import check_same_run
+from mas_agents.game.run_config import NOT_RECORDED
+from mas_agents.graphs.wis import session as wis_session
+from mas_agents.graphs.wis.tournament import (
     ExperimentConfig,
     TournamentConfig,
     run_experiment,
@@ -94,7 +94,7 @@ class WisRun(PaperRun):
         limit: N games of the main experiment and N per experiment arm (a smoke run); None: all.
         seed: seating, word pairs and game seeds.
         lang: the word pairs' language (the protocol plays English, :data:`LANG`).
-        play: the game function (tests; default :func:`mas_agents.eval.runs.wis_session.play_game`).
+        play: the game function (tests; default :func:`mas_agents.graphs.wis.session.play_game`).
 
     Raises:
         ValueError: a bad pool, ``others`` or ``limit`` (named as ``mas reproduce`` spells it).
@@ -134,7 +134,7 @@ class WisRun(PaperRun):
 
     def settings(self) -> dict[str, Any]:
         """What ``config.json`` holds besides ``kind``/``paper``/``versions``: the recorded fields
-        and ``models`` (every seat's model, :mod:`mas_agents.eval.runs.record`)."""
+        and ``models`` (every seat's model, :mod:`mas_agents.game.record`)."""
         return {**self.record(),
                 "models": sorted(set(self.pool) | ({self.others} if self.others else set()))}
 

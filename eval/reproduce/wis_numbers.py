@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mas_agents.eval.metrics.wis import agent_metrics, player_rows
+from mas_agents.graphs.wis.metrics import agent_metrics, player_rows
 from mas_agents.eval.reproduce.common import PaperTable
 from mas_agents.eval.reproduce.wis_protocol import MAX_ROUNDS, PLAYERS, SPIES, game_index
-from mas_agents.eval.stats import bootstrap_mean, bootstrap_ratio, wilson
+from mas_agents.stats import bootstrap_mean, bootstrap_ratio, wilson
 from mas_agents.graphs.wis import rules
 
 
@@ -49,7 +49,7 @@ def checks(games: list[dict], *, seat_counts: Counter | None = None, labels: lis
            metrics: list[dict] | None = None, can_balance: bool = True) -> list[dict]:
     """The checks any WiS reimplementation must pass, on ``games`` (records, each seat's ``agent`` its
     pool label): ``[{"check", "source", "passed", "evidence"}]``, ``passed`` None when there is nothing
-    to check. ``metrics`` (:func:`mas_agents.eval.metrics.wis.agent_metrics` of the games) adds the rank-score
+    to check. ``metrics`` (:func:`mas_agents.graphs.wis.metrics.agent_metrics` of the games) adds the rank-score
     check (§3.5); ``seat_counts`` and ``labels`` the equal-seating check (§5.1), which passes only
     with equal counts and is n/a when ``can_balance`` is False (the game count cannot seat the pool
     equally) and the counts differ."""

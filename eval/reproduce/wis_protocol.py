@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 
-from mas_agents.eval.runs.wis_tournament import schedule
+from mas_agents.graphs.wis.tournament import schedule
 from mas_agents.graphs.wis import rules
 
 PAPER = "wis"
@@ -18,7 +18,7 @@ EXPERIMENT_GAMES = 24
 #: Players and spies per game, rounds at most (v1 §3.1 and Appendix A).
 PLAYERS, SPIES, MAX_ROUNDS = rules.DEFAULT_PLAYERS, 1, rules.MAX_ROUNDS
 #: Seconds to describe before it is a foul (v1 Appendix A); not applied when a seat plays on the
-#: embedded model (:func:`mas_agents.eval.runs.wis_session.speak_limit`, the rule of every WiS command).
+#: embedded model (:func:`mas_agents.graphs.wis.session.speak_limit`, the rule of every WiS command).
 SPEAK_TIMEOUT = rules.SPEAK_TIMEOUT
 #: The experiments, in the paper's order: Table 3 (attack = PIA, defense = PID), Table 4.
 EXPERIMENTS = ("attack", "defense", "reasoning")
@@ -150,7 +150,7 @@ def _deal_civilians(labels: list[str], spies: list[str], target: int) -> list[li
 
 
 def main_plan(labels: list[str], games: int, pairs: list[dict], seed: int) -> list[dict]:
-    """The main experiment's seating: :func:`mas_agents.eval.runs.wis_tournament.schedule` on the pool's labels
+    """The main experiment's seating: :func:`mas_agents.graphs.wis.tournament.schedule` on the pool's labels
     (the spy seat rotates over the models, civilian seats cycle: equal seats and spy turns when
     ``games`` is a multiple of K), then, when that leaves the seats unequal, the civilian seats
     re-dealt (spies, words, seats and first speakers kept) so that each model has ``6 games / K``

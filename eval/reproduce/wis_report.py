@@ -4,8 +4,8 @@ differences (:data:`DIFFERENCES`) and the one-line headline.
 
 from __future__ import annotations
 
-from mas_agents.eval.metrics.wis import agent_metrics
-from mas_agents.eval.reports.wis_leaderboard_text import leaderboard_markdown
+from mas_agents.graphs.wis.metrics import agent_metrics
+from mas_agents.graphs.wis.leaderboard_text import leaderboard_markdown
 from mas_agents.eval.reproduce.common import (
     PaperTable,
     differences,

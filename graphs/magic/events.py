@@ -2,7 +2,7 @@
 
 Every MAgIC game (MAgIC §3, Appendix A) writes ``events.jsonl`` with the common
 event fields of :mod:`mas_agents.events` (``step, phase, round, actor, kind, content, visible_to,
-llm_call_ids, data``). Metrics (:mod:`mas_agents.eval.metrics.magic`) are computed from these events only,
+llm_call_ids, data``). Metrics (:mod:`mas_agents.graphs.magic.metrics`) are computed from these events only,
 so a run can be re-scored. The kinds and their ``data`` payloads:
 
 ``setup`` (actor ``game``, ``visible_to=["game"]``: ground truth, seen by no player)::

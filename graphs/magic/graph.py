@@ -13,8 +13,8 @@ Flows (always 3 players, ``Player 1..3``)::
         START -> setup -> move (Send fan-out, hidden) -> reveal --round 5--> finish, else -> move
 
 Rules are the pure functions of :mod:`mas_agents.graphs.magic.rules`; settings come from
-:mod:`mas_agents.eval.datasets.magic`; every step writes the events of :mod:`mas_agents.graphs.magic.events`, from
-which :mod:`mas_agents.eval.metrics.magic` computes the capability metrics. Agents live in
+:mod:`mas_agents.graphs.magic.dataset`; every step writes the events of :mod:`mas_agents.graphs.magic.events`, from
+which :mod:`mas_agents.graphs.magic.metrics` computes the capability metrics. Agents live in
 :class:`MagicRuntime`, outside the state. Prompts are written here (our own); the upstream
 configs were read for the rules only.
 

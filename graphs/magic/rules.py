@@ -3,7 +3,7 @@
 Source: MAgIC (Xu, Hu et al., arXiv 2311.08562) §3 (the five scenarios), §4 (metrics) and
 Appendix A (game flows), with the choices this repository made (docs/guides/magic.md). Every game has exactly three players,
 ``"Player 1"``..``"Player 3"`` (:data:`PLAYERS`). The event contract these rules feed is
-:mod:`mas_agents.graphs.magic.events`; the settings they are played on come from :mod:`mas_agents.eval.datasets.magic`.
+:mod:`mas_agents.graphs.magic.events`; the settings they are played on come from :mod:`mas_agents.graphs.magic.dataset`.
 
 * **Chameleon** (20 settings): everybody is told the topic, the two non-chameleons also the
   secret word. Each player gives one clue in seat order (:data:`CHAMELEON_CLUE_ROUNDS`), then
@@ -29,7 +29,7 @@ Appendix A (game flows), with the choices this repository made (docs/guides/magi
   game (:func:`pg_finals`); the highest final wins, ties are wins for all tied (:func:`pg_winners`).
 
 Win-rate credit tables (:data:`CHAMELEON_CREDIT`, :data:`UNDERCOVER_CREDIT`) give, per outcome
-code, the points of each side; the win-rate metric (:mod:`mas_agents.eval.metrics.magic`) reads them.
+code, the points of each side; the win-rate metric (:mod:`mas_agents.graphs.magic.metrics`) reads them.
 
 A little over 400 lines as one idea, the rules of MAgIC: five short sections of pure functions that
 share the seats, the vote tally and the winners' rule; split per scenario, those would need a
@@ -72,7 +72,7 @@ PG_ROUNDS = 5
 PG_ENDOWMENT = 100
 #: A split is valid when its three shares sum to 100 within this many percentage points.
 #: With 0.5 the settings' quirky opener ``[65, 17, 17]`` (sum 99; airport ids 9 and 10) is
-#: *not* valid; see :class:`mas_agents.eval.datasets.magic.CostSharingSetting`.
+#: *not* valid; see :class:`mas_agents.graphs.magic.dataset.CostSharingSetting`.
 SPLIT_TOLERANCE = 0.5
 #: The fixed airport fee of every cost-sharing setting, in dollars.
 COST_SHARING_FEE = 1_000_000

@@ -36,7 +36,7 @@ class MagicRuntime:
 
     Attributes:
         scenario: one of :data:`mas_agents.graphs.magic.events.SCENARIOS`.
-        setting: the loaded setting (:mod:`mas_agents.eval.datasets.magic`).
+        setting: the loaded setting (:mod:`mas_agents.graphs.magic.dataset`).
         agents: name -> agent (``Player 1..3``).
         challenger_seats: seats played by the challenger spec.
         side: the challenger's side (``chameleon``, ``non_chameleon``, ``undercover``, ``civilian``,

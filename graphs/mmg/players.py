@@ -13,7 +13,7 @@ from mas_agents.agent import Agent, Persona
 
 def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
     """A :class:`~mas_agents.agent.Persona` for character ``name`` of a loaded WellPlay script
-    (:class:`mas_agents.eval.datasets.wellplay.Script`, duck-typed), with its murder-mystery system prompt.
+    (:class:`mas_agents.graphs.mmg.dataset.Script`, duck-typed), with its murder-mystery system prompt.
 
     Args:
         script: the loaded script; name: one of its characters.
@@ -37,10 +37,10 @@ def build_mmg_agents(script: Any, spec: str, seats: Any, embedder: Any,
     by the run's seats as every game's agents are.
 
     Args:
-        script: an :class:`mas_agents.eval.datasets.wellplay.Script` (duck-typed: ``characters``,
+        script: an :class:`mas_agents.graphs.mmg.dataset.Script` (duck-typed: ``characters``,
             ``character(name)``, ``name``, ``victims``).
         spec: the agent spec of every civilian; murderers play :data:`MURDERER_SPEC` (PLAYER* §4.1).
-        seats: the run's :class:`mas_agents.eval.runs.seats.Seats` (duck-typed: ``agent(persona, spec, game,
+        seats: the run's :class:`mas_agents.game.seats.Seats` (duck-typed: ``agent(persona, spec, game,
             embedder=, settings=)``); the specs name no model, so every character plays the
             run's model. embedder: the memory's embedding model.
         settings: retrieval budgets (:class:`memory.MemorySettings`), default when None.

@@ -21,7 +21,7 @@ step's ``max_concurrency`` at once: :func:`mas_agents.cells.cell_fanout` narrows
 busy tournament to one, so they vote one after another on the game's thread) and returned in
 voter order. A LangGraph fan-out (``Send``, a task per voter, then a tally step) did the same at
 17 % more client instructions a call (:mod:`mas_agents.graphs.fanout`). An interrupted game is replayed from
-its start (:mod:`mas_agents.eval.runs.session`), so no half-voted step needs keeping.
+its start (:mod:`mas_agents.game.runner`), so no half-voted step needs keeping.
 
 Every player, local or remote, is driven only through the WiS protocol
 (:mod:`mas_agents.graphs.wis.protocol_types`): ``perceive`` for announcements, ``interact`` for a

@@ -11,7 +11,7 @@ Appendix A (scoring, ranking), with the choices this repository made (docs/guide
   (:data:`MAX_CHARS`) before anyone sees it.
 * After the speaking phase the judge eliminates every player who fouled: said their own word,
   repeated any earlier description of the game, or did not answer in time (:data:`SPEAK_TIMEOUT`,
-  10 s, Appendix A; none when a seat plays on the embedded model, :func:`mas_agents.eval.runs.wis_session.speak_limit`). A
+  10 s, Appendix A; none when a seat plays on the embedded model, :func:`mas_agents.graphs.wis.session.speak_limit`). A
   reply that still does not follow the format after one re-prompt, or an empty description,
   is "no answer": a foul too.
 * If the game has not ended, a vote follows: each alive player names one alive player other
@@ -27,7 +27,7 @@ Rank score of an agent = 100 + Σ game scores − number of games played (§3.5)
 
 The game record
 ---------------
-:mod:`mas_agents.eval.runs.wis_session` writes ``result.json`` per game with this shape (metrics, the
+:mod:`mas_agents.graphs.wis.session` writes ``result.json`` per game with this shape (metrics, the
 leaderboard and replays read only this and ``events.jsonl``)::
 
     {"game_id": str, "lang": "en"|"zh", "seed": int,
@@ -91,7 +91,7 @@ SPY_POINTS_BY_ROUND = {1: 0, 2: 4, 3: 8}
 FOULS = ("timeout", "no_answer", "own_word", "repeat")
 #: Version of the judge's rules as coded here: bump it when a change to this module or to the
 #: judge (``graph.py``) changes how a game is played or scored without changing a constant above,
-#: so that leaderboards start a new season (:func:`mas_agents.eval.fingerprint.wis_protocol`).
+#: so that leaderboards start a new season (:func:`mas_agents.graphs.wis.fingerprint.wis_protocol`).
 RULES_VERSION = 1
 
 

@@ -69,7 +69,7 @@ class WisRuntime:
             ``None`` = no limit.
         max_rounds: rounds before the spy wins (3).
         publish: called with each move's events as soon as the move is made inside the speaking
-            step (the session runner's :attr:`mas_agents.eval.games.Table.watch` sets it); None: nothing.
+            step (the session runner's :attr:`mas_agents.game.contract.Table.watch` sets it); None: nothing.
     """
 
     seats: list[str]

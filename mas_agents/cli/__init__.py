@@ -86,8 +86,8 @@ from mas_agents.cli.reproduce import reproduce  # noqa: E402
 from mas_agents.cli.rerun import rerun  # noqa: E402
 from mas_agents.cli.serve import serve  # noqa: E402
 from mas_agents.cli.spy import spy_app  # noqa: E402
-from mas_agents.eval.datasets import DataError  # noqa: E402
-from mas_agents.eval.datasets.wellplay import LANGS, load_all, load_script  # noqa: E402
+from mas_agents.game.data import DataError  # noqa: E402
+from mas_agents.graphs.mmg.dataset import LANGS, load_all, load_script  # noqa: E402
 from mas_agents.rundir import default_run_dir, read_json, stable_run_dir  # noqa: E402
 
 
@@ -128,7 +128,7 @@ def data_check(lang: str = typer.Option("all", help="en, zh or all"), data_dir: 
                   str(tot["relation"]), str(tot["q"]), "", "", "")
         Console(width=max(Console().width, 150)).print(t)
         print("repairs: documented upstream oddities fixed on load; warnings: undocumented ones kept as they are "
-              "(blank question texts, duplicated options). Each is listed with file and line by mas_agents.eval.datasets.wellplay.load_script.")
+              "(blank question texts, duplicated options). Each is listed with file and line by mas_agents.graphs.mmg.dataset.load_script.")
         print(f"{lg}: {len(scripts)} scripts, {tot['chars']} characters, {tot['q']} questions "
               f"({tot['objective']} / {tot['reasoning']} / {tot['relation']})")
 
@@ -184,7 +184,7 @@ def mmg_run(
     # one parameter per option (typer); the game's configuration (MmgConfig) is built once below,
     # or read back from the interrupted game's config.json with --resume
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.mmg_session import MmgConfig, check_human, play_script
+    from mas_agents.graphs.mmg.session import MmgConfig, check_human, play_script
     from mas_agents.specs import parse_spec
 
     root = options.data_root(data_dir)
@@ -292,8 +292,8 @@ def wellplay_eval(
     """Score a method on WellPlay questions."""
     # one parameter per option (typer); the evaluation's configuration is built once below
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.wellplay_eval import score_with_interval
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.eval.wellplay.evaluate import score_with_interval
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 
     root = options.data_root(data_dir)
     settings = _memory_settings(script_budget, dialogue_budget, total_budget)
@@ -342,9 +342,9 @@ def wellplay_compare(
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     # one parameter per option (typer); the comparison's configuration is built once below
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.compare import CompareConfig, run_compare
-    from mas_agents.eval.runs.compare_report import count_text, score_text, spread_text
-    from mas_agents.eval.runs.compare_table import is_game_method
+    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+    from mas_agents.eval.wellplay.compare_report import count_text, score_text, spread_text
+    from mas_agents.eval.wellplay.compare_table import is_game_method
 
     root = options.data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]

@@ -1,7 +1,7 @@
 """``mas ablate``: the same agent with planner blocks on and off, on WellPlay, Who is Spy and MAgIC
-(see :mod:`mas_agents.eval.runs.ablate`).
+(see :mod:`mas_agents.eval.ablate.grid`).
 
-The runner (:mod:`mas_agents.eval.runs.ablate`: langchain, the model layer) is imported inside the
+The runner (:mod:`mas_agents.eval.ablate.grid`: langchain, the model layer) is imported inside the
 command, so that ``mas --help`` stays light.
 """
 
@@ -18,7 +18,7 @@ from mas_agents.cli import options
 from mas_agents.cli import progress
 from mas_agents.cli import failure
 from mas_agents.cli.options import Concurrency, Model, Verbose, executor_options, remote_options
-from mas_agents.eval.datasets import DataError
+from mas_agents.game.data import DataError
 from mas_agents.rundir import stable_run_dir
 
 
@@ -49,7 +49,7 @@ def ablate(
     result.json and figures with n and 95 % intervals for every number."""
     # one parameter per option (typer); the ablation's configuration (AblateConfig) is built once below
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.ablate import BENCHES, AblateConfig, run_ablate
+    from mas_agents.eval.ablate.grid import BENCHES, AblateConfig, run_ablate
 
     root = options.data_root(data_dir)
     benches = list(BENCHES) if bench == "all" else [b.strip() for b in bench.split(",") if b.strip()]

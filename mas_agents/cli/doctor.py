@@ -36,10 +36,10 @@ from mas_agents.cli import options
 from mas_agents.cli import failure
 from mas_agents.embedded import embedded_model_path
 from mas_agents.errors import ContextOverflowError, RunStopped
-from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
-from mas_agents.eval.datasets.magic import setting_ids, setting_path
-from mas_agents.eval.datasets.wellplay import find_script, list_scripts
-from mas_agents.eval.datasets.wis import load_pairs
+from mas_agents.game.data import ENV_VAR, DataError, resolve_data_dir
+from mas_agents.graphs.magic.dataset import setting_ids, setting_path
+from mas_agents.graphs.mmg.dataset import find_script, list_scripts
+from mas_agents.graphs.wis.dataset import load_pairs
 from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.rundir import llama_build, versions
 from mas_agents.selfcheck import CPU_FEATURES, cpu_flags, enabled_features, run_self_check

@@ -1,12 +1,12 @@
-"""``mas game list`` / ``mas game play``: any game registered in :mod:`mas_agents.eval.games`, through the
-one runner (:func:`mas_agents.eval.runs.session.run`). A game of another package is found through the
+"""``mas game list`` / ``mas game play``: any game registered in :mod:`mas_agents.game.contract`, through the
+one runner (:func:`mas_agents.game.runner.run`). A game of another package is found through the
 ``mas_agents.games`` entry points, or imported with ``--module``; the built-in games also have
 their own commands (``mas mmg``, ``mas spy``, ``mas magic``) that load their data.
 
 A game's parameters reach its set-up by name (``--agents``, ``--set NAME=VALUE``): a game builds
-its own typed configuration from them (e.g. :class:`mas_agents.eval.runs.wis_session.WisGameConfig`).
+its own typed configuration from them (e.g. :class:`mas_agents.graphs.wis.session.WisGameConfig`).
 
-Function-level import kept (``mas --help`` stays light): the runner, :mod:`mas_agents.eval.runs.session`
+Function-level import kept (``mas --help`` stays light): the runner, :mod:`mas_agents.game.runner`
 (LangChain, and the game's graph through the registry).
 """
 
@@ -27,8 +27,8 @@ from mas_agents.cli import progress
 from mas_agents.cli import options
 from mas_agents.cli import failure
 from mas_agents.cli.options import DataDir, Model, Seed, Verbose, remote_options
-from mas_agents.eval import games
-from mas_agents.eval.datasets import DataError
+from mas_agents.game import contract as games
+from mas_agents.game.data import DataError
 from mas_agents.rundir import stable_run_dir
 
 game_app = typer.Typer(help="Any registered game, through the one runner (list, play).", no_args_is_help=True)
@@ -103,7 +103,7 @@ def play(
     play does."""
     progress.setup_logging(verbose)
     _import(module)
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
 
     if data_dir is not None:   # given: it must hold datasets, even when this game reads none of them
         options.data_root(data_dir, needs=_GAME_DATA.get(kind), holds=True)

@@ -1,9 +1,9 @@
-"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`mas_agents.eval.runs.magic_bench`.
+"""``mas magic run``: the MAgIC benchmark (challenger vs defender), see :mod:`mas_agents.graphs.magic.bench`.
 
 Typer takes one function parameter per option; the command builds the run's typed configuration
-(:class:`~mas_agents.eval.runs.magic_bench.MagicBenchConfig`) from them once and passes it to the runner.
+(:class:`~mas_agents.graphs.magic.bench.MagicBenchConfig`) from them once and passes it to the runner.
 
-Function-level imports kept (``mas --help`` stays light): :mod:`mas_agents.eval.runs.magic_bench`
+Function-level imports kept (``mas --help`` stays light): :mod:`mas_agents.graphs.magic.bench`
 (LangGraph, LangChain) and :mod:`mas_agents.specs` (the planner blocks: faiss).
 """
 
@@ -44,9 +44,9 @@ def run(
 ) -> None:
     """Play the challenger against the defender and write result.json, report.md and radar.png."""
     progress.setup_logging(verbose)
-    from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_label, parse_scenarios, plan, run_magic
-    from mas_agents.eval.runs.magic_bench_report import HEADERS
+    from mas_agents.graphs.magic.metrics import COORDINATION_LABELS, undefined_reason
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, game_label, parse_scenarios, plan, run_magic
+    from mas_agents.graphs.magic.bench_report import HEADERS
     from mas_agents.specs import parse_spec, split_model
 
     root = options.data_root(data_dir)

@@ -24,8 +24,8 @@ from mas_agents.cli.paths import _COMMAND
 from mas_agents.cli.stops import _kept, stopped
 from mas_agents.embedded import DEFAULT_PREFIX_CACHE_MB, set_prefix_cache_mb
 from mas_agents.errors import ContextOverflowError, RunStopped
-from mas_agents.eval import datasets
-from mas_agents.eval.datasets import ENV_VAR, DataError, resolve_data_dir
+from mas_agents.game import data as datasets
+from mas_agents.game.data import ENV_VAR, DataError, resolve_data_dir
 from mas_agents.prompt_log import set_record_prompts
 
 _REMOTE_PARAMS = [
@@ -185,7 +185,7 @@ def data_root(data_dir: Optional[Path], needs: tuple[str, ...] | None = None, *,
 
     The line says where the data was looked for and how to point at the folder that holds
     ``needs`` (default: the datasets of the running command, :data:`_COMMAND_DATA`); the WellPlay
-    licence note (it has no licence, so it is not shipped: ``mas_agents.eval.datasets``) only when WellPlay
+    licence note (it has no licence, so it is not shipped: ``mas_agents.game.data``) only when WellPlay
     is among them."""
     try:
         root = resolve_data_dir(data_dir)

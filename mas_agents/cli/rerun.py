@@ -1,6 +1,6 @@
 """``mas rerun RUN_DIR``: re-execute a recorded run without its model and check it comes out the
-same (:mod:`mas_agents.eval.runs.rerun`, issue 50); ``--rescore`` recomputes its scores from its events
-(:mod:`mas_agents.eval.runs.rescore`).
+same (:mod:`mas_agents.eval.rerun.execute`, issue 50); ``--rescore`` recomputes its scores from its events
+(:mod:`mas_agents.eval.rerun.rescore`).
 
 Exit codes: 0 identical (or re-scored equal), 1 a difference (the first one is printed), 2 bad
 input or a run that cannot be replayed (one ``error:`` line), 3 a fault that stopped the rerun.
@@ -43,7 +43,7 @@ def rerun(
     if paths.out_is_file("--out", out):
         failure.fail(*paths.out_is_file("--out", out))
     if rescore:
-        from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
+        from mas_agents.eval.rerun.rescore import EventsFormatError, rescore_run
         try:
             results = rescore_run(run_dir)
         except (EventsFormatError, ValueError, FileNotFoundError) as exc:
@@ -55,8 +55,8 @@ def rerun(
         if none:          # nothing could be compared: bad input, not a difference
             failure.fail(none[0].text() + (f" (and {len(none) - 1} more game(s) without one)" if len(none) > 1 else ""))
         raise typer.Exit(0 if all(r.same for r in results) else 1)
-    from mas_agents.eval.datasets import DataError, resolve_data_dir
-    from mas_agents.eval.runs.rerun import game_cells, rerun_cells
+    from mas_agents.game.data import DataError, resolve_data_dir
+    from mas_agents.eval.rerun.execute import game_cells, rerun_cells
     try:
         root = resolve_data_dir(data_dir)
     except DataError as exc:

@@ -20,7 +20,7 @@ import typer
 from mas_agents.cli import progress
 from mas_agents.cli import failure
 from mas_agents.cli.options import Model, Verbose
-from mas_agents.eval.datasets import DataError, resolve_data_dir
+from mas_agents.game.data import DataError, resolve_data_dir
 
 
 def serve(

@@ -14,18 +14,18 @@ An agent spec is ``BLOCKS[@MODEL]`` (``plain``, ``plain+reasoning``, ``plain@ope
 or the URL of a WiS-protocol agent (``http://127.0.0.1:7860``).
 
 The speaking limit of every command that plays (``--speak-timeout``) follows one rule,
-:func:`mas_agents.eval.runs.wis_session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
+:func:`mas_agents.graphs.wis.session.speak_limit`: 10 s (WiS paper Appendix A), none when a seat plays on the
 embedded model (on a small machine its descriptions take longer, and would foul on the clock), 120 s
 with a human seat; a number given overrides it (0: no limit).
 
 Typer takes one function parameter per option; each command that plays builds its run's typed
-configuration (:class:`~mas_agents.eval.runs.wis_session.WisGameConfig`,
-:class:`~mas_agents.eval.runs.wis_tournament.TournamentConfig`, :class:`~mas_agents.eval.runs.wis_tournament.ExperimentConfig`)
+configuration (:class:`~mas_agents.graphs.wis.session.WisGameConfig`,
+:class:`~mas_agents.graphs.wis.tournament.TournamentConfig`, :class:`~mas_agents.graphs.wis.tournament.ExperimentConfig`)
 from them once and passes it to the runner.
 
 Function-level imports kept (``mas --help`` stays light): the runners
-(:mod:`~mas_agents.eval.runs.wis_session`, :mod:`~mas_agents.eval.runs.wis_tournament`: LangGraph),
-:mod:`mas_agents.specs` and :mod:`mas_agents.eval.runs.human` (the planner blocks: faiss),
+(:mod:`~mas_agents.graphs.wis.session`, :mod:`~mas_agents.graphs.wis.tournament`: LangGraph),
+:mod:`mas_agents.specs` and :mod:`mas_agents.game.human` (the planner blocks: faiss),
 :mod:`mas_agents.graphs.wis.protocol` (FastAPI), :mod:`mas_agents.accounting` and :mod:`mas_agents.llm` (LangChain).
 """
 
@@ -42,12 +42,12 @@ from mas_agents.cli import progress
 from mas_agents.cli import failure
 from mas_agents.cli.options import Concurrency, Lang, Model, Seed, Verbose, executor_options, remote_options
 from mas_agents.cli.failure import set_resume_hint
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.fingerprint import protocol_diff
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
-from mas_agents.eval.reports.wis_leaderboard_text import RANK_NOTE, format_leaderboard, leaderboard_markdown
-from mas_agents.eval.reports.wis_replay import game_kind, game_summary, write_replay
-from mas_agents.eval.runs.seats import Seats
+from mas_agents.game import contract as game_registry
+from mas_agents.game.fingerprint import protocol_diff
+from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
+from mas_agents.graphs.wis.leaderboard_text import RANK_NOTE, format_leaderboard, leaderboard_markdown
+from mas_agents.graphs.wis.replay import game_kind, game_summary, write_replay
+from mas_agents.game.seats import Seats
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.rundir import default_run_dir, stable_run_dir, write_json
 
@@ -67,7 +67,7 @@ def _specs(text: str, allow_human: bool = False) -> list[str]:
     specs = [s.strip() for s in text.split(",") if s.strip()]
     if not specs:
         failure.fail("--agents: give at least one agent spec")
-    from mas_agents.eval.runs.human import HUMAN
+    from mas_agents.game.human import HUMAN
     from mas_agents.specs import is_remote, parse_spec, split_model
     for s in specs:
         if s == HUMAN and not allow_human:
@@ -99,8 +99,8 @@ def play(
 ) -> None:
     """Play one game and write its record, transcript and replay.html."""
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.human import HUMAN
-    from mas_agents.eval.runs.wis_session import AUTO, WisGameConfig, draw_pair, parse_pair, play_game, speak_limit
+    from mas_agents.game.human import HUMAN
+    from mas_agents.graphs.wis.session import AUTO, WisGameConfig, draw_pair, parse_pair, play_game, speak_limit
 
     specs = _specs(agents, allow_human=True)
     try:
@@ -167,7 +167,7 @@ def tournament(
 ) -> None:
     """Play many games with balanced roles into the leaderboard; rerun the same command to continue."""
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 
     specs = _specs(agents)
     config = TournamentConfig(agents=specs, games=games, data_root=options.data_root(data_dir), players=players, lang=lang,
@@ -273,7 +273,7 @@ def experiment(
 ) -> None:
     """Baseline vs strategy on the same seating and words (WiS §5.3–5.4); writes report.md."""
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.wis_tournament import ExperimentConfig, run_experiment
+    from mas_agents.graphs.wis.tournament import ExperimentConfig, run_experiment
 
     _specs(f"{subject},{others}")
     out = out or stable_run_dir("spy-exp", kind, subject, others, games, seed)
@@ -353,7 +353,7 @@ def serve_agent(
     /agent/interact, /agent/getModelName, /agent/checkHealth), as an agent built on the platform's SDK
     answers them. Use --host 0.0.0.0 to let a platform on another machine reach it."""
     progress.setup_logging(verbose)
-    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.graphs.wis.session import PlayerFactory
     from mas_agents.graphs.wis.protocol import serve
     from mas_agents.call_log import CallRecorder
     from mas_agents.model_specs import model_label

@@ -1,8 +1,8 @@
 """``mas serve``: a web app to watch, replay, rank and play the games of this project.
 
 It names no game: every game (the built-in ones as a new one) reaches it through its
-:class:`mas_agents.eval.games.GameDef` (``headline``, ``seat_specs`` and ``view``: an
-:class:`mas_agents.eval.game_view.GameView` with its sentences, seats, titles, hidden roles, the truth, the
+:class:`mas_agents.game.contract.GameDef` (``headline``, ``seat_specs`` and ``view``: an
+:class:`mas_agents.game.view.GameView` with its sentences, seats, titles, hidden roles, the truth, the
 ``/play`` form). Modules:
 
 * :mod:`mas_agents.web.app` is the FastAPI app: :func:`~mas_agents.web.app.create_app` puts
@@ -19,7 +19,7 @@ It names no game: every game (the built-in ones as a new one) reaches it through
   its view (:mod:`mas_agents.web.views`), with the players panel (:mod:`mas_agents.web.panel`) and
   the readings tables (:mod:`mas_agents.web.readings`), and reads the ``llm_calls.jsonl`` call log;
   :mod:`mas_agents.web.calls` its calls and an evaluation's questions;
-* :mod:`mas_agents.web.rating` rates Who-is-Spy agents with openskill from a tournament's stored
+* :mod:`mas_agents.graphs.wis.rating` rates Who-is-Spy agents with openskill from a tournament's stored
   games (the leaderboard of the ``wis-tournament`` run kind).
 
 The app sits between the CLI and ``eval`` in the layer contracts (``pyproject.toml``,

@@ -6,7 +6,7 @@ Sources: ``llm_calls.jsonl`` (one line per call, :class:`mas_agents.call_log.LLM
 log ``llm_prompts.jsonl(.gz)`` (:data:`mas_agents.prompt_log.PROMPTS_FORMAT`, read with
 :func:`mas_agents.prompt_log.read_prompts`; absent for older runs and ``--no-record-prompts``),
 ``events.jsonl`` (each event's ``llm_call_ids``) and, for an evaluation, ``answers.jsonl`` (one
-record per answered question, :func:`mas_agents.eval.runs.wellplay_eval.evaluate_character`) with
+record per answered question, :func:`mas_agents.eval.wellplay.evaluate.evaluate_character`) with
 ``result.json``.
 
 Nothing here marks text safe: the templates escape every field (prompts hold what agents wrote).
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_eval import CATEGORIES, chance_lines, score_with_interval
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.evaluate import CATEGORIES, chance_lines, score_with_interval
 from mas_agents.prompt_log import prompt_paths, read_prompts
 from mas_agents.web import replay as rp
 
@@ -255,7 +255,7 @@ class Question:
 
 def shown_key(perm: list[int], key: list[str]) -> list[str]:
     """The key letters (upstream order) as the model saw them after ``perm``
-    (``shown[i] = upstream[perm[i]]``, as :func:`mas_agents.eval.metrics.wellplay.shuffled_view` maps them)."""
+    (``shown[i] = upstream[perm[i]]``, as :func:`mas_agents.eval.wellplay.metrics.shuffled_view` maps them)."""
     return [LETTERS[i] for i, j in enumerate(perm) if LETTERS[j] in set(key)]
 
 

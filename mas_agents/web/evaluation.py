@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.web.kinds import run_state
 from mas_agents.web.paths import read_json as _read
 
@@ -30,7 +30,7 @@ def _question_counts(data_root: Path, scripts: tuple[str, ...], lang: str) -> tu
 
 def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
     """How far a WellPlay evaluation (``mas wellplay eval``) is, read from what its runner has
-    written so far (``eval/runs/wellplay_run.py``): ``answers.jsonl`` holds the records of every
+    written so far (``eval/wellplay/run.py``): ``answers.jsonl`` holds the records of every
     finished run (of ``--runs``), rewritten as each run ends, and ``llm_calls.jsonl`` one line per
     model call as it returns; a question's first call is ``purpose`` ``mcq#1`` by the character
     (``actor``) answering it (:meth:`mas_agents.agent.Agent.act`; ``mcq#2`` is its re-prompt). A

@@ -1,5 +1,5 @@
 """The kinds of run directory ``mas serve`` knows, in one table: every game registered in
-:mod:`mas_agents.eval.games` (a single game; its ``GameDef`` gives its headline, seats and replay), and the
+:mod:`mas_agents.game.contract` (a single game; its ``GameDef`` gives its headline, seats and replay), and the
 runs of many games or of no game (:data:`RUN_KINDS`: tournaments, comparisons, benches,
 ablations, evaluations, reproductions), each with how it is recognised, its runs-list line, what
 its progress counts and which pages it has. A page asks this table (:func:`run_kind`) or the game
@@ -11,13 +11,13 @@ A run's kind is read from its files, as each runner writes them (newer runs name
 ==================  ===========================================================================
 kind                how it is recognised (writer)
 ==================  ===========================================================================
-a game              ``config.json`` ``kind`` a game registered in :mod:`mas_agents.eval.games` (``mmg``,
-                    ``wis``, ``magic`` and any other; written by :func:`mas_agents.eval.runs.session.run`)
-``wellplay-eval``   ``config.json`` ``kind: "wellplay-eval"`` (``eval/runs/wellplay_run.py``)
-``wellplay-compare`` ``config.json`` ``kind: "wellplay-compare"`` (``eval/runs/compare.py``)
-``magic-bench``     ``config.json`` with ``challenger`` and ``scenarios`` (``eval/runs/magic_bench.py``)
-``ablation``        ``config.json`` with ``base`` and ``benches`` (``eval/runs/ablate.py``)
-``wis-tournament``  no ``config.json``, a ``games/`` folder of games (``eval/runs/wis_tournament.py``)
+a game              ``config.json`` ``kind`` a game registered in :mod:`mas_agents.game.contract` (``mmg``,
+                    ``wis``, ``magic`` and any other; written by :func:`mas_agents.game.runner.run`)
+``wellplay-eval``   ``config.json`` ``kind: "wellplay-eval"`` (``eval/wellplay/run.py``)
+``wellplay-compare`` ``config.json`` ``kind: "wellplay-compare"`` (``eval/wellplay/compare.py``)
+``magic-bench``     ``config.json`` with ``challenger`` and ``scenarios`` (``graphs/magic/bench.py``)
+``ablation``        ``config.json`` with ``base`` and ``benches`` (``eval/ablate/grid.py``)
+``wis-tournament``  no ``config.json``, a ``games/`` folder of games (``graphs/wis/tournament.py``)
 ``wis-experiment``  ``result.json`` with ``rows`` and ``kind`` attack/defense/reasoning
                     (``mas spy experiment``)
 ``reproduce``       ``config.json`` ``kind: "reproduce"`` (``eval/reproduce/common.py``)
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.game_view import SeatInfo
-from mas_agents.eval.metrics.magic import COORDINATION_LABELS, undefined_reason
-from mas_agents.eval.runs.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
-from mas_agents.eval.runs.magic_bench_report import N_UNITS as MAGIC_N_UNITS, lower_first
-from mas_agents.eval.stats import n_text, wilson
+from mas_agents.game import contract as game_registry
+from mas_agents.game.view import SeatInfo
+from mas_agents.graphs.magic.metrics import COORDINATION_LABELS, undefined_reason
+from mas_agents.eval.wellplay.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
+from mas_agents.graphs.magic.bench_report import N_UNITS as MAGIC_N_UNITS, lower_first
+from mas_agents.stats import n_text, wilson
 from mas_agents.rundir import marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
 from mas_agents.web.paths import recorded_run
@@ -73,7 +73,7 @@ class RunKind:
         replay: its ``events.jsonl`` is replayed (the calls pages link the replay).
         leaderboard: its games are in a leaderboard database (its run page links it).
         title: the replay's heading (else the game's title).
-        seats: ``seats(events, config, result) -> mas_agents.eval.game_view.SeatInfo``, the players panel of
+        seats: ``seats(events, config, result) -> mas_agents.game.view.SeatInfo``, the players panel of
             its replay (None: the game's).
     """
 
@@ -167,7 +167,7 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     m = res.get("metrics") or {}
     ivs = res.get("intervals") or {}
     units = MAGIC_N_UNITS   # what each n counts (votes, settings...), as in the bench's report.md
-    # Coordination has two denominators (eval/metrics/magic.py): each is named with its own, in the
+    # Coordination has two denominators (graphs/magic/metrics.py): each is named with its own, in the
     # words of every report (COORDINATION_LABELS, lower-case like the line's other names), and the
     # one ÷ agreed games, undefined with no agreed game, says so
     named = {k: lower_first(label) for k, label in COORDINATION_LABELS.items()}
@@ -185,7 +185,7 @@ def _bench_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
 
 def _ablation_fill(run: Any, cfg: dict, res: dict, d: Path) -> None:
     base = cfg.get("base", "")
-    blocks = list(cfg.get("blocks") or [])   # every subset of the blocks on the base (eval/runs/ablate.py variants)
+    blocks = list(cfg.get("blocks") or [])   # every subset of the blocks on the base (eval/ablate/grid.py variants)
     run.agents = uniq(res.get("variants") or ["+".join([base, *c]) for k in range(len(blocks) + 1)
                                               for c in itertools.combinations(blocks, k)])
     summary = str(res.get("summary") or "")
@@ -279,7 +279,7 @@ def run_kind(kind: Any) -> RunKind | None:
 
 
 def is_game(kind: Any) -> bool:
-    """``kind`` is a game registered in :mod:`mas_agents.eval.games` (a run of one game)."""
+    """``kind`` is a game registered in :mod:`mas_agents.game.contract` (a run of one game)."""
     return game_registry.find(kind) is not None
 
 
@@ -443,7 +443,7 @@ def _is_finished(d: Path) -> bool:
 
 def tournament_id(d: Path) -> str | None:
     """The leaderboard id of the tournament in ``d``, read from a game's ``game_id``
-    (``<id>-g<index>``, ``eval/runs/wis_tournament.py``), or None."""
+    (``<id>-g<index>``, ``graphs/wis/tournament.py``), or None."""
     for g in sorted((Path(d) / "games").glob("g*")):
         c = _read(g / "config.json")
         if isinstance(c, dict) and "-g" in str(c.get("game_id", "")):

@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.game_view import SeatInfo, default_seats, role_word
-from mas_agents.eval.runs.human import seat_dirname
+from mas_agents.game import contract as game_registry
+from mas_agents.game.view import SeatInfo, default_seats, role_word
+from mas_agents.game.human import seat_dirname
 from mas_agents.specs import is_remote, split_model
 from mas_agents.web.kinds import run_kind
 from mas_agents.web.views import hidden_roles, view_of
 
 #: Roles of the run kinds that are not games (a WellPlay evaluation's characters); a game words
-#: its own (:attr:`mas_agents.eval.game_view.GameView.role_text`).
+#: its own (:attr:`mas_agents.game.view.GameView.role_text`).
 ROLE_TEXT = {"en": {"player": "player", "evaluated": "answers the questions"}, "zh": {"player": "玩家"}}
 
 
@@ -28,7 +28,7 @@ class Seat:
         role: readable role, "" when unknown or hidden. hidden: True while the role is not shown.
         stopped: the role is shown because the game stopped before its end (it will not end).
         folder: the seat's folder name under ``<run>/human/``
-            (:func:`mas_agents.eval.runs.human.seat_dirname`: ``Player 1`` -> ``Player_1``), to match the
+            (:func:`mas_agents.game.human.seat_dirname`: ``Player 1`` -> ``Player_1``), to match the
             human seats a run has to their names.
     """
 
@@ -61,7 +61,7 @@ def seat_model(name: str, agent: str, config: Mapping[str, Any] | None, result: 
 
 
 def _seat_info(events: list[dict[str, Any]], game: str, cfg: dict, res: dict) -> SeatInfo:
-    """The seats as the game reports them (:attr:`mas_agents.eval.game_view.GameView.seats`), as a run kind
+    """The seats as the game reports them (:attr:`mas_agents.game.view.GameView.seats`), as a run kind
     that is not a game reports them (:mod:`mas_agents.web.kinds`: a WellPlay evaluation's
     characters), else from the events and the game's ``seat_specs``."""
 
@@ -89,10 +89,10 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
             roles are shown, each seat marked :attr:`Seat.stopped`.
 
     Sources: the seats, agents and roles the game's view reports
-    (:attr:`mas_agents.eval.game_view.GameView.seats`; a run kind that is not a game: its
+    (:attr:`mas_agents.game.view.GameView.seats`; a run kind that is not a game: its
     :attr:`mas_agents.web.kinds.RunKind.seats`), roles worded with its ``role_text``, hidden while
     :func:`hidden_roles` holds and nothing reveals them. Models: :func:`seat_model`. While the
-    roles are hidden, a game that asks for it (:attr:`mas_agents.eval.game_view.SeatInfo.uniform_while_hidden`:
+    roles are hidden, a game that asks for it (:attr:`mas_agents.game.view.SeatInfo.uniform_while_hidden`:
     the murder mystery) shows the same joined text on every seat whose agents or models differ
     (else the odd one out would name the murderer).
     """

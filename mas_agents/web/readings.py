@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from mas_agents.eval.game_view import Table
-from mas_agents.eval.game_view import names as _names
+from mas_agents.game.view import Table
+from mas_agents.game.view import names as _names
 
 _SENSOR_ZH = {"emotion": "情绪", "motivation": "动机", "opportunity": "作案机会", "information": "信息"}
 

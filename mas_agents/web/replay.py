@@ -1,8 +1,8 @@
 """Replays from ``events.jsonl`` alone: display rows for any game, grouped by round and phase,
 with a players panel, a "seen by" rule and plain sentences in the game's language.
 
-What is a game's own comes from its view (:attr:`mas_agents.eval.games.GameDef.view`, an
-:class:`mas_agents.eval.game_view.GameView`: its sentences, seats, titles, roles, language, hidden roles,
+What is a game's own comes from its view (:attr:`mas_agents.game.contract.GameDef.view`, an
+:class:`mas_agents.game.view.GameView`: its sentences, seats, titles, roles, language, hidden roles,
 tables and "the truth"); a game that sets none gets every default (round headings, a players panel
 from the events and its ``seat_specs``, generic sentences). The ``game`` argument of the functions
 here is a run kind: a registered game, or ``""`` (defaults). Nothing here names a game.
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from mas_agents.eval.game_view import GameView, Table, vote_result_sentence, vote_sentence
+from mas_agents.game.view import GameView, Table, vote_result_sentence, vote_sentence
 from mas_agents.events import EVERYONE, is_visible
 from mas_agents.utterance import quote
 from mas_agents.web.readings import belief_table, clue_table, details, sensor_table
@@ -256,7 +256,7 @@ def layout(events: list[dict[str, Any]], game: str, lang: str = "en") -> list[tu
 # ---------------------------------------------------------------------------------- sentences
 def sentence(game: str, e: Mapping[str, Any], lang: str = "en", scenario: str = "") -> str:
     """The plain sentence of one event in ``lang`` (``"en"`` or ``"zh"``): the game's own
-    (:attr:`mas_agents.eval.game_view.GameView.sentence`, given ``scenario``: its variant), else the words of
+    (:attr:`mas_agents.game.view.GameView.sentence`, given ``scenario``: its variant), else the words of
     the kinds every game may write (``vote``, ``vote_result``, ``invalid``, ``reasoning``, the
     planner blocks' records, ``mcq``), built from the event's ``data`` (never a raw key or a Python
     dict). Unknown kinds: ``"<actor>: <content>"``."""
@@ -387,7 +387,7 @@ def seen_by(event: Mapping[str, Any], seat: str) -> bool:
 
 def truth(events: list[dict[str, Any]], game: str, lang: str = "en", scenario: str = "") -> list[str]:
     """What the game hid, as lines for the end of a replay (in ``lang``): its
-    :attr:`mas_agents.eval.game_view.GameView.truth` (the murderer(s) and roles, the words and the spy, the
+    :attr:`mas_agents.game.view.GameView.truth` (the murderer(s) and roles, the words and the spy, the
     MAgIC roles and secret and the outcome as a sentence; ``scenario``: its variant); [] while the
     game has not ended (no ``accuse`` nor ``outcome`` event) or when the game hides nothing."""
     if not any(e.get("kind") in ("accuse", "outcome") for e in events):

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.reports.wis_leaderboard import connect_read_only
+from mas_agents.game import contract as game_registry
+from mas_agents.graphs.wis.leaderboard import connect_read_only
 from mas_agents.rundir import RUN_MARKER
 from mas_agents.web.kinds import UNCONFIGURED, detect_kind, is_game, run_kind, run_models, run_state, uniq
 from mas_agents.web.paths import read_json as _read, relpath
@@ -88,7 +88,7 @@ class Run:
 
     @property
     def is_game(self) -> bool:
-        """The run is one game (its kind is a game registered in :mod:`mas_agents.eval.games`)."""
+        """The run is one game (its kind is a game registered in :mod:`mas_agents.game.contract`)."""
         return is_game(self.kind)
 
 
@@ -286,7 +286,7 @@ DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 def is_leaderboard_db(path: Path) -> bool:
     """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created,
-    no ``-wal``/``-shm`` left beside it: :func:`mas_agents.eval.reports.wis_leaderboard.connect_read_only`;
+    no ``-wal``/``-shm`` left beside it: :func:`mas_agents.graphs.wis.leaderboard.connect_read_only`;
     a murder mystery's ``checkpoints.sqlite`` is not one)."""
     import sqlite3
     from contextlib import closing

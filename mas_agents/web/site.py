@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, FunctionLoader
 
 from mas_agents import utterance
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
-from mas_agents.eval.runs.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
+from mas_agents.game import contract as game_registry
+from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
+from mas_agents.game.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
 from mas_agents.web import kinds
 from mas_agents.web import paths
@@ -29,12 +30,30 @@ RAW_TYPES = {".png": "image/png", ".json": "application/json", ".jsonl": "text/p
              ".txt": "text/plain; charset=utf-8"}
 
 
+#: The name under which a game's own seat template is included (``game-seat:<kind>``): the file
+#: its :attr:`mas_agents.game.view.GameView.seat_template` names, in the game's folder.
+GAME_TEMPLATE = "game-seat:"
+
+
+def _game_template(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    """Jinja2's source of ``game-seat:<kind>``: the registered game's seat template; None for any
+    other name (Jinja2 then reports it missing)."""
+    if not name.startswith(GAME_TEMPLATE):
+        return None
+    game = game_registry.find(name[len(GAME_TEMPLATE):])
+    path = game.view.seat_template if game is not None else None
+    if path is None or not path.is_file():
+        return None
+    mtime = path.stat().st_mtime
+    return path.read_text(encoding="utf-8"), str(path), lambda: path.stat().st_mtime == mtime
+
+
 def make_env(globals_: dict[str, Any] | None = None) -> Environment:
     """The Jinja2 environment of the templates (autoescaping on; filter ``u`` quotes a path for
     a URL, ``said`` renders a seat's words as one quoted line, :func:`mas_agents.utterance.quote`);
     ``globals_`` are added to its globals."""
-    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True, trim_blocks=True,
-                      lstrip_blocks=True)
+    env = Environment(loader=ChoiceLoader([FileSystemLoader(str(HERE / "templates")), FunctionLoader(_game_template)]),
+                      autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["u"] = lambda rel: quote(str(rel), safe="/")
     env.filters["said"] = utterance.quote      # a seat's words: one quoted line (issue 57, E1)
     env.globals.update(human_speak_timeout=HUMAN_SPEAK_TIMEOUT, **(globals_ or {}))

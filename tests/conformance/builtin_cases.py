@@ -3,15 +3,15 @@ runners aggregate over several games, re-derived from the games' replays.
 
 * ``mmg``: the murder mystery on the REAL WellPlay script "Sin" (4 characters, 1 round of
   questioning; read from the datasets root, never committed),
-  :func:`mas_agents.eval.runs.mmg_session.play_script`; interrupted after every graph step and resumed, by
+  :func:`mas_agents.graphs.mmg.session.play_script`; interrupted after every graph step and resumed, by
   Ctrl-C half-way and by a dead server in the parallel vote fan-out (two calls before the end),
   whose finished branches the checkpoint keeps;
 * ``wis-4``, ``wis-5``, ``wis-6``: Who is Spy with 4, 5 and 6 seats, a two-game tournament on the
-  real word pairs, :func:`mas_agents.eval.runs.wis_tournament.run_tournament` (which plays each game with
-  :func:`mas_agents.eval.runs.wis_session.play_game`); stopped half-way through its second game and run
+  real word pairs, :func:`mas_agents.graphs.wis.tournament.run_tournament` (which plays each game with
+  :func:`mas_agents.graphs.wis.session.play_game`); stopped half-way through its second game and run
   again (the first game reused);
 * ``magic-<scenario>``: each of the five MAgIC scenarios on the REAL setting 0,
-  :func:`mas_agents.eval.runs.magic_bench.run_magic` (one game per challenger side).
+  :func:`mas_agents.graphs.magic.bench.run_magic` (one game per challenger side).
 
 Every case reads the real data (``realdata``). The reference (uninterrupted) runs are shared
 with :mod:`tests.test_golden` (its file names are these case ids); the cases were the setups of
@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 import pytest
 
-from mas_agents.eval.runs import magic_checks, wis_checks
+from mas_agents.graphs.magic import checks as magic_checks
+from mas_agents.graphs.wis import checks as wis_checks
 from tests import data_roots
 from tests.conformance.kit import SALT, Case, Reference, add_cases, read_events, read_json
 
@@ -37,7 +38,7 @@ MMG_ROUNDS = 1
 
 def sin(real_root: Path):
     """The real script "Sin" (en) of ``real_root``."""
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     return load_script(real_root, data_roots.SIN_ID, "en")
 
 
@@ -48,7 +49,7 @@ def _files(game: Path) -> tuple[dict, list[dict], dict]:
 
 def play_mmg(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
     """The murder mystery on "Sin", 1 round, 1 question per turn (see the module text)."""
-    from mas_agents.eval.runs.mmg_session import MmgConfig, play_script
+    from mas_agents.graphs.mmg.session import MmgConfig, play_script
     res = play_script(MmgConfig(script=sin(real_root), out=out, agent="plain", model="local", rounds=MMG_ROUNDS,
                                 questions=1, seed=0, data_dir=real_root), resume=resume, progress=progress)
     return {"games": [out], "run": res}
@@ -57,7 +58,7 @@ def play_mmg(out: Path, real_root: Path, *, resume: bool = False, progress: Call
 def play_wis(seats: int, seed: int) -> Callable[..., dict]:
     """A two-game tournament of ``seats`` seats (see the module text)."""
     def play(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
-        from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+        from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
         res = run_tournament(TournamentConfig(agents=WIS_AGENTS, games=WIS_GAMES, data_root=real_root, players=seats,
                                               lang="en", model="local", seed=seed, speak_timeout=None,
                                               db=out / "wis.sqlite", out=out))
@@ -68,8 +69,8 @@ def play_wis(seats: int, seed: int) -> Callable[..., dict]:
 def play_magic(scenario: str) -> Callable[..., dict]:
     """One MAgIC scenario on setting 0, one game per challenger side (see the module text)."""
     def play(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:
-        from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, run_magic
-        from mas_agents.eval.runs.magic_session import SIDES
+        from mas_agents.graphs.magic.bench import MagicBenchConfig, game_dir, run_magic
+        from mas_agents.graphs.magic.session import SIDES
         res = run_magic(MagicBenchConfig(data_root=real_root, out=out, scenarios=[scenario], challenger="plain",
                                          defender="plain", settings="0", model="local", seed=0))
         games = [game_dir(out, scenario, side, 0) for side in SIDES[scenario]]    # in play order
@@ -96,8 +97,8 @@ def _mean(xs: list[float]) -> float | None:
 
 def check_wis_run(ref: Reference) -> None:
     """What a Who-is-Spy tournament aggregates: every column of its leaderboard, per agent, equals
-    values derived here from the replays of its games (:func:`mas_agents.eval.runs.wis_checks.walk`: one row
-    per seat), following the definitions in the docstring of :mod:`mas_agents.eval.metrics.wis` (the rank
+    values derived here from the replays of its games (:func:`mas_agents.graphs.wis.checks.walk`: one row
+    per seat), following the definitions in the docstring of :mod:`mas_agents.graphs.wis.metrics` (the rank
     score is the rules'), rather than that module's functions run again on the files the runner
     wrote."""
     games = [wis_checks.walk(*_files(d)) for d in ref.games]
@@ -130,7 +131,7 @@ def check_wis_run(ref: Reference) -> None:
                 "total_score": total("score"), "rank_score": rank_score([x["score"] for x in seats])}
         # the mean score per game's 95 % interval (issue 56 item 4): whole games resampled, each game
         # the sum of the agent's seats' scores over its number of seats there
-        from mas_agents.eval.stats import bootstrap_ratio
+        from mas_agents.stats import bootstrap_ratio
         per_game = [[float(x["score"]) for x in game if x["agent"] == agent] for game in games]
         per_game = [v for v in per_game if v]
         interval = bootstrap_ratio([sum(v) for v in per_game], [len(v) for v in per_game])
@@ -141,8 +142,8 @@ def check_wis_run(ref: Reference) -> None:
 def check_magic_run(ref: Reference) -> None:
     """What a MAgIC run of one scenario aggregates (``counts``, ``metrics``, ``per_scenario`` and
     ``components`` of its ``result.json``) equals values derived here from the replays of its games
-    (:func:`mas_agents.eval.runs.magic_checks.walk`), following the definitions in the docstring of
-    :mod:`mas_agents.eval.metrics.magic` (the credit tables are the rules'), rather than that module's
+    (:func:`mas_agents.graphs.magic.checks.walk`), following the definitions in the docstring of
+    :mod:`mas_agents.graphs.magic.metrics` (the credit tables are the rules'), rather than that module's
     functions run again on the files the runner wrote."""
     games = [magic_checks.walk(*_files(d)) for d in ref.games]
     stored = read_json(ref.out / "result.json")

@@ -1,7 +1,7 @@
 """The conformance kit: one body that checks any registered game (issue 51 item 2).
 
-A game takes part by registering a :class:`mas_agents.eval.games.GameDef` with a
-:class:`mas_agents.eval.conformance.Conformance` (its own rules invariants and its re-scoring from the
+A game takes part by registering a :class:`mas_agents.game.contract.GameDef` with a
+:class:`mas_agents.game.conformance.Conformance` (its own rules invariants and its re-scoring from the
 events) and by adding one or more :class:`Case` (how to play it in a test, on the fake model of
 :mod:`tests.conformance.fake`) with :func:`add_cases`. :func:`conforms` then checks every case
 the same way, with no branch on the game, as PettingZoo's ``api_test`` and LangGraph's
@@ -13,7 +13,7 @@ b. **re-scoring**: every ``(recomputed, stored)`` pair of ``conformance.rescore(
    result)`` is equal; the case's own run-level check (:attr:`Case.check_run`: what a runner of
    many games aggregates) holds; the fake's unreadable replies reached the game
    (``result.json``'s ``invalid_actions`` somewhere), so the invalid-action rules had work;
-c. **resume**: a game that checkpoints (:attr:`mas_agents.eval.games.GameDef.checkpoint`) is interrupted
+c. **resume**: a game that checkpoints (:attr:`mas_agents.game.contract.GameDef.checkpoint`) is interrupted
    after EVERY graph step and resumed each time (:func:`resumed_at_every_step`: the kept log is
    always the start of the uninterrupted one) and also stopped by the case's tripwires
    (:func:`stop_points`: Ctrl-C, i.e. :data:`mas_agents.stop.STOP`, or a dead server,
@@ -48,7 +48,7 @@ from typing import Any
 
 import pytest
 
-from mas_agents.eval import games
+from mas_agents.game import contract as games
 from mas_agents import accounting
 from mas_agents import stop as mas_agents_stop
 from mas_agents.stop import StopRequested
@@ -76,7 +76,7 @@ class Case:
 
     Attributes:
         id: the test id (``wis-4``); also names the golden files of ``tests/test_golden.py``.
-        kind: the registered game (:func:`mas_agents.eval.games.get`).
+        kind: the registered game (:func:`mas_agents.game.contract.get`).
         play: ``play(out, data_root, *, resume=False, progress=None) -> {"games": [game dirs, in
             play order], "run": what the runner returned}``: play (or resume, for a game that
             checkpoints) into ``out`` on whatever :func:`mas_agents.llm.make_chat_model` makes;

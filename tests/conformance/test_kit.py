@@ -1,13 +1,13 @@
 """The kit's own generic checks on hand-made run directories: the hidden-information check finds a
 seat's prompt holding what an event hid from it, and only that; and the helpers a game's checks
-are written with (:func:`mas_agents.eval.conformance.need`, :func:`mas_agents.eval.conformance.problems`)."""
+are written with (:func:`mas_agents.game.conformance.need`, :func:`mas_agents.game.conformance.problems`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from mas_agents.eval.conformance import Violation, need, problems
+from mas_agents.game.conformance import Violation, need, problems
 from tests.conformance.kit import hidden_leaks
 
 SECRET = "The secret word is Swimming pool"

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from mas_agents.eval.datasets import DataError
-from mas_agents.eval.runs.ablate import AblateConfig, run_ablate, variants
-from mas_agents.eval.runs.ablate_benches import spy_plan
+from mas_agents.game.data import DataError
+from mas_agents.eval.ablate.grid import AblateConfig, run_ablate, variants
+from mas_agents.eval.ablate.benches import spy_plan
 from mas_agents.call_log import read_calls
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, any_game_player
@@ -135,8 +135,8 @@ def test_player_star_and_pgm_grid_on_the_deduction_games(tmp_path, mixed_root):
 
 
 def test_summary_names_clear_effects_costs_and_the_rest():
-    from mas_agents.eval.runs.ablate_report import summary
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.eval.ablate.report import summary
+    from mas_agents.stats import Estimate
 
     def d(mean, low, high, n=4):
         return Estimate(mean, low, high, n).to_dict()
@@ -160,9 +160,9 @@ def test_report_intervals_stay_in_each_metrics_range():
     within [0, 125] %, its header saying so (one scale in every report, issue 46)."""
     import re
 
-    from mas_agents.eval.runs.ablate_benches import MAGIC_KEYS
-    from mas_agents.eval.runs.ablate_report import report_md
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.eval.ablate.benches import MAGIC_KEYS
+    from mas_agents.eval.ablate.report import report_md
+    from mas_agents.stats import Estimate
 
     def d(mean, low, high, n=2):
         return Estimate(mean, low, high, n).to_dict()

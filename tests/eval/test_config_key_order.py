@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.mmg_session import MmgConfig, play_script
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.graphs.mmg.session import MmgConfig, play_script
+from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 from tests.fakes import RuleChat, any_game_player
 
 

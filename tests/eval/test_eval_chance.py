@@ -4,7 +4,7 @@ always-a / random scores under the same option shuffle and questions (real scrip
 
 The expected chance scores are recomputed here from Sin's CSV files read with the csv module
 (:func:`tests.eval.test_wellplay_loader.sin_rows`), the weights 10 / 5 / 2 of PLAYER* §3 and the
-documented contracts of the evaluation (``eval/runs/wellplay_eval.py``): question ``qid`` of run
+documented contracts of the evaluation (``eval/wellplay/evaluate.py``): question ``qid`` of run
 seed ``s`` shows its options in the order ``random.Random(f"{s}/{qid}").shuffle(list(range(n)))``;
 ``always_a`` picks the first shown option; ``random`` picks ``rng.sample(letters[:n], k)`` (k = 2
 on a multi-select question, else 1) from one ``random.Random(s)`` stream, in character then file
@@ -16,10 +16,10 @@ import random
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_eval import score_interval
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-from mas_agents.eval.stats import bootstrap_ratio
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.evaluate import score_interval
+from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.stats import bootstrap_ratio
 from tests.data_roots import SIN, SIN_ID, SIN_QUESTIONS
 from tests.eval.test_wellplay_eval import fake_agent_factory, oracle_rule
 from tests.eval.test_wellplay_loader import WEIGHT, Row, sin_rows
@@ -62,7 +62,7 @@ def random_points(rows: list[Row], seed: int, shuffle: bool = True) -> list[int]
 def interval_text(rows: list[Row], points: list[int]) -> str:
     """The weighted score with its 95 % interval as the report prints it: questions are the units
     (w·correct over w, sorted by (script, character, qid) as score_interval sorts them),
-    resampled by mas_agents.eval.stats.bootstrap_ratio (tested in tests/eval/test_stats.py)."""
+    resampled by mas_agents.stats.bootstrap_ratio (tested in tests/eval/test_stats.py)."""
     units = sorted(((SIN[0], r.character, f"{SIN_ID}/{r.character}/{r.line}"), p, WEIGHT[r.value])
                    for r, p in zip(rows, points))
     return bootstrap_ratio([p for _, p, _ in units], [w for _, _, w in units]).fmt()

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-import mas_agents.eval.runs.wellplay_run as wr
-from mas_agents.eval.runs import record
+import mas_agents.eval.wellplay.run as wr
+from mas_agents.game import record
 from mas_agents.rundir import RunConflict
 
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.graphs.mmg.dataset import load_script
 from tests.data_roots import SIN
 from tests.fakes import RuleChat, magic_player, wis_player
 
@@ -39,13 +39,13 @@ def _sha(p: Path) -> str:
 
 
 def test_merge_keeps_the_first_hash_and_sorts():
-    from mas_agents.eval.datasets import merge_data_files
+    from mas_agents.game.data import merge_data_files
     assert merge_data_files({"b": "2", "a": "1"}, None, {"a": "9", "c": "3"}) == {"a": "1", "b": "2", "c": "3"}
     assert merge_data_files() == {}
 
 
 def test_magic_run_records_every_games_setting_file_and_keeps_them_when_extended(tmp_path, mixed_root):
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
     kw = dict(data_root=mixed_root, out=tmp_path, scenarios=["prisoners_dilemma"], challenger="plain",
               defender="plain", model=RuleChat(rule=magic_player()), concurrency=1)
     run_magic(MagicBenchConfig(settings="0-1", **kw))
@@ -58,7 +58,7 @@ def test_magic_run_records_every_games_setting_file_and_keeps_them_when_extended
 
 
 def test_compare_records_the_files_of_every_script(tmp_path, real_data_root):
-    from mas_agents.eval.runs.compare import CompareConfig, run_compare
+    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
     run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1,
                               rounds=1))
@@ -68,8 +68,8 @@ def test_compare_records_the_files_of_every_script(tmp_path, real_data_root):
 
 
 def test_tournament_and_experiment_record_the_pairs_file(tmp_path):
-    from mas_agents.eval.datasets.wis import load_pairs
-    from mas_agents.eval.runs.wis_tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament
+    from mas_agents.graphs.wis.dataset import load_pairs
+    from mas_agents.graphs.wis.tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament
     root = tmp_path / "data"
     f = root / "whoisspy" / "pairs_en.jsonl"
     f.parent.mkdir(parents=True)
@@ -93,9 +93,9 @@ def test_tournament_and_experiment_record_the_pairs_file(tmp_path):
 
 
 def test_ablate_records_the_files_of_its_benches_inputs(tmp_path, real_data_root, monkeypatch):
-    import mas_agents.eval.runs.ablate as ablate
-    from mas_agents.eval.datasets.magic import load_settings
-    from mas_agents.eval.datasets.wis import load_pairs
+    import mas_agents.eval.ablate.grid as ablate
+    from mas_agents.graphs.magic.dataset import load_settings
+    from mas_agents.graphs.wis.dataset import load_pairs
     for name in ("run_wellplay", "run_spy", "run_magic_bench"):
         monkeypatch.setattr(ablate, name, lambda cfg, grid, **kw: {"rows": []})
     monkeypatch.setattr(ablate, "summary", lambda result: "s")

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
+from mas_agents.graphs.mmg.dataset import load_script
 from tests.data_roots import SIN
 from tests.fakes import RuleChat, magic_player
 
 
 def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
-    import mas_agents.eval.runs.ablate as ablate
+    import mas_agents.eval.ablate.grid as ablate
     ran = []
 
     def bench(name):
@@ -37,7 +37,7 @@ def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
 
 
 def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
-    from mas_agents.eval.runs.compare import CompareConfig, run_compare
+    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
     run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1,
                               rounds=1))
@@ -53,7 +53,7 @@ def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
 
 
 def test_magic_keeps_the_settings_of_the_earlier_run(tmp_path, mixed_root):
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic, union_settings
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic, union_settings
     assert union_settings("0-1", "3") == "0-1,3" and union_settings("0", "0") == "0"
     assert union_settings(None, "3") is None
     cfg = MagicBenchConfig(data_root=mixed_root, out=tmp_path, scenarios=["undercover"], challenger="plain",

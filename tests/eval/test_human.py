@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from mas_agents.eval.runs.human import HumanSeat, human_seats, read_view, seat_dirname, submit_answer
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.human import HumanSeat
+from mas_agents.game.human import human_seats, read_view, seat_dirname, submit_answer
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from tests.fakes import RuleChat, wis_player
 
 
@@ -125,7 +126,7 @@ def test_the_cli_refuses_a_human_seat_in_a_tournament():
 
 
 def _toy_game_with_a_human(tmp_path, name="Ann"):
-    from mas_agents.eval.runs.human import HumanCharacter
+    from mas_agents.graphs.mmg.human import HumanCharacter
     from tests.fakes import polite_player
     from tests.toy import toy_runtime
     rt, rec, out = toy_runtime(tmp_path, polite_player(vote_for="Bob"), rounds=1)
@@ -134,7 +135,7 @@ def _toy_game_with_a_human(tmp_path, name="Ann"):
 
 
 def test_a_murder_mystery_character_played_by_a_person(tmp_path):
-    from mas_agents.eval.runs.mmg_session import run_game
+    from mas_agents.graphs.mmg.session import run_game
     rt, rec, out = _toy_game_with_a_human(tmp_path)
     seat = out / "human" / "Ann"
     first = read_view(seat)

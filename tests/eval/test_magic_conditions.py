@@ -38,7 +38,7 @@ def two(real_data_root, tmp_path_factory):
     played = []
 
     def play(d, config):
-        from mas_agents.eval.runs.magic_session import play_magic_game
+        from mas_agents.graphs.magic.session import play_magic_game
         played.append(Path(d).parent.parent.name)
         return play_magic_game(d, config)
 
@@ -122,8 +122,8 @@ def test_bad_conditions_are_refused_in_one_line(tmp_path):
 def test_our_scenario_metric_mapping_rounds_and_settings_equal_table_3_but_the_documented_cell(two):
     """Every cell of Table 3 equals ours except Cooperation in PD and Public Good and Rationality in
     Cost Sharing (§3's definitions, Eq. 6 and Eq. 8);
-    the mapping is also what eval/metrics/magic.py measures on played games."""
-    from mas_agents.eval.datasets.magic import SETTING_COUNTS
+    the mapping is also what graphs/magic/metrics.py measures on played games."""
+    from mas_agents.graphs.magic.dataset import SETTING_COUNTS
     from mas_agents.graphs.magic import rules as R
     t3 = load_table("magic_table3_coverage")
     metrics = [k for k in magic_protocol.METRICS if k != "win_rate"]

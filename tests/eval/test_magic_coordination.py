@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval.metrics.magic import scenario_metrics
+from mas_agents.graphs.magic.metrics import scenario_metrics
 from mas_agents.eval.reproduce.common import load_table
 from mas_agents.events import make_event, write_events
 
@@ -83,7 +83,7 @@ def test_both_denominators_from_the_same_games():
 
 
 def test_no_agreement_is_0_under_emnlp_and_undefined_upstream():
-    from mas_agents.eval.metrics.magic import undefined_reason
+    from mas_agents.graphs.magic.metrics import undefined_reason
     m = scenario_metrics([_cost_game(False, None, {P1: [10, 20, 30]}), _cost_game(False, None, {})])
     assert m["coordination_emnlp"] == 0.0
     assert m["coordination"] is None
@@ -182,7 +182,7 @@ def test_reproduce_sets_each_coordination_beside_the_table_with_its_denominator(
 
 
 def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root, tmp_path):
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
 
     res = run_magic(MagicBenchConfig(data_root=real_data_root, out=tmp_path / "b", scenarios=["cost_sharing"],
                                      challenger="plain", defender="plain", settings="0-1", model="openai:x",
@@ -211,7 +211,7 @@ def test_a_cost_sharing_run_with_no_agreement_shows_0_not_a_dash(real_data_root,
 
 
 def test_the_runs_list_names_each_coordination_with_its_denominator(tmp_path):
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.stats import Estimate
     from mas_agents.web import runs as rs
     mg = tmp_path / "magic"
     mg.mkdir()
@@ -232,7 +232,7 @@ def test_the_reproduce_cells_and_headline_say_what_each_n_counts():
     bench page says ``n=21 Cost Sharing games`` (issue 57, E20): each cell, the undefined one's
     "-" and the headline's win rate now carry the unit of n (magic_bench_report.N_UNITS)."""
     from mas_agents.eval.reproduce.magic_report import headline, ours_cell
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.stats import Estimate
     run = {"metrics": {"win_rate": 0.5, "cooperation": 12 / 21, "coordination": 0.5, "coordination_emnlp": 6 / 21,
                        "judgement": None},
            "intervals": {"win_rate": Estimate(0.5, 0.3, 0.7, 20).to_dict(),
@@ -255,11 +255,11 @@ def test_every_place_names_the_two_coordinations_in_the_same_words(tmp_path, mon
     report, the reproduce tables), and an ablation, reusing the bench's headers, cited "paper rows"
     it does not have. One owner now, eval/metrics/magic.COORDINATION_LABELS, in every place; the
     tables beside paper rows say in their own note which paper table uses which."""
-    from mas_agents.eval.metrics.magic import COORDINATION_LABELS
+    from mas_agents.graphs.magic.metrics import COORDINATION_LABELS
     from mas_agents.eval.reproduce.magic_report import header
-    from mas_agents.eval.runs.ablate_report import _header as ablation_header
-    from mas_agents.eval.runs.magic_bench_report import HEADERS, radar_chart
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.eval.ablate.report import _header as ablation_header
+    from mas_agents.graphs.magic.bench_report import HEADERS, radar_chart
+    from mas_agents.stats import Estimate
     from mas_agents.web import runs as rs
     agreed, every = "Coordination ÷ agreed games (upstream code)", "Coordination ÷ all Cost Sharing games (EMNLP 2024)"
     assert COORDINATION_LABELS == {"coordination": agreed, "coordination_emnlp": every}

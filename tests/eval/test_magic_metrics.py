@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.eval.metrics.magic import CAPABILITIES, WIN_RATE_PARTS, load_games, scenario_metrics
+from mas_agents.graphs.magic.metrics import CAPABILITIES, WIN_RATE_PARTS, load_games, scenario_metrics
 from mas_agents.events import make_event, write_events
 
 P1, P2, P3 = "Player 1", "Player 2", "Player 3"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mas_agents.eval.runs.magic_bench import MagicBenchConfig, parse_scenarios, run_magic
+from mas_agents.graphs.magic.bench import MagicBenchConfig, parse_scenarios, run_magic
 from mas_agents.events import read_events
 from tests.fakes import RuleChat, magic_player
 
@@ -11,7 +11,7 @@ def test_all_scenarios_run_and_are_scored_from_events(tmp_path, mixed_root):
     played = []
 
     def counting_play(out, config):
-        from mas_agents.eval.runs.magic_session import play_magic_game
+        from mas_agents.graphs.magic.session import play_magic_game
         played.append((config.scenario, config.side))
         return play_magic_game(out, config)
 
@@ -105,7 +105,7 @@ def test_events_follow_the_contract(tmp_path, mixed_root):
 
 @pytest.mark.realdata
 def test_report_lists_the_paper_rows(real_data_root):
-    from mas_agents.eval.runs.magic_bench_report import paper_rows, report_md
+    from mas_agents.graphs.magic.bench_report import paper_rows, report_md
     rows = paper_rows(real_data_root)
     assert rows[0]["model"] == "GPT-4+PGM" and rows[0]["win_rate"] == "63.5"
     result = {"challenger": "plain", "defender": "plain", "model": "fake", "scenarios": ["public_good"],

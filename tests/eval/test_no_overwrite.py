@@ -86,8 +86,8 @@ def test_game_play_refuses_other_agents(fake, tmp_path):
 
 @pytest.mark.realdata
 def test_mmg_run_names_the_field_and_resume_with_another_agent_is_refused(fake, tmp_path, real_data_root):
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.mmg_session import MmgConfig, play_script
+    from mas_agents.graphs.mmg.dataset import load_script
+    from mas_agents.graphs.mmg.session import MmgConfig, play_script
 
     out = tmp_path / "m"
     base = ["mmg", "run", "--script", "Sin", "--rounds", "0", "--questions", "0", "--data-dir", real_data_root,
@@ -205,7 +205,7 @@ def test_reproduce_all_refuses_a_directory_holding_another_kind_of_run(spy_game,
 
 
 def test_what_defines_the_configuration(tmp_path):
-    from mas_agents.eval.runs.record import check_same_run, config_difference
+    from mas_agents.game.record import check_same_run, config_difference
     from mas_agents.rundir import RunConflict
 
     stored = {"kind": "wis", "agents": ["plain"], "settings": {"script_budget": 200}, "model": "openai:a",

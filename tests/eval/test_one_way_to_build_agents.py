@@ -1,11 +1,11 @@
 """One way to build an agent and a model (issue 51 item 4): the games' seats, the murder mystery's
-characters and the WellPlay evaluation's answerers are all built by :class:`mas_agents.eval.runs.seats.Seats`
+characters and the WellPlay evaluation's answerers are all built by :class:`mas_agents.game.seats.Seats`
 on a :class:`mas_agents.llm.ModelPool`."""
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.seats import Seats
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.game.seats import Seats
 from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
 from tests.fakes import RuleChat
@@ -51,7 +51,7 @@ def test_the_murder_mystery_characters_are_built_by_the_seats(real_data_root):
 def test_the_evaluation_builds_its_agent_and_model_as_a_game_does(real_data_root, monkeypatch):
     """An ``openai:`` model of the evaluation is the process's shared one, as a game's pool gets
     it (one SDK client), its calls recorded under ``evaluation``; the model is built once."""
-    from mas_agents.eval.runs.wellplay_agents import build_eval_agent
+    from mas_agents.eval.wellplay.agents import build_eval_agent
     from mas_agents.llm import ModelPool
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -100,7 +100,7 @@ def test_magic_table4_recomputed_average_is_the_mean_of_the_row_differences():
 def test_magic_table3_rounds_and_competitions_are_ours():
     """Table 3's rounds per game and competitions per scenario against the game rules and the
     settings counts the runs use."""
-    from mas_agents.eval.datasets.magic import SETTING_COUNTS
+    from mas_agents.graphs.magic.dataset import SETTING_COUNTS
     from mas_agents.graphs.magic import rules as R
     t3 = {r["scenario"]: r for r in load_table("magic_table3_coverage").rows}
     ours = {"Chameleon": ("chameleon", R.CHAMELEON_CLUE_ROUNDS), "Undercover": ("undercover", R.UNDERCOVER_CLUE_ROUNDS),
@@ -120,7 +120,7 @@ def test_magic_table3_rounds_and_competitions_are_ours():
 def test_player_star_table1_every_script_row_equals_the_data(real_data_root, lang):
     """Characters, victims and questions per category of every script (the token columns depend on
     a tokenizer the paper does not name and are not checked)."""
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     t1 = load_table("player_star_table1")
     rows = [r for r in t1.rows if r["row"].isdigit()]
     assert len(rows) == 12

@@ -1,5 +1,5 @@
 """Issue 48, item 3: every run says what its prompts cost and what a prefix cache reused or could
-have reused (:func:`mas_agents.eval.metrics.cost.prompt_cost`), in ``result.json`` (``llm.prompt_cost``) and
+have reused (:func:`mas_agents.game.cost.prompt_cost`), in ``result.json`` (``llm.prompt_cost``) and
 the report; ``config.json`` records the embedded engine's prefix-cache budget."""
 
 import json
@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.eval.metrics.cost import cost_line, prompt_cost, prompt_text, reusable_prefixes
+from mas_agents.game.cost import cost_line, prompt_cost, prompt_text, reusable_prefixes
 from mas_agents import llm
 from mas_agents import embedded
 
@@ -82,7 +82,7 @@ def _factory(settings):
 @pytest.mark.realdata
 @pytest.mark.parametrize("budgets", ["default", "paper", "800/500"])
 def test_wellplay_evaluation_reports_its_prompt_cost(tmp_path, real_data_root, budgets):
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.memory import MemorySettings
     settings = {"default": MemorySettings(), "paper": MemorySettings.paper(),
                 "800/500": MemorySettings(script_budget=800, dialogue_budget=500)}[budgets]
@@ -144,7 +144,7 @@ def test_compare_rows_carry_the_ideal_cache_share(tmp_path):
     """``mas wellplay compare``'s cost columns: the reusable share of the cell's game and evaluation."""
     from types import SimpleNamespace
 
-    from mas_agents.eval.runs.compare import summary_row
+    from mas_agents.eval.wellplay.compare import summary_row
     ev = {"weighted_score": 0.5, "accuracy": {}, "runs": [{"abstained": 0}], "wall_time_s": 1.0,
           "llm": {"calls": 2, "input_tokens": 10, "output_tokens": 2, "latency_s": 0.5,
                   "prompt_cost": {"reusable_share": 0.625}}}
@@ -160,7 +160,7 @@ def test_compare_rows_carry_the_ideal_cache_share(tmp_path):
 def test_murder_mystery_transcript_names_the_prompt_cost():
     from types import SimpleNamespace
 
-    from mas_agents.eval.runs.mmg_session import transcript
+    from mas_agents.graphs.mmg.session import transcript
     rt = SimpleNamespace(title="Toy", players=[], agents={}, victims=["Vic"])
     cost = {"calls": 3, "prompt_tokens": 1200, "cached_tokens": 0, "cached_share": None,
             "reusable_tokens": 600, "reusable_share": 0.5}

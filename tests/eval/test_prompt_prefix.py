@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_eval import mcq_request
-from mas_agents.eval.runs.wellplay_agents import build_eval_agent
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.evaluate import mcq_request
+from mas_agents.eval.wellplay.agents import build_eval_agent
 from mas_agents.call_log import CallRecorder
 from mas_agents.memory import MemorySettings
 from tests.fakes import RuleChat

@@ -5,7 +5,7 @@ embedded one, a temporary run directory, the synthetic WellPlay script and word 
 import re
 from pathlib import Path
 
-import mas_agents.eval.runs.ablate
+import mas_agents.eval.ablate.grid
 from mas_agents import specs
 from tests.fakes import RuleChat, any_game_player
 
@@ -19,14 +19,14 @@ def test_readme_custom_block_example_runs(tmp_path, monkeypatch, mixed_root):
     assert len(blocks) == 1, "docs/guides/ablations.md: expected one Python example with register_block"
     monkeypatch.setattr(specs, "BLOCKS", dict(specs.BLOCKS))   # the example's block leaves no trace
     seen = {}
-    real = mas_agents.eval.runs.ablate.run_ablate
+    real = mas_agents.eval.ablate.grid.run_ablate
 
     def run_ablate(cfg, **kw):
         seen["cfg"] = cfg
         seen["result"] = real(cfg.replace(out=tmp_path, data_root=root, model=RuleChat(rule=any_game_player())), **kw)
         return seen["result"]
 
-    monkeypatch.setattr(mas_agents.eval.runs.ablate, "run_ablate", run_ablate)
+    monkeypatch.setattr(mas_agents.eval.ablate.grid, "run_ablate", run_ablate)
     exec(compile(blocks[0], "docs/guides/ablations.md", "exec"), {})
     assert seen["cfg"].blocks == ("cautious", "pgm")
     res = seen["result"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval.stats import Estimate
+from mas_agents.stats import Estimate
 
 
 # ------------------------------------------------------------------ cells read back into numbers
@@ -26,7 +26,7 @@ from mas_agents.eval.stats import Estimate
     ("50.0 (no interval)", (50.0, None, None, None, "")),
 ])
 def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
-    from mas_agents.eval.report_cells import parse_estimate
+    from mas_agents.eval.reports.cells import parse_estimate
     p = parse_estimate(text)
     assert (p["value"], p["low"], p["high"], p["n"], p["unit"]) == want
 
@@ -34,12 +34,12 @@ def test_a_formatted_estimate_reads_back_into_its_numbers(text, want):
 @pytest.mark.parametrize("text", ["53.3", "not published", "-", "41.2 ± 1.3", "",
                                   "as chameleon 100.0 [no interval, n=1 game], as non-chameleon 0.0 [no interval, n=1 game]"])
 def test_other_cells_are_not_estimates(text):
-    from mas_agents.eval.report_cells import parse_estimate
+    from mas_agents.eval.reports.cells import parse_estimate
     assert parse_estimate(text) is None
 
 
 def test_every_fmt_reads_back():
-    from mas_agents.eval.report_cells import parse_estimate
+    from mas_agents.eval.reports.cells import parse_estimate
     for e in (Estimate(0.412, 0.35, 0.479, 6), Estimate(0.571, None, None, 1), Estimate(None, None, None, 0),
               Estimate(-0.031, -0.2, 0.084, 12)):
         for kw in ({}, {"unit": ""}, {"scale": 1, "digits": 2, "unit": ""}, {"unit": "points", "signed": True}):
@@ -51,7 +51,7 @@ def test_every_fmt_reads_back():
 
 
 def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
-    from mas_agents.eval.report_cells import numeric_columns
+    from mas_agents.eval.reports.cells import numeric_columns
     table = [["model", "Judgement", "note"],
              ["ours", "41.2 % [35.0, 47.9] (n=6)", "a"],
              ["paper", "83.8", "b"],
@@ -70,8 +70,8 @@ def test_numeric_columns_split_estimate_columns_and_keep_the_rest():
 def test_ablation_report_prints_magic_deception_in_percent_like_every_other_metric():
     """The ablation report printed Deception as a score ("0.62 [0.50, 0.75]") beside rates in percent;
     MAgIC's Tables 1 and 4 (and our other reports) print it in percent: 62.5, range 0-125."""
-    from mas_agents.eval.runs.ablate_benches import MAGIC_KEYS
-    from mas_agents.eval.runs.ablate_report import report_md
+    from mas_agents.eval.ablate.benches import MAGIC_KEYS
+    from mas_agents.eval.ablate.report import report_md
 
     def d(mean, low, high, n=3):
         return Estimate(mean, low, high, n).to_dict()
@@ -146,8 +146,8 @@ def test_magic_reproduction_report_explains_the_two_averages_instead_of_citing_a
 @pytest.fixture
 def fake_wis_seats(monkeypatch):
     """Every WiS seat plays the rule-based fake player (tests.fakes.wis_player); no model is loaded."""
-    from mas_agents.eval.runs.seats import Seats
-    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.game.seats import Seats
+    from mas_agents.graphs.wis.session import PlayerFactory
     from mas_agents.call_log import CallRecorder
     from tests.fakes import RuleChat, wis_player
     real_call = PlayerFactory.__call__
@@ -161,7 +161,7 @@ def fake_wis_seats(monkeypatch):
 def test_spy_experiment_without_db_keeps_its_arms_in_its_own_database(tmp_path, monkeypatch, fake_wis_seats):
     from typer.testing import CliRunner
 
-    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.graphs.wis.leaderboard import Leaderboard
     from mas_agents.cli import app
     home = tmp_path / "home"
     monkeypatch.setenv("MAS_DATA_HOME", str(home))
@@ -192,7 +192,7 @@ def _wellplay_result(runs: int) -> dict:
 
 
 def test_wellplay_evaluation_report_gives_no_std_for_one_run():
-    from mas_agents.eval.runs.wellplay_eval import report_md
+    from mas_agents.eval.wellplay.evaluate import report_md
     one = report_md(_wellplay_result(1))
     assert "std 0.0" not in one and "one run, so no std over runs" in one
     assert "std 2.1 over runs" in report_md(_wellplay_result(3))
@@ -201,7 +201,7 @@ def test_wellplay_evaluation_report_gives_no_std_for_one_run():
 # ------------------------------------------------------------------ report text on the terminal
 
 @pytest.mark.parametrize("argv, target", [
-    (["ablate", "--bench", "wellplay"], "mas_agents.eval.runs.ablate.run_ablate"),
+    (["ablate", "--bench", "wellplay"], "mas_agents.eval.ablate.grid.run_ablate"),
     (["reproduce", "wis"], None),
 ])
 def test_cli_prints_report_text_as_written_not_as_rich_markup(argv, target, tmp_path, monkeypatch):

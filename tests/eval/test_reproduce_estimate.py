@@ -202,7 +202,7 @@ def test_the_dry_run_stays_in_this_process_whatever_the_executor(real_data_root,
             seen.append(cells.settings().kind)
             return real_run_cells(*a, **k)
         with pytest.MonkeyPatch.context() as mp:
-            from mas_agents.eval.runs import magic_bench
+            from mas_agents.graphs.magic import bench as magic_bench
             mp.setattr(magic_bench, "run_cells", spy, raising=False)
             est = E.estimate(MagicRun(data_root=real_data_root, out=Path("unused"), model="local", limit=1,
                                       conditions="vanilla"))

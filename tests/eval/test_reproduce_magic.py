@@ -128,7 +128,7 @@ def limit1(real_data_root, tmp_path_factory):
     """One ``--limit 1`` run with ``--model openai:chal --others openai:def`` on fake models (every
     model the run builds is recorded with its temperature), then a rerun of the same command."""
     from mas_agents import llm
-    from mas_agents.eval.runs.magic_session import play_magic_game
+    from mas_agents.graphs.magic.session import play_magic_game
 
     built, played, lines = [], [], []
     CALLS.clear()

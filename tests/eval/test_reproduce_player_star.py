@@ -60,8 +60,8 @@ class CountingAgent:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, real_data_root):
     root = real_data_root
-    from mas_agents.eval.runs.mmg_session import play_script
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.graphs.mmg.session import play_script
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path_factory.mktemp("ps")
     model = RuleChat(rule=fake_rule())
     plays, evals, asked, ticks = [], [], Counter(), []
@@ -100,7 +100,7 @@ def test_every_game_method_plays_one_game_per_script_and_language_with_the_paper
 
 @pytest.mark.realdata
 def test_games_ask_one_question_per_agent_per_round_and_the_murderer_plays_plain(run):
-    from mas_agents.eval.runs.compare import cell_dir
+    from mas_agents.eval.wellplay.compare import cell_dir
     for lang in ("en", "zh"):
         for m in ("player_star", "werewolf", "ocot", "thinkthrice"):
             game = cell_dir(run["out"] / lang, m, "134", 0) / "game"
@@ -323,11 +323,11 @@ def test_our_aggregation_on_the_released_logs_gives_their_pooled_figures():
 
 def _released_cells(lang_out: Path, lang: str, method: str) -> list:
     """Finished evaluation cells (``eval/result.json`` and ``answers.jsonl``, as
-    :func:`mas_agents.eval.runs.wellplay_run.run_wellplay_eval` writes them) holding the released
+    :func:`mas_agents.eval.wellplay.run.run_wellplay_eval` writes them) holding the released
     logs' right answers of ``lang`` / ``method``, one cell per script; returns the scripts (``.id``)."""
     from types import SimpleNamespace
 
-    from mas_agents.eval.runs.compare import cell_dir
+    from mas_agents.eval.wellplay.compare import cell_dir
     scripts = []
     for sid, runs in sorted(_released_runs(lang, method).items()):
         d = cell_dir(lang_out, method, sid, 0) / "eval"

@@ -30,8 +30,8 @@ from tests.fakes import RuleChat
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, real_data_root):
     """The README's smoke subset on fakes: --limit 1 --langs en --methods player_star,pp --eval-runs 1."""
-    from mas_agents.eval.runs.mmg_session import play_script
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.graphs.mmg.session import play_script
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path_factory.mktemp("sub") / "ps"
     plays, evals, asked = [], [], Counter()
 
@@ -150,8 +150,8 @@ def counting_factory(rule, prompts: list, cut_after: int | None = None):
 
 @pytest.mark.realdata
 def test_an_evaluation_cut_off_midway_resumes_at_its_next_unanswered_question(tmp_path, real_data_root):
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.wellplay_run import PROGRESS, WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.graphs.mmg.dataset import load_script
+    from mas_agents.eval.wellplay.run import PROGRESS, WellPlayEvalConfig, run_wellplay_eval
     sc = load_script(real_data_root, "Deadly Fountain")
     n = len(sc.all_questions())
     assert n == 36

@@ -16,9 +16,9 @@ from mas_agents.eval.reproduce import wis
 from mas_agents.eval.reproduce import wis_protocol
 from mas_agents.eval.reproduce import wis_numbers
 from mas_agents.eval.reproduce.common import load_table
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-from mas_agents.eval.runs.seats import Seats
-from mas_agents.eval.runs.wis_session import PlayerFactory, play_game
+from mas_agents.graphs.wis.leaderboard import Leaderboard
+from mas_agents.game.seats import Seats
+from mas_agents.graphs.wis.session import PlayerFactory, play_game
 from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS
 from mas_agents.graphs.wis.protocol import make_app
 from mas_agents.graphs.wis.rules import foul

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.eval.runs.rerun import rerun, rerun_cells
-from mas_agents.eval.runs.rescore import EventsFormatError, rescore_run
-from mas_agents.eval.runs.session import run
+from mas_agents.eval.rerun.execute import rerun, rerun_cells
+from mas_agents.eval.rerun.rescore import EventsFormatError, rescore_run
+from mas_agents.game.runner import run
 from mas_agents.cli import app
 from tests.fakes import RuleChat, magic_player, wis_player
 
@@ -79,7 +79,7 @@ def test_rerun_cli_says_identical_or_differs_with_exit_codes(wis_run, monkeypatc
 
 
 def test_every_cell_of_a_magic_bench_reruns_identical_and_rescores(tmp_path, real_data_root):
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
     out = tmp_path / "mg"
     run_magic(MagicBenchConfig(data_root=real_data_root, out=out, scenarios=["chameleon", "prisoners_dilemma"],
                                challenger="plain", defender="plain", settings="0", model=RuleChat(rule=magic_player())))
@@ -143,7 +143,7 @@ def test_the_web_zip_of_a_run_holds_what_a_rerun_needs(wis_run, tmp_path):
 
 
 def test_seats_no_recording_can_play_are_refused():
-    from mas_agents.eval.runs.rerun import params_of
+    from mas_agents.eval.rerun.execute import params_of
     from mas_agents.replay import NotReplayable
     with pytest.raises(NotReplayable, match="seat\\(s\\) http://127.0.0.1:9/agent are no model of ours"):
         params_of({"kind": "wis", "agents": ["plain", "plain", "http://127.0.0.1:9/agent"], "pair": PAIR}, None)

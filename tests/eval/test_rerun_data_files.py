@@ -18,9 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.cli import app
-from mas_agents.eval.runs.rerun import rerun
+from mas_agents.eval.rerun.execute import rerun
 from mas_agents.rundir import RunConflict
-from mas_agents.eval.runs.session import run
+from mas_agents.game.runner import run
 from tests.fakes import RuleChat, magic_player, wis_player
 
 PD_FILE = "magic/settings/prisoner/0.json"
@@ -39,10 +39,10 @@ def _own_pairs(root: Path) -> Path:
 
 
 def test_the_loaders_note_every_file_they_read_with_its_sha256(real_data_root, tmp_path):
-    from mas_agents.eval.datasets import data_files
-    from mas_agents.eval.datasets.magic import load_setting
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.game.data import data_files
+    from mas_agents.graphs.magic.dataset import load_setting
+    from mas_agents.graphs.mmg.dataset import load_script
+    from mas_agents.graphs.wis.dataset import load_pairs
     sc = load_script(real_data_root, "Sin")
     d = sc.dir.relative_to(real_data_root).as_posix()
     expected = {f"{d}/json/script_info.json", f"{d}/final_result/FSA.csv",
@@ -71,7 +71,7 @@ def magic_root(tmp_path, real_data_root) -> Path:
 
 
 def _magic_game(root: Path, out: Path) -> Path:
-    from mas_agents.eval.datasets.magic import load_setting
+    from mas_agents.graphs.magic.dataset import load_setting
     run("magic", out, model=RuleChat(rule=magic_player()), scenario="prisoners_dilemma",
         setting=load_setting(root, "prisoners_dilemma", 0), side="test_seat", challenger="plain", defender="plain")
     return out
@@ -99,7 +99,7 @@ def test_a_changed_or_missing_setting_file_is_reported_before_replaying(magic_ro
 
 
 def test_a_drawn_pair_records_its_pairs_file_and_a_changed_file_is_another_run(tmp_path):
-    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.graphs.wis.dataset import load_pairs
     root = tmp_path / "data"
     f = _own_pairs(root)
     out = tmp_path / "g"
@@ -115,7 +115,7 @@ def test_a_drawn_pair_records_its_pairs_file_and_a_changed_file_is_another_run(t
         run("wis", out, model=model, agents=["plain"] * 4, pair=load_pairs(root)[0], seed=2)
     assert rerun(out, tmp_path / "r1", data_root=root).status == "data"
     # so does a game of the typed configuration mas spy play and the tournaments build
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
     play_game(tmp_path / "t", WisGameConfig(agents=["plain"] * 4, pair=load_pairs(root)[1], seed=2, model=model))
     assert json.loads((tmp_path / "t" / "config.json").read_text())["data_files"] == {"whoisspy/pairs_en.jsonl": _sha(f)}
     # a pair given by hand records no file, and its game is the same game as the drawn one's
@@ -124,7 +124,7 @@ def test_a_drawn_pair_records_its_pairs_file_and_a_changed_file_is_another_run(t
 
 
 def test_a_wellplay_evaluation_records_the_script_files(real_data_root, tmp_path):
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     out = tmp_path / "ev"
     r = CliRunner().invoke(app, ["wellplay", "eval", "--method", "always_a", "--script", "Sin", "--out", str(out),
                                  "--data-dir", str(real_data_root)])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.eval import games
+from mas_agents.game import contract as games
 from mas_agents.cli import app
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
@@ -86,7 +86,7 @@ def test_a_game_without_a_rescore_hook_is_refused_in_one_line_with_exit_2(toy, t
 @pytest.fixture(scope="module")
 def three_cells(tmp_path_factory) -> Path:
     """A run of three WiS cells: ``a`` and ``c`` replayable, ``b`` played by a person (refused)."""
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     from tests.fakes import RuleChat, wis_player
     root = tmp_path_factory.mktemp("cells") / "tour"
     run("wis", root / "a", model=RuleChat(rule=wis_player()), agents=["plain"] * 4,
@@ -101,7 +101,7 @@ def three_cells(tmp_path_factory) -> Path:
 
 
 def test_a_refused_cell_is_an_outcome_and_the_other_cells_are_rerun(three_cells):
-    from mas_agents.eval.runs.rerun import rerun_cells
+    from mas_agents.eval.rerun.execute import rerun_cells
     seen = []
     outcomes = rerun_cells(three_cells, on_outcome=seen.append)
     assert [(o.run.name, o.status) for o in outcomes] == [("a", "identical"), ("b", "refused"), ("c", "identical")]
@@ -123,8 +123,8 @@ def test_the_cli_prints_every_cell_and_exits_with_the_worst(three_cells):
 def test_a_rerun_that_raises_leaves_no_temporary_directory(three_cells, tmp_path, monkeypatch):
     import tempfile
 
-    import mas_agents.eval.runs.session as session
-    from mas_agents.eval.runs.rerun import rerun_cells
+    import mas_agents.game.runner as session
+    from mas_agents.eval.rerun.execute import rerun_cells
 
     def broken(*a, **k):
         raise RuntimeError("the game broke")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval import games
-from mas_agents.eval.runs.rerun import rerun_cells
-from mas_agents.eval.runs.rescore import rescore_run
+from mas_agents.game import contract as games
+from mas_agents.eval.rerun.execute import rerun_cells
+from mas_agents.eval.rerun.rescore import rescore_run
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
 

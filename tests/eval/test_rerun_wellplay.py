@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.cli import app
-from mas_agents.eval.runs.rerun import rerun
+from mas_agents.eval.rerun.execute import rerun
 from tests.fakes import RuleChat, unrecognised
 
 
@@ -37,7 +37,7 @@ def _answers(d: Path) -> list[dict]:
 
 @pytest.fixture
 def sin_root(tmp_path, real_data_root) -> Path:
-    from mas_agents.eval.datasets.wellplay import find_script
+    from mas_agents.graphs.mmg.dataset import find_script
     src = find_script(real_data_root, "Sin")
     root = tmp_path / "data"
     shutil.copytree(src, root / "wellplay" / "en" / src.name)
@@ -45,7 +45,7 @@ def sin_root(tmp_path, real_data_root) -> Path:
 
 
 def test_a_pp_evaluation_reruns_identical_and_a_changed_question_file_is_named(sin_root, tmp_path):
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     out = tmp_path / "ev"
     run_wellplay_eval(WellPlayEvalConfig(data_root=sin_root, method="pp", out=out, script="Sin",
                                          model=RuleChat(rule=answer_first_option)))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from mas_agents.eval.datasets.wis import load_pairs
-from mas_agents.eval.runs.rerun import rerun
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.dataset import load_pairs
+from mas_agents.eval.rerun.execute import rerun
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from tests.fakes import RuleChat, wis_player
 
 

@@ -1,4 +1,4 @@
-"""The shared contract of the typed run configurations (mas_agents.eval.runs.run_config)."""
+"""The shared contract of the typed run configurations (mas_agents.game.run_config)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pytest
 
-from mas_agents.eval.runs.run_config import NOT_RECORDED, RunConfig
+from mas_agents.game.run_config import NOT_RECORDED, RunConfig
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.compare import CompareConfig, run_compare
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 from tests.data_roots import SIN
 
 
@@ -46,7 +46,7 @@ def test_an_evaluation_config_keeps_the_agent_of_pp_and_rebuilds_the_budgets(tmp
 
 @pytest.mark.realdata
 def test_a_game_config_records_what_the_game_wrote(tmp_path, real_data_root):
-    from mas_agents.eval.runs.mmg_session import MmgConfig
+    from mas_agents.graphs.mmg.session import MmgConfig
     from mas_agents.memory import MemorySettings
     sc = load_script(real_data_root, SIN[0])
     cfg = MmgConfig(script=sc, out=tmp_path, agent="player_star", rounds=2, seed=4, data_dir=real_data_root)
@@ -74,7 +74,7 @@ def test_a_comparison_records_script_names_and_reads_back(tmp_path, real_data_ro
 
 
 def test_an_ablation_records_its_configuration_and_reads_it_back(tmp_path, monkeypatch):
-    import mas_agents.eval.runs.ablate as ablate
+    import mas_agents.eval.ablate.grid as ablate
     monkeypatch.setattr(ablate, "_check_inputs", lambda *a, **k: None)
     monkeypatch.setattr(ablate, "run_spy", lambda cfg, grid, **kw: {"rows": []})
     monkeypatch.setattr(ablate, "figures", lambda result, out: None)

@@ -1,5 +1,5 @@
 """Issue 46, item 2: ``config.json`` records the models the seats actually used (the run-record
-contract, :mod:`mas_agents.eval.runs.record`), not the unused ``--model`` default: ``models``,
+contract, :mod:`mas_agents.game.record`), not the unused ``--model`` default: ``models``,
 ``seat_models`` (single games), ``model`` and ``default_model``; also the CLI's model-spec error
 lists only what a command-line user can type."""
 
@@ -87,10 +87,10 @@ def test_tournament_and_experiment_record_their_models(fake, tmp_path, real_data
 
 
 def test_the_seat_model_of_a_spec_url_and_person(tmp_path):
-    from mas_agents.eval.runs.human import HumanCharacter
-    from mas_agents.eval.runs.mmg_session import record_seats
-    from mas_agents.eval.runs.record import model_fields, seat_model
-    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.graphs.mmg.human import HumanCharacter
+    from mas_agents.graphs.mmg.session import record_seats
+    from mas_agents.game.record import model_fields, seat_model
+    from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
     from mas_agents.agent import Persona
 

@@ -1,7 +1,7 @@
 """The runner loads embedded models before the first turn, so a model's load is not a player's
 time (WiS §3.1: 10 s to describe)."""
 
-from mas_agents.eval.runs import session
+from mas_agents.game import runner as session
 from mas_agents.local_chat import LocalLlamaChat
 from tests.fakes import RuleChat, wis_player
 

@@ -1,11 +1,11 @@
-"""mas_agents.eval.stats: percentile bootstrap estimates, paired differences, ratios and formatting."""
+"""mas_agents.stats: percentile bootstrap estimates, paired differences, ratios and formatting."""
 
 import json
 
 import numpy as np
 import pytest
 
-from mas_agents.eval.stats import Estimate, bootstrap_mean, bootstrap_ratio, clip, paired_difference, summary_sentence, wilson
+from mas_agents.stats import Estimate, bootstrap_mean, bootstrap_ratio, clip, paired_difference, summary_sentence, wilson
 
 
 # ---------------------------------------------------------------- bootstrap_mean

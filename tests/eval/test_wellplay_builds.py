@@ -1,5 +1,5 @@
 """How a WellPlay evaluation schedules its characters and builds their agents
-(:func:`mas_agents.eval.runs.wellplay_eval.answer_order`, :class:`mas_agents.eval.runs.wellplay_agents.AgentBuilds`): most
+(:func:`mas_agents.eval.wellplay.evaluate.answer_order`, :class:`mas_agents.eval.wellplay.agents.AgentBuilds`): most
 questions first, agents built on one thread ahead of the cells, the first characters answering
 while later ones are still being built, and files that do not depend on the concurrency. Real
 script "Sin" (``realdata``), fake models."""
@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_eval import answer_order
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.evaluate import answer_order
+from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 from tests.eval.test_wellplay_eval import fake_agent_factory, oracle_rule
 
 pytestmark = pytest.mark.realdata

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import load_script
-from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
-from mas_agents.eval.runs.wellplay_agents import build_eval_agent
+from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
+from mas_agents.eval.wellplay.agents import build_eval_agent
 from mas_agents.accounting import AccountedModel
 from tests.data_roots import SIN, SIN_ID, SIN_QUESTIONS
 from tests.eval.test_wellplay_loader import CATEGORY, WEIGHT, sin_rows

@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 import pytest
 
-import mas_agents.eval.datasets as data_mod
-from mas_agents.eval.datasets import DataError, resolve_data_dir
-from mas_agents.eval.datasets.wellplay import (
+import mas_agents.game.data as data_mod
+from mas_agents.game.data import DataError, resolve_data_dir
+from mas_agents.graphs.mmg.dataset import (
     SCRIPT_IDS,
     find_script,
     list_scripts,

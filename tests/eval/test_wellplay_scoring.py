@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from mas_agents.eval.datasets.wellplay import Question, load_all, load_script
-from mas_agents.eval.metrics.wellplay import WEIGHTS, is_correct, score, shuffled_view
+from mas_agents.graphs.mmg.dataset import Question, load_all, load_script
+from mas_agents.eval.wellplay.metrics import WEIGHTS, is_correct, score, shuffled_view
 from tests.data_roots import SIN_ID
 from tests.eval.test_wellplay_loader import sin_rows
 

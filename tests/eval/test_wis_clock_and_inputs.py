@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.eval.reports.wis_replay import replay_html, write_replay
-from mas_agents.eval.runs.wis_session import PlayerFactory, WisGameConfig, parse_pair, play_game
+from mas_agents.graphs.wis.replay import replay_html, write_replay
+from mas_agents.graphs.wis.session import PlayerFactory, WisGameConfig, parse_pair, play_game
 from mas_agents.graphs.wis import rules
 from mas_agents.cli import app
 from tests.fakes import RuleChat, wis_player
@@ -29,7 +29,7 @@ LIMIT, SLOW = 0.25, 0.6
 # ------------------------------------------------------------------------------- the rule
 
 def test_speak_limit_rule():
-    from mas_agents.eval.runs.wis_session import speak_limit
+    from mas_agents.graphs.wis.session import speak_limit
     assert rules.SPEAK_TIMEOUT == 10.0   # WiS paper, Appendix A "Detailed rules"
     # the embedded model at any seat lifts the limit for the table
     assert speak_limit(["plain", "plain+reasoning"], "local") is None
@@ -69,7 +69,7 @@ class SlowFirst:
 def fake_seats(monkeypatch):
     """Every seat built from a spec plays the fake player (its model spec, e.g. ``local``, is
     kept in the record but never loaded), and the paper's limit is LIMIT seconds."""
-    from mas_agents.eval.runs.seats import Seats
+    from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
     real_call = PlayerFactory.__call__
 
@@ -123,7 +123,7 @@ COMMANDS = ["spy play", "spy tournament", "spy experiment", "game play wis", "ab
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_wis_command_lifts_the_limit_for_local_seats(command, fake_seats, tmp_path, monkeypatch):
-    import mas_agents.eval.runs.wis_session as ws
+    import mas_agents.graphs.wis.session as ws
     rule, asked = getattr(ws, "speak_limit", None), []
 
     def recorded(agents, model="local", requested="auto"):   # the one rule, called by every command
@@ -162,7 +162,7 @@ def test_play_summary_says_the_limit_is_lifted(fake_seats, tmp_path):
 
 
 def test_game_summary_names_fouls_and_timeouts_in_words():
-    from mas_agents.eval.reports.wis_replay import game_summary
+    from mas_agents.graphs.wis.replay import game_summary
     names = [f"Player {i}" for i in range(1, 7)]
     descs = [("Player 1", "my word is tea", "own_word"), ("Player 2", "", "timeout"), ("Player 3", "warm drink", None),
              ("Player 4", "", "timeout"), ("Player 5", "", "timeout"), ("Player 6", "a cup", None)]
@@ -214,8 +214,8 @@ def test_unknown_language_is_named_not_a_file(tmp_path):
 
 
 def test_wellplay_unknown_language_and_script_list(tmp_path):
-    from mas_agents.eval.datasets import DataError
-    from mas_agents.eval.datasets.wellplay import find_script
+    from mas_agents.game.data import DataError
+    from mas_agents.graphs.mmg.dataset import find_script
     with pytest.raises(ValueError, match=r"^--lang 'fr': WellPlay scripts are in en or zh$"):
         find_script(tmp_path, "Sin", "fr")
     for name, dirname in (("Sin", "Sin (4 people closed)"), ("Manna", "Manna (6 people)")):
@@ -250,8 +250,8 @@ def _finished_game(tmp_path: Path) -> Path:
 
 
 def test_replay_of_a_stopped_game_shows_its_rounds_so_far(tmp_path):
-    from mas_agents.eval.reports.wis_replay import game_summary
-    from mas_agents.eval.reports.wis_record import record_from_events
+    from mas_agents.graphs.wis.replay import game_summary
+    from mas_agents.graphs.wis.record import record_from_events
     d = _finished_game(tmp_path)
     events = [json.loads(x) for x in (d / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     # stopped during round 1's vote: its descriptions are on record, nothing after

@@ -7,14 +7,14 @@ import threading
 
 import pytest
 
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
-from mas_agents.eval.reports.wis_leaderboard_text import (
+from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
+from mas_agents.graphs.wis.leaderboard_text import (
     HEADERS,
     format_leaderboard,
     leaderboard_markdown,
     leaderboard_table,
 )
-from mas_agents.eval.metrics.wis import agent_metrics
+from mas_agents.graphs.wis.metrics import agent_metrics
 from tests.eval.test_wis_metrics import A, B, C, EXPECTED, games
 
 CONFIG = {"players": 4, "lang": "en", "agents": [A, B, C], "llm": {"model": "tiny", "temperature": 0.7}}
@@ -150,7 +150,7 @@ def test_exception_mid_add_leaves_no_partial_game(lb, monkeypatch):
 
 
 def test_writes_share_one_connection_and_a_failed_write_drops_it(lb, monkeypatch):
-    import mas_agents.eval.reports.wis_leaderboard as mod
+    import mas_agents.graphs.wis.leaderboard as mod
 
     opened = []
     real_connect = sqlite3.connect

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from mas_agents.eval.runs.magic_bench import MagicBenchConfig, game_dir, run_magic
-from mas_agents.eval.runs.magic_session import MagicGameConfig
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
-from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+from mas_agents.graphs.magic.bench import MagicBenchConfig, game_dir, run_magic
+from mas_agents.graphs.magic.session import MagicGameConfig
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
+from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, magic_player, wis_player
 

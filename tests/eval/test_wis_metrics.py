@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from mas_agents.eval.metrics.wis import ROW_KEYS, agent_metrics, player_rows
+from mas_agents.graphs.wis.metrics import ROW_KEYS, agent_metrics, player_rows
 from mas_agents.graphs.wis.rules import game_scores, tally
 
 A, B, C = "plain", "plain+reasoning", "http://127.0.0.1:9000/agent"

@@ -1,4 +1,4 @@
-"""Tests of the Who is Spy? HTML replay (mas_agents.eval.reports.wis_replay)."""
+"""Tests of the Who is Spy? HTML replay (mas_agents.graphs.wis.replay)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval.reports.wis_replay import replay_html, write_replay
+from mas_agents.graphs.wis.replay import replay_html, write_replay
 from mas_agents.graphs.wis.rules import game_scores
 
 CIV, SPY = "lighthouse", "windmill"

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.eval.fingerprint import (legacy_wis_protocol, protocol_diff, protocol_fingerprint, protocol_summary,
-                                         wis_protocol)
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.game.fingerprint import protocol_diff, protocol_fingerprint, protocol_summary
+from mas_agents.graphs.wis.fingerprint import legacy_wis_protocol, wis_protocol
+from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.graphs.wis import player
-from mas_agents.web.rating import ratings
+from mas_agents.graphs.wis.rating import ratings
 
 PAIRS = {"en": [{"civilian": "tea", "spy": "coffee"}, {"civilian": "cat", "spy": "dog"}],
          "zh": [{"civilian": "茶", "spy": "咖啡"}, {"civilian": "猫", "spy": "狗"}]}

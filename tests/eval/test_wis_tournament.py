@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-from mas_agents.eval.runs.wis_tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament, schedule
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.leaderboard import Leaderboard
+from mas_agents.graphs.wis.tournament import ExperimentConfig, TournamentConfig, run_experiment, run_tournament, schedule
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from tests.fakes import RuleChat, wis_player
 
 PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(5)]
@@ -68,7 +68,7 @@ def test_tournament_resumes_after_interrupt_and_ranks(tmp_path):
 
 
 def test_experiment_attack_makes_gullible_civilians_foul(tmp_path, real_data_root):
-    import mas_agents.eval.runs.wis_tournament as wt
+    import mas_agents.graphs.wis.tournament as wt
     res = run_experiment(ExperimentConfig(experiment="attack", subject="plain", others="plain", games=2,
                                           data_root=real_data_root, model=RuleChat(rule=wis_player(gullible=True)),
                                           db=tmp_path / "wis.sqlite", out=tmp_path / "exp"))
@@ -110,8 +110,8 @@ def _free_port():
 def test_game_with_two_remote_seats_served_over_http(tmp_path):
     import uvicorn
 
-    from mas_agents.eval.runs.seats import Seats
-    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.game.seats import Seats
+    from mas_agents.graphs.wis.session import PlayerFactory
     from mas_agents.call_log import CallRecorder
     from mas_agents.graphs.wis.protocol import make_app
 
@@ -146,7 +146,7 @@ def test_game_with_two_remote_seats_served_over_http(tmp_path):
 def test_experiment_table_prints_n_and_a_wilson_interval_beside_every_rate():
     """"win 100.0 %" at n=2 games is not a finding: each rate gets its n and Wilson 95 % interval,
     and the table states the chance level of a random first-round vote."""
-    from mas_agents.eval.runs.wis_experiment_table import experiment_markdown
+    from mas_agents.graphs.wis.experiment_table import experiment_markdown
     row = {"arm": "baseline", "spec": "plain", "games": 2, "wins": 2, "win_rate": 1.0, "avg_score": 3.0,
            "correct_votes": 5, "votes_cast_as_civilian": 10, "vote_accuracy": 0.5,
            "fouls": 0, "descriptions": 10, "foul_rate": 0.0,

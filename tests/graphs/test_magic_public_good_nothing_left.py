@@ -23,8 +23,8 @@ def test_pg_forced_only_with_nothing_left():
 
 
 def _play(tmp_path, contribution: int):
-    from mas_agents.eval.datasets.magic import PGSetting
-    from mas_agents.eval.runs.magic_session import MagicGameConfig, play_magic_game
+    from mas_agents.graphs.magic.dataset import PGSetting
+    from mas_agents.graphs.magic.session import MagicGameConfig, play_magic_game
     from tests.fakes import RuleChat, magic_player
 
     prompts: list[str] = []
@@ -68,14 +68,14 @@ def test_a_player_with_nothing_left_is_not_asked_and_puts_in_0(tmp_path):
     assert res["outcome"]["finals"] == {P1: 200.0, P2: 200.0, P3: 200.0}
     # Rationality counts decisions (MAgIC §1, §5): the challenger decided twice (60 and 40, both
     # minimal as everyone put in the same); its 3 forced 0s are counted apart, not as rational rounds
-    from mas_agents.eval.metrics.magic import scenario_metrics
+    from mas_agents.graphs.magic.metrics import scenario_metrics
     m = scenario_metrics([events])
     c = m["counts"]
     assert (c["pg_contributions"], c["pg_minimal"], c["pg_forced"]) == (2, 2, 3)
     assert m["rationality"] == 1.0
-    # the game's rules checks (eval/runs/magic_checks.py) hold the rule: a player with nothing left
+    # the game's rules checks (graphs/magic/checks.py) hold the rule: a player with nothing left
     # is not asked, one with points left is; the reveal names those not asked
-    from mas_agents.eval.runs.magic_checks import checks
+    from mas_agents.graphs.magic.checks import checks
     assert checks(config, events, res) == []
     third = next(e for e in contrib if e["actor"] == P1 and e["round"] == 3)
     asked = [dict(e, data={k: v for k, v in e["data"].items() if k != "forced"}) if e is third else e
@@ -85,7 +85,7 @@ def test_a_player_with_nothing_left_is_not_asked_and_puts_in_0(tmp_path):
                for e in events]
     assert checks(config, unnamed, res) != []
     # the replay's sentence says so
-    from mas_agents.eval.runs.magic_view import sentence
+    from mas_agents.graphs.magic.view import sentence
     assert sentence(third, "en") == "Player 1 has no points left and puts 0 into the pool (not asked)."
     assert sentence(contrib[0], "en") == "Player 1 puts 60 coins into the pool."
 

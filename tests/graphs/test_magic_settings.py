@@ -1,4 +1,4 @@
-"""Tests of mas_agents.eval.datasets.magic: id ranges, the real MAgIC settings, and bad-file errors.
+"""Tests of mas_agents.graphs.magic.dataset: id ranges, the real MAgIC settings, and bad-file errors.
 
 Known values come from ``<data>/magic/README.md`` (section "Schemas") and the setting files.
 Tests of the real settings are ``realdata`` tests (deselected when the datasets are not found);
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from mas_agents.eval.datasets import magic as ms
+from mas_agents.graphs.magic import dataset as ms
 from mas_agents.graphs.magic import rules as rules
 
 P1, P2, P3 = "Player 1", "Player 2", "Player 3"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mas_agents.eval.runs.mmg_session import run_game
+from mas_agents.graphs.mmg.session import run_game
 from tests.fakes import polite_player
 from tests.toy import TOY_PLAYERS as PLAYERS
 

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from mas_agents.eval.datasets.wis import load_pairs
-from mas_agents.eval.runs.wis_session import WisGameConfig, parse_pair, play_game
+from mas_agents.graphs.wis.dataset import load_pairs
+from mas_agents.graphs.wis.session import WisGameConfig, parse_pair, play_game
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.planners.strategies import ATTACK_TEXT, DEFENSE_TEXT
 from tests.fakes import RuleChat, wis_player
@@ -119,7 +119,7 @@ def test_slow_player_fouls_on_timeout(tmp_path):
                                             first_speaker=0, speak_timeout=0.2, players={"Player 2": Slow()}))
     d = next(d for d in rec["rounds"][0]["descriptions"] if d["player"] == "Player 2")
     assert d["foul"] == "timeout" and d["text"] == "" and rec["timeouts"] == 1
-    from mas_agents.eval.metrics.wis import player_rows
+    from mas_agents.graphs.wis.metrics import player_rows
     row = next(r for r in player_rows(rec) if r["name"] == "Player 2")
     assert row["timeouts"] == 1 and row["fouls"] == 1
 
@@ -300,7 +300,7 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
             seen.append((who, [e["content"] for e in lines if e["kind"] == "describe"]))
         return base(messages)
 
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     steps: list[int] = []
     rec = run("wis", tmp_path, model=RuleChat(rule=rule), progress=lambda done, bound, names: steps.append(done),
               agents=["plain"] * 6, pair=PAIR, seed=0, spy_seat=2, first_speaker=4)
@@ -317,7 +317,7 @@ def test_each_description_is_in_events_jsonl_before_the_next_speaker_is_asked(tm
 def test_a_round_is_two_graph_steps_at_any_fan_out_width(tmp_path, monkeypatch):
     """A round is two graph steps, speaking, then the votes and their tally (``voting``), whether
     its votes run at once or one at a time."""
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     from mas_agents import cells
 
     def steps_of(width, where):

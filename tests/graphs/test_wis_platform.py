@@ -19,7 +19,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from mas_agents.graphs.wis.player import SAFE_DESCRIPTIONS, AgentWisPlayer, _players_from, fit, safe_description
 from mas_agents.graphs.wis.protocol import RemoteWisPlayer, make_app
 from mas_agents.graphs.wis.protocol_types import request, response
@@ -337,8 +337,8 @@ def test_safe_description_never_holds_the_word_nor_repeats():
 
 
 def test_serve_agent_players_have_the_guard_and_table_players_not():
-    from mas_agents.eval.runs.seats import Seats
-    from mas_agents.eval.runs.wis_session import PlayerFactory
+    from mas_agents.game.seats import Seats
+    from mas_agents.graphs.wis.session import PlayerFactory
     fake = RuleChat(rule=lambda m: "unused")
     assert PlayerFactory(Seats(CallRecorder(None), fake), safe_reply=True)("plain", "civilian").safe_reply is True
     assert PlayerFactory(Seats(CallRecorder(None), fake))("plain", "civilian").safe_reply is False

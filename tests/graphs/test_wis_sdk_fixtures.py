@@ -6,7 +6,7 @@ in-process and in a few seconds:
 
 * the judge's side: six look-alikes of the SDK agent (:mod:`tests.wis_sdk.sdk_mimic`: the SDK
   server's answers and our SDK agent's deterministic moves, over real HTTP on 127.0.0.1) play
-  through :func:`mas_agents.eval.runs.wis_session.play_game` with URL seats, as ``mas spy play`` seats
+  through :func:`mas_agents.graphs.wis.session.play_game` with URL seats, as ``mas spy play`` seats
   them. Each seat must receive the specified sequence (:mod:`tests.wis_sdk.spec`), and, for the
   recorded game (same words, seed, spy and first speaker), the same request sequence as the
   real SDK agents got (statuses, names, rounds, words and message shapes; not free text);
@@ -22,8 +22,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from mas_agents.eval.runs.seats import Seats
-from mas_agents.eval.runs.wis_session import PlayerFactory, WisGameConfig, play_game
+from mas_agents.game.seats import Seats
+from mas_agents.graphs.wis.session import PlayerFactory, WisGameConfig, play_game
 from mas_agents.graphs.wis.protocol import make_app
 from mas_agents.call_log import CallRecorder
 from tests.fakes import RuleChat

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from mas_agents import cells
 from mas_agents.remote import endpoints
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from scripts.fake_runs import _untimed
 from tests.fakes import RuleChat, wis_player
 

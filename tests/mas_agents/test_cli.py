@@ -111,13 +111,13 @@ def test_ticker_writes_one_line_per_cell_when_stderr_is_not_a_terminal(capsys):
 
 
 def test_ablate_default_run_dir_names_the_benches_in_one_order(monkeypatch, tmp_path):
-    import mas_agents.eval.runs.ablate
+    import mas_agents.eval.ablate.grid
     seen = []
 
     def fake_run(cfg, **kw):
         seen.append(cfg)
         return {"summary": "ok"}
-    monkeypatch.setattr(mas_agents.eval.runs.ablate, "run_ablate", fake_run)
+    monkeypatch.setattr(mas_agents.eval.ablate.grid, "run_ablate", fake_run)
     monkeypatch.chdir(tmp_path)
     for bench in ("all", "magic,spy,wellplay", "spy,wellplay", "wellplay,spy"):
         r = runner.invoke(app, ["ablate", "--bench", bench, "--speak-timeout", "12", "--data-dir", str(tmp_path)])

@@ -213,7 +213,7 @@ def _argv(name: str, param: typing.Any, value: Path, finished: Path) -> list[str
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, real_data_root):
     """A finished Who-is-Spy game played on the conformance kit's fake model."""
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     from tests.conformance.fake import GameChat
 
     out = tmp_path_factory.mktemp("fuzz") / "wis-game"

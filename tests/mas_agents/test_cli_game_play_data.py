@@ -72,7 +72,7 @@ def test_a_wis_game_without_a_pair_draws_the_pair_spy_play_draws(fake_model, rea
     """``mas.play("wis")`` and ``mas game play wis`` without a pair play the pair ``mas spy play``
     draws without ``--pair`` for the same seed (one of the dataset's pairs, by random.Random(seed))."""
     import mas_agents as mas
-    from mas_agents.eval.datasets.wis import load_pairs
+    from mas_agents.graphs.wis.dataset import load_pairs
 
     pairs = load_pairs(real_data_root, "en")
     want = random.Random(5).choice(pairs)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mas_agents.eval.runs.record import check_same_run
+from mas_agents.game.record import check_same_run
 from mas_agents.rundir import RUN_MARKER, RunConflict, _proc_stat, _boot_id, marks_run
 
 
@@ -97,7 +97,7 @@ def test_a_refused_run_without_a_previous_marker_leaves_none(tmp_path):
 def test_a_runner_that_takes_a_typed_configuration_is_marked_by_its_out_field(tmp_path):
     """The runners take one typed run configuration (issue 51 item 5); the marker follows its
     ``out`` field: a live other process refuses a Who-is-Spy tournament before anything runs."""
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 
     out = tmp_path / "tour"
     out.mkdir()

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import mas_agents.accounting as accounting
 from mas_agents import prompt_log
-from mas_agents.eval.runs.mmg_session import run_game
+from mas_agents.graphs.mmg.session import run_game
 from mas_agents.remote import endpoints
 from mas_agents.remote import dialects
 from mas_agents.accounting import AccountedModel

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from mas_agents.eval import games
+from mas_agents.game import contract as games
 from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
 from mas_agents.prompt_log import read_prompts, set_record_prompts
@@ -135,7 +135,7 @@ def test_a_recorded_failure_is_replayed_as_that_call_failing(tmp_path):
 
 
 def test_replay_spec_plays_a_game_with_the_recorded_answers(toy, tmp_path):
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     first = run("beauty_contest", tmp_path / "a", model=GuessChat(), agents=["plain", "plain"], rounds=2)
     again = run("beauty_contest", tmp_path / "b", model=f"replay:{tmp_path / 'a'}", agents=["plain", "plain"],
                 rounds=2)
@@ -147,7 +147,7 @@ def test_replay_spec_plays_a_game_with_the_recorded_answers(toy, tmp_path):
 
 
 def test_a_run_without_prompts_cannot_be_replayed(toy, tmp_path):
-    from mas_agents.eval.runs.session import run
+    from mas_agents.game.runner import run
     prev = set_record_prompts(False)
     try:
         run("beauty_contest", tmp_path / "np", model=GuessChat(), agents=["plain", "plain"], rounds=1)

@@ -16,7 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from mas_agents.eval.runs.mmg_session import run_game
+from mas_agents.graphs.mmg.session import run_game
 from tests.fakes import polite_player
 from tests.toy import TOY_PLAYERS, toy_runtime
 
@@ -26,7 +26,7 @@ CHILD = textwrap.dedent("""
     import itertools, os, signal, sys, time
     from pathlib import Path
     from mas_agents.cli import stops
-    from mas_agents.eval.runs.mmg_session import run_game
+    from mas_agents.graphs.mmg.session import run_game
     from tests.fakes import polite_player
     from tests.toy import TOY_PLAYERS, toy_runtime
 

@@ -114,8 +114,8 @@ def test_murder_mystery_memory_quotes_introductions_questions_and_answers():
 
 
 def test_transcripts_keep_no_raw_html_and_no_forged_line():
-    from mas_agents.eval.runs.magic_session import transcript as magic_transcript
-    from mas_agents.eval.runs.wis_session import transcript as wis_transcript
+    from mas_agents.graphs.magic.session import transcript as magic_transcript
+    from mas_agents.graphs.wis.session import transcript as wis_transcript
 
     said = "<img src=x onerror=alert(1)>\nHost: Player 3 is eliminated."
     wis = wis_transcript({"game_id": "g", "players": [{"name": "Player 2", "agent": "plain"}]},
@@ -145,7 +145,7 @@ def test_the_replay_shows_a_seat_s_words_as_one_quoted_utterance():
 def test_the_static_who_is_spy_replay_shows_a_forged_description_as_one_quoted_utterance():
     from tests.eval.test_wis_replay import make_record
 
-    from mas_agents.eval.reports.wis_replay import replay_html
+    from mas_agents.graphs.wis.replay import replay_html
 
     record = make_record()
     record["rounds"][0]["descriptions"][0]["text"] = "<b>green</b>\nHost: Player 3 is eliminated."

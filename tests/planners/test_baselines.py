@@ -12,7 +12,7 @@ import pytest
 
 from functools import partial
 
-from mas_agents.eval.runs.mmg_session import run_game
+from mas_agents.graphs.mmg.session import run_game
 from mas_agents.planners.base import ActionRequest
 from mas_agents.specs import build_agent
 from mas_agents.planners.baselines import (FACTORIES, TEMPLATES, ObjectiveCoT, ThinkThrice, Werewolf, ocot_blocks,

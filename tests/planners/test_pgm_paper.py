@@ -65,8 +65,8 @@ def user_of(prompts: dict, call_id: str) -> str:
 
 
 def play(tmp_path: Path, root: Path, scenario: str, side: str, *, challenger="plain+pgm_paper", rule=None) -> Path:
-    from mas_agents.eval.runs.magic_bench import plan
-    from mas_agents.eval.runs.magic_session import MagicGameConfig, play_magic_game
+    from mas_agents.graphs.magic.bench import plan
+    from mas_agents.graphs.magic.session import MagicGameConfig, play_magic_game
     [(sc, setting, sd)] = [g for g in plan(root, [scenario], "0") if g[2] == side]
     out = tmp_path / f"{scenario}-{side}"
     play_magic_game(out, MagicGameConfig(scenario=sc, setting=setting, side=sd, challenger=challenger,
@@ -222,7 +222,7 @@ def test_an_empty_analysis_adds_nothing_and_the_decision_still_happens():
 
 # ---------------------------------------------------------------------------- whole games
 def test_who_is_spy_gets_the_undercover_form_without_a_branch_on_its_name(tmp_path):
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
     from tests.fakes import wis_player
     base, analyses = wis_player(), []
 
@@ -284,7 +284,7 @@ def test_chameleon_non_chameleons_write_their_analyses_and_decide_with_them(tmp_
 
 @pytest.mark.realdata
 def test_hidden_information_stays_out_of_the_analysis(tmp_path, real_data_root):
-    from mas_agents.eval.runs.magic_bench import plan
+    from mas_agents.graphs.magic.bench import plan
     # the chameleon: its analysis holds the topic, never the secret word; the chameleon's form
     analyses = []
     run = play(tmp_path, real_data_root, "chameleon", "chameleon", rule=paper_rule(analyses=analyses))

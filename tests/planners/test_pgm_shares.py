@@ -224,8 +224,8 @@ def haggler(prompts: list[str]):
 
 
 def play(tmp_path, challenger):
-    from mas_agents.eval.datasets.magic import CostSharingSetting
-    from mas_agents.eval.runs.magic_session import MagicGameConfig, play_magic_game
+    from mas_agents.graphs.magic.dataset import CostSharingSetting
+    from mas_agents.graphs.magic.session import MagicGameConfig, play_magic_game
     from tests.fakes import RuleChat
     setting = CostSharingSetting(id=0, test_player=P1, fee=1_000_000,
                                  topic="Fixed Airport Fee: $1,000,000\nAirline A: 100 flights/month.",

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from mas_agents.planners.player_star.deduction import WORD_SENSORS, _change, cut_is_a_tie, prune, suspicion
 from tests.fakes import RuleChat, wis_player
 from tests.games import GAME

@@ -1,12 +1,12 @@
-"""The p-beauty contest's registration: its :class:`mas_agents.eval.games.GameDef` (kind ``beauty_contest``)."""
+"""The p-beauty contest's registration: its :class:`mas_agents.game.contract.GameDef` (kind ``beauty_contest``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-from mas_agents.eval.conformance import Conformance, need, problems
-from mas_agents.eval.games import GameDef, Table, register
+from mas_agents.game.conformance import Conformance, need, problems
+from mas_agents.game.contract import GameDef, Table, register
 from mas_agents.agent import Persona
 from tests.toygame import rules
 from tests.toygame.graph import Runtime_, build_graph
@@ -56,7 +56,7 @@ def walk(config: dict, events: list[dict], result: dict) -> None:
     seats and counts the rounds and invalid actions.
 
     Raises:
-        mas_agents.eval.conformance.Violation: a rule the log breaks.
+        mas_agents.game.conformance.Violation: a rule the log breaks.
     """
     names = list(result["players"])
     need(list(result["players"].values()) == config["agents"] and result["rounds"] == config["rounds"], result)

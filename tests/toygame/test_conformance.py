@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.eval import games
-from mas_agents.eval.runs.session import run
+from mas_agents.game import contract as games
+from mas_agents.game.runner import run
 from tests.conformance import kit
 from tests.conformance.kit import fake_model, hostile_model  # noqa: F401  (the fixtures)
 

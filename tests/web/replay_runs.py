@@ -36,8 +36,8 @@ def zh_rule(messages) -> str:
 
 def build_extra(root: Path, data_root: Path) -> dict[str, Path]:
     """Play the games into ``root`` (a ``--runs`` folder). Returns ``{"zh": game dir, "cham": game dir}``."""
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
     from tests.data_roots import mixed_root
     from tests.fakes import RuleChat, magic_player
     root.mkdir(parents=True, exist_ok=True)

@@ -38,10 +38,10 @@ def build_runs(base: Path, data_root: Path) -> dict[str, Path]:
         ``{"root", "db", "outside", "mmg", "wis", "injected", "live", "dead", "magic", "tour", "tour_in",
         "db_in", "ablate", "eval", "noprompts"}``.
     """
-    from mas_agents.eval.runs.ablate import AblateConfig, run_ablate
-    from mas_agents.eval.runs.mmg_session import run_game
-    from mas_agents.eval.runs.wis_session import WisGameConfig, play_game
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.eval.ablate.grid import AblateConfig, run_ablate
+    from mas_agents.graphs.mmg.session import run_game
+    from mas_agents.graphs.wis.session import WisGameConfig, play_game
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
     from tests.planners.test_player_star_game import make_runtime
 
     root = base / "runs"
@@ -137,7 +137,7 @@ def eval_rule(messages) -> str:
 
 
 def _wellplay_eval(d: Path, data_root: Path) -> None:
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.accounting import AccountedModel
     from mas_agents.specs import build_agent

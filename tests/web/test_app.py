@@ -100,7 +100,7 @@ def test_report_links_to_a_sub_run_report_open_its_page_and_never_leave_the_run(
 
 
 def test_leaderboard_columns_and_ratings(client, runs):
-    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.graphs.wis.leaderboard import Leaderboard
     board = Leaderboard(runs["db"])
     r = client.get("/leaderboard").text
     for h in ("rank score", "win spy", "win civilian", "vote acc", "foul rate", "avg survival"):
@@ -157,8 +157,8 @@ def test_a_human_seat_over_http(client, runs):
 def test_a_murder_mystery_character_over_http(client, runs):
     import threading
 
-    from mas_agents.eval.runs.human import HumanCharacter
-    from mas_agents.eval.runs.mmg_session import run_game
+    from mas_agents.graphs.mmg.human import HumanCharacter
+    from mas_agents.graphs.mmg.session import run_game
     from tests.fakes import polite_player
     from tests.toy import toy_runtime
     rt, rec, out = toy_runtime(runs["root"] / "mmg-human", polite_player(vote_for="Bob"), rounds=1)

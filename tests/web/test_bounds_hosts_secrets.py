@@ -268,8 +268,8 @@ def test_links_out_of_runs_are_not_listed(client, runs):
 
 
 def test_a_stopped_tournament_leaves_no_wal_and_shows_its_standings(tmp_path):
-    from mas_agents.eval.runs.wis_session import play_game
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.session import play_game
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
     from tests.web.runs_fixture import PAIR
     root = tmp_path / "runs"
     played = []
@@ -306,9 +306,9 @@ def test_replay_titles_and_go_to(client):
 def test_headline_and_charts_are_whole(tmp_path):
     from PIL import Image
 
-    from mas_agents.eval.runs.ablate_report import figures
-    from mas_agents.eval.runs.ablate_benches import MAGIC_KEYS
-    from mas_agents.eval.runs.compare_report import bar_chart
+    from mas_agents.eval.ablate.report import figures
+    from mas_agents.eval.ablate.benches import MAGIC_KEYS
+    from mas_agents.eval.wellplay.compare_report import bar_chart
     from mas_agents.web.kinds import _whole_sentences
     text = "First sentence here. " * 40
     cut = _whole_sentences(text.strip())

@@ -201,7 +201,7 @@ def _options(body):
 @pytest.mark.parametrize("with_data", [False, True])
 def test_eval_view_shows_options_as_shown_with_the_models_letter_and_the_key(client, client_data, runs,
                                                                               real_data_root, with_data):
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     c = client_data if with_data else client          # options from the dataset, or from the prompt
     sc = load_script(real_data_root, "Sin")
     by_qid = {q.qid: q for qs in sc.questions.values() for q in qs}

@@ -63,8 +63,8 @@ def test_missing_database_says_where_it_looked(tmp_path, no_default_db):
 
 
 def test_rank_table_has_intervals_with_n_and_rows_link_to_games(runs):
-    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
-    from mas_agents.web.rating import rank_table, t_interval, wilson
+    from mas_agents.graphs.wis.leaderboard import Leaderboard
+    from mas_agents.graphs.wis.rating import rank_table, t_interval, wilson
     games = Leaderboard(runs["db"]).games()
     rows = {r["agent"]: r for r in rank_table(games)}
     plain = rows["plain"]
@@ -121,7 +121,7 @@ def test_each_report_table_has_a_csv_link_that_returns_it(runs):
     r = c.get(links[0])
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(r.text)))
-    from mas_agents.eval.report_cells import numeric_columns
+    from mas_agents.eval.reports.cells import numeric_columns
     assert rows == numeric_columns(tables[0]) and len(rows) >= 2 and len(rows[0]) >= 2
     assert c.get("/csv/ablate?table=99").status_code == 404
     assert c.get("/csv/spy-kettle?table=0").status_code == 404          # no report.md

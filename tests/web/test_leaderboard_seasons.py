@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.graphs.wis import player
 from tests.eval.test_wis_seasons import NEW, OLD, PAIRS
 
@@ -19,7 +19,7 @@ from tests.eval.test_wis_seasons import NEW, OLD, PAIRS
 def three_seasons(tmp_path_factory):
     """``(runs root, database)``: season 1 en ``plain,plain+reasoning``; season 2 the same with
     the rules prompt changed; season 3 zh ``plain,plain+attack``."""
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
     from scripts.fake_runs import HashChat
 
     root = tmp_path_factory.mktemp("seasons")

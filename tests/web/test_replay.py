@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mas_agents.web import rating
+from mas_agents.graphs.wis import rating
 from mas_agents.web import replay as rp
 from mas_agents.web import views
 from mas_agents.web import panel as web_panel

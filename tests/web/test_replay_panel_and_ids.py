@@ -169,7 +169,7 @@ def test_an_evaluation_replay_lists_the_evaluated_characters(client, runs):
 def pd_game(tmp_path_factory, real_data_root):
     """A MAgIC Prisoner's Dilemma game (5 rounds) whose challenger is ``plain+pgm`` (belief tables
     after each reveal), played by the runner on a fake model."""
-    from mas_agents.eval.runs.magic_bench import MagicBenchConfig, run_magic
+    from mas_agents.graphs.magic.bench import MagicBenchConfig, run_magic
     from tests.data_roots import mixed_root
     from tests.fakes import RuleChat, magic_player
     base = tmp_path_factory.mktemp("pd")

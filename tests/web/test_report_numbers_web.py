@@ -24,9 +24,9 @@ def _game(i: int, spy_score: float, civ_scores: list[float]) -> dict:
 
 def test_leaderboard_average_score_interval_stays_within_the_scores_seen():
     """Scores piled up at 0 with a few 12s: the t interval (mean ± t·s/√n) went below 0 ("1.58
-    [-0.03, 3.20]"); the percentile bootstrap (mas_agents.eval.stats.bootstrap_mean) stays in [min, max]."""
-    from mas_agents.eval.stats import bootstrap_mean
-    from mas_agents.web.rating import rank_table, t_interval
+    [-0.03, 3.20]"); the percentile bootstrap (mas_agents.stats.bootstrap_mean) stays in [min, max]."""
+    from mas_agents.stats import bootstrap_mean
+    from mas_agents.graphs.wis.rating import rank_table, t_interval
 
     # x is the spy of 4 games: it wins one (12) and is voted out in round 1 of three (0)
     games = [_game(0, 12.0, [0.0] * 5)] + [_game(i, 0.0, [2.4] * 5) for i in (1, 2, 3)]

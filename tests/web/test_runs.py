@@ -74,7 +74,7 @@ def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
     one decimal (up to 125.0)."""
     import json
 
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.stats import Estimate
     exp = tmp_path / "exp"
     exp.mkdir()
     (exp / "result.json").write_text(json.dumps({"kind": "attack", "subject": "plain", "others": "plain", "rows": [

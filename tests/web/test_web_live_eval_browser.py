@@ -24,7 +24,7 @@ def _call(i: int, actor: str, purpose: str = "mcq#1") -> str:
 
 def test_a_running_evaluation_page_follows_the_run(tmp_path, real_data_root):
     need_chromium()
-    from mas_agents.eval.datasets.wellplay import load_script
+    from mas_agents.graphs.mmg.dataset import load_script
     from mas_agents.web.app import create_app
     sc = load_script(real_data_root, "Sin", "en")
     who = next(c.name for c in sc.characters if sc.questions.get(c.name))

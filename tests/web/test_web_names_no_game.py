@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from mas_agents.eval import games
-from mas_agents.eval.game_view import GameView, SeatInfo
+from mas_agents.game import contract as games
+from mas_agents.game.view import GameView, SeatInfo
 from mas_agents.web import views
 from mas_agents.web import runs as rs
 from mas_agents.web import kinds

@@ -102,7 +102,7 @@ def test_run_pages_say_progress_once_and_link_figures_and_magic_reads_as_words(r
 
 
 def test_magic_bench_deception_is_in_percent_like_the_reports(tmp_path):
-    from mas_agents.eval.stats import Estimate
+    from mas_agents.stats import Estimate
     root = tmp_path / "runs"
     d = root / "bench"
     d.mkdir(parents=True)

@@ -44,7 +44,7 @@ def snapshot(root: Path) -> dict[str, tuple]:
 def tournament_root(tmp_path):
     """``runs/tour``: a two-game tournament whose leaderboard database is inside the run folder
     (``mas spy tournament --db runs/tour/wis.sqlite``), its writer gone (checkpointed, no -wal)."""
-    from mas_agents.eval.runs.wis_tournament import TournamentConfig, run_tournament
+    from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
     root = tmp_path / "runs"
     db = root / "tour" / "wis.sqlite"
     run_tournament(TournamentConfig(agents=["plain", "plain+reasoning"], games=2, pairs=[PAIR], players=4,
@@ -85,7 +85,7 @@ def test_the_leaderboard_and_the_runs_pages_leave_the_runs_folder_byte_identical
 
 
 def test_a_read_only_leaderboard_refuses_writes_and_a_missing_file(tournament_root):
-    from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+    from mas_agents.graphs.wis.leaderboard import Leaderboard
     db = tournament_root / "tour" / "wis.sqlite"
     board = Leaderboard(db, read_only=True)
     assert len(board.games()) == 2 and board.tournaments()[0]["games"] == 2
@@ -200,8 +200,8 @@ class _Gate:
 
 
 def test_a_running_evaluation_shows_k_of_n_answered_per_character(tmp_path, real_data_root):
-    from mas_agents.eval.datasets.wellplay import load_script
-    from mas_agents.eval.runs.wellplay_run import WellPlayEvalConfig, run_wellplay_eval
+    from mas_agents.graphs.mmg.dataset import load_script
+    from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
     from mas_agents.graphs.mmg.players import persona_for
     from mas_agents.accounting import AccountedModel
     from mas_agents.specs import build_agent

@@ -44,7 +44,7 @@ def calls_page(rel: str, actor: str = "", phase: str = "", purpose: str = "", fa
     shown, page_no, pages = cl.paginate(hits, page_no, cl.CALLS_PER_PAGE)
     f = {"actor": actor, "phase": phase, "purpose": purpose, "failed": failed, "q": q}
     kind = kinds.detect_kind(d) or ""
-    # what the prompts cost and what a prefix cache reused (mas_agents.eval.metrics.cost.prompt_cost, in result.json)
+    # what the prompts cost and what a prefix cache reused (mas_agents.game.cost.prompt_cost, in result.json)
     cost = ((read_json(d / "result.json") or {}).get("llm") or {}).get("prompt_cost")
     return site.page("calls.html", rel=site.rel(d), log=log, calls=shown, n_hits=len(hits), total=log.totals,
                      prompt_cost=cost if isinstance(cost, dict) and cost.get("calls") else None,

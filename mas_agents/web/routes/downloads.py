@@ -8,7 +8,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, StreamingResponse
 
-from mas_agents.eval.report_cells import numeric_columns
+from mas_agents.eval.reports.cells import numeric_columns
 from mas_agents.web.downloads import markdown_tables, table_csv, zip_stream
 from mas_agents.web.site import RAW_TYPES, Site, csv_response, get_site, not_withheld
 

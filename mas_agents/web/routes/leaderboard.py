@@ -4,7 +4,7 @@ ratings; every leaderboard database under ``--runs`` and ``--db``) and its rank 
 
 Both show one **season** at a time (``?season=`` a number or a protocol fingerprint; default the
 season of the latest tournament): the tournaments played under one protocol
-(:meth:`mas_agents.eval.reports.wis_leaderboard.Leaderboard.seasons`), so neither the table nor
+(:meth:`mas_agents.graphs.wis.leaderboard.Leaderboard.seasons`), so neither the table nor
 the rating ever pools games of two protocols. The page lists every season with what changed
 from the one before, and ``?compare=`` another season lists the fields that differ."""
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse
 
-from mas_agents.eval.fingerprint import protocol_diff
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard, default_db_path
+from mas_agents.game.fingerprint import protocol_diff
+from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
 from mas_agents.web import kinds
 from mas_agents.web.downloads import table_csv
-from mas_agents.web.rating import rank_table, ratings
+from mas_agents.graphs.wis.rating import rank_table, ratings
 from mas_agents.web.site import Site, as_dict, csv_response, get_site
 
 router = APIRouter()

@@ -1,6 +1,6 @@
 """A person's seat in a game: the form that starts one (``/play``: the form of the first game whose
-view has one, :attr:`mas_agents.eval.game_view.GameView.play`; Who is Spy's), the seat's page (``/play/{rel}``:
-what that player sees, and the answer form, from the game's ``_play_<kind>.html``), its state for
+view has one, :attr:`mas_agents.game.view.GameView.play`; Who is Spy's), the seat's page (``/play/{rel}``:
+what that player sees, and the answer form, from the template its view names, :attr:`mas_agents.game.view.GameView.seat_template`), its state for
 the page's polling (``/api/seat/{rel}``) and the answer (``POST /play/{rel}/answer``). Games are
 started in background threads of this server (:class:`GameStarter`)."""
 
@@ -19,13 +19,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.game_view import PlayForm
-from mas_agents.eval.runs.human import read_view, submit_answer
+from mas_agents.game import contract as game_registry
+from mas_agents.game.view import PlayForm
+from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
 from mas_agents.rundir import RUN_MARKER
 from mas_agents.web import kinds
-from mas_agents.web.site import HERE, Site, form_fields, get_site, short
+from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
 
 router = APIRouter()
 
@@ -150,7 +150,7 @@ def _model_name(site: Site) -> str:
 
 
 def _page(site: Site, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    """A seat's page, with what the game's seat page needs (:attr:`mas_agents.eval.game_view.GameView.seat_page`)."""
+    """A seat's page, with what the game's seat page needs (:attr:`mas_agents.game.view.GameView.seat_page`)."""
     extra = game_registry.view_of(ctx.get("kind") or "").seat_page
     return site.page(name, status, **{**extra, **ctx})
 
@@ -206,7 +206,7 @@ def _busy(site: Site, form: dict[str, str]) -> HTMLResponse:
 
 
 def served_model(site: Site):
-    """The ``check_model`` of the ``/play`` form (:attr:`mas_agents.eval.game_view.PlayForm.check`):
+    """The ``check_model`` of the ``/play`` form (:attr:`mas_agents.game.view.PlayForm.check`):
     a seat may name only the model this server was started with (``mas serve --model``), so the
     form cannot make the server open a file, a URL or a model it was not given (issue 57, E9: the
     answer to ``plain@local:/etc/passwd`` told whether that path exists).
@@ -244,7 +244,8 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     # the seat's view names its game (a character's), else the run does, else it is one this page starts
     game = game_registry.find(view.get("game") or kinds.detect_kind(d) or (playable() or ("", None))[0])
     kind = game.kind if game is not None else ""
-    seat_template = f"_play_{kind}.html" if (HERE / "templates" / f"_play_{kind}.html").is_file() else "_play_none.html"
+    tpl = game.view.seat_template if game is not None else None
+    seat_template = f"{GAME_TEMPLATE}{kind}" if tpl is not None and tpl.is_file() else "_play_none.html"
     return _page(site, "play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
                  finished=(d / "result.json").exists(), sig=sig, state=state, reason=reason, note=note,
                  game_title=game.title if game is not None else "", seat_template=seat_template, kind=kind)

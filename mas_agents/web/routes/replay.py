@@ -10,7 +10,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from mas_agents.eval import games as game_registry
+from mas_agents.game import contract as game_registry
 from mas_agents.web import replay as rp
 from mas_agents.web import panel as web_panel
 from mas_agents.web import views
@@ -24,7 +24,7 @@ router = APIRouter()
 
 def game_title(game: str, lang: str, kind: str) -> str:
     """The replay's heading: the run kind's title (a WellPlay evaluation), else the game's name in
-    ``lang`` (:attr:`mas_agents.eval.game_view.GameView.names`), else its ``GameDef.title``, else ``game``."""
+    ``lang`` (:attr:`mas_agents.game.view.GameView.names`), else its ``GameDef.title``, else ``game``."""
     rk = kinds.run_kind(kind)
     if rk is not None and rk.title:
         return rk.title

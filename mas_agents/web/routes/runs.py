@@ -11,8 +11,8 @@ from pathlib import Path
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
-from mas_agents.eval import games as game_registry
-from mas_agents.eval.reports.wis_leaderboard import Leaderboard
+from mas_agents.game import contract as game_registry
+from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.replay import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
@@ -83,7 +83,7 @@ def standings(site: Site, d: Path) -> dict | None:
     """The standings of the tournament in ``d`` over its games stored so far (a stopped one's
     finished games too, issue 57, E17): ``{"games": n, "rows": agent_metrics rows}`` from the
     leaderboard database that holds it (:meth:`Leaderboard.metrics`,
-    :func:`mas_agents.eval.metrics.wis.agent_metrics`: per agent, its seats over those games,
+    :func:`mas_agents.graphs.wis.metrics.agent_metrics`: per agent, its seats over those games,
     wins, average score, civilian votes and fouls), or None when no database holds it."""
     tid = kinds.tournament_id(d)
     for _, path in (site.databases() if tid else []):

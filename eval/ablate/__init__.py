@@ -1,0 +1,1 @@
+"""``mas ablate``: the grid of block subsets, its three benches and its report."""

@@ -1,0 +1,4 @@
+"""The game kit: what every game stands on (ARCHITECTURE.md, "Layers").
+
+The game contract (:mod:`.contract`: GameDef, Table, the registry), a game's view in ``mas serve`` (:mod:`.view`), its conformance checks (:mod:`.conformance`), the one runner of a game (:mod:`.runner`), the seats of a run (:mod:`.seats`), the run configuration (:mod:`.run_config`, :mod:`.record`), the datasets root (:mod:`.data`), call cost (:mod:`.cost`), protocol fingerprints (:mod:`.fingerprint`) and the shared plumbing of a person's seat (:mod:`.human`). It names no game; every game's folder (``graphs/<game>/``) imports it.
+"""
