@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: contract and the run config, named through the one import name (mas_agents.*).
 COVERED = {
     "mas_agents/__init__.py", "mas_agents/api.py", "mas_agents/graph_nodes.py",   # public API
-    "mas_agents/eval/games.py", "mas_agents/eval/game_view.py", "mas_agents/eval/conformance.py",   # game contract
+    "mas_agents/game/contract.py", "mas_agents/game/view.py", "mas_agents/game/conformance.py",   # game contract
     "mas_agents/planners/base.py",   # block contract
-    "mas_agents/eval/runs/run_config.py",   # run config
+    "mas_agents/game/run_config.py",   # run config
 }
 
 #: The modules whose public functions and classes are the signatures of ``mas.*``.

@@ -253,7 +253,7 @@ def test_the_reproduce_cells_and_headline_say_what_each_n_counts():
 def test_every_place_names_the_two_coordinations_in_the_same_words(tmp_path, monkeypatch):
     """Four label sets named the two Coordinations (the runs list, ``mas magic run``, the bench
     report, the reproduce tables), and an ablation, reusing the bench's headers, cited "paper rows"
-    it does not have. One owner now, eval/metrics/magic.COORDINATION_LABELS, in every place; the
+    it does not have. One owner now, graphs/magic/metrics.COORDINATION_LABELS, in every place; the
     tables beside paper rows say in their own note which paper table uses which."""
     from mas_agents.graphs.magic.metrics import COORDINATION_LABELS
     from mas_agents.eval.reproduce.magic_report import header
