@@ -12,7 +12,7 @@ It names no game: every game (the built-in ones as a new one) reaches it through
   no build step);
 * :mod:`mas_agents.web.runs` finds the run directories under ``--runs`` and says what each is
   (kind, date, model, agents, headline), never reading outside ``--runs``
-  (:mod:`mas_agents.web.paths`); :mod:`mas_agents.web.kinds` is the one table of the kinds of run
+  (:mod:`mas_agents.web.paths`); :mod:`mas_agents.web.run_kinds` is the one table of the kinds of run
   that are not one game (tournaments, benches, evaluations...), with their state and progress;
   :mod:`mas_agents.web.evaluation` follows a WellPlay evaluation's answers;
 * :mod:`mas_agents.web.replay` turns a game's ``events.jsonl`` (alone) into display rows through

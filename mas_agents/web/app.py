@@ -2,7 +2,7 @@
 builds it from one router per page family (:mod:`mas_agents.web.routes`: runs, replay, calls,
 eval, reports, downloads, leaderboard, play), which share a :class:`mas_agents.web.site.Site`.
 Every game is shown through its ``GameDef`` hooks (headline, seats, replay view): no page names
-a game, and the kinds of run that are not one game are one table (:mod:`mas_agents.web.kinds`).
+a game, and the kinds of run that are not one game are one table (:mod:`mas_agents.web.run_kinds`).
 
 Pages (every ``{rel}`` is a path under ``--runs``, resolved by :func:`mas_agents.web.paths.confine`;
 anything outside is answered 403):
@@ -42,7 +42,7 @@ from its record (:func:`mas_agents.web.runs.run_date`), not from its folder's mo
 Responses are gzip-compressed for browsers that accept it (Starlette's ``GZipMiddleware``; zips and
 PNGs are left as they are).
 
-A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.kinds.run_state`, from
+A run is ``finished``, ``running`` or ``stopped`` (:func:`mas_agents.web.run_kinds.run_state`, from
 its ``result.json`` and the ``run.lock`` its runner keeps while it runs); only a running game is
 polled. Bad input (a path no file can have, a query value that is not a number, an unknown page,
 a bad form) gets the error page with a plain sentence and a 4xx status, never a traceback or

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.graphs.mmg.dataset import load_script
-from mas_agents.web.kinds import run_state
+from mas_agents.web.run_kinds import run_state
 from mas_agents.web.paths import read_json as _read
 
 

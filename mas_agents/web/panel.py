@@ -10,7 +10,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.view import SeatInfo, default_seats, role_word
 from mas_agents.game.human import seat_dirname
 from mas_agents.specs import is_remote, split_model
-from mas_agents.web.kinds import run_kind
+from mas_agents.game import experiments
 from mas_agents.web.views import hidden_roles, view_of
 
 #: Roles of the run kinds that are not games (a WellPlay evaluation's characters); a game words
@@ -62,10 +62,10 @@ def seat_model(name: str, agent: str, config: Mapping[str, Any] | None, result: 
 
 def _seat_info(events: list[dict[str, Any]], game: str, cfg: dict, res: dict) -> SeatInfo:
     """The seats as the game reports them (:attr:`mas_agents.game.view.GameView.seats`), as a run kind
-    that is not a game reports them (:mod:`mas_agents.web.kinds`: a WellPlay evaluation's
+    that is not a game reports them (:attr:`mas_agents.game.experiments.ExperimentDef.seats`: a WellPlay evaluation's
     characters), else from the events and the game's ``seat_specs``."""
 
-    rk = run_kind(cfg.get("kind"))
+    rk = experiments.find(cfg.get("kind"))
     if rk is not None and rk.seats is not None:
         return rk.seats(events, cfg, res)
     hook = view_of(game).seats
@@ -90,7 +90,7 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
 
     Sources: the seats, agents and roles the game's view reports
     (:attr:`mas_agents.game.view.GameView.seats`; a run kind that is not a game: its
-    :attr:`mas_agents.web.kinds.RunKind.seats`), roles worded with its ``role_text``, hidden while
+    :attr:`mas_agents.game.experiments.ExperimentDef.seats`), roles worded with its ``role_text``, hidden while
     :func:`hidden_roles` holds and nothing reveals them. Models: :func:`seat_model`. While the
     roles are hidden, a game that asks for it (:attr:`mas_agents.game.view.SeatInfo.uniform_while_hidden`:
     the murder mystery) shows the same joined text on every seat whose agents or models differ
@@ -100,7 +100,7 @@ def players_panel(events: list[dict[str, Any]], game: str, config: Mapping[str, 
     cfg, res = dict(config or {}), dict(result or {})
     reveal = reveal or stopped
     info = _seat_info(events, game, cfg, res)
-    rk = run_kind(cfg.get("kind"))
+    rk = experiments.find(cfg.get("kind"))
     hide = hidden_roles(game, events, cfg) and not reveal and not (rk is not None and rk.seats is not None)
     names = [n for n in info.names if n != "game"]
     agents, roles = dict(info.agents), dict(info.roles)

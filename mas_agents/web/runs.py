@@ -1,7 +1,8 @@
 """The run directories under ``--runs``: the runs list, each run's line, and when it started.
 
 What each kind of run is, how it is recognised and what its line says is one table,
-:mod:`mas_agents.web.kinds` (the games' lines come from their ``GameDef.headline``); paths are
+:mod:`mas_agents.web.run_kinds` (the games' lines come from their ``GameDef.headline``, the
+experiments' from their ``ExperimentDef.line``); paths are
 resolved by :func:`mas_agents.web.paths.confine` (never outside ``--runs``). The names of both
 modules used by the pages are importable from here too.
 """
@@ -17,10 +18,13 @@ from typing import Any
 from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import connect_read_only
 from mas_agents.rundir import RUN_MARKER
-from mas_agents.web.kinds import UNCONFIGURED, detect_kind, is_game, run_kind, run_models, run_state, uniq
-from mas_agents.web.paths import read_json as _read, relpath
+from mas_agents.game import experiments
+from mas_agents.game.experiments import RunFiles
+from mas_agents.game.line_text import run_models, uniq
+from mas_agents.web.run_kinds import UNCONFIGURED, detect_kind, is_game, progress, run_state
+from mas_agents.web.paths import read_json as _read, recorded_run, relpath
 
-#: Names of :mod:`mas_agents.web.kinds` and :mod:`mas_agents.web.paths` the pages use from here.
+#: Names of :mod:`mas_agents.web.run_kinds` and :mod:`mas_agents.web.paths` the pages use from here.
 __all__ = [
     "Run",
     "describe",
@@ -46,7 +50,7 @@ def _holds_runs(d: Path) -> bool:
 
 
 def kind_of(d: Path) -> str | None:
-    """:func:`mas_agents.web.kinds.detect_kind`, or :data:`UNCONFIGURED` for a folder holding a
+    """:func:`mas_agents.web.run_kinds.detect_kind`, or :data:`UNCONFIGURED` for a folder holding a
     ``run.lock`` and no run of a known kind (nor sub-folders), or None."""
     kind = detect_kind(d)
     if kind is None and (Path(d) / RUN_MARKER).is_file() and not _holds_runs(Path(d)):
@@ -231,7 +235,7 @@ def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: i
               finished=isinstance(res, dict), parent=parent, depth=depth)
     res = res if isinstance(res, dict) else {}
     try:
-        _fill(run, kind, cfg, res, d)
+        _fill(run, kind, cfg, res, d, root)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         run.headline = run.headline or "(result not readable)"
     run.state, run.reason = run_state(d, kind)
@@ -242,19 +246,28 @@ def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: i
     return run
 
 
-def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
-    """``run``'s agents and headline: its run kind's (:data:`mas_agents.web.kinds.RUN_KINDS`), or
-    its game's ``GameDef.seat_specs`` and ``GameDef.headline`` (without a headline hook: its
-    calls and invalid actions)."""
+def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path, root: Path) -> None:
+    """``run``'s agents and headline: its experiment's line
+    (:attr:`mas_agents.game.experiments.ExperimentDef.line`, with its models and whether it is
+    finished where its own record lacks them), or its game's ``GameDef.seat_specs`` and
+    ``GameDef.headline`` (without a headline hook: its calls and invalid actions)."""
     if kind == UNCONFIGURED:
         marker = _read(d / RUN_MARKER)
         err = marker.get("error") if isinstance(marker, dict) else None
         # the error itself is the stopped run's reason, shown beside it
         run.headline = "failed before writing its configuration" if err else "starting"
         return
-    rk = run_kind(kind)
-    if rk is not None:
-        rk.fill(run, cfg, res, d)
+    ex = experiments.find(kind)
+    if ex is not None:
+        line = ex.line(RunFiles(dir=d, config=cfg, result=res, models=list(run.models),
+                                progress=lambda db_total=None: progress(d, kind, db_total=db_total),
+                                find_run=lambda path: recorded_run(root, path)))
+        run.agents, run.headline = line.agents, line.headline
+        if line.models is not None:
+            run.models = line.models
+            run.model = ", ".join(line.models)
+        if line.finished is not None:
+            run.finished = line.finished
     elif (game := game_registry.find(kind)) is not None:
         run.agents = uniq(game.seat_specs(cfg)) if game.seat_specs else []
         if game.headline:

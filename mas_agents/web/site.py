@@ -18,7 +18,8 @@ from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.game.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web import paths
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.paths import recorded_run
@@ -120,7 +121,7 @@ class Site:
 
         A game has a person in it when it has human seat folders (:func:`human_seats`), names the
         seat spec ``human`` in its ``config.json``, or was started from ``/play`` by this server;
-        it is being played while this server's thread of it lives or :func:`mas_agents.web.kinds.run_state`
+        it is being played while this server's thread of it lives or :func:`mas_agents.web.run_kinds.run_state`
         says ``running``.
 
         Returns:
@@ -140,7 +141,7 @@ class Site:
                      or HUMAN in [str(a) for a in (cfg.get("agents") or []) if isinstance(cfg.get("agents"), list)])
             if not human or (p / "result.json").exists():
                 continue
-            if (th is not None and th.is_alive()) or kinds.run_state(p, kinds.detect_kind(p) or "")[0] == "running":
+            if (th is not None and th.is_alive()) or run_kinds.run_state(p, run_kinds.detect_kind(p) or "")[0] == "running":
                 return [str(as_dict(_view(s)).get("seat") or s.name.replace("_", " ")) for s in human_seats(p)]
         return None
 
@@ -181,7 +182,7 @@ class Site:
 
     def board_link(self, d: Path) -> str | None:
         """The leaderboard address of the tournament in ``d`` (the database that holds it)."""
-        tid = kinds.tournament_id(d)
+        tid = run_kinds.leaderboard_id(d)
         if not tid:
             return None
         for key, path in self.databases():
@@ -192,9 +193,9 @@ class Site:
     def progress(self, d: Path, kind: str) -> dict[str, Any]:
         """How far the run in ``d`` is: an evaluation's answers
         (:func:`mas_agents.web.evaluation.eval_progress`), else its games
-        (:func:`mas_agents.web.kinds.progress`; a tournament's total from its own record, else
+        (:func:`mas_agents.web.run_kinds.progress`; a tournament's total from its own record, else
         from the leaderboard database holding it)."""
-        rk = kinds.run_kind(kind)
+        rk = experiments.find(kind)
         if rk is not None and rk.evaluation:
             return eval_progress(d, self.data_root)
         total = None
@@ -202,13 +203,13 @@ class Site:
         if isinstance(planned, int) and not isinstance(planned, bool):
             total = planned   # the tournament's own record (written before its first game)
         elif rk is not None and rk.leaderboard:
-            tid = kinds.tournament_id(d)
+            tid = run_kinds.leaderboard_id(d, kind)
             for _, path in (self.databases() if tid else []):
                 cfg = Leaderboard(path, read_only=True).config(tid)
                 if cfg:
                     total = cfg.get("games")
                     break
-        return kinds.progress(d, kind, db_total=total)
+        return run_kinds.progress(d, kind, db_total=total)
 
 
 class Withheld(Exception):

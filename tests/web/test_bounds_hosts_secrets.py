@@ -309,7 +309,7 @@ def test_headline_and_charts_are_whole(tmp_path):
     from mas_agents.eval.ablate.report import figures
     from mas_agents.eval.ablate.benches import MAGIC_KEYS
     from mas_agents.eval.wellplay.compare_report import bar_chart
-    from mas_agents.web.kinds import _whole_sentences
+    from mas_agents.eval.ablate.grid_def import whole_sentences as _whole_sentences
     text = "First sentence here. " * 40
     cut = _whole_sentences(text.strip())
     assert len(cut) <= 602 and cut.endswith("here. …") and _whole_sentences("short.") == "short."

@@ -6,7 +6,7 @@ import pytest
 
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
-from mas_agents.web import kinds
+from mas_agents.web import run_kinds
 
 
 def test_confine_keeps_paths_inside_the_runs_root(tmp_path):
@@ -55,17 +55,17 @@ def test_filters(runs):
 
 
 def test_progress_of_a_tournament_and_an_ablation(runs):
-    p = kinds.progress(runs["tour"], "wis-tournament", db_total=3)
+    p = run_kinds.progress(runs["tour"], "wis-tournament", db_total=3)
     assert p["done"] == 2 and p["total"] == 3 and p["text"] == "2 of 3 games finished"
     (runs["tour"] / "games" / "g0009").mkdir()
     try:
-        p = kinds.progress(runs["tour"], "wis-tournament")
+        p = run_kinds.progress(runs["tour"], "wis-tournament")
         assert p["running"] == ["games/g0009"] and p["text"].endswith("playing games/g0009")
     finally:
         (runs["tour"] / "games" / "g0009").rmdir()
-    a = kinds.progress(runs["ablate"], "ablation")
+    a = run_kinds.progress(runs["ablate"], "ablation")
     assert a["done"] == a["total"] == 1 and a["text"] == "1 of 1 benches finished"
-    assert kinds.tournament_id(runs["tour"]).startswith("t-")
+    assert run_kinds.leaderboard_id(runs["tour"]).startswith("t-")
 
 
 def test_headlines_give_n_and_an_interval_beside_a_rate(tmp_path):
@@ -133,7 +133,7 @@ def test_a_reproduce_run_is_its_own_kind_with_its_headline(tmp_path):
     d = tmp_path / "rep"
     d.mkdir()
     (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "model": "local,local"}))
-    assert kinds.detect_kind(d) == "reproduce"
+    assert run_kinds.detect_kind(d) == "reproduce"
     (d / "result.json").write_text(json.dumps({"kind": "reproduce", "headline": "WiS: 2 games (partial)"}))
     assert rs.describe(tmp_path, d, "reproduce").headline == "WiS: 2 games (partial)"
     (d / "config.json").write_text(json.dumps({"kind": "reproduce", "paper": "wis", "pool": ["openai:a", "openai:b"]}))

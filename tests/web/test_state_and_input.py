@@ -33,7 +33,7 @@ def styled(r, status: int) -> str:
 
 def test_marker_decides_running_and_stopped(runs, tmp_path):
     from mas_agents.rundir import marker_process, write_run_marker
-    from mas_agents.web import kinds as web_kinds
+    from mas_agents.web import run_kinds as web_kinds
     assert web_kinds.run_state(runs["live"], "wis") == ("running", "")
     state, why = web_kinds.run_state(runs["dead"], "wis")
     assert state == "stopped" and "is gone" in why
@@ -47,17 +47,17 @@ def test_marker_decides_running_and_stopped(runs, tmp_path):
 
 
 def test_old_run_without_marker_is_stopped_unless_just_written(tmp_path):
-    from mas_agents.web import kinds
+    from mas_agents.web import run_kinds
     d = tmp_path / "old"
     d.mkdir()
     (d / "config.json").write_text(json.dumps({"kind": "wis"}))
     (d / "events.jsonl").write_text("")
-    state, why = kinds.run_state(d, "wis")
+    state, why = run_kinds.run_state(d, "wis")
     assert state == "running" and why.startswith("no process marker; last written")
-    old = time.time() - kinds.FRESH_S - 5
+    old = time.time() - run_kinds.FRESH_S - 5
     for p in (d, d / "config.json", d / "events.jsonl"):
         os.utime(p, (old, old))
-    assert kinds.run_state(d, "wis") == ("stopped", "no process marker, and nothing written for 5 min")
+    assert run_kinds.run_state(d, "wis") == ("stopped", "no process marker, and nothing written for 5 min")
 
 
 def test_runner_marker_is_removed_on_success_and_keeps_the_error(tmp_path):

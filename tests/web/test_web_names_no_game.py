@@ -16,7 +16,7 @@ from mas_agents.game import contract as games
 from mas_agents.game.view import GameView, SeatInfo
 from mas_agents.web import views
 from mas_agents.web import runs as rs
-from mas_agents.web import kinds
+from mas_agents.web import run_kinds
 from mas_agents.web.app import create_app
 
 WEB = Path(__file__).resolve().parents[2] / "mas_agents" / "web"
@@ -93,7 +93,7 @@ def registered(tmp_path):
 def test_a_new_game_gets_its_line_and_replay_from_its_hooks(registered):
     by_rel = {r.rel: r for r in rs.scan(registered)}
     assert by_rel["a-done"].headline == "won by North" and by_rel["a-done"].agents == ["alpha", "beta@openai:x"]
-    assert by_rel["a-done"].is_game and by_rel["a-done"].kind in kinds.all_kinds()
+    assert by_rel["a-done"].is_game and by_rel["a-done"].kind in run_kinds.all_kinds()
     client = TestClient(create_app(registered, registered / "none.sqlite"))
     page = client.get("/replay/a-done?private=1").text
     assert '<h1>Sealed auction <span class="run-name">— ' in page

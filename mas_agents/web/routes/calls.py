@@ -9,7 +9,8 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 
 from mas_agents.web import calls as cl
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.paths import read_json
 from mas_agents.web.site import Site, get_site, not_withheld, query, short
 
@@ -19,13 +20,13 @@ router = APIRouter(dependencies=[Depends(not_withheld)])
 
 def has_replay(kind: str) -> bool:
     """Runs of ``kind`` have a replay (a game, or a run kind whose events are replayed)."""
-    rk = kinds.run_kind(kind)
-    return kinds.is_game(kind) or (rk is not None and rk.replay)
+    rk = experiments.find(kind)
+    return run_kinds.is_game(kind) or (rk is not None and rk.replay)
 
 
 def is_evaluation(kind: str) -> bool:
     """Runs of ``kind`` answer questions (they have the evaluation page)."""
-    rk = kinds.run_kind(kind)
+    rk = experiments.find(kind)
     return rk is not None and rk.evaluation
 
 
@@ -43,7 +44,7 @@ def calls_page(rel: str, actor: str = "", phase: str = "", purpose: str = "", fa
     hits = cl.filter_calls(log, actor=actor, phase=phase, purpose=purpose, failed=bool(failed), q=q)
     shown, page_no, pages = cl.paginate(hits, page_no, cl.CALLS_PER_PAGE)
     f = {"actor": actor, "phase": phase, "purpose": purpose, "failed": failed, "q": q}
-    kind = kinds.detect_kind(d) or ""
+    kind = run_kinds.detect_kind(d) or ""
     # what the prompts cost and what a prefix cache reused (mas_agents.game.cost.prompt_cost, in result.json)
     cost = ((read_json(d / "result.json") or {}).get("llm") or {}).get("prompt_cost")
     return site.page("calls.html", rel=site.rel(d), log=log, calls=shown, n_hits=len(hits), total=log.totals,
@@ -66,7 +67,7 @@ def call_page(site: Site, d: Path, call_id: str) -> HTMLResponse:
     i = ids.index(call_id)
     c = log.calls[i]
     rec = log.prompts.get(call_id) or {}
-    kind = kinds.detect_kind(d) or ""
+    kind = run_kinds.detect_kind(d) or ""
     return site.page("call.html", rel=rel, c=c, rec=rec, log=log, st=log.status(c),
                      prev_id=ids[i - 1] if i > 0 else "", next_id=ids[i + 1] if i + 1 < len(ids) else "",
                      index=i + 1, n_calls=len(ids), cited=log.cited.get(call_id, []),

@@ -10,7 +10,8 @@ from mas_agents.web import calls as cl
 from mas_agents.web import replay as rp
 from mas_agents.web import paths
 from mas_agents.web import runs as rs
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import Site, get_site, not_withheld, query
 
@@ -22,8 +23,8 @@ router = APIRouter(dependencies=[Depends(not_withheld)])
 def eval_page(rel: str, category: str = "", character: str = "", result: str = "", q: str = "", call: str = "",
               page_no: int = Query(1, alias="page"), site: Site = Depends(get_site)):
     d = site.locate(rel)
-    kind = kinds.detect_kind(d)
-    rk = kinds.run_kind(kind)
+    kind = run_kinds.detect_kind(d)
+    rk = experiments.find(kind)
     if rk is None or not rk.evaluation:
         return site.page("error.html", 404, title="Not an evaluation",
                          message=f"{rel or '.'} is not a WellPlay evaluation; "

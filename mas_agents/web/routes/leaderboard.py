@@ -17,7 +17,8 @@ from mas_agents.game.fingerprint import protocol_diff
 from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.downloads import table_csv
 from mas_agents.graphs.wis.rating import rank_table, ratings
 from mas_agents.web.site import Site, as_dict, csv_response, get_site
@@ -66,13 +67,13 @@ def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
     games, tours = {}, {}
     for r in rs.scan(site.root):
         d = site.root / r.rel
-        rk = kinds.run_kind(r.kind)
+        rk = experiments.find(r.kind)
         if r.is_game:
             game_id = as_dict(paths.read_json(d / "config.json")).get("game_id")
             if game_id:
                 games.setdefault(str(game_id), r.rel)
         elif rk is not None and rk.leaderboard:
-            tid = kinds.tournament_id(d)
+            tid = run_kinds.leaderboard_id(d, r.kind)
             if tid:
                 tours.setdefault(tid, r.rel)
     return games, tours

@@ -24,7 +24,8 @@ from mas_agents.game.view import PlayForm
 from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
 from mas_agents.rundir import RUN_MARKER
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
 
 router = APIRouter()
@@ -232,7 +233,7 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     err = site.starter.errors.get(key)
     if not seats:
         if err or state != "running":
-            if not err and not (d / "human").exists() and kinds.detect_kind(d) is not None:
+            if not err and not (d / "human").exists() and run_kinds.detect_kind(d) is not None:
                 return site.page("error.html", 404, title="No human seat",
                                  message=f"{key} is a game without a human seat; watch it on its replay page.")
             return _page(site, "play.html", status, rel=key, seat="", view=None, seats=[], error=err, waiting=False,
@@ -242,7 +243,7 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     seat = seat if seat in seats else seats[0]
     view = read_view(d / "human" / seat)
     # the seat's view names its game (a character's), else the run does, else it is one this page starts
-    game = game_registry.find(view.get("game") or kinds.detect_kind(d) or (playable() or ("", None))[0])
+    game = game_registry.find(view.get("game") or run_kinds.detect_kind(d) or (playable() or ("", None))[0])
     kind = game.kind if game is not None else ""
     tpl = game.view.seat_template if game is not None else None
     seat_template = f"{GAME_TEMPLATE}{kind}" if tpl is not None and tpl.is_file() else "_play_none.html"
@@ -256,7 +257,7 @@ def _seat_state(site: Site, d: Path) -> tuple[str, str]:
     th = site.starter.threads.get(site.rel(d))
     if th is not None and th.is_alive() and not (d / "result.json").exists():
         return "running", ""
-    return kinds.run_state(d, kinds.detect_kind(d) or "")
+    return run_kinds.run_state(d, run_kinds.detect_kind(d) or "")
 
 
 @router.get("/play/{rel:path}", response_class=HTMLResponse)
@@ -276,9 +277,9 @@ def _no_seat_here(site: Site, d: Path) -> HTMLResponse | None:
         return site.page("error.html", 404, title="No game here",
                          message=f"{key or 'The runs directory'} is not a game: a seat's page is /play/RUN, for a game "
                                  "started from /play or with a human seat from a terminal.")
-    kind = kinds.detect_kind(d)
-    if kind is not None and not kinds.is_game(kind):
-        rk = kinds.run_kind(kind)
+    kind = run_kinds.detect_kind(d)
+    if kind is not None and not run_kinds.is_game(kind):
+        rk = experiments.find(kind)
         what = rk.title if rk is not None and rk.title else f"{kind} run"
         return site.page("error.html", 404, title="Not a game",
                          message=f"{key} is a {what}, not a game: a person holds a seat in one game, and {key} has no "

@@ -16,7 +16,8 @@ from mas_agents.web import panel as web_panel
 from mas_agents.web import views
 from mas_agents.web import paths
 from mas_agents.web import runs as rs
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.site import Site, as_dict, get_site, short
 
 router = APIRouter()
@@ -25,7 +26,7 @@ router = APIRouter()
 def game_title(game: str, lang: str, kind: str) -> str:
     """The replay's heading: the run kind's title (a WellPlay evaluation), else the game's name in
     ``lang`` (:attr:`mas_agents.game.view.GameView.names`), else its ``GameDef.title``, else ``game``."""
-    rk = kinds.run_kind(kind)
+    rk = experiments.find(kind)
     if rk is not None and rk.title:
         return rk.title
     registered = game_registry.find(game)
@@ -47,8 +48,8 @@ def variant_title(game: str, lang: str, variant: str) -> str:
 @router.get("/replay/{rel:path}", response_class=HTMLResponse)
 def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "", site: Site = Depends(get_site)):
     d = site.locate(rel)
-    kind = kinds.detect_kind(d) or ""
-    rk = kinds.run_kind(kind)
+    kind = run_kinds.detect_kind(d) or ""
+    rk = experiments.find(kind)
     if rk is not None and rk.evaluation and not (d / "events.jsonl").exists():
         # an evaluation writes its events when a run of it ends: until then its progress is
         # on the evaluation page, which follows it
@@ -60,7 +61,7 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
     cfg, res = as_dict(paths.read_json(d / "config.json")), as_dict(paths.read_json(d / "result.json"))
     lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
     finished = (d / "result.json").exists()
-    state, reason = kinds.run_state(d, kind)
+    state, reason = run_kinds.run_state(d, kind)
     ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
     humans = site.withheld(d)
     if humans is not None:
@@ -97,7 +98,7 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
 def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     d = site.locate(rel)
     events = rp.load_events(d / "events.jsonl")
-    kind = kinds.detect_kind(d) or ""
+    kind = run_kinds.detect_kind(d) or ""
     game = views.game_of(events, kind)
     cfg = as_dict(paths.read_json(d / "config.json"))
     lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
@@ -110,7 +111,7 @@ def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
                                                       rel=site.rel(d))
     resp = HTMLResponse(html)
     resp.headers["X-Next"] = str(len(events))
-    state = kinds.run_state(d, kind)[0]
+    state = run_kinds.run_state(d, kind)[0]
     resp.headers["X-State"] = state
     resp.headers["X-Finished"] = "0" if state == "running" else "1"   # the client stops polling
     return resp

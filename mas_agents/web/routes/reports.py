@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from markdown_it import MarkdownIt
 
 from mas_agents.web import runs as rs
-from mas_agents.web import kinds
+from mas_agents.web import run_kinds
 from mas_agents.web import paths
 from mas_agents.web.site import Site, get_site, not_withheld
 
@@ -27,7 +27,7 @@ def report_page(rel: str, site: Site = Depends(get_site)):
         raise FileNotFoundError(f"{rel}/report.md")
     body, used = render_markdown(path.read_text(encoding="utf-8"), site.rel(d), d)
     figures = sorted(p.name for p in d.glob("*.png") if p.name not in used)
-    kind = kinds.detect_kind(d)
+    kind = run_kinds.detect_kind(d)
     return site.page("report.html", rel=site.rel(d), body=body, figures=figures,
                      run=rs.describe(site.root, d, kind or "") if kind else None)
 

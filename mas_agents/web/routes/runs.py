@@ -16,7 +16,8 @@ from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.replay import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
-from mas_agents.web import kinds
+from mas_agents.game import experiments
+from mas_agents.web import run_kinds
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import HERE, RAW_TYPES, Site, as_dict, get_site
 
@@ -35,13 +36,13 @@ def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0, sit
     every = rs.scan(site.root)
     shown = rs.filter_runs(every, kind=kind, model=model, agent=agent, nested=bool(nested))
     for r in shown:
-        rk = kinds.run_kind(r.kind)
+        rk = experiments.find(r.kind)
         if rk is not None and rk.evaluation and not r.finished and not r.headline:
             r.headline = eval_progress(site.root / r.rel, site.data_root)["text"]   # "k of N answered"
     models = sorted({m for r in every for m in r.models})
     # a game being played with a person in it is not offered as a zip (it would answer 403)
     withheld = {r.rel for r in shown if r.state == "running" and site.withheld(site.root / r.rel) is not None}
-    return site.page("index.html", runs=shown, total=len(every), kinds=kinds.all_kinds(), models=models, withheld=withheld,
+    return site.page("index.html", runs=shown, total=len(every), kinds=run_kinds.all_kinds(), models=models, withheld=withheld,
                      f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
 
@@ -54,7 +55,7 @@ def run_page(rel: str, site: Site = Depends(get_site)):
         return site.page("error.html", 404, title="Not a run", message=f"{rel or '.'} holds no run"
                          + (f" (it holds {len(inside)} runs: see the list)" if inside else ""))
     run = rs.describe(site.root, d, kind)
-    rk = kinds.run_kind(kind)
+    rk = experiments.find(kind)
     evaluated_by = run.is_game and game_registry.view_of(kind).evaluations
     every = rs.scan(site.root) if not run.is_game or evaluated_by else []
     children = [r for r in every if r.parent == run.rel] if not run.is_game else []
@@ -85,7 +86,7 @@ def standings(site: Site, d: Path) -> dict | None:
     leaderboard database that holds it (:meth:`Leaderboard.metrics`,
     :func:`mas_agents.graphs.wis.metrics.agent_metrics`: per agent, its seats over those games,
     wins, average score, civilian votes and fouls), or None when no database holds it."""
-    tid = kinds.tournament_id(d)
+    tid = run_kinds.leaderboard_id(d)
     for _, path in (site.databases() if tid else []):
         board = Leaderboard(path, read_only=True)
         if board.config(tid) is not None:
@@ -106,7 +107,7 @@ def verifiable(d: Path, kind: str, state: str | None = None, reason: str = "") -
     complete (:func:`mas_agents.replay.replayable`, issue 50) and the run finished: a running or
     stopped run has no result for the rerun to be compared with (issue 57, E11)."""
     if state is None:
-        state, reason = kinds.run_state(d, kind)
+        state, reason = run_kinds.run_state(d, kind)
     if state == "running":
         return False, "it is still running; it can be verified when it has finished"
     if state != "finished":
@@ -119,7 +120,7 @@ def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
     real = d.resolve()
     out = []
     for r in every:
-        rk = kinds.run_kind(r.kind)
+        rk = experiments.find(r.kind)
         if rk is not None and rk.evaluation:
             named = as_dict(paths.read_json(site.root / r.rel / "config.json")).get("run")
             if named and site.run_link(named) == paths.relpath(site.root, real):
@@ -130,7 +131,7 @@ def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
 @router.get("/api/progress/{rel:path}")
 def api_progress(rel: str, site: Site = Depends(get_site)):
     d = site.locate(rel)
-    return JSONResponse(site.progress(d, kinds.detect_kind(d) or ""))
+    return JSONResponse(site.progress(d, run_kinds.detect_kind(d) or ""))
 
 
 #: Seconds a ``POST /verify`` waits for ``mas rerun`` (a murder mystery's rerun loads the
