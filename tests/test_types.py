@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COVERED = {
     "mas_agents/__init__.py", "mas_agents/api.py", "mas_agents/graph_nodes.py",   # public API
     "mas_agents/game/contract.py", "mas_agents/game/view.py", "mas_agents/game/conformance.py",   # game contract
+    "mas_agents/game/experiments.py",   # experiment contract
     "mas_agents/planners/base.py",   # block contract
     "mas_agents/game/run_config.py",   # run config
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.graphs.mmg.dataset import load_script
-from mas_agents.web.run_kinds import run_state
+from mas_agents.web.run_kinds import detect_kind, run_state
 from mas_agents.web.paths import read_json as _read
 
 
@@ -74,7 +74,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
         total = None
     done = sum(r["done"] for r in rows)
     finished = isinstance(_read(d / "result.json"), dict)
-    state = "finished" if finished else run_state(d, "wellplay-eval")[0]
+    state = "finished" if finished else run_state(d, detect_kind(d) or "")[0]
     text = f"{done} of {total} answered" if total else f"{done} answered"
     if runs > 1 and total:
         text += f" ({runs} runs of {total // runs} questions)"
