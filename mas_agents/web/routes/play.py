@@ -23,7 +23,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.view import PlayForm
 from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
-from mas_agents.rundir import RUN_MARKER
+from mas_agents.rundir import RUN_MARKER, RunDir
 from mas_agents.web import kinds
 from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
 
@@ -247,14 +247,14 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     tpl = game.view.seat_template if game is not None else None
     seat_template = f"{GAME_TEMPLATE}{kind}" if tpl is not None and tpl.is_file() else "_play_none.html"
     return _page(site, "play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
-                 finished=(d / "result.json").exists(), sig=sig, state=state, reason=reason, note=note,
+                 finished=RunDir(d).has_result(), sig=sig, state=state, reason=reason, note=note,
                  game_title=game.title if game is not None else "", seat_template=seat_template, kind=kind)
 
 
 def _seat_state(site: Site, d: Path) -> tuple[str, str]:
     """The game's state; a game this server is starting is running while its thread lives."""
     th = site.starter.threads.get(site.rel(d))
-    if th is not None and th.is_alive() and not (d / "result.json").exists():
+    if th is not None and th.is_alive() and not RunDir(d).has_result():
         return "running", ""
     return kinds.run_state(d, kinds.detect_kind(d) or "")
 
