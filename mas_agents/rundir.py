@@ -395,14 +395,14 @@ def write_run_marker(out: Path) -> dict[str, Any]:
     marker = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": stat[19] if stat else None,
               "boot_id": _boot_id(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "argv": [str(a) for a in sys.argv]}
-    write_json(Path(out) / RUN_MARKER, marker)
+    write_json(RunDir(out).lock, marker)
     return marker
 
 
 def read_run_marker(d: Path) -> dict[str, Any] | None:
     """The marker of run directory ``d`` (None: none, or not readable)."""
     try:
-        m = json.loads((Path(d) / RUN_MARKER).read_text(encoding="utf-8"))
+        m = json.loads(RunDir(d).lock.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return m if isinstance(m, dict) else None
@@ -468,9 +468,9 @@ def restore_run_marker(out: Path) -> None:
         return
     old = _REPLACED_MARKERS.get(str(out.resolve()))
     if old is None:
-        (out / RUN_MARKER).unlink(missing_ok=True)
+        RunDir(out).lock.unlink(missing_ok=True)
     else:
-        write_json(out / RUN_MARKER, old)
+        write_json(RunDir(out).lock, old)
 
 
 def marks_run(fn):
@@ -523,14 +523,14 @@ def marks_run(fn):
                 restore_run_marker(out)   # a refused run leaves the directory as it was
             if read_run_marker(out) == mine:
                 if created and set(os.listdir(out)) <= {RUN_MARKER}:
-                    (out / RUN_MARKER).unlink(missing_ok=True)
+                    RunDir(out).lock.unlink(missing_ok=True)
                     out.rmdir()
                 else:
                     ended = datetime.now(timezone.utc).isoformat(timespec="seconds")
                     if isinstance(exc, KeyboardInterrupt):   # the user's stop, not a failure
-                        write_json(out / RUN_MARKER, {**mine, "stopped": "Ctrl-C", "ended": ended})
+                        write_json(RunDir(out).lock, {**mine, "stopped": "Ctrl-C", "ended": ended})
                     else:
-                        write_json(out / RUN_MARKER, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
+                        write_json(RunDir(out).lock, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
                                                       "ended": ended})
             raise
         finally:
@@ -539,7 +539,7 @@ def marks_run(fn):
             else:
                 _REPLACED_MARKERS[key] = outer
         if read_run_marker(out) == mine:
-            (out / RUN_MARKER).unlink(missing_ok=True)
+            RunDir(out).lock.unlink(missing_ok=True)
         return result
 
     return wrapper

@@ -16,7 +16,7 @@ from typing import Any
 
 from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import connect_read_only
-from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RUN_MARKER, RunDir
+from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RunDir
 from mas_agents.web.kinds import UNCONFIGURED, detect_kind, is_game, run_kind, run_models, run_state, uniq
 from mas_agents.web.paths import read_json as _read, relpath
 
@@ -49,7 +49,7 @@ def kind_of(d: Path) -> str | None:
     """:func:`mas_agents.web.kinds.detect_kind`, or :data:`UNCONFIGURED` for a folder holding a
     ``run.lock`` and no run of a known kind (nor sub-folders), or None."""
     kind = detect_kind(d)
-    if kind is None and (Path(d) / RUN_MARKER).is_file() and not _holds_runs(Path(d)):
+    if kind is None and RunDir(d).lock.is_file() and not _holds_runs(Path(d)):
         return UNCONFIGURED
     return kind
 
@@ -190,7 +190,7 @@ def run_date(d: Path, kind: str | None = None) -> float | None:
     t = _first_call_time(d)
     if t is not None:
         return t
-    marker = _read(d / RUN_MARKER)
+    marker = _read(RunDir(d).lock)
     t = _iso(marker.get("started")) if isinstance(marker, dict) else None
     if t is not None:
         return t
@@ -247,7 +247,7 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path) -> None:
     its game's ``GameDef.seat_specs`` and ``GameDef.headline`` (without a headline hook: its
     calls and invalid actions)."""
     if kind == UNCONFIGURED:
-        marker = _read(d / RUN_MARKER)
+        marker = _read(RunDir(d).lock)
         err = marker.get("error") if isinstance(marker, dict) else None
         # the error itself is the stopped run's reason, shown beside it
         run.headline = "failed before writing its configuration" if err else "starting"

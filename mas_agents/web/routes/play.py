@@ -23,7 +23,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.view import PlayForm
 from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
-from mas_agents.rundir import RUN_MARKER, RunDir
+from mas_agents.rundir import RunDir
 from mas_agents.web import kinds
 from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
 
@@ -284,7 +284,7 @@ def _no_seat_here(site: Site, d: Path) -> HTMLResponse | None:
                          message=f"{key} is a {what}, not a game: a person holds a seat in one game, and {key} has no "
                                  "human seat; its run page lists what it holds.")
     if (kind is None and key not in site.starter.threads and not (d / "human").exists()
-            and not (d / RUN_MARKER).exists()):
+            and not RunDir(d).lock.exists()):
         return site.page("error.html", 404, title="No game here",
                          message=f"{key} holds no game: a seat's page is /play/RUN, for a game started from /play "
                                  "or with a human seat from a terminal.")
