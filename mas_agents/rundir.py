@@ -107,7 +107,7 @@ RUN_MARKER = "run.lock"
 class RunDir:
     """A run directory and the names of its files (docs/reference/run-files.md).
 
-    ``RunDir(out).result`` is ``out / "result.json"``; the paths are not checked, created or
+    ``RunDir(out).result`` is the path ``out/result.json``; the paths are not checked, created or
     resolved. ``path`` may be given as a ``str``: it is kept as a :class:`~pathlib.Path`.
     """
 
