@@ -64,7 +64,7 @@ from typing import Any, Callable
 from mas_agents import appender
 from mas_agents.errors import RunStopped
 from mas_agents.prompt_log import record_prompts, set_record_prompts
-from mas_agents.rundir import read_json, run_each, write_json
+from mas_agents.rundir import RunDir, read_json, run_each, write_json
 from mas_agents.stop import STOP, StopRequested
 
 log = logging.getLogger(__name__)
@@ -443,7 +443,7 @@ def _record_nodes(root: Path, record: dict[str, Any]) -> None:
     runner rewrites, so it lasts across resumes) and merge it into ``root/config.json`` when the
     runner keeps one there (a tournament's game folder has none)."""
     write_json(root / "executor.json", {"executor": record})
-    cfg = root / "config.json"
+    cfg = RunDir(root).config
     if cfg.exists():
         data = read_json(cfg)
         data["executor"] = record

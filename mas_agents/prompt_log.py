@@ -13,19 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from mas_agents import appender
+from mas_agents.rundir import CALLS_FILE, PROMPTS_GZ, RunDir
 
 if TYPE_CHECKING:   # annotations only: the module stays light (mas_agents.cells imports it at CLI start)
     from langchain_core.messages import BaseMessage
 
-__all__ = ["PROMPTS_FILE", "PROMPTS_FORMAT", "PROMPTS_GZ", "clear_call_log", "message_dicts", "prompt_paths",
+__all__ = ["PROMPTS_FILE", "PROMPTS_FORMAT", "clear_call_log", "message_dicts", "prompt_paths",
            "read_prompts", "record_prompts", "set_record_prompts"]
 
 #: The prompt log beside ``llm_calls.jsonl`` while a run writes it (plain JSON lines, appended and
 #: flushed per call under the recorder's lock, so a crashed run keeps every record made).
 PROMPTS_FILE = "llm_prompts.jsonl"
-#: The same records once the recorder is closed (:meth:`CallRecorder.close`): gzip, one member per
-#: close (a resumed game appends a member; concatenated members are one valid gzip file).
-PROMPTS_GZ = "llm_prompts.jsonl.gz"
+# The same records once the recorder is closed: mas_agents.rundir.PROMPTS_GZ.
 
 PROMPTS_FORMAT = """\
 ``llm_prompts.jsonl`` / ``llm_prompts.jsonl.gz``: UTF-8 JSON lines of two kinds, keyed by the
@@ -84,7 +83,7 @@ def prompt_paths(calls_path: Path) -> tuple[Path, Path]:
     log with another name than ``llm_calls.jsonl``, e.g. ``mas spy serve-agent --calls x.jsonl``,
     gets ``x.prompts.jsonl`` / ``x.prompts.jsonl.gz``)."""
     calls_path = Path(calls_path)
-    if calls_path.name == "llm_calls.jsonl":
+    if calls_path.name == CALLS_FILE:
         return calls_path.with_name(PROMPTS_FILE), calls_path.with_name(PROMPTS_GZ)
     stem = calls_path.name.removesuffix(".jsonl")
     return calls_path.with_name(f"{stem}.prompts.jsonl"), calls_path.with_name(f"{stem}.prompts.jsonl.gz")
@@ -130,7 +129,7 @@ def read_prompts(run_dir: Path) -> dict[str, dict[str, Any]]:
     """
     appender.sync()
     run_dir = Path(run_dir)
-    plain, gz = prompt_paths(run_dir if run_dir.suffix == ".jsonl" else run_dir / "llm_calls.jsonl")
+    plain, gz = prompt_paths(run_dir if run_dir.suffix == ".jsonl" else RunDir(run_dir).calls)
     out: dict[str, dict[str, Any]] = {}
 
     def merge(path: Path, lines: Iterable[str]) -> None:

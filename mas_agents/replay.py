@@ -60,6 +60,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from mas_agents.prompt_log import message_dicts, prompt_paths, read_prompts
 from mas_agents.call_log import read_calls
 from mas_agents.errors import RunStopped
+from mas_agents.rundir import CALLS_FILE, RunDir
 
 __all__ = ["PREFIX", "NotReplayable", "ReplayMismatch", "Recording", "ReplayChat", "make_replay_chat",
            "replaying", "recording", "replayable"]
@@ -148,7 +149,7 @@ class Recording:
         self.records: list[_Rec] = []
         if not self.run.is_dir():
             raise NotReplayable(f"{self.run}: no such run directory")
-        logs = sorted(self.run.rglob("llm_calls.jsonl"))
+        logs = sorted(self.run.rglob(CALLS_FILE))
         if not logs:
             raise NotReplayable(f"{self.run}: no llm_calls.jsonl: not a run directory that made model calls")
         for calls_path in logs:
@@ -473,12 +474,12 @@ def replayable(run: str | Path) -> tuple[bool, str]:
     calls. Reads no prompt text (cheap enough for a runs list)."""
     run = Path(run)
     try:
-        cfg = json.loads((run / "config.json").read_text(encoding="utf-8"))
+        cfg = json.loads(RunDir(run).config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         cfg = {}
     if isinstance(cfg, dict) and cfg.get("record_prompts") is False:
         return False, "its prompts were not recorded (--no-record-prompts)"
-    logs = sorted(run.rglob("llm_calls.jsonl"))
+    logs = sorted(run.rglob(CALLS_FILE))
     if not logs:
         return False, "it has no llm_calls.jsonl"
     for p in logs:

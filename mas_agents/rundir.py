@@ -5,8 +5,8 @@ Every run writes into its directory (docs/reference/run-files.md):
 with the prompt log ``llm_prompts.jsonl.gz`` beside it (:mod:`mas_agents.accounting`),
 ``result.json`` and a readable ``transcript.md`` (game) or ``report.md`` (evaluation).
 
-One idea in about 440 lines, the life of a run directory: its names and files (JSON, JSONL,
-versions), the cells that fill a many-cell run (:func:`run_each`, which keeps what finished on a
+One idea in about 550 lines, the life of a run directory: its names and files (:class:`RunDir`, JSON,
+JSONL, versions), the cells that fill a many-cell run (:func:`run_each`, which keeps what finished on a
 stop) and the marker of the process writing it (:func:`marks_run`). The marker and
 :func:`run_each` share the stop handling, and every runner imports its files and its marker from here.
 """
@@ -66,6 +66,128 @@ def _versions() -> dict[str, str]:
     if build:
         out["llama_cpp_build"] = build
     return out
+
+
+# ---------------------------------------------------------------------- the files' names
+
+#: Every run's configuration (:func:`write_json`): seed, model spec, models, options, package
+#: :func:`versions`, ``data_files``; written by each runner before it plays (a game:
+#: :mod:`mas_agents.game.runner`; an evaluation or an experiment: its module under ``eval/``), read
+#: to refuse another configuration into the same directory (:mod:`mas_agents.game.record`) and by
+#: ``mas serve``, ``mas rerun`` and ``mas replay``.
+CONFIG_FILE = "config.json"
+#: What a finished run found (:func:`write_json`): a game's outcome, votes and model use, an
+#: evaluation's scores, an experiment's tables; written last by its runner, so its presence marks
+#: the run finished.
+RESULT_FILE = "result.json"
+#: Every game event, one JSON line each (:mod:`mas_agents.events`), appended while the game runs
+#: and rewritten from the checkpoint when it ends (:mod:`mas_agents.game.runner`).
+EVENTS_FILE = "events.jsonl"
+#: One JSON line per model call (actor, purpose, tokens, latency, errors), appended by the call
+#: recorder (:mod:`mas_agents.accounting`).
+CALLS_FILE = "llm_calls.jsonl"
+#: What each call of :data:`CALLS_FILE` saw and said (:mod:`mas_agents.prompt_log`, which names the
+#: uncompressed file the run appends to), once the recorder is closed (``CallRecorder.close``): gzip,
+#: one member per close (a resumed game appends a member; concatenated members are one valid gzip file).
+PROMPTS_GZ = "llm_prompts.jsonl.gz"
+#: A finished game's readable transcript (``Table.transcript``), written by
+#: :mod:`mas_agents.game.runner` beside :data:`RESULT_FILE`.
+TRANSCRIPT_FILE = "transcript.md"
+#: An evaluation's or an experiment's readable report (markdown tables), written by its module
+#: under ``eval/`` (or ``graphs/magic/bench.py``, ``mas spy experiment``) beside :data:`RESULT_FILE`.
+REPORT_FILE = "report.md"
+#: A game's LangGraph checkpoints (SQLite), written while it plays, read by ``--resume``
+#: (:mod:`mas_agents.game.runner`).
+CHECKPOINTS_FILE = "checkpoints.sqlite"
+#: The marker a runner keeps in its run directory while it runs (see :func:`marks_run`).
+RUN_MARKER = "run.lock"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunDir:
+    """A run directory and the names of its files (docs/reference/run-files.md).
+
+    ``RunDir(out).result`` is the path ``out/result.json``; the paths are not checked, created or
+    resolved. ``path`` may be given as a ``str``: it is kept as a :class:`~pathlib.Path`.
+    """
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def config(self) -> Path:
+        """``<path>/config.json`` (:data:`CONFIG_FILE`)."""
+        return self.path / CONFIG_FILE
+
+    @property
+    def result(self) -> Path:
+        """``<path>/result.json`` (:data:`RESULT_FILE`)."""
+        return self.path / RESULT_FILE
+
+    @property
+    def events(self) -> Path:
+        """``<path>/events.jsonl`` (:data:`EVENTS_FILE`)."""
+        return self.path / EVENTS_FILE
+
+    @property
+    def calls(self) -> Path:
+        """``<path>/llm_calls.jsonl`` (:data:`CALLS_FILE`)."""
+        return self.path / CALLS_FILE
+
+    @property
+    def prompts(self) -> Path:
+        """``<path>/llm_prompts.jsonl.gz`` (:data:`PROMPTS_GZ`)."""
+        return self.path / PROMPTS_GZ
+
+    @property
+    def transcript(self) -> Path:
+        """``<path>/transcript.md`` (:data:`TRANSCRIPT_FILE`)."""
+        return self.path / TRANSCRIPT_FILE
+
+    @property
+    def report(self) -> Path:
+        """``<path>/report.md`` (:data:`REPORT_FILE`)."""
+        return self.path / REPORT_FILE
+
+    @property
+    def checkpoints(self) -> Path:
+        """``<path>/checkpoints.sqlite`` (:data:`CHECKPOINTS_FILE`)."""
+        return self.path / CHECKPOINTS_FILE
+
+    @property
+    def lock(self) -> Path:
+        """``<path>/run.lock`` (:data:`RUN_MARKER`, :func:`marks_run`)."""
+        return self.path / RUN_MARKER
+
+    def has_config(self) -> bool:
+        """Whether ``config.json`` exists (a file or anything else by that name)."""
+        return self.config.exists()
+
+    def has_result(self) -> bool:
+        """Whether ``result.json`` exists: the run finished."""
+        return self.result.exists()
+
+    def read_config(self) -> Any:
+        """The parsed ``config.json`` (:func:`read_json`: its errors name the file)."""
+        return read_json(self.config)
+
+    def read_result(self) -> Any:
+        """The parsed ``result.json`` (:func:`read_json`: its errors name the file)."""
+        return read_json(self.result)
+
+    def write_config(self, data: Any) -> None:
+        """Write ``config.json`` (:func:`write_json`: indented, atomic)."""
+        write_json(self.config, data)
+
+    def write_result(self, data: Any) -> None:
+        """Write ``result.json`` (:func:`write_json`: indented, atomic)."""
+        write_json(self.result, data)
+
+    def write_report(self, text: str) -> None:
+        """Write ``report.md`` (UTF-8, not atomic: ``Path.write_text``)."""
+        self.report.write_text(text, encoding="utf-8")
 
 
 def default_run_dir(kind: str, label: str) -> Path:
@@ -249,10 +371,6 @@ def _note_kept(exc: BaseException, total: int, finished: int, open_: int) -> Non
 
 # ---------------------------------------------------------------------- the process marker
 
-#: The marker a runner keeps in its run directory while it runs (see :func:`marks_run`).
-RUN_MARKER = "run.lock"
-
-
 def _proc_stat(pid: int) -> list[str] | None:
     """Fields of ``/proc/<pid>/stat`` after the command name (state first), or None."""
     try:
@@ -277,14 +395,14 @@ def write_run_marker(out: Path) -> dict[str, Any]:
     marker = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": stat[19] if stat else None,
               "boot_id": _boot_id(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "argv": [str(a) for a in sys.argv]}
-    write_json(Path(out) / RUN_MARKER, marker)
+    write_json(RunDir(out).lock, marker)
     return marker
 
 
 def read_run_marker(d: Path) -> dict[str, Any] | None:
     """The marker of run directory ``d`` (None: none, or not readable)."""
     try:
-        m = json.loads((Path(d) / RUN_MARKER).read_text(encoding="utf-8"))
+        m = json.loads(RunDir(d).lock.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return m if isinstance(m, dict) else None
@@ -350,9 +468,9 @@ def restore_run_marker(out: Path) -> None:
         return
     old = _REPLACED_MARKERS.get(str(out.resolve()))
     if old is None:
-        (out / RUN_MARKER).unlink(missing_ok=True)
+        RunDir(out).lock.unlink(missing_ok=True)
     else:
-        write_json(out / RUN_MARKER, old)
+        write_json(RunDir(out).lock, old)
 
 
 def marks_run(fn):
@@ -405,14 +523,14 @@ def marks_run(fn):
                 restore_run_marker(out)   # a refused run leaves the directory as it was
             if read_run_marker(out) == mine:
                 if created and set(os.listdir(out)) <= {RUN_MARKER}:
-                    (out / RUN_MARKER).unlink(missing_ok=True)
+                    RunDir(out).lock.unlink(missing_ok=True)
                     out.rmdir()
                 else:
                     ended = datetime.now(timezone.utc).isoformat(timespec="seconds")
                     if isinstance(exc, KeyboardInterrupt):   # the user's stop, not a failure
-                        write_json(out / RUN_MARKER, {**mine, "stopped": "Ctrl-C", "ended": ended})
+                        write_json(RunDir(out).lock, {**mine, "stopped": "Ctrl-C", "ended": ended})
                     else:
-                        write_json(out / RUN_MARKER, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
+                        write_json(RunDir(out).lock, {**mine, "error": f"{type(exc).__name__}: {exc}"[:500],
                                                       "ended": ended})
             raise
         finally:
@@ -421,7 +539,7 @@ def marks_run(fn):
             else:
                 _REPLACED_MARKERS[key] = outer
         if read_run_marker(out) == mine:
-            (out / RUN_MARKER).unlink(missing_ok=True)
+            RunDir(out).lock.unlink(missing_ok=True)
         return result
 
     return wrapper

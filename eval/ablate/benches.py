@@ -24,7 +24,7 @@ from mas_agents.eval.wellplay.compare import CompareConfig, cell_dir, run_compar
 from mas_agents.stats import bootstrap_mean, bootstrap_units, paired_difference
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.events import SCENARIOS
-from mas_agents.rundir import read_json
+from mas_agents.rundir import RunDir
 
 #: The type of the benches' ``cfg``: :class:`mas_agents.eval.ablate.grid.AblateConfig` (not imported:
 #: the runner imports this module, and the layer check counts even an annotation's import as a cycle).
@@ -48,10 +48,10 @@ def wellplay_cost(d: Path) -> dict:
     """The variant's cost in one compare cell ``d``: every evaluation call, and the game's calls
     by the characters the variant played (not the murderer, whom PLAYER*'s protocol always gives
     the ``plain`` framework). Same units as :func:`actor_cost` (``wall_s`` = model seconds)."""
-    parts = [actor_cost(d / "eval" / "llm_calls.jsonl", None)]
-    if (d / "game" / "result.json").exists():
-        roles = read_json(d / "game" / "result.json").get("roles") or {}
-        parts.append(actor_cost(d / "game" / "llm_calls.jsonl", method_seats(roles)))
+    parts = [actor_cost(RunDir(d / "eval").calls, None)]
+    if RunDir(d / "game").has_result():
+        roles = RunDir(d / "game").read_result().get("roles") or {}
+        parts.append(actor_cost(RunDir(d / "game").calls, method_seats(roles)))
     return _sum_costs(parts)
 
 
@@ -124,7 +124,7 @@ def subject_units(games: list[dict], subject_seat_of: dict[int, int], games_dir:
         idx = int(g["game_id"].rsplit("-g", 1)[1])
         row = next(r for r in player_rows(g) if r["seat"] == subject_seat_of[idx])
         name = next(p["name"] for p in g["players"] if p["seat"] == subject_seat_of[idx])
-        cost = actor_cost(games_dir / f"g{idx:04d}" / "llm_calls.jsonl", {name})
+        cost = actor_cost(RunDir(games_dir / f"g{idx:04d}").calls, {name})
         out[idx] = {"score": row["score"], "role": row["role"], "won": row["won"],
                     "correct": row["correct_votes"], "cast": row["votes_cast_as_civilian"],
                     "fouls": row["fouls"], "timeouts": row["timeouts"], "descriptions": row["descriptions"],
@@ -202,9 +202,9 @@ def _magic_by_setting(run_dir: Path, names: list[str]) -> tuple[dict[int, list[l
     for name in sorted(names):
         d = run_dir / "games" / name
         sid = int(name.rsplit("-s", 1)[1])
-        out.setdefault(sid, []).append(read_events(d / "events.jsonl"))
-        seats = set(read_json(d / "result.json").get("challenger_seats") or [])
-        costs.append(actor_cost(d / "llm_calls.jsonl", seats))
+        out.setdefault(sid, []).append(read_events(RunDir(d).events))
+        seats = set(RunDir(d).read_result().get("challenger_seats") or [])
+        costs.append(actor_cost(RunDir(d).calls, seats))
     return out, _sum_costs(costs)
 
 

@@ -53,7 +53,7 @@ from mas_agents.game.run_config import NOT_RECORDED, RunConfig
 from mas_agents.prompt_log import record_prompts
 from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.model_specs import spec_text
-from mas_agents.rundir import marks_run, read_json, versions, write_json
+from mas_agents.rundir import RunDir, marks_run, versions
 
 #: the names this module gave before its benches and report moved out (their importers keep working)
 __all__ = [
@@ -166,7 +166,7 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
     # config.json names every bench the run holds: those run before and those asked now
     held = set(benches) | set((stored or {}).get("benches") or [])
     files = merge_data_files((stored or {}).get("data_files"), files)   # the benches' data files, earlier ones too
-    write_json(out / "config.json", {**{k: v for k, v in config.items() if k != "benches"},   # benches where
+    RunDir(out).write_config({**{k: v for k, v in config.items() if k != "benches"},   # benches where
                                      "benches": [b for b in BENCHES if b in held], "command": command,   # it was
                                      **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
@@ -181,14 +181,14 @@ def run_ablate(cfg: AblateConfig, *, tick: Callable | None = None) -> dict:
         result["benches"]["spy"] = run_spy(cfg, grid, seed=0, tick=tick)
     if "magic" in benches:
         result["benches"]["magic"] = run_magic_bench(cfg, grid, seed=0, tick=tick)
-    if (out / "result.json").exists():   # a run extended bench by bench keeps the benches it ran before
-        earlier = read_json(out / "result.json").get("benches") or {}
+    if RunDir(out).has_result():   # a run extended bench by bench keeps the benches it ran before
+        earlier = RunDir(out).read_result().get("benches") or {}
         result["benches"] = {b: result["benches"].get(b) or earlier[b] for b in BENCHES
                              if b in result["benches"] or b in earlier}
     result["summary"] = summary(result)
-    write_json(out / "result.json", result)
+    RunDir(out).write_result(result)
     figures(result, out)
-    (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    RunDir(out).write_report(report_md(result))
     return result
 
 

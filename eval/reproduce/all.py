@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from mas_agents.eval.reproduce import magic, player_star, wis
 from mas_agents.eval.reproduce.common import PaperRun, check_options, md_table, write_report
 from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
+from mas_agents.rundir import REPORT_FILE
 
 #: (folder / ``mas reproduce`` name, module, title). The modules are looked up when a part runs
 #: (``module.reproduce``), so a test may replace a part's function.
@@ -139,7 +140,7 @@ def reproduce_all(config: AllRun) -> dict:
         res = mod.reproduce(part)
         parts.append({"paper": folder, "title": title, "model": part.as_options()["model"],
                       "headline": res.get("headline", ""),
-                      "partial": bool(res.get("partial", limit is not None)), "report": f"{folder}/report.md"})
+                      "partial": bool(res.get("partial", limit is not None)), "report": f"{folder}/{REPORT_FILE}"})
     lines = [f"# Social-reasoning card: {model}", "",
              f"Three papers' protocols against one endpoint: `--model {model}`"
              + (f", other seats `--others {others}`" if others else "") + (f", `--limit {limit}`" if limit else "")

@@ -33,7 +33,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from mas_agents.game.data import cells_data_files
 from mas_agents.game.run_config import NOT_RECORDED, RunConfig
 from mas_agents.stats import Estimate
-from mas_agents.rundir import versions, write_json
+from mas_agents.rundir import RunDir, versions, write_json
 
 PAPERS_DIR = Path(__file__).with_name("papers")
 PAPERS = ("magic", "player-star", "wis")
@@ -284,12 +284,12 @@ def write_report(out: Path, *, paper: str, config: dict, result: dict, markdown:
     (:func:`mas_agents.game.data.cells_data_files`; left out when they read none)."""
     out.mkdir(parents=True, exist_ok=True)
     files = cells_data_files(out)
-    write_json(out / "config.json", {"kind": "reproduce", "paper": paper, **config,
+    RunDir(out).write_config({"kind": "reproduce", "paper": paper, **config,
                                      **({"data_files": files} if files else {}), "versions": versions()})
-    write_json(out / "result.json", {"kind": "reproduce", "paper": paper, **result})
+    RunDir(out).write_result({"kind": "reproduce", "paper": paper, **result})
     tmp = out / "report.md.tmp"
     tmp.write_text(markdown, encoding="utf-8")
-    tmp.replace(out / "report.md")
+    tmp.replace(RunDir(out).report)
 
 
 # ------------------------------------------------------------ estimate vs actual (mas_agents.eval.reproduce.estimate)

@@ -61,6 +61,7 @@ from mas_agents.grammar import render_json_reply, reply_schema
 from mas_agents.embedded import embedded_model_path
 from mas_agents.model_specs import set_spec_override
 from mas_agents.local_chat import to_llama_messages
+from mas_agents.rundir import CALLS_FILE
 
 #: Papers whose real run makes an estimate first and reports it beside the actual cost.
 COMPARED = ("magic", "player-star", "wis")
@@ -231,7 +232,7 @@ def collect(paper: str, root: Path, eval_scale: int = 1) -> list[dict]:
     "input_tokens", "output_tokens"}``; the evaluation logs of PLAYER* (folders named ``eval``)
     count ``eval_scale`` times (the dry run answers one evaluation run)."""
     cells: dict[str, dict] = {}
-    for path in sorted(Path(root).rglob("llm_calls.jsonl")):
+    for path in sorted(Path(root).rglob(CALLS_FILE)):
         rel = path.relative_to(root)
         label, game = _cell(paper, rel)
         row = cells.setdefault(label, {"cell": label, "games": set(), "calls": 0, "input_tokens": 0,

@@ -94,7 +94,7 @@ from mas_agents.graphs.magic.session import play_magic_game
 from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.game.run_config import NOT_RECORDED
 from mas_agents.graphs.magic.events import SCENARIOS
-from mas_agents.rundir import marks_run, read_json, write_json
+from mas_agents.rundir import RunDir, marks_run
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,7 +238,7 @@ def _reproduce(config: MagicRun, *, out: Path) -> dict:
     partial = settings is not None or bool(left_out)
     config_json = config.config_json()
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **config_json})
+    RunDir(out).write_config({"kind": "reproduce", "paper": PAPER, **config_json})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
         save_estimate(out, estimate)
     planned = plan_games(config.data_root, limit, conds)
@@ -259,9 +259,9 @@ def _reproduce(config: MagicRun, *, out: Path) -> dict:
             sc, side, sid = line.split(" ")
             d = game_dir(run_dir, sc, side, int(sid[1:]))
             n = calls.pop(str(d), None)
-            if n is None and (d / "result.json").exists():
+            if n is None and RunDir(d).has_result():
                 # played on a Ray worker (counting_play ran there): the game's own record
-                n = int((read_json(d / "result.json").get("llm") or {}).get("calls", 0))
+                n = int((RunDir(d).read_result().get("llm") or {}).get("calls", 0))
             progress.done(f"{CONDITION_LABELS.get(cond, cond)}: {game_label(line)}", n or 0)
 
         bench = MagicBenchConfig(data_root=config.data_root, out=run_dir, scenarios=list(SCENARIOS),
@@ -291,7 +291,7 @@ def _reproduce(config: MagicRun, *, out: Path) -> dict:
     result["headline"] = headline(result)
     markdown = report_md(result, papers_dir=None)
     write_report(out, paper=PAPER, config=config_json, result=result, markdown=markdown)
-    return read_json(out / "result.json")
+    return RunDir(out).read_result()
 
 
 __all__ = [

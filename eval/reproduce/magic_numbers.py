@@ -13,7 +13,7 @@ from mas_agents.eval.reproduce.magic_protocol import OUR_METRICS, PAIRS
 from mas_agents.stats import bootstrap_mean, paired_difference, wilson
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.rules import PLAYERS
-from mas_agents.rundir import read_json
+from mas_agents.rundir import RunDir
 
 
 def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[dict]]]:
@@ -21,8 +21,8 @@ def _games_by_setting(run_dir: Path, names: list[str]) -> dict[str, list[list[di
     by: dict[str, list] = {}
     for name in names:
         d = Path(run_dir) / "games" / name
-        r = read_json(d / "result.json")
-        by.setdefault(f"{r['scenario']}/{int(r['setting_id']):02d}", []).append(read_events(d / "events.jsonl"))
+        r = RunDir(d).read_result()
+        by.setdefault(f"{r['scenario']}/{int(r['setting_id']):02d}", []).append(read_events(RunDir(d).events))
     return by
 
 
@@ -86,7 +86,7 @@ def game_theory(run_dir: Path, names: list[str]) -> dict[str, dict]:
     paybacks: list[float] = []
     for name in names:
         d = Path(run_dir) / "games" / name
-        r = read_json(d / "result.json")
+        r = RunDir(d).read_result()
         seat, oc = _seat(r), r.get("outcome") or {}
         if r["scenario"] == "cost_sharing":
             cs_n += 1
@@ -113,9 +113,9 @@ def _challenger_events(run_dir: Path, names: list[str], kind: str):
     ``(scenario, [event, ...])`` per game of ``run_dir/games``."""
     for name in names:
         d = Path(run_dir) / "games" / name
-        r = read_json(d / "result.json")
+        r = RunDir(d).read_result()
         seats = set(r.get("challenger_seats") or [])
-        yield r["scenario"], [e for e in read_events(d / "events.jsonl") if e.get("kind") == kind and e.get("actor") in seats]
+        yield r["scenario"], [e for e in read_events(RunDir(d).events) if e.get("kind") == kind and e.get("actor") in seats]
 
 
 def paper_analyses(run_dir: Path, names: list[str]) -> dict[str, dict[str, int]]:

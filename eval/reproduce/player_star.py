@@ -86,7 +86,7 @@ from mas_agents.game.run_config import NOT_RECORDED
 from mas_agents.eval.wellplay.run import run_wellplay_eval
 from mas_agents.graphs.mmg.rules import MURDERER_SPEC
 from mas_agents.model_specs import spec_text
-from mas_agents.rundir import write_json
+from mas_agents.rundir import RunDir
 
 
 def _one_model(model: Any) -> Any:
@@ -274,7 +274,7 @@ def reproduce(config: PlayerStarRun) -> dict:
     except DataError as exc:   # the CLI prints a ValueError as one line
         raise ValueError(f"--data-dir: {exc}") from exc
     chosen = {lang: s[:limit] if limit else s for lang, s in ordered.items()}
-    write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings,
+    RunDir(out).write_config({"kind": "reproduce", "paper": PAPER, **settings,
                                      "murderer_agent": MURDERER_SPEC,
                                      "scripts": {lang: [s.name for s in v] for lang, v in chosen.items()}})
     methods = list(config.methods)
@@ -292,7 +292,7 @@ def reproduce(config: PlayerStarRun) -> dict:
         lang_out = out / lang
         by_name = {s.name: s for s in chosen[lang]}
         finished = {(m, s.id) for m in methods for s in chosen[lang]
-                    if (cell_dir(lang_out, m, s.id, 0) / "eval" / "result.json").exists()}
+                    if RunDir(cell_dir(lang_out, m, s.id, 0) / "eval").has_result()}
 
         def cell_done(label_: str, lang_out: Path = lang_out, by_name: dict = by_name, finished: set = finished,
                       lang: str = lang) -> None:
@@ -302,7 +302,7 @@ def reproduce(config: PlayerStarRun) -> dict:
             if (m, sc.id) not in finished:
                 d = cell_dir(lang_out, m, sc.id, 0)
                 for part in ("game", "eval"):
-                    p = d / part / "result.json"
+                    p = RunDir(d / part).result
                     if p.exists():
                         calls += json.loads(p.read_text(encoding="utf-8")).get("llm", {}).get("calls", 0)
             with lock:

@@ -17,7 +17,7 @@ from mas_agents.eval.reproduce.common import PaperTable
 from mas_agents.eval.reproduce.player_star_protocol import CATEGORIES, LABELS, METHODS, WEIGHTS, dataset_stats
 from mas_agents.eval.wellplay.compare import cell_dir, game_seat_cost
 from mas_agents.eval.wellplay.evaluate import score_interval
-from mas_agents.rundir import read_json
+from mas_agents.rundir import RunDir
 
 def weighted(accuracy: dict[str, float | None], counts: dict[str, int]) -> float | None:
     """The weighted score from per-category accuracies and question counts (PLAYER* §3):
@@ -159,7 +159,7 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
 
     per_script, records, cost = [], [], []
     for d in _cells(lang_out, method, scripts):
-        ev = read_json(d / "eval" / "result.json")
+        ev = RunDir(d / "eval").read_result()
         per_script.append(ev["runs"])
         with open(d / "eval" / "answers.jsonl", encoding="utf-8") as f:
             records += [json.loads(line) for line in f if line.strip()]
@@ -167,8 +167,8 @@ def method_summary(lang_out: Path, method: str, scripts: list) -> dict:
              "eval_output_tokens": ev["llm"]["output_tokens"], "eval_model_s": ev["llm"]["latency_s"],
              "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_model_s": 0.0,
              "seat_calls": 0, "seat_input_tokens": 0, "seat_output_tokens": 0, "games": 0}
-        if (d / "game" / "result.json").exists():
-            g = read_json(d / "game" / "result.json")
+        if RunDir(d / "game").has_result():
+            g = RunDir(d / "game").read_result()
             seat = game_seat_cost(d / "game") or {}
             c.update(game_calls=g["llm"]["calls"], game_input_tokens=g["llm"]["input_tokens"],
                      game_output_tokens=g["llm"]["output_tokens"], game_model_s=g["llm"]["latency_s"],
@@ -301,7 +301,7 @@ def actual_cost(out: Path, langs: tuple[str, ...], methods: list[str], chosen: d
             for sc in chosen[lang]:
                 d = cell_dir(Path(out) / lang, m, sc.id, 0)
                 for part in ("game", "eval"):
-                    p = d / part / "result.json"
+                    p = RunDir(d / part).result
                     if p.exists():
                         llm = json.loads(p.read_text(encoding="utf-8")).get("llm") or {}
                         for k in tot:

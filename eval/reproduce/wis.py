@@ -79,7 +79,7 @@ from mas_agents.graphs.wis.tournament import (
     run_tournament,
     schedule,
 )
-from mas_agents.rundir import write_json
+from mas_agents.rundir import RESULT_FILE, RunDir
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,8 +175,8 @@ def reproduce(config: WisRun) -> dict:
     pool, others, limit, seed = list(config.pool), config.others, config.limit, config.seed
     data_root, out, play, estimate = config.data_root, config.out, config.play, config.estimate
     out.mkdir(parents=True, exist_ok=True)
-    if not (out / "config.json").exists():
-        write_json(out / "config.json", {"kind": "reproduce", "paper": PAPER, **settings})
+    if not RunDir(out).has_config():
+        RunDir(out).write_config({"kind": "reproduce", "paper": PAPER, **settings})
     if estimate is not None:   # the estimate made before the run, kept for a resumed run's report
         save_estimate(out, estimate)
     pairs = load_pairs(data_root, LANG)
@@ -195,14 +195,14 @@ def reproduce(config: WisRun) -> dict:
     progress = Progress(total, config.tick, PAPER)
 
     def ticker(games_dir: Path, what: str) -> Callable[[int], None]:
-        before = {p.parent.name for p in games_dir.glob("g*/result.json")} if games_dir.exists() else set()
+        before = {p.parent.name for p in games_dir.glob(f"g*/{RESULT_FILE}")} if games_dir.exists() else set()
 
         def t(index: int) -> None:
             name = f"g{index:04d}"
             calls = 0
             if name not in before:
                 try:
-                    calls = json.loads((games_dir / name / "result.json").read_text(encoding="utf-8"))["llm"]["calls"]
+                    calls = json.loads(RunDir(games_dir / name).result.read_text(encoding="utf-8"))["llm"]["calls"]
                 except (OSError, KeyError, ValueError):
                     calls = 0
             progress.done(f"{what} game {index + 1}", calls)
@@ -289,12 +289,12 @@ def _arm_ticker(d: Path, kind: str, progress: Progress, games: int) -> Callable[
     strategy arm; the n-th call belongs to arm ``n // games``."""
     seen = {"n": 0}
     arms = ("baseline", kind)
-    before = {str(p) for p in d.glob("*/games/g*/result.json")} if d.exists() else set()
+    before = {str(p) for p in d.glob(f"*/games/g*/{RESULT_FILE}")} if d.exists() else set()
 
     def t(index: int) -> None:
         arm = arms[min(seen["n"] // games, 1)]
         seen["n"] += 1
-        path = d / arm / "games" / f"g{index:04d}" / "result.json"
+        path = RunDir(d / arm / "games" / f"g{index:04d}").result
         calls = 0
         if str(path) not in before and path.exists():
             try:

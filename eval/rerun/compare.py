@@ -12,7 +12,7 @@ from typing import Any
 
 from mas_agents.call_log import read_calls
 from mas_agents.events import read_events
-from mas_agents.rundir import read_json
+from mas_agents.rundir import RunDir
 
 __all__ = ["CLOCK_KEYS", "CALL_CLOCK_FIELDS", "compare_runs"]
 
@@ -86,7 +86,7 @@ def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
     Raises:
         FileNotFoundError, ValueError: a file is missing or not JSON.
     """
-    old_ev, new_ev = read_events(original / "events.jsonl"), read_events(rerun_dir / "events.jsonl")
+    old_ev, new_ev = read_events(RunDir(original).events), read_events(RunDir(rerun_dir).events)
     ids_a: dict[str, str] = {}
     ids_b: dict[str, str] = {}
     _collect_ids(old_ev, ids_a)
@@ -102,7 +102,7 @@ def compare_runs(original: Path, rerun_dir: Path) -> tuple[str, str]:
         e = longer[min(len(old_ev), len(new_ev))]
         return "events", (f"{len(old_ev)} events recorded, {len(new_ev)} now; {which}'s event {min(len(old_ev), len(new_ev))} "
                           f"is {e.get('kind')} by {e.get('actor')}")
-    old_res, new_res = read_json(original / "result.json"), read_json(rerun_dir / "result.json")
+    old_res, new_res = RunDir(original).read_result(), RunDir(rerun_dir).read_result()
     d = _first_field(_normal(old_res, ids_a), _normal(new_res, ids_b))
     if d:
         return "result", f"result.json {d[0]} {_was_now(d[1], d[2])}"
@@ -116,7 +116,7 @@ CALL_CLOCK_FIELDS = ("call_id", "latency_s", "started_at", "retries")
 
 def _call_rows(d: Path) -> list[str]:
     rows = []
-    for c in read_calls(d / "llm_calls.jsonl"):
+    for c in read_calls(RunDir(d).calls):
         rec = {k: v for k, v in c.to_dict().items() if k not in CALL_CLOCK_FIELDS}
         rows.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
     return sorted(rows)

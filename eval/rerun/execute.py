@@ -57,7 +57,7 @@ from mas_agents.eval.rerun.compare import compare_runs
 from mas_agents.eval.wellplay.evaluate import MODEL_FREE
 from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
-from mas_agents.rundir import read_json, versions
+from mas_agents.rundir import CONFIG_FILE, RunDir, versions
 from mas_agents.specs import is_remote
 
 __all__ = ["Outcome", "EXIT_CODES", "rerun", "rerun_cells", "game_cells", "params_of"]
@@ -246,11 +246,11 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
         FileNotFoundError: ``run/config.json`` is missing.
     """
     run = Path(run)
-    config = read_json(run / "config.json")
+    config = RunDir(run).read_config()
     ok, why = replayable(run)
     if not ok:
         raise NotReplayable(f"{run} cannot be replayed: {why}")
-    if not (run / "result.json").is_file():
+    if not RunDir(run).result.is_file():
         raise NotReplayable(f"{run} holds no finished game (no result.json): nothing to compare with")
     changed = data_difference(config, data_root)
     if changed:          # another script or setting: checked before anything is loaded or replayed
@@ -261,7 +261,7 @@ def rerun(run: Path, out: Path | None = None, *, data_root: Path | None = None) 
     else:
         kind, params = params_of(config, data_root)
     temp = out is None
-    if not temp and (Path(out) / "config.json").exists():
+    if not temp and RunDir(out).has_config():
         raise ValueError(f"--out {out} already holds a run; choose an empty directory")
     out = Path(tempfile.mkdtemp(prefix="mas-rerun-")) if out is None else Path(out)
     model = config.get("default_model") or config.get("model") or "local"
@@ -304,14 +304,14 @@ def game_cells(run: Path) -> list[Path]:
 
     def is_game(d: Path) -> bool:
         try:
-            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+            cfg = json.loads(RunDir(d).config.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
         return isinstance(cfg, dict) and (find(cfg.get("kind")) is not None or cfg.get("kind") == WELLPLAY)
 
     if is_game(run):
         return [run]
-    return sorted(p.parent for p in run.rglob("config.json") if p.parent != run and is_game(p.parent))
+    return sorted(p.parent for p in run.rglob(CONFIG_FILE) if p.parent != run and is_game(p.parent))
 
 
 def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = None,

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.events import EVENTS_FORMAT, read_events
-from mas_agents.rundir import read_json
+from mas_agents.rundir import CONFIG_FILE, RunDir, read_json
 
 __all__ = ["EventsFormatError", "Rescored", "events_format", "rescore_run"]
 
@@ -119,17 +119,17 @@ MALFORMED = (StopIteration, KeyError, IndexError, TypeError, AttributeError)
 def _one(d: Path) -> Rescored:
     from mas_agents.game.conformance import Violation
     from mas_agents.game.contract import find
-    config = read_json(d / "config.json")
+    config = RunDir(d).read_config()
     kind = str(config.get("kind"))
     events_format(config, d)
-    if not (d / "result.json").is_file():
+    if not RunDir(d).result.is_file():
         return Rescored(d, kind, False, detail="no result.json (an unfinished run): nothing to compare with")
-    result = read_json(d / "result.json")
+    result = RunDir(d).read_result()
     try:
         if kind == "magic-bench":
             checked = _magic_bench(d, result)
         else:
-            events = read_events(d / "events.jsonl")
+            events = read_events(RunDir(d).events)
             game = find(kind)
             hook = game.conformance.rescore if game is not None and game.conformance is not None else None
             if hook is None:
@@ -158,7 +158,7 @@ def rescore_run(run: Path) -> list[Rescored]:
     from mas_agents.game.contract import find
     run = Path(run)
     benches, games = [], []
-    for cfg_path in sorted([run / "config.json", *run.rglob("*/config.json")]):
+    for cfg_path in sorted([RunDir(run).config, *run.rglob(f"*/{CONFIG_FILE}")]):
         if not cfg_path.is_file():
             continue
         d, kind = cfg_path.parent, read_json(cfg_path).get("kind")
@@ -167,7 +167,7 @@ def rescore_run(run: Path) -> list[Rescored]:
         elif find(kind) is not None:
             games.append(d)
     for b in benches:
-        for g in sorted((b / "games").glob("*/config.json")):
+        for g in sorted((b / "games").glob(f"*/{CONFIG_FILE}")):
             events_format(read_json(g), g.parent)
     games = [g for g in games if not any(b in g.parents for b in benches)]
     if not benches and not games:

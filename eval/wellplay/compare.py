@@ -50,7 +50,7 @@ from mas_agents.prompt_log import record_prompts
 from mas_agents.cells import default_concurrency, run_cells
 from mas_agents.model_specs import spec_text
 from mas_agents.remote.usage import auto_concurrency
-from mas_agents.rundir import marks_run, read_json, versions, write_json
+from mas_agents.rundir import RunDir, marks_run, read_json, versions
 
 #: the names this module gave before its table and report moved out (their importers keep working)
 __all__ = [
@@ -87,7 +87,7 @@ def cell_dir(out: Path, method: str, script_id: str, seed: int) -> Path:
 
 def cell_finished(d: Path) -> bool:
     """Whether the cell in directory ``d`` is done: its evaluation wrote ``eval/result.json``."""
-    return (d / "eval" / "result.json").exists()
+    return RunDir(d / "eval").has_result()
 
 
 #: The order of config.json's first keys (as written before the typed configuration).
@@ -166,13 +166,13 @@ def run_cell(cfg: CompareConfig, method: str, sc: Any, seed: int, *, play: Calla
         return {**summary_row(method, sc, seed, d), "reused": True}
     answers = dict(data_root=cfg.data_root, out=ev, lang=cfg.lang, model=cfg.model, seed=seed, settings=cfg.settings)
     if is_game_method(method):
-        if not (game / "result.json").exists():
+        if not RunDir(game).has_result():
             # langgraph and faiss: loaded for the first game, not for a comparison without one
             from mas_agents.graphs.mmg.session import MmgConfig, play_script
             (play or play_script)(MmgConfig(script=sc, out=game, agent=method, model=cfg.model, rounds=cfg.rounds,
                                             questions=cfg.questions, seed=seed, lang=cfg.lang, settings=cfg.settings,
                                             data_dir=cfg.data_root),
-                                  resume=(game / "checkpoints.sqlite").exists())
+                                  resume=RunDir(game).checkpoints.exists())
         evaluate(WellPlayEvalConfig(method="session", run=game, **answers))
     else:
         evaluate(WellPlayEvalConfig(method=method, script=sc.id, **answers))
@@ -193,10 +193,10 @@ def game_seat_cost(game: Path) -> dict | None:
         ``{"calls": int, "input_tokens": int, "output_tokens": int}`` (counts, summed over the
         seats), or None when ``result.json`` records no roles (the seats are unknown).
     """
-    roles = read_json(game / "result.json").get("roles")
+    roles = RunDir(game).read_result().get("roles")
     if not roles:
         return None
-    c = actor_cost(game / "llm_calls.jsonl", method_seats(roles))
+    c = actor_cost(RunDir(game).calls, method_seats(roles))
     return {k: c[k] for k in ("calls", "input_tokens", "output_tokens")}
 
 
@@ -209,7 +209,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
     ``*_model_s`` is the summed latency of the part's model calls in seconds (every call in
     ``llm_calls.jsonl``, so it includes a game's calls before a resume); ``*_wall_s`` is the
     wall time of the process that finished the part (a resumed game counts only its last run)."""
-    ev = read_json(d / "eval" / "result.json")
+    ev = RunDir(d / "eval").read_result()
     row = {"method": method, "script": sc.name, "seed": seed, "weighted_score": ev["weighted_score"],
            "interval": ev.get("interval"),
            "accuracy": ev["accuracy"], "counts": ev.get("counts"),
@@ -221,7 +221,7 @@ def summary_row(method: str, sc: Any, seed: int, d: Path) -> dict:
            "game_cache_hit": None, "game_calls": 0, "game_input_tokens": 0, "game_output_tokens": 0, "game_wall_s": 0.0, "game_model_s": 0.0,
            "game_seat_calls": 0, "game_seat_input_tokens": 0, "game_seat_output_tokens": 0,
            "murderer_caught": None, "invalid_actions": None}
-    g = d / "game" / "result.json"
+    g = RunDir(d / "game").result
     if g.exists():
         gr = read_json(g)
         llm = gr["llm"]
@@ -295,7 +295,7 @@ def run_compare(cfg: CompareConfig, *, tick: Callable[[str], None] | None = None
         config.update(methods=methods, scripts=[sc.name for sc in scripts], seeds=seeds)
     # the script files every cell reads (an earlier run's too)
     files = merge_data_files((stored or {}).get("data_files"), data_files(scripts))
-    write_json(out / "config.json", {**config, **({"data_files": files} if files else {}),
+    RunDir(out).write_config({**config, **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
     cells = asked
 
@@ -320,7 +320,7 @@ def run_compare(cfg: CompareConfig, *, tick: Callable[[str], None] | None = None
               "questions": cfg.questions, "table": table, "cells": rows, "fewer_calls": fewer_calls_line(table),
               "gameplay_cost": cost_comparison(table),
               "reused_cells": sum(1 for r in rows if r.get("reused"))}
-    write_json(out / "result.json", result)
+    RunDir(out).write_result(result)
     bar_chart(table, out / "scores.png")
-    (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    RunDir(out).write_report(report_md(result))
     return result

@@ -39,7 +39,7 @@ from mas_agents.stats import Estimate, bootstrap_ratio
 from mas_agents.kinds import LETTERS
 from mas_agents.planners.base import ActionRequest
 from mas_agents.events import make_event, read_events
-from mas_agents.rundir import run_each
+from mas_agents.rundir import RunDir, run_each
 
 METHODS = ("session", "pp", "op", "always_a", "random")
 MODEL_FREE = ("always_a", "random")
@@ -340,7 +340,7 @@ def session_events(run_dir: Path) -> list[dict]:
     Raises:
         FileNotFoundError: the directory has no ``events.jsonl`` (message says what to run).
     """
-    path = Path(run_dir) / "events.jsonl"
+    path = RunDir(run_dir).events
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: --run must be a directory written by `mas mmg run`")
     return read_events(path)

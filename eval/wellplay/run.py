@@ -43,7 +43,7 @@ from mas_agents.model_specs import spec_text
 from mas_agents.remote.usage import endpoint_report, parallel_calls
 from mas_agents.game.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.wellplay.agents import AgentBuilds, build_eval_agent
-from mas_agents.rundir import Stopwatch, marks_run, read_json, versions, write_json, write_jsonl
+from mas_agents.rundir import RunDir, Stopwatch, marks_run, versions, write_jsonl
 
 #: the names this module gave before the agents' building moved out (their importers keep working)
 __all__ = [
@@ -166,10 +166,10 @@ def scripts_for(data_root: Path, method: str, script: str | None, lang: str, run
         if not Path(run).is_dir():
             raise ValueError(f"--run {run}: {'a file, not a game directory' if Path(run).exists() else 'no such directory'} "
                              f"(--method session evaluates a directory written by `mas mmg run`)")
-        if not (Path(run) / "config.json").is_file():
+        if not RunDir(run).config.is_file():
             raise ValueError(f"--run {run}: no config.json: not a game directory (--method session evaluates a "
                              f"directory written by `mas mmg run`)")
-        cfg = read_json(Path(run) / "config.json")
+        cfg = RunDir(run).read_config()
         if not isinstance(cfg, dict) or cfg.get("kind", "mmg") != "mmg" or "script" not in cfg:
             raise ValueError(f"--run {run}: {_run_kind(cfg)}, not a murder-mystery game; --method session "
                              f"evaluates a directory written by `mas mmg run`")
@@ -203,7 +203,7 @@ def same_run_path(out: Path, run: str | None) -> str | None:
     if run is None:
         return None
     try:
-        stored = read_json(Path(out) / "config.json").get("run")
+        stored = RunDir(out).read_config().get("run")
     except (OSError, ValueError, AttributeError):
         return run
     if isinstance(stored, str) and stored != run and Path(stored).expanduser().resolve() == Path(run).expanduser().resolve():
@@ -251,7 +251,7 @@ def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any]
     out.mkdir(parents=True, exist_ok=True)
     scripts, game_events = scripts_for(cfg.data_root, method, cfg.script, lang, run)
     # session: every character answers with the agent spec it played with (game result.json)
-    specs = read_json(Path(run) / "result.json").get("agents", {}) if method == "session" else {}
+    specs = RunDir(run).read_result().get("agents", {}) if method == "session" else {}
     used = model_fields([] if method in MODEL_FREE else [spec_text(model)], model)   # one model answers for all
     config = ordered({"kind": cfg.KIND, **cfg.record(), "scripts": [s.name for s in scripts],
                       "model": used.pop("model") or None,
@@ -261,22 +261,22 @@ def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any]
     if holds_record(out):   # never over an evaluation of another configuration; a finished one is reused
         config["run"] = same_run_path(out, config["run"])
         check_same_run(out, config)
-        if (out / "result.json").exists():
+        if RunDir(out).has_result():
             log.warning("%s already holds this finished evaluation (same configuration): reused, not run again; "
                         "choose another --out to evaluate again", out)
-            return read_json(out / "result.json")
-    write_json(out / "config.json", config)
+            return RunDir(out).read_result()
+    RunDir(out).write_config(config)
     if total:
         total(runs * sum(len(s.all_questions()) for s in scripts))
     before = read_progress(out / PROGRESS) if method not in MODEL_FREE else {}
     if before:   # resume: the calls made before the stop stay counted
-        recorder = CallRecorder(out / "llm_calls.jsonl", load_existing=True)
+        recorder = CallRecorder(RunDir(out).calls, load_existing=True)
         log.warning("%s: resuming an unfinished evaluation: %d answers on record are kept, the rest asked",
                     out, sum(len(v) for v in before.values()))
     else:
         (out / PROGRESS).unlink(missing_ok=True)
-        clear_call_log(out / "llm_calls.jsonl")  # a re-run into the same dir starts its call and prompt logs afresh
-        recorder = CallRecorder(out / "llm_calls.jsonl")
+        clear_call_log(RunDir(out).calls)  # a re-run into the same dir starts its call and prompt logs afresh
+        recorder = CallRecorder(RunDir(out).calls)
     saving = threading.Lock()
     watch = Stopwatch()
     make_agent = make_agent or build_eval_agent
@@ -317,10 +317,10 @@ def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any]
         per_run.append(s)
         all_records += records
         write_jsonl(out / "answers.jsonl", all_records)
-        write_events(out / "events.jsonl", all_events)
+        write_events(RunDir(out).events, all_events)
     if accounted is not None:
         config["endpoints"] = endpoint_report([accounted])
-        write_json(out / "config.json", config)
+        RunDir(out).write_config(config)
     agg = aggregate_runs(per_run)
     by_char: dict[str, list[dict]] = {}
     for r in all_records:
@@ -332,8 +332,8 @@ def run_wellplay_eval(cfg: WellPlayEvalConfig, *, make_agent: Callable[..., Any]
               "per_character": {k: summarise(v) for k, v in by_char.items()} if len(scripts) == 1 else {},
               "per_script": {s.name: summarise([r for r in all_records if r["script"] == s.name]) for s in scripts},
               "llm": {**recorder.totals(), "prompt_cost": prompt_cost(out, all_events)}, "wall_time_s": watch.seconds}
-    write_json(out / "result.json", result)
-    (out / "report.md").write_text(report_md(result), encoding="utf-8")
+    RunDir(out).write_result(result)
+    RunDir(out).write_report(report_md(result))
     (out / PROGRESS).unlink(missing_ok=True)   # answers.jsonl holds them all now
     recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
     return result

@@ -30,7 +30,7 @@ from mas_agents.stats import Estimate, bootstrap_mean, bootstrap_units, clip, wi
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.events import SCENARIOS
 from mas_agents.remote.usage import auto_concurrency
-from mas_agents.rundir import marks_run, read_json, versions, write_json
+from mas_agents.rundir import RunDir, marks_run, versions
 from mas_agents.specs import split_model
 
 #: ``config.json``'s ``kind`` of a ``mas magic run`` run directory.
@@ -98,7 +98,7 @@ def finished_games(out: Path, scenarios: list[str], settings: str | None) -> lis
         have = setting_ids(sc)
         ids = [i for i in parse_range(settings) if i in have] if settings else have
         found += [d for i in ids for side in SIDES[sc]
-                  if ((d := game_dir(out, sc, side, i)) / "result.json").exists()]
+                  if RunDir(d := game_dir(out, sc, side, i)).has_result()]
     return found
 
 
@@ -189,7 +189,7 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
         held_settings = union_settings(held.settings, settings)
     # the setting files of every game: those planned now and those an earlier run into ``out`` recorded
     files = merge_data_files((stored or {}).get("data_files"), data_files([st for _, st, _ in games]))
-    write_json(out / "config.json", {"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
+    RunDir(out).write_config({"kind": KIND, **cfg, "scenarios": held_scenarios, "settings": held_settings,
                                      **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
 
@@ -198,7 +198,7 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
         return game_dir(Path(), sc, side, st.id).as_posix()
 
     def finished(g, root: Path = out) -> bool:
-        return (root / rel(g) / "result.json").exists()
+        return RunDir(root / rel(g)).has_result()
 
     def one(g, root: Path):
         sc, st, side = g
@@ -221,9 +221,9 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
     # finished (same configuration: check_same_run above), so that a rerun naming other scenarios
     # or settings drops none; a game directory outside them is no part of the run
     dirs = sorted({out / r for r, _ in done} | set(finished_games(out, held_scenarios, held_settings)))
-    logs = [read_events(d / "events.jsonl") for d in dirs]
+    logs = [read_events(RunDir(d).events) for d in dirs]
     m = scenario_metrics(logs)
-    results = [read_json(d / "result.json") for d in dirs]
+    results = [RunDir(d).read_result() for d in dirs]
     cost = {"games": len(results), "calls": sum(r["llm"]["calls"] for r in results),
             "input_tokens": sum(r["llm"]["input_tokens"] for r in results),
             "output_tokens": sum(r["llm"]["output_tokens"] for r in results),
@@ -236,9 +236,9 @@ def run_magic(config: MagicBenchConfig, *, tick: Callable[[str], None] | None = 
               "per_scenario": m["per_scenario"], "per_scenario_intervals": per_scenario_intervals(logs),
               "components": m["components"], "counts": m["counts"],
               "cost": cost, "reused_games": len(dirs) - sum(1 for _, r in done if not r), "games": [str(d.name) for d in dirs]}
-    write_json(out / "result.json", result)
+    RunDir(out).write_result(result)
     radar_chart(result["metrics"], out / "radar.png", title=f"{challenger} vs {defender}")
-    (out / "report.md").write_text(report_md(result, paper_rows(data_root)), encoding="utf-8")
+    RunDir(out).write_report(report_md(result, paper_rows(data_root)))
     return result
 
 

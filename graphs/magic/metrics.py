@@ -93,6 +93,7 @@ from mas_agents.graphs.magic.rules import (  # the one credit table (each game w
     UNDERCOVER_CREDIT,
 )
 from mas_agents.events import read_events
+from mas_agents.rundir import EVENTS_FILE
 
 __all__ = ["CAPABILITIES", "COORDINATION_EMNLP", "COORDINATION_LABELS", "METRIC_KEYS", "WIN_RATE_PARTS",
            "load_games", "scenario_metrics", "undefined_reason"]
@@ -129,7 +130,7 @@ def load_games(run_dir: str | Path) -> list[list[dict[str, Any]]]:
     Returns an empty list if there are no games. Raises ``ValueError`` (from
     :func:`mas_agents.events.read_events`) on a malformed line.
     """
-    paths = sorted(Path(run_dir, "games").glob("*/events.jsonl"), key=lambda p: p.parent.name)
+    paths = sorted(Path(run_dir, "games").glob(f"*/{EVENTS_FILE}"), key=lambda p: p.parent.name)
     return [read_events(p) for p in paths]
 
 

@@ -36,6 +36,7 @@ from mas_agents.agent import Agent
 from mas_agents.memory import MemorySettings, default_embedder
 from mas_agents.specs import parse_spec
 from mas_agents.utterance import fold, markdown, quote
+from mas_agents.rundir import RunDir
 
 
 #: The order of config.json's first keys (as written before the typed configuration).
@@ -164,7 +165,7 @@ def setup(seats: Seats, *, out: Path, script: Any, agent: str = "plain", rounds:
     config = ordered({**cfg.record(), "script_id": sc.id, "murderer_agent": MURDERER_SPEC}, CONFIG_ORDER)
     table = runtime_table(rt, config)
     if human is not None:   # the person sees the accusation and the truth too
-        table.finished = lambda events: agents[human].observe(read_events(Path(out) / "events.jsonl"))
+        table.finished = lambda events: agents[human].observe(read_events(RunDir(out).events))
     return table
 
 

@@ -30,6 +30,7 @@ from mas_agents.graphs.wis.record import record_from_events, validate
 from mas_agents.events import read_events
 from mas_agents.graphs.wis.rules import FOUL_TEXT, FOULS
 from mas_agents.utterance import quote
+from mas_agents.rundir import RunDir
 
 END_TEXT = {
     "spy_eliminated": "the spy was eliminated",
@@ -353,7 +354,7 @@ def game_kind(game_dir: Path) -> str | None:
     Raises:
         ValueError: ``config.json`` is not valid JSON.
     """
-    path = Path(game_dir) / "config.json"
+    path = RunDir(game_dir).config
     if not path.is_file():
         return None
     cfg = _read_json(path)
@@ -375,14 +376,14 @@ def write_replay(game_dir: Path, out: Path | None = None) -> Path:
     kind = game_kind(game_dir)
     if kind is not None and kind != "wis":
         raise ValueError(f"{game_dir}: a {kind!r} run, not a Who-is-Spy game")
-    path = game_dir / "result.json"
-    ev_path = game_dir / "events.jsonl"
+    path = RunDir(game_dir).result
+    ev_path = RunDir(game_dir).events
     events = read_events(ev_path) if ev_path.is_file() else None
     if path.is_file():
         record = _read_json(path)
         validate(record, str(path))
     elif events is not None:
-        cfg = _read_json(game_dir / "config.json") if (game_dir / "config.json").is_file() else {}
+        cfg = _read_json(RunDir(game_dir).config) if RunDir(game_dir).config.is_file() else {}
         try:
             record = record_from_events(events, cfg if isinstance(cfg, dict) else {}, game_id=game_dir.name)
         except ValueError as exc:

@@ -52,7 +52,7 @@ from mas_agents.graphs.wis.session import WisGameConfig
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.model_specs import spec_text
 from mas_agents.remote.usage import auto_concurrency
-from mas_agents.rundir import marks_run, versions, write_json
+from mas_agents.rundir import RunDir, marks_run, versions
 from mas_agents.specs import is_remote, split_model
 
 log = logging.getLogger(__name__)
@@ -254,7 +254,7 @@ def run_tournament(config: TournamentConfig, *, play: Callable[[Path, WisGameCon
     out.mkdir(parents=True, exist_ok=True)
     # the pairs file of every game's drawn pair (data_files: mas_agents.game.data; none for typed pairs)
     files = data_files([g["pair"] for g in plan])
-    write_json(out / "config.json", {**record, **({"data_files": files} if files else {}),
+    RunDir(out).write_config({**record, **({"data_files": files} if files else {}),
                                      "record_prompts": record_prompts(), "versions": versions()})
     done = board.finished_indices(tid)
     todo = [g for g in plan if g["index"] not in done]
@@ -385,7 +385,7 @@ def run_experiment(config: ExperimentConfig, *, play: Callable[[Path, WisGameCon
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         files = data_files(pairs)   # the pairs file both arms draw from
-        write_json(Path(out) / "config.json", {**record, **({"data_files": files} if files else {}),
+        RunDir(out).write_config({**record, **({"data_files": files} if files else {}),
                                                "record_prompts": record_prompts(), "versions": versions()})
     rows = []
     for arm, spec in (("baseline", subject), (kind, treated)):

@@ -88,7 +88,7 @@ from mas_agents.cli.serve import serve  # noqa: E402
 from mas_agents.cli.spy import spy_app  # noqa: E402
 from mas_agents.game.data import DataError  # noqa: E402
 from mas_agents.graphs.mmg.dataset import LANGS, load_all, load_script  # noqa: E402
-from mas_agents.rundir import default_run_dir, read_json, stable_run_dir  # noqa: E402
+from mas_agents.rundir import RunDir, default_run_dir, stable_run_dir  # noqa: E402
 
 
 @app.callback()
@@ -193,7 +193,7 @@ def mmg_run(
         if resume:
             if out is None:
                 failure.fail("--resume needs --out DIR, the directory of the interrupted game")
-            old = read_json(out / "config.json")
+            old = RunDir(out).read_config()
             # "model" lists the seats' models (a human's too): the game ran the --model given
             cfg = MmgConfig.from_record(old, out=out, data_dir=root, model=old.get("default_model", old["model"]))
         else:

@@ -35,7 +35,7 @@ from mas_agents.cli import options as cli_options
 from mas_agents.cli import paths
 from mas_agents.cli import failure
 from mas_agents.cli.options import Seed, Verbose
-from mas_agents.rundir import stable_run_dir
+from mas_agents.rundir import RunDir, stable_run_dir
 
 
 def reproduce(
@@ -119,5 +119,5 @@ def reproduce(
         registry.run(config)
     except (ValueError, FileNotFoundError) as exc:
         failure.fail(str(exc))
-    failure.console.print(f"report: {out / 'report.md'}", markup=False, highlight=False, soft_wrap=True)
+    failure.console.print(f"report: {RunDir(out).report}", markup=False, highlight=False, soft_wrap=True)
     print(out)

@@ -37,8 +37,9 @@ def rerun(
     progress.setup_logging(verbose)
     _import(module)
     from mas_agents.replay import NotReplayable
+    from mas_agents.rundir import RunDir
 
-    if not (run_dir / "config.json").is_file():
+    if not RunDir(run_dir).config.is_file():
         failure.fail(f"RUN_DIR {run_dir}: no config.json: not a run directory")
     if paths.out_is_file("--out", out):
         failure.fail(*paths.out_is_file("--out", out))

@@ -49,7 +49,7 @@ from mas_agents.graphs.wis.leaderboard_text import RANK_NOTE, format_leaderboard
 from mas_agents.graphs.wis.replay import game_kind, game_summary, write_replay
 from mas_agents.game.seats import Seats
 from mas_agents.graphs.wis import rules as rules
-from mas_agents.rundir import default_run_dir, stable_run_dir, write_json
+from mas_agents.rundir import RunDir, default_run_dir, stable_run_dir
 
 spy_app = typer.Typer(help="Who is Spy? (WiS): games, tournaments, leaderboard, experiments.", no_args_is_help=True)
 
@@ -297,10 +297,10 @@ def experiment(
         except (ValueError, FileNotFoundError) as exc:
             failure.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "result.json", res)
-    (out / "report.md").write_text(f"# WiS {kind} experiment\n\nSubject `{subject}` vs others `{others}`, "
+    RunDir(out).write_result(res)
+    RunDir(out).write_report(f"# WiS {kind} experiment\n\nSubject `{subject}` vs others `{others}`, "
                                    f"{games} games per arm, {players} players, models {', '.join(res['models'])}, seed {seed}.\n\n"
-                                   + res["table"], encoding="utf-8")
+                                   + res["table"])
     print(res["table"])
     print(out)
 

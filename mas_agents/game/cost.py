@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 from mas_agents.call_log import call_totals, read_calls
 from mas_agents.prompt_log import read_prompts
-from mas_agents.rundir import read_jsonl
+from mas_agents.rundir import RunDir, read_jsonl
 
 __all__ = ["actor_cost", "method_seats", "prompt_cost", "prompt_text", "reusable_prefixes", "cost_line"]
 
@@ -134,9 +134,9 @@ def prompt_cost(run_dir: Path, events: Iterable[dict] | None = None) -> dict[str
         ValueError: a call or prompt record that is not one (from the readers).
     """
     run_dir = Path(run_dir)
-    calls = read_calls(run_dir / "llm_calls.jsonl")
-    if events is None and (run_dir / "events.jsonl").exists():
-        events = [d for _, d in read_jsonl(run_dir / "events.jsonl", "an event")]
+    calls = read_calls(RunDir(run_dir).calls)
+    if events is None and RunDir(run_dir).events.exists():
+        events = [d for _, d in read_jsonl(RunDir(run_dir).events, "an event")]
     calls = _logical_order(calls, events)
     prompts = read_prompts(run_dir) if calls else {}
     recorded = [c for c in calls if isinstance(prompts.get(c.call_id, {}).get("messages"), list)]

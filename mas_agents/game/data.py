@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from mas_agents.rundir import CONFIG_FILE
+
 __all__ = ["DataError", "ENV_VAR", "resolve_data_dir", "sha256_hex", "note_file", "data_files", "changed_files",
            "merge_data_files", "cells_data_files"]
 
@@ -145,7 +147,7 @@ def cells_data_files(run_dir: Path) -> dict[str, str]:
     A ``config.json`` that is not a JSON object is passed over (another program's file)."""
     root = Path(run_dir)
     records = []
-    for p in sorted(root.rglob("config.json")):
+    for p in sorted(root.rglob(CONFIG_FILE)):
         if p.parent == root:
             continue
         try:

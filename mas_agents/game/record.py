@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from mas_agents.rundir import RunConflict  # noqa: F401  (defined with marks_run, which raises it too)
+from mas_agents.rundir import CHECKPOINTS_FILE, EVENTS_FILE, RESULT_FILE, RunDir
 
 #: Fields of ``config.json`` that are not part of a run's configuration (see the module text).
 NOT_CONFIGURATION = frozenset({"versions", "events_format", "endpoints", "record_prompts", "executor", "command",
@@ -159,7 +160,7 @@ def check_same_run(out: Path, config: Mapping[str, Any], *, may_differ: Iterable
         ValueError: ``out/config.json`` is not valid JSON (:func:`mas_agents.rundir.read_json`).
     """
     from mas_agents.rundir import read_json
-    path = Path(out) / "config.json"
+    path = RunDir(out).config
     if not path.is_file():
         return None
     stored = read_json(path)
@@ -188,9 +189,9 @@ def holds_record(out: Path) -> bool:
     ``config.json``. A directory with only a ``config.json`` (a run refused before its first move,
     e.g. a missing model file) holds nothing to keep, so a corrected rerun may write over it."""
     out = Path(out)
-    return (out / "config.json").is_file() and any((out / n).exists() for n in RECORD_FILES)
+    return RunDir(out).config.is_file() and any((out / n).exists() for n in RECORD_FILES)
 
 
 #: The files that make a directory hold a run (:func:`holds_record`): a result, a game's events or
 #: checkpoint, an evaluation's answers (``answered.jsonl``: those saved as they come, issue 47).
-RECORD_FILES = ("result.json", "events.jsonl", "checkpoints.sqlite", "answers.jsonl", "answered.jsonl")
+RECORD_FILES = (RESULT_FILE, EVENTS_FILE, CHECKPOINTS_FILE, "answers.jsonl", "answered.jsonl")

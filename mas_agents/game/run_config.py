@@ -25,6 +25,8 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, TypeVar
 
+from mas_agents.rundir import RunDir
+
 C = TypeVar("C", bound="RunConfig")
 
 #: metadata of a field that is not written to config.json (``field(default=None, metadata=NOT_RECORDED)``)
@@ -110,7 +112,7 @@ class RunConfig:
             FileNotFoundError: no ``config.json`` in ``run_dir``.
             ValueError: it is not JSON, or lacks a required field (naming the file).
         """
-        path = Path(run_dir) / "config.json"
+        path = RunDir(run_dir).config
         try:
             rec = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

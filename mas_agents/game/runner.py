@@ -47,7 +47,7 @@ from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
 from mas_agents.game.cost import prompt_cost
 from mas_agents.gc_tuning import fewer_collections
 from mas_agents.embedded import prefix_cache_mb
-from mas_agents.rundir import Stopwatch, marks_run, read_json, write_json
+from mas_agents.rundir import RunDir, Stopwatch, marks_run
 
 log = logging.getLogger(__name__)
 
@@ -93,18 +93,18 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     check_params(g, params)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    ckpt = out / "checkpoints.sqlite"
-    calls = out / "llm_calls.jsonl"
-    finished = (out / "result.json").exists()
+    ckpt = RunDir(out).checkpoints
+    calls = RunDir(out).calls
+    finished = RunDir(out).has_result()
     played = holds_record(out)
     if played:   # another kind of run there: refused before any seat or model is built
-        stored = read_json(out / "config.json")
+        stored = RunDir(out).read_config()
         if isinstance(stored, dict) and stored.get("kind") != g.kind:
             check_same_run(out, {**stored, "kind": g.kind})    # RunConflict naming the field 'kind'
     if g.checkpoint:
         if resume and not ckpt.exists() and not finished:
             raise FileNotFoundError(f"{ckpt} does not exist: nothing to resume in {out}")
-        if not resume and not finished and (ckpt.exists() or (out / "events.jsonl").exists()):
+        if not resume and not finished and (ckpt.exists() or RunDir(out).events.exists()):
             raise FileExistsError(f"{out} already holds a game; pass --resume to continue it or choose another --out")
     elif resume:
         raise ValueError(f"{g.title} games do not resume mid-game: run it again into a new directory")
@@ -134,11 +134,11 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
             if finished:
                 log.warning("%s already holds this finished %s game (same configuration): reused, not replayed; "
                             "choose another --out to play it again", out, g.title)
-                return read_json(out / "result.json")
+                return RunDir(out).read_result()
         if not g.checkpoint and not resume and fresh_log:
             clear_call_log(calls)   # a replayed game starts its call and prompt logs afresh
             calls.touch()
-        write_json(out / "config.json", {**config, "endpoints": endpoint_report(seats.models()),
+        RunDir(out).write_config({**config, "endpoints": endpoint_report(seats.models()),
                                          "record_prompts": recorder.records_prompts,
                                          "events_format": EVENTS_FORMAT, "prefix_cache_mb": prefix_cache_mb(),
                                          "versions": versions()})
@@ -155,8 +155,8 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         # prompt tokens, cached, reusable by an ideal prefix cache (issue 48): under "llm", the calls'
         # cost, which a resumed game counts with its failed and redone calls
         result.setdefault("llm", {})["prompt_cost"] = prompt_cost(out, events)
-        write_json(out / "result.json", result)
-        (out / "transcript.md").write_text(table.transcript(result, events), encoding="utf-8")
+        RunDir(out).write_result(result)
+        RunDir(out).transcript.write_text(table.transcript(result, events), encoding="utf-8")
         recorder.close()    # the prompt log -> llm_prompts.jsonl.gz
         if table.finished:
             table.finished(events)
@@ -231,7 +231,7 @@ def _play(table: Table, out: Path, progress: Callable | None, models: list) -> d
     states = table.graph.stream(table.start, _limits(table, models), stream_mode="values")
     if progress:
         states = _counted(states, table.step_bound, progress)
-    return follow_events(out / "events.jsonl", states, table.watch)
+    return follow_events(RunDir(out).events, states, table.watch)
 
 
 def _counted(states, bound: int, progress: Callable):
@@ -263,11 +263,11 @@ def _play_checkpointed(table: Table, out: Path, ckpt: Path, resume: bool, progre
         for update in graph.stream(start, cfg, stream_mode="updates", durability="sync"):
             steps += 1
             values = graph.get_state(cfg).values
-            write_events(out / "events.jsonl", values.get("events", []))
+            write_events(RunDir(out).events, values.get("events", []))
             if progress:
                 progress(steps, table.step_bound, ",".join(update))
         values = graph.get_state(cfg).values
     finally:
         conn.close()
-    write_events(out / "events.jsonl", values.get("events", []))
+    write_events(RunDir(out).events, values.get("events", []))
     return dict(values)

@@ -27,6 +27,7 @@ from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.eval.wellplay.evaluate import CATEGORIES, chance_lines, score_with_interval
 from mas_agents.prompt_log import prompt_paths, read_prompts
 from mas_agents.web import replay as rp
+from mas_agents.rundir import RunDir
 
 #: Calls per page of the call list; questions per page of the evaluation view.
 CALLS_PER_PAGE = 100
@@ -97,16 +98,16 @@ class CallLog:
 
 def load_log(d: Path) -> CallLog:
     """The :class:`CallLog` of run directory ``d`` (missing files give empty parts)."""
-    calls, tot = rp.load_calls(d / "llm_calls.jsonl")
-    recorded = any(p.exists() for p in prompt_paths(d / "llm_calls.jsonl"))
+    calls, tot = rp.load_calls(RunDir(d).calls)
+    recorded = any(p.exists() for p in prompt_paths(RunDir(d).calls))
     prompts, problem = {}, ""
     if recorded:
         try:
-            prompts = _prompts_cached(d, _stamp(prompt_paths(d / "llm_calls.jsonl")))
+            prompts = _prompts_cached(d, _stamp(prompt_paths(RunDir(d).calls)))
         except ValueError as exc:
             problem = str(exc)
     cited: dict[str, list[dict[str, Any]]] = {}
-    for e in rp.load_events(d / "events.jsonl"):
+    for e in rp.load_events(RunDir(d).events):
         for cid in e.get("llm_call_ids") or []:
             cited.setdefault(str(cid), []).append(e)
     followed: dict[str, list[str]] = {}

@@ -11,6 +11,7 @@ from typing import Any
 from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.web.run_kinds import detect_kind, run_state
 from mas_agents.web.paths import read_json as _read
+from mas_agents.rundir import RunDir
 
 
 @functools.lru_cache(maxsize=16)
@@ -46,7 +47,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
         "live": the run is running (the page polls), "finished": result.json is written}``.
     """
     d = Path(d)
-    cfg = _read(d / "config.json")
+    cfg = _read(RunDir(d).config)
     cfg = cfg if isinstance(cfg, dict) else {}
     runs = int(cfg.get("runs") or 1) if str(cfg.get("runs") or "1").isdigit() else 1
     scripts = tuple(str(x) for x in cfg.get("scripts") or [])
@@ -57,7 +58,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
         key = (str(r.get("script") or ""), str(r.get("character") or ""))
         recs[key] = recs.get(key, 0) + 1
     firsts: dict[str, int] = {}
-    for c in _jsonl(d / "llm_calls.jsonl"):
+    for c in _jsonl(RunDir(d).calls):
         if str(c.get("purpose") or "").startswith("mcq#1") and c.get("phase", "evaluation") == "evaluation":
             firsts[str(c.get("actor"))] = firsts.get(str(c.get("actor")), 0) + 1
     by_char = {ch: sum(n for (_, c), n in recs.items() if c == ch) for _, ch in recs}
@@ -73,7 +74,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
                          "done": max(by_char.get(ch, 0), firsts.get(ch, 0)), "total": None})
         total = None
     done = sum(r["done"] for r in rows)
-    finished = isinstance(_read(d / "result.json"), dict)
+    finished = isinstance(_read(RunDir(d).result), dict)
     state = "finished" if finished else run_state(d, detect_kind(d) or "")[0]
     text = f"{done} of {total} answered" if total else f"{done} answered"
     if runs > 1 and total:

@@ -17,7 +17,7 @@ from typing import Any
 
 from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import connect_read_only
-from mas_agents.rundir import RUN_MARKER
+from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RUN_MARKER, RunDir
 from mas_agents.game import experiments
 from mas_agents.game.experiments import RunFiles
 from mas_agents.game.line_text import run_models, uniq
@@ -53,7 +53,7 @@ def kind_of(d: Path) -> str | None:
     """:func:`mas_agents.web.run_kinds.detect_kind`, or :data:`UNCONFIGURED` for a folder holding a
     ``run.lock`` and no run of a known kind (nor sub-folders), or None."""
     kind = detect_kind(d)
-    if kind is None and (Path(d) / RUN_MARKER).is_file() and not _holds_runs(Path(d)):
+    if kind is None and RunDir(d).lock.is_file() and not _holds_runs(Path(d)):
         return UNCONFIGURED
     return kind
 
@@ -163,7 +163,7 @@ def _iso(text: Any) -> float | None:
 def _first_call_time(d: Path) -> float | None:
     """``started_at`` of the first line of ``d/llm_calls.jsonl`` (its first model call), or None."""
     try:
-        with (d / "llm_calls.jsonl").open(encoding="utf-8") as fh:
+        with RunDir(d).calls.open(encoding="utf-8") as fh:
             line = fh.readline()
         return _iso(json.loads(line).get("started_at")) if line.strip() else None
     except (OSError, ValueError, AttributeError):
@@ -186,7 +186,7 @@ def run_date(d: Path, kind: str | None = None) -> float | None:
 
     Returns None when none of these exists."""
     d = Path(d)
-    cfg = _read(d / "config.json")
+    cfg = _read(RunDir(d).config)
     for key in _START_KEYS if isinstance(cfg, dict) else ():
         t = _iso(cfg.get(key))
         if t is not None:
@@ -194,7 +194,7 @@ def run_date(d: Path, kind: str | None = None) -> float | None:
     t = _first_call_time(d)
     if t is not None:
         return t
-    marker = _read(d / RUN_MARKER)
+    marker = _read(RunDir(d).lock)
     t = _iso(marker.get("started")) if isinstance(marker, dict) else None
     if t is not None:
         return t
@@ -206,7 +206,7 @@ def run_date(d: Path, kind: str | None = None) -> float | None:
         t = run_date(first)
         if t is not None:
             return t
-    for name in ("config.json", "result.json", "events.jsonl"):
+    for name in (CONFIG_FILE, RESULT_FILE, EVENTS_FILE):
         try:
             return (d / name).stat().st_mtime
         except OSError:
@@ -226,9 +226,9 @@ def _date(path: Path, kind: str | None = None) -> tuple[str, float]:
 def describe(root: Path, d: Path, kind: str, parent: str | None = None, depth: int = 0) -> Run:
     """The :class:`Run` of directory ``d`` of kind ``kind`` (read from its files; missing or
     malformed files give empty fields, never an error)."""
-    cfg = _read(d / "config.json")
+    cfg = _read(RunDir(d).config)
     cfg = cfg if isinstance(cfg, dict) else {}
-    res = _read(d / "result.json")
+    res = _read(RunDir(d).result)
     date, mtime = _date(d, kind)
     models = run_models(cfg)
     run = Run(rel=relpath(root, d), kind=kind, date=date, mtime=mtime, model=", ".join(models), models=models,
@@ -252,7 +252,7 @@ def _fill(run: Run, kind: str, cfg: dict, res: dict, d: Path, root: Path) -> Non
     finished where its own record lacks them), or its game's ``GameDef.seat_specs`` and
     ``GameDef.headline`` (without a headline hook: its calls and invalid actions)."""
     if kind == UNCONFIGURED:
-        marker = _read(d / RUN_MARKER)
+        marker = _read(RunDir(d).lock)
         err = marker.get("error") if isinstance(marker, dict) else None
         # the error itself is the stopped run's reason, shown beside it
         run.headline = "failed before writing its configuration" if err else "starting"
@@ -328,7 +328,7 @@ def find_leaderboards(root: Path) -> list[Path]:
                 continue
             if p.is_dir() and p.name not in _SKIP and level < MAX_DEPTH:
                 walk(p, level + 1)
-            elif p.is_file() and p.suffix in DB_SUFFIXES and p.name != "checkpoints.sqlite" and is_leaderboard_db(p):
+            elif p.is_file() and p.suffix in DB_SUFFIXES and p.name != CHECKPOINTS_FILE and is_leaderboard_db(p):
                 out.append(p)
 
     walk(root, 0)

@@ -23,6 +23,7 @@ from mas_agents.web import run_kinds
 from mas_agents.web import paths
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.paths import recorded_run
+from mas_agents.rundir import RunDir
 
 HERE = Path(__file__).parent
 #: What ``/raw`` serves, and as what (never HTML: a file of a run is data, not a page).
@@ -136,10 +137,10 @@ class Site:
                 continue
             key = self.rel(p)
             th = self.starter.threads.get(key) if self.starter is not None else None
-            cfg = as_dict(paths.read_json(p / "config.json")) if (p / "config.json").is_file() else {}
+            cfg = as_dict(paths.read_json(RunDir(p).config)) if RunDir(p).config.is_file() else {}
             human = (th is not None or (p / "human").is_dir() or cfg.get("human")
                      or HUMAN in [str(a) for a in (cfg.get("agents") or []) if isinstance(cfg.get("agents"), list)])
-            if not human or (p / "result.json").exists():
+            if not human or RunDir(p).has_result():
                 continue
             if (th is not None and th.is_alive()) or run_kinds.run_state(p, run_kinds.detect_kind(p) or "")[0] == "running":
                 return [str(as_dict(_view(s)).get("seat") or s.name.replace("_", " ")) for s in human_seats(p)]
@@ -199,7 +200,7 @@ class Site:
         if rk is not None and rk.evaluation:
             return eval_progress(d, self.data_root)
         total = None
-        planned = as_dict(paths.read_json(d / "config.json")).get("games") if rk is not None and rk.leaderboard else None
+        planned = as_dict(paths.read_json(RunDir(d).config)).get("games") if rk is not None and rk.leaderboard else None
         if isinstance(planned, int) and not isinstance(planned, bool):
             total = planned   # the tournament's own record (written before its first game)
         elif rk is not None and rk.leaderboard:

@@ -3,7 +3,9 @@
 import json
 import pytest
 
-from mas_agents.rundir import run_each, stable_run_dir
+import dataclasses
+
+from mas_agents.rundir import RunDir, run_each, stable_run_dir
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
@@ -119,3 +121,33 @@ def test_write_json_writes_indented_json(tmp_path):
     write_json(tmp_path / "r.json", data)
     assert (tmp_path / "r.json").read_bytes() == _json_reference(data)
     assert not (tmp_path / "r.json.tmp").exists()
+
+
+def test_run_dir_names_the_files_a_run_writes(tmp_path):
+    rd = RunDir(str(tmp_path))          # a str is kept as a Path
+    assert rd.path == tmp_path
+    assert {k: getattr(rd, k).name for k in ("config", "result", "events", "calls", "prompts", "transcript",
+                                             "report", "checkpoints", "lock")} == {
+        "config": "config.json", "result": "result.json", "events": "events.jsonl", "calls": "llm_calls.jsonl",
+        "prompts": "llm_prompts.jsonl.gz", "transcript": "transcript.md", "report": "report.md",
+        "checkpoints": "checkpoints.sqlite", "lock": "run.lock"}
+    assert all(getattr(rd, k).parent == tmp_path for k in ("config", "result", "lock"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rd.path = tmp_path / "x"
+
+
+def test_run_dir_reads_and_writes_config_result_and_report(tmp_path):
+    rd = RunDir(tmp_path)
+    assert not rd.has_config() and not rd.has_result()
+    with pytest.raises(FileNotFoundError, match="result.json"):
+        rd.read_result()
+    rd.write_config({"seed": 1, "name": "é"})
+    rd.write_result({"winner": "spy"})
+    rd.write_report("# report\n")
+    assert rd.has_config() and rd.has_result()
+    assert rd.read_config() == {"seed": 1, "name": "é"} and rd.read_result() == {"winner": "spy"}
+    assert (tmp_path / "config.json").read_bytes() == b'{\n  "seed": 1,\n  "name": "\xc3\xa9"\n}\n'
+    assert (tmp_path / "report.md").read_text(encoding="utf-8") == "# report\n"
+    (tmp_path / "config.json").write_text("{bad", encoding="utf-8")
+    with pytest.raises(ValueError, match="config.json:1: invalid JSON"):
+        rd.read_config()

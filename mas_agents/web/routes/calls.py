@@ -13,6 +13,7 @@ from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.paths import read_json
 from mas_agents.web.site import Site, get_site, not_withheld, query, short
+from mas_agents.rundir import RunDir
 
 # nothing of a game being played with a person in it (its seat must not see it): 403
 router = APIRouter(dependencies=[Depends(not_withheld)])
@@ -46,7 +47,7 @@ def calls_page(rel: str, actor: str = "", phase: str = "", purpose: str = "", fa
     f = {"actor": actor, "phase": phase, "purpose": purpose, "failed": failed, "q": q}
     kind = run_kinds.detect_kind(d) or ""
     # what the prompts cost and what a prefix cache reused (mas_agents.game.cost.prompt_cost, in result.json)
-    cost = ((read_json(d / "result.json") or {}).get("llm") or {}).get("prompt_cost")
+    cost = ((read_json(RunDir(d).result) or {}).get("llm") or {}).get("prompt_cost")
     return site.page("calls.html", rel=site.rel(d), log=log, calls=shown, n_hits=len(hits), total=log.totals,
                      prompt_cost=cost if isinstance(cost, dict) and cost.get("calls") else None,
                      columns=cl.columns(log.calls), actors=cl.choices(log.calls, "actor"),

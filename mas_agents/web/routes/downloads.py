@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from mas_agents.eval.reports.cells import numeric_columns
 from mas_agents.web.downloads import markdown_tables, table_csv, zip_stream
 from mas_agents.web.site import RAW_TYPES, Site, csv_response, get_site, not_withheld
+from mas_agents.rundir import REPORT_FILE, RunDir
 
 # nothing of a game being played with a person in it (its seat must not see it): 403
 router = APIRouter(dependencies=[Depends(not_withheld)])
@@ -37,9 +38,9 @@ def zip_run(rel: str, site: Site = Depends(get_site)):
 @router.get("/csv/{rel:path}")
 def report_csv(rel: str, table: int = 0, site: Site = Depends(get_site)):
     d = site.locate(rel)
-    if not (d / "report.md").is_file():
-        raise FileNotFoundError(f"{rel}/report.md")
-    tables = markdown_tables((d / "report.md").read_text(encoding="utf-8"))
+    if not RunDir(d).report.is_file():
+        raise FileNotFoundError(f"{rel}/{REPORT_FILE}")
+    tables = markdown_tables(RunDir(d).report.read_text(encoding="utf-8"))
     if not 0 <= table < len(tables):
         raise FileNotFoundError(f"{rel}/report.md, table {table} (it has {len(tables)})")
     name = site.rel(d).replace("/", "_")

@@ -14,6 +14,7 @@ from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import Site, get_site, not_withheld, query
+from mas_agents.rundir import RunDir
 
 # nothing of a game being played with a person in it (its seat must not see it): 403
 router = APIRouter(dependencies=[Depends(not_withheld)])
@@ -30,8 +31,8 @@ def eval_page(rel: str, category: str = "", character: str = "", result: str = "
                          message=f"{rel or '.'} is not a WellPlay evaluation; "
                                  "the evaluation view shows the questions of `mas wellplay eval` runs.")
     records = rp.load_events(d / "answers.jsonl") if (d / "answers.jsonl").is_file() else []
-    cfg = paths.read_json(d / "config.json") or {}
-    res = paths.read_json(d / "result.json")
+    cfg = paths.read_json(RunDir(d).config) or {}
+    res = paths.read_json(RunDir(d).result)
     res = res if isinstance(res, dict) else {}
     log = cl.load_log(d)
     texts = cl.dataset_options(site.data_root, list(cfg.get("scripts") or []), str(cfg.get("lang") or "en"))

@@ -22,6 +22,7 @@ from mas_agents.web import run_kinds
 from mas_agents.web.downloads import table_csv
 from mas_agents.graphs.wis.rating import rank_table, ratings
 from mas_agents.web.site import Site, as_dict, csv_response, get_site
+from mas_agents.rundir import RunDir
 
 router = APIRouter()
 
@@ -69,7 +70,7 @@ def _game_runs(site: Site) -> tuple[dict[str, str], dict[str, str]]:
         d = site.root / r.rel
         rk = experiments.find(r.kind)
         if r.is_game:
-            game_id = as_dict(paths.read_json(d / "config.json")).get("game_id")
+            game_id = as_dict(paths.read_json(RunDir(d).config)).get("game_id")
             if game_id:
                 games.setdefault(str(game_id), r.rel)
         elif rk is not None and rk.leaderboard:

@@ -23,7 +23,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.view import PlayForm
 from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
-from mas_agents.rundir import RUN_MARKER
+from mas_agents.rundir import RUN_MARKER, RunDir
 from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
@@ -248,14 +248,14 @@ def _seat_page(site: Site, d: Path, seat: str, status: int = 200, note: str = ""
     tpl = game.view.seat_template if game is not None else None
     seat_template = f"{GAME_TEMPLATE}{kind}" if tpl is not None and tpl.is_file() else "_play_none.html"
     return _page(site, "play.html", status, rel=key, seat=seat, view=view, seats=seats, error=err, waiting=False,
-                 finished=(d / "result.json").exists(), sig=sig, state=state, reason=reason, note=note,
+                 finished=RunDir(d).has_result(), sig=sig, state=state, reason=reason, note=note,
                  game_title=game.title if game is not None else "", seat_template=seat_template, kind=kind)
 
 
 def _seat_state(site: Site, d: Path) -> tuple[str, str]:
     """The game's state; a game this server is starting is running while its thread lives."""
     th = site.starter.threads.get(site.rel(d))
-    if th is not None and th.is_alive() and not (d / "result.json").exists():
+    if th is not None and th.is_alive() and not RunDir(d).has_result():
         return "running", ""
     return run_kinds.run_state(d, run_kinds.detect_kind(d) or "")
 
@@ -285,7 +285,7 @@ def _no_seat_here(site: Site, d: Path) -> HTMLResponse | None:
                          message=f"{key} is a {what}, not a game: a person holds a seat in one game, and {key} has no "
                                  "human seat; its run page lists what it holds.")
     if (kind is None and key not in site.starter.threads and not (d / "human").exists()
-            and not (d / RUN_MARKER).exists()):
+            and not RunDir(d).lock.exists()):
         return site.page("error.html", 404, title="No game here",
                          message=f"{key} holds no game: a seat's page is /play/RUN, for a game started from /play "
                                  "or with a human seat from a terminal.")

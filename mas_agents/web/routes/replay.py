@@ -19,6 +19,7 @@ from mas_agents.web import runs as rs
 from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.site import Site, as_dict, get_site, short
+from mas_agents.rundir import EVENTS_FILE, RunDir
 
 router = APIRouter()
 
@@ -50,17 +51,17 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
     d = site.locate(rel)
     kind = run_kinds.detect_kind(d) or ""
     rk = experiments.find(kind)
-    if rk is not None and rk.evaluation and not (d / "events.jsonl").exists():
+    if rk is not None and rk.evaluation and not RunDir(d).events.exists():
         # an evaluation writes its events when a run of it ends: until then its progress is
         # on the evaluation page, which follows it
         return RedirectResponse("/eval/" + quote(site.rel(d), safe="/"), status_code=303)
-    events = rp.load_events(d / "events.jsonl")
-    if not events and not (d / "config.json").exists():
-        raise FileNotFoundError(f"{rel}/events.jsonl")
+    events = rp.load_events(RunDir(d).events)
+    if not events and not RunDir(d).has_config():
+        raise FileNotFoundError(f"{rel}/{EVENTS_FILE}")
     game = views.game_of(events, kind)
-    cfg, res = as_dict(paths.read_json(d / "config.json")), as_dict(paths.read_json(d / "result.json"))
+    cfg, res = as_dict(paths.read_json(RunDir(d).config)), as_dict(paths.read_json(RunDir(d).result))
     lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
-    finished = (d / "result.json").exists()
+    finished = RunDir(d).has_result()
     state, reason = run_kinds.run_state(d, kind)
     ended = finished or any(e.get("kind") in ("outcome", "accuse") for e in events)
     humans = site.withheld(d)
@@ -80,7 +81,7 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
     groups = list(dict.fromkeys((r.group, r.group_title) for r in rows))
     # groups of private events only (MAgIC's setup): hidden in "Go to" while private events are
     private_groups = {g for g, _ in groups} - {r.group for r in rows if "*" in r.visible_to}
-    calls, tot = rp.load_calls(d / "llm_calls.jsonl")
+    calls, tot = rp.load_calls(RunDir(d).calls)
     hidden = any(s.hidden for s in panel)
     return site.page("replay.html", rel=site.rel(d), game=game, game_title=game_title(game, lang, kind),
                      scenario_title=variant_title(game, lang, scenario), private_groups=private_groups, withheld=humans,
@@ -97,10 +98,10 @@ def replay_page(request: Request, rel: str, private: int = 0, seen_by: str = "",
 @router.get("/fragment/events/{rel:path}", response_class=HTMLResponse)
 def events_fragment(rel: str, after: int = 0, site: Site = Depends(get_site)):
     d = site.locate(rel)
-    events = rp.load_events(d / "events.jsonl")
+    events = rp.load_events(RunDir(d).events)
     kind = run_kinds.detect_kind(d) or ""
     game = views.game_of(events, kind)
-    cfg = as_dict(paths.read_json(d / "config.json"))
+    cfg = as_dict(paths.read_json(RunDir(d).config))
     lang, scenario = views.lang_of(events, game, cfg), views.variant_of(events, game, cfg)
     start = max(0, min(after, len(events)))
     prev_group, prev_phase = rp.heading_before(events, game, start, lang)

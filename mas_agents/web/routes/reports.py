@@ -14,6 +14,7 @@ from mas_agents.web import runs as rs
 from mas_agents.web import run_kinds
 from mas_agents.web import paths
 from mas_agents.web.site import Site, get_site, not_withheld
+from mas_agents.rundir import REPORT_FILE, RunDir
 
 # nothing of a game being played with a person in it (its seat must not see it): 403
 router = APIRouter(dependencies=[Depends(not_withheld)])
@@ -22,9 +23,9 @@ router = APIRouter(dependencies=[Depends(not_withheld)])
 @router.get("/report/{rel:path}", response_class=HTMLResponse)
 def report_page(rel: str, site: Site = Depends(get_site)):
     d = site.locate(rel)
-    path = d / "report.md"
+    path = RunDir(d).report
     if not path.is_file():
-        raise FileNotFoundError(f"{rel}/report.md")
+        raise FileNotFoundError(f"{rel}/{REPORT_FILE}")
     body, used = render_markdown(path.read_text(encoding="utf-8"), site.rel(d), d)
     figures = sorted(p.name for p in d.glob("*.png") if p.name not in used)
     kind = run_kinds.detect_kind(d)
@@ -75,7 +76,7 @@ def render_markdown(text: str, rel: str, d: Path) -> tuple[str, set[str]]:
             try:
                 p = paths.confine(d, href)
                 target = f"{rel}/{paths.relpath(d, p)}".strip("/")
-                if p.name == "report.md":
+                if p.name == REPORT_FILE:
                     tok.attrSet("href", "/report/" + quote(target.rsplit("/", 1)[0] if "/" in target else "", safe="/"))
                 else:
                     tok.attrSet("href", "/raw/" + quote(target, safe="/"))

@@ -20,6 +20,7 @@ from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.evaluation import eval_progress
 from mas_agents.web.site import HERE, RAW_TYPES, Site, as_dict, get_site
+from mas_agents.rundir import RunDir
 
 router = APIRouter()
 
@@ -69,12 +70,12 @@ def run_page(rel: str, site: Site = Depends(get_site)):
     # a link (a symlink) leading out of --runs is not listed: /raw refuses it (issue 57, E21)
     files = sorted(p.name for p in d.iterdir() if p.is_file() and p.suffix in RAW_TYPES and _inside(site.root, p))
     figures = [f for f in files if f.endswith(".png")]
-    cfg = as_dict(paths.read_json(d / "config.json"))
+    cfg = as_dict(paths.read_json(RunDir(d).config))
     leaderboard = rk is not None and rk.leaderboard
     return site.page("run.html", run=run, headline=headline, standings=standings(site, d) if leaderboard else None, children=children, progress=prog, files=files,
                      figures=figures, leaderboard=leaderboard, board=site.board_link(d) if leaderboard else None,
-                     has_events=(d / "events.jsonl").exists(), has_calls=(d / "llm_calls.jsonl").exists(),
-                     has_report=(d / "report.md").exists(), seats=site.seats(d), withheld=site.withheld(d),
+                     has_events=RunDir(d).events.exists(), has_calls=RunDir(d).calls.exists(),
+                     has_report=RunDir(d).report.exists(), seats=site.seats(d), withheld=site.withheld(d),
                      has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
                      evaluations=_evaluations(site, d, every) if evaluated_by else [],
                      replay=verifiable(d, kind, run.state, run.reason))   # (whether mas rerun can check it, why)
@@ -122,7 +123,7 @@ def _evaluations(site: Site, d: Path, every: list[rs.Run]) -> list[rs.Run]:
     for r in every:
         rk = experiments.find(r.kind)
         if rk is not None and rk.evaluation:
-            named = as_dict(paths.read_json(site.root / r.rel / "config.json")).get("run")
+            named = as_dict(paths.read_json(RunDir(site.root / r.rel).config)).get("run")
             if named and site.run_link(named) == paths.relpath(site.root, real):
                 out.append(r)
     return out
