@@ -136,7 +136,8 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> C
         prompts: record prompts; None: the process-wide switch (on unless ``--no-record-prompts``).
     """
     from mas_agents.call_log import CallRecorder
-    return CallRecorder(None if out is None else Path(out) / "llm_calls.jsonl", prompts=prompts)
+    from mas_agents.rundir import RunDir
+    return CallRecorder(None if out is None else RunDir(out).calls, prompts=prompts)
 
 
 def _game_info(game: str | GameInfo | None) -> GameInfo:

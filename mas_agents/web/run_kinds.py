@@ -20,7 +20,7 @@ from typing import Any
 
 from mas_agents.game import contract as game_registry
 from mas_agents.game import experiments
-from mas_agents.rundir import marker_process, read_run_marker
+from mas_agents.rundir import CALLS_FILE, CONFIG_FILE, EVENTS_FILE, RunDir, marker_process, read_run_marker
 from mas_agents.web.paths import read_json as _read
 
 #: The kind of a folder holding only a ``run.lock``: a run that failed (or is starting) before it
@@ -47,11 +47,11 @@ def detect_kind(d: Path) -> str | None:
     experiment, else the legacy recognisers' (:func:`mas_agents.game.experiments.legacy_kind`),
     or None when ``d`` is not a run."""
     d = Path(d)
-    cfg = _read(d / "config.json") if (d / "config.json").is_file() else None
+    cfg = _readRunDir(d).config if RunDir(d).config.is_file() else None
     k = cfg.get("kind") if isinstance(cfg, dict) else None
     if experiments.find(k) is not None or is_game(k):
         return k
-    res = _read(d / "result.json") if (d / "result.json").is_file() else None
+    res = _readRunDir(d).result if RunDir(d).result.is_file() else None
     return experiments.legacy_kind(cfg, res, d)
 
 
@@ -70,14 +70,14 @@ def leaderboard_id(d: Path, kind: str | None = None) -> str | None:
 FRESH_S = 300
 #: The files whose age (with the directory's own) tells whether a run without a marker is still
 #: being written.
-_WRITTEN = ("events.jsonl", "llm_calls.jsonl", "config.json", "human")
+_WRITTEN = (EVENTS_FILE, CALLS_FILE, CONFIG_FILE, "human")
 
 
 def _age(d: Path, deep: bool) -> float | None:
     """Seconds since a file of ``d`` was last written (``deep``: of its sub-runs too), or None."""
     paths = [d] + [d / n for n in _WRITTEN]
     if deep:
-        paths += [p for n in ("events.jsonl", "llm_calls.jsonl") for p in d.glob(f"**/{n}")][:2000]
+        paths += [p for n in (EVENTS_FILE, CALLS_FILE) for p in d.glob(f"**/{n}")][:2000]
     times = []
     for p in paths:
         try:
@@ -105,10 +105,10 @@ def run_state(d: Path, kind: str) -> tuple[str, str]:
     ex = experiments.find(kind)
     if ex is not None and not ex.own_result:
         games = [g for g in (d / "games").iterdir() if g.is_dir()] if (d / "games").is_dir() else []
-        open_games = [g for g in games if not (g / "result.json").exists()]
+        open_games = [g for g in games if not RunDir(g).result.exists()]
         if marker is None and games and not open_games:
             return "finished", ""
-    elif isinstance(_read(d / "result.json"), dict):
+    elif isinstance(_readRunDir(d).result, dict):
         return "finished", ""
     else:
         open_games = []
@@ -119,7 +119,7 @@ def run_state(d: Path, kind: str) -> tuple[str, str]:
         if alive is False:
             return "stopped", why
     elif not _single(kind):
-        subs = open_games or [p.parent for p in d.glob("*/**/config.json") if not (p.parent / "result.json").exists()]
+        subs = open_games or [p.parent for p in d.glob(f"*/**/{CONFIG_FILE}") if not RunDir(p.parent).has_result()]
         for sub in subs[:50]:
             if read_run_marker(sub) is not None and marker_process(read_run_marker(sub))[0]:
                 return "running", ""
@@ -143,16 +143,16 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
     last one running (:attr:`ExperimentDef.doing`), else how many stopped before the end.
     """
     d = Path(d)
-    cfg = _read(d / "config.json") or {}
+    cfg = _readRunDir(d).config or {}
     ex = experiments.find(kind)
     if ex is not None and ex.count is not None:
         parts = ex.count(d, cfg, _is_finished)
         done, total, open_ = parts.done, parts.total, parts.open
     else:
         games = sorted(g for g in (d / "games").iterdir() if g.is_dir()) if (d / "games").is_dir() else []
-        done = sum(1 for g in games if (g / "result.json").exists())
-        open_ = [g for g in games if not (g / "result.json").exists()]
-        res = _read(d / "result.json") or {}
+        done = sum(1 for g in games if RunDir(g).result.exists())
+        open_ = [g for g in games if not RunDir(g).result.exists()]
+        res = _readRunDir(d).result or {}
         total = db_total if db_total is not None else (len(res.get("games") or []) or None)
     running, stopped = _split_open(d, open_)
     what = ex.parts if ex is not None else "parts"
@@ -178,7 +178,7 @@ def _is_finished(d: Path) -> bool:
     its own (a tournament: :attr:`mas_agents.game.experiments.ExperimentDef.own_result`) when it
     has games and every one has its ``result.json``; any other run when its ``result.json`` exists."""
     ex = experiments.find(detect_kind(d))
-    if ex is not None and not ex.own_result and not (d / "result.json").exists():
+    if ex is not None and not ex.own_result and not RunDir(d).result.exists():
         games = [g for g in (d / "games").iterdir() if g.is_dir()] if (d / "games").is_dir() else []
-        return bool(games) and all((g / "result.json").exists() for g in games)
-    return (d / "result.json").exists()
+        return bool(games) and all(RunDir(g).result.exists() for g in games)
+    return RunDir(d).result.exists()

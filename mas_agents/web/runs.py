@@ -17,7 +17,7 @@ from typing import Any
 
 from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import connect_read_only
-from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RUN_MARKER, RunDir
+from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RunDir
 from mas_agents.game import experiments
 from mas_agents.game.experiments import RunFiles
 from mas_agents.game.line_text import run_models, uniq

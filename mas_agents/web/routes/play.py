@@ -23,7 +23,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.view import PlayForm
 from mas_agents.game.human import read_view, submit_answer
 from mas_agents.model_specs import check_spec
-from mas_agents.rundir import RUN_MARKER, RunDir
+from mas_agents.rundir import RunDir
 from mas_agents.game import experiments
 from mas_agents.web import run_kinds
 from mas_agents.web.site import GAME_TEMPLATE, Site, form_fields, get_site, short
