@@ -12,6 +12,7 @@ import pytest
 
 from mas_agents.game import contract as games
 from mas_agents.game.runner import run
+from mas_agents.game import conformance_kit
 from tests.conformance import kit
 from tests.conformance.kit import fake_model, hostile_model  # noqa: F401  (the fixtures)
 
@@ -28,7 +29,7 @@ def play(out: Path, data_root: Path | None, *, resume: bool = False, progress=No
 # salt "s0": one round whose guesses are all unreadable twice (abstentions), so the invalid-move
 # rules have work
 # free_text=False: a seat says a number, never words of its own that another seat reads
-kit.add_cases(kit.Case("beauty_contest", "beauty_contest", play, stop="ctrl_c", salt="s0", run_keys=("wins", "rounds"),
+conformance_kit.add_cases(conformance_kit.Case("beauty_contest", "beauty_contest", play, stop="ctrl_c", salt="s0", run_keys=("wins", "rounds"),
                        free_text=False))
 
 
@@ -45,14 +46,14 @@ def test_the_kit_runs_on_the_toy_game(toy, fake_model, tmp_path, tmp_path_factor
 
 
 def test_no_seat_of_the_toy_game_forges_another(toy, hostile_model, tmp_path):  # noqa: F811
-    kit.no_forgery("beauty_contest", tmp_path / "hostile", None)
+    conformance_kit.no_forgery("beauty_contest", tmp_path / "hostile", None)
 
 
 def _copy_of_reference(tmp_path, tmp_path_factory) -> Path:
     ref = kit.reference("beauty_contest", tmp_path_factory, None)
     game = tmp_path / "copy"
     shutil.copytree(ref.games[0], game)
-    assert kit.game_problems(game) == []
+    assert conformance_kit.game_problems(game) == []
     return game
 
 
@@ -62,7 +63,7 @@ def test_the_kit_finds_a_result_the_events_do_not_give(toy, fake_model, tmp_path
     loser = min(result["wins"], key=result["wins"].get)
     result["wins"][loser] += 1
     (game / "result.json").write_text(json.dumps(result))
-    assert any(p.startswith("copy: wins: result.json has") for p in kit.game_problems(game))
+    assert any(p.startswith("copy: wins: result.json has") for p in conformance_kit.game_problems(game))
 
 
 def test_the_kit_finds_an_illegal_move(toy, fake_model, tmp_path, tmp_path_factory):  # noqa: F811
@@ -71,6 +72,6 @@ def test_the_kit_finds_an_illegal_move(toy, fake_model, tmp_path, tmp_path_facto
     guess = next(e for e in events if e["kind"] == "guess")
     guess["data"]["guess"] = 101                       # outside 0..100
     (game / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    problems = kit.game_problems(game)
+    problems = conformance_kit.game_problems(game)
     assert "0 <= g <= rules.MAX_GUESS" in problems[0], problems                          # the game's rule
     assert problems[1:] == ["copy: re-scoring failed: ValueError: Player 1: guess 101 is not in 0..100"], problems
