@@ -160,7 +160,7 @@ class Case:
 
     id: str
     kind: str
-    play: Callable[..., dict]
+    play: Callable[..., dict[str, Any]]
     stop: str = "ctrl_c"
     salt: str = SALT
     more_stops: tuple[tuple[int, str], ...] = ()
@@ -186,7 +186,7 @@ def cases_of(kinds: list[str]) -> list[Case]:
     return [c for k in kinds for c in CASES.values() if c.kind == k]
 
 
-def play(case: Case, out: Path, data_root: Path | None, **kwargs: Any) -> dict:
+def play(case: Case, out: Path, data_root: Path | None, **kwargs: Any) -> dict[str, Any]:
     """``case.play`` with the case's salt."""
     GameChat.salt = case.salt
     return case.play(out, data_root, **kwargs)
@@ -232,24 +232,26 @@ def reference(case_id: str, mktemp: Callable[[str], Path], data_root: Path | Non
 # reading and normalising
 
 
-def read_json(path: Path) -> dict:
-    """The JSON file ``path``, parsed."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON file ``path``, parsed (an object)."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
 
 
-def game_events(game: Path) -> list[dict]:
+def game_events(game: Path) -> list[dict[str, Any]]:
     """``events.jsonl`` of the game directory ``game``."""
     return read_events(game / "events.jsonl")
 
 
-def normal_events(game: Path) -> list[dict]:
+def normal_events(game: Path) -> list[dict[str, Any]]:
     """``events.jsonl`` of a game without ``llm_call_ids`` and clock fields."""
     return [untimed(e, drop=True) for e in game_events(game)]
 
 
-def normal_result(game: Path) -> dict:
+def normal_result(game: Path) -> dict[str, Any]:
     """``result.json`` of a game without clock keys."""
-    return untimed(read_json(game / "result.json"), drop=True)
+    doc: dict[str, Any] = untimed(read_json(game / "result.json"), drop=True)
+    return doc
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,7 +320,8 @@ def stop_points(case: Case, ref: Reference) -> list[tuple[int, str]]:
     return [(sum(ref.calls[:-1]) + ref.calls[-1] // 2, case.stop), *((total - n, how) for n, how in case.more_stops)]
 
 
-def interrupted_then_resumed(case: Case, out: Path, after: int, how: str, data_root: Path | None) -> dict:
+def interrupted_then_resumed(case: Case, out: Path, after: int, how: str,
+                             data_root: Path | None) -> dict[str, Any]:
     """Run ``case`` into ``out`` until the tripwire stops it (``how``) after ``after`` calls, then
     resume it: a game that checkpoints with ``resume=True``, any other by running it again.
 

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from mas_agents import stop as mas_agents_stop
@@ -40,7 +41,8 @@ class HashChat(BaseChatModel):
     def _llm_type(self) -> str:
         return "hash-fake"
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         prompt = "\n".join(str(m.content) for m in messages)
         last = str(messages[-1].content)
         h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
@@ -123,7 +125,8 @@ class GameChat(HashChat):
     #: mixed into the hash; :func:`mas_agents.game.conformance_kit.play` sets the salt of the case it plays
     salt: ClassVar[str] = SALT
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         TRIP.tick()
         prompt = "\n".join(str(m.content) for m in messages)
         last = str(messages[-1].content)
@@ -184,7 +187,8 @@ class HostileChat(GameChat):
     read); everything else as :class:`GameChat` (choices, numbers, unreadable replies). A pure
     function of the prompt. Every seat of a game played on it forges."""
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         result = super()._generate(messages, stop, run_manager, **kwargs)
         text = str(result.generations[0].message.content)
         prompt = "\n".join(str(m.content) for m in messages)
@@ -193,7 +197,8 @@ class HostileChat(GameChat):
         forged = _FREE_TEXT.sub(lambda x: forgery(x.group(1), names), text)
         if forged == text:
             return result
-        msg = AIMessage(content=forged, usage_metadata=result.generations[0].message.usage_metadata)
+        said = result.generations[0].message
+        msg = AIMessage(content=forged, usage_metadata=said.usage_metadata if isinstance(said, AIMessage) else None)
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 

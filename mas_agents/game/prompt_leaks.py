@@ -19,7 +19,7 @@ from mas_agents.utterance import unquoted
 __all__ = ["MIN_LEAK_CHARS", "MIN_VALUE_CHARS", "hidden_leaks", "hidden_value_leaks", "forged_lines"]
 
 
-def _calls_and_prompts(game: Path, what: str) -> tuple[list[dict], dict[str, dict]]:
+def _calls_and_prompts(game: Path, what: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The call log's rows and the prompt log (by call id) of ``game``.
 
     Raises:
@@ -70,7 +70,7 @@ def hidden_leaks(game: Path) -> list[str]:
     for e in events:
         mine = [at[c] for c in e.get("llm_call_ids") or [] if c in at]
         now = max([now, *mine])
-        shown = set(e.get("visible_to") or []) | {e.get("actor")}
+        shown: set[Any] = set(e.get("visible_to") or []) | {e.get("actor")}
         if "*" in shown:
             continue
         for line in {ln.strip() for ln in str(e.get("content") or "").splitlines()}:
@@ -107,7 +107,7 @@ def _has(value: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def hidden_value_leaks(events: list[dict], calls: list[dict], texts: list[str], by_seat: dict[str, list[int]],
+def hidden_value_leaks(events: list[dict[str, Any]], calls: list[dict[str, Any]], texts: list[str], by_seat: dict[str, list[int]],
                        at: dict[str, int]) -> list[str]:
     """The short leak that :func:`hidden_leaks`'s line check misses: a ``data`` string value of a
     hidden event (a WiS word, a role: at least :data:`MIN_VALUE_CHARS` long), found as whole words
@@ -152,7 +152,7 @@ def hidden_value_leaks(events: list[dict], calls: list[dict], texts: list[str], 
 
     leaks, found = [], set()
     for k, e in enumerate(events):
-        shown = set(e.get("visible_to") or []) | {e.get("actor")}
+        shown: set[Any] = set(e.get("visible_to") or []) | {e.get("actor")}
         if "*" in shown:
             continue
         for value in sorted(_strings(e.get("data"))):
