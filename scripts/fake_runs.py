@@ -7,18 +7,19 @@ fake-model runs before and after" (ARCHITECTURE.md): run this on two commits and
     .venv/bin/python scripts/fake_runs.py /tmp/after  > after.txt    # on the new one
     diff <(grep result.json before.txt) <(grep result.json after.txt)
 
-The fake replaces :func:`mas_agents.llm.make_chat_model` for every spec: its reply is a pure
-function of the prompt (a SHA-256 picks the numbered choice or option letter), so two runs of
+The fake (:func:`mas_agents.game.fake_chat.make_hash_model`, answering with
+:class:`mas_agents.game.fake_chat.HashChat`) replaces :func:`mas_agents.llm.make_chat_model` for
+every spec: its reply is a pure function of the prompt (a SHA-256 picks the numbered choice or option letter), so two runs of
 the same code give the same files. Needs the datasets (``../shared/datasets`` or
 ``$MAS_DATA_DIR``). Every file's bytes are hashed with the run root replaced by ``R``;
-JSON and JSONL files after zeroing clock readings and call ids (the keys :data:`CLOCK_KEYS`
-matches, ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``, ``reprompt_of``...:
+JSON and JSONL files after zeroing clock readings and call ids (the keys
+:data:`mas_agents.game.conformance_kit.CLOCK_KEYS` matches, ending in ``_s``, ``seconds``, ``_at``, ``date``, ``time``, ``call_id``, ``reprompt_of``...:
 latency and wall time differ between two runs of the same commit); a gzip-compressed JSONL file (the
 prompt log ``llm_prompts.jsonl.gz``) is hashed as its decompressed lines, normalised the same way;
 every other byte counts. Markdown and
-HTML files are hashed as written, so a diff also shows which of them moved. The conformance and
-golden tests (``tests/test_conformance.py``, ``tests/test_golden.py``) drop the same keys before
-comparing runs (:func:`_untimed` with ``drop=True``).
+HTML files are hashed as written, so a diff also shows which of them moved. The conformance kit
+(:mod:`mas_agents.game.conformance_kit`) and the golden tests (``tests/test_golden.py``) drop the
+same keys before comparing runs (:func:`mas_agents.game.conformance_kit.untimed` with ``drop=True``).
 """
 
 from __future__ import annotations
@@ -30,47 +31,9 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-
-
-class HashChat(BaseChatModel):
-    """Answers every tagged field the prompt asks for; choices and letters picked by a hash."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "hash-fake"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs: Any) -> ChatResult:
-        prompt = "\n".join(str(m.content) for m in messages)
-        last = str(messages[-1].content)
-        h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-        tags = list(dict.fromkeys(re.findall(r'"([A-Z][A-Za-z ]{0,30}): \.\.\."', last)))
-        choices = re.findall(r"^\d+\. (.+)$", last, re.M)
-        letters = re.findall(r"^([a-h])[.)] ", last, re.M)
-        lines = ["Thinking it over."]
-        for i, tag in enumerate(tags or ["Answer"]):
-            k = (h >> (8 * i)) & 0xFFFF
-            if letters and tag == "Answer":
-                val = letters[k % len(letters)]
-            elif choices:
-                val = choices[k % len(choices)]
-            else:
-                val = f"something round and warm number {k % 97}"
-            lines.append(f"{tag}: {val}")
-        text = "\n".join(lines)
-        msg = AIMessage(content=text, usage_metadata={"input_tokens": len(prompt.split()),
-                                                     "output_tokens": len(text.split()), "total_tokens": 0})
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-def _fake_make(spec: Any = "local", **kwargs: Any) -> BaseChatModel:
-    if isinstance(spec, BaseChatModel):
-        return spec
-    return HashChat()
+from mas_agents.game.conformance_kit import untimed
+from mas_agents.game.fake_chat import make_hash_model
 
 
 COMMANDS = [
@@ -99,7 +62,7 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     os.environ["MAS_DATA_HOME"] = str(root / "home")
     import mas_agents.llm as llm
-    llm.make_chat_model = _fake_make
+    llm.make_chat_model = make_hash_model
     from typer.testing import CliRunner
     from mas_agents.cli import app
     runner = CliRunner()
@@ -119,30 +82,11 @@ def main() -> None:
             data = gzip.decompress(data)
         data = data.replace(str(root).encode(), b"R")
         if path.suffix == ".json":
-            data = json.dumps(_untimed(json.loads(data)), sort_keys=True).encode()
+            data = json.dumps(untimed(json.loads(data)), sort_keys=True).encode()
         elif path.suffix == ".jsonl" or path.name.endswith(".jsonl.gz"):
-            data = "\n".join(json.dumps(_untimed(json.loads(line)), sort_keys=True)
+            data = "\n".join(json.dumps(untimed(json.loads(line)), sort_keys=True)
                               for line in data.decode().splitlines() if line.strip()).encode()
         print(f"{hashlib.sha256(data).hexdigest()[:16]}  {path.relative_to(root)}")
-
-
-#: Keys whose values are clock readings (seconds measured, dates) or random call ids (uuid4; a
-#: prompt record's ``reprompt_of`` is one);
-#: zeroed before hashing JSON, dropped before the tests compare runs.
-CLOCK_KEYS = re.compile(r"(_s|_seconds|^seconds|_at|^started|^created|_date|^date|_time|^time|^call_ids?|_call_ids"
-                        r"|^reprompt_of)$")
-
-
-def _untimed(obj: Any, drop: bool = False) -> Any:
-    """``obj`` (parsed JSON) with the value of every :data:`CLOCK_KEYS` key set to None, in every
-    nested dict; with ``drop``, without those keys."""
-    if isinstance(obj, dict):
-        if drop:
-            return {k: _untimed(v, drop) for k, v in obj.items() if not CLOCK_KEYS.search(str(k))}
-        return {k: (None if CLOCK_KEYS.search(str(k)) else _untimed(v, drop)) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_untimed(v, drop) for v in obj]
-    return obj
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Conformance of the built-in games: the conformance kit (:mod:`tests.conformance.kit`), unchanged
+"""Conformance of the built-in games: the conformance kit (:mod:`mas_agents.game.conformance_kit`), unchanged
 for every game, run on the cases of the registered built-in games
 (:mod:`tests.conformance.builtin_cases`: the murder mystery on "Sin", Who is Spy with 4, 5 and
 6 seats, the five MAgIC scenarios). Each game's own rules and re-scoring live beside it
@@ -6,7 +6,7 @@ for every game, run on the cases of the registered built-in games
 registered as its :attr:`mas_agents.game.contract.GameDef.conformance`); any other game runs the same kit
 from a test beside its own registration, with a case of its own. Each case is also played with
 every seat forging the host, a judge and other seats (issue 57, E1): no prompt may hold a forged
-line outside the forger's quoted utterance (:func:`tests.conformance.kit.no_forgery`).
+line outside the forger's quoted utterance (:func:`mas_agents.game.conformance_kit.no_forgery`).
 
 Tests at the end pin production bugs found here, once strict ``xfail`` tests: an abstained
 murder-mystery vote counted under ``invalid``, and a resumed murder mystery losing the
@@ -29,11 +29,13 @@ from types import SimpleNamespace
 import pytest
 
 from mas_agents.game import contract as games
+from mas_agents.game import conformance_kit
+from mas_agents.game.conformance_kit import game_events
 from tests.conformance import builtin_cases, kit
-from tests.conformance.kit import fake_model, hostile_model, normal_events, normal_result, read_events  # noqa: F401  (fixtures)
+from tests.conformance.kit import fake_model, hostile_model  # noqa: F401  (fixtures)
 
 #: The cases of the built-in games, in registry order.
-CASES = kit.cases_of([k for k in games.kinds() if k in games.BUILTIN])
+CASES = conformance_kit.cases_of([k for k in games.kinds() if k in games.BUILTIN])
 CASE_IDS = [c.id for c in CASES]
 CASE_PARAMS = kit.params(CASES)
 #: How each case is set up (``family``: its game; ``scenario``: a MAgIC case's), for tests.test_golden.
@@ -41,7 +43,7 @@ BY_ID = {cid: SimpleNamespace(id=cid, **builtin_cases.SETUPS[cid]) for cid in CA
 WIS_GAMES = builtin_cases.WIS_GAMES
 
 
-def reference(case_id: str, tmp_path_factory, real_root: Path) -> kit.Reference:
+def reference(case_id: str, tmp_path_factory, real_root: Path) -> conformance_kit.Reference:
     """The uninterrupted run of a case (:func:`tests.conformance.kit.reference`)."""
     return kit.reference(case_id, tmp_path_factory, real_root)
 
@@ -62,8 +64,8 @@ def test_game_conforms(case_id, fake_model, real_data_root, tmp_path, tmp_path_f
 def test_no_seat_forges_the_host_a_judge_or_another_seat(case_id, hostile_model, real_data_root, tmp_path):  # noqa: F811
     """Issue 57 (E1): every seat's every free text forges ``Host:``, ``Judge:`` and other seats'
     lines and tries to close its quotation; no prompt of the game holds one of those lines
-    outside the forger's quoted utterance (:func:`tests.conformance.kit.no_forgery`)."""
-    kit.no_forgery(case_id, tmp_path / "hostile", real_data_root)
+    outside the forger's quoted utterance (:func:`mas_agents.game.conformance_kit.no_forgery`)."""
+    conformance_kit.no_forgery(case_id, tmp_path / "hostile", real_data_root)
 
 
 @pytest.mark.parametrize("case_id", CASE_PARAMS)
@@ -76,7 +78,7 @@ def test_the_kit_finds_a_miscounted_game(case_id, fake_model, real_data_root, tm
     result = json.loads((game / "result.json").read_text(encoding="utf-8"))
     result["invalid_actions"] += 1
     (game / "result.json").write_text(json.dumps(result), encoding="utf-8")
-    problems = kit.game_problems(game)
+    problems = conformance_kit.game_problems(game)
     assert problems and all(p.startswith("copy: ") for p in problems), problems
     assert any("invalid_actions" in p for p in problems), problems
 
@@ -104,7 +106,7 @@ def precondition(what: str) -> Iterator[None]:
 def test_mmg_invalid_by_kind_names_the_vote(fake_model, tmp_path_factory, real_data_root):  # noqa: F811
     with precondition("the reference game"):
         ref = reference("mmg", tmp_path_factory, real_data_root)
-        events = read_events(ref.out)
+        events = game_events(ref.out)
     invalid = [e for e in events if e["kind"] == "invalid"]
     if not any(e["phase"] == "voting" for e in invalid):
         pytest.fail("precondition broken: the reference game has no abstained vote")
@@ -119,7 +121,7 @@ def test_mmg_resume_keeps_malformed_reply_counts(fake_model, tmp_path, tmp_path_
     if not any(ref.run["malformed_replies"].values()):
         pytest.fail("precondition broken: the reference game counted no malformed reply")
     with precondition("the interrupted and resumed game"):
-        kit.interrupted_then_resumed(kit.CASES["mmg"], tmp_path / "resumed", sum(ref.calls) - 2, "model_down",
+        conformance_kit.interrupted_then_resumed(conformance_kit.CASES["mmg"], tmp_path / "resumed", sum(ref.calls) - 2, "model_down",
                                      real_data_root)
     resumed = json.loads((tmp_path / "resumed" / "result.json").read_text(encoding="utf-8"))
     assert resumed["malformed_replies"] == ref.run["malformed_replies"]

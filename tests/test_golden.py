@@ -3,7 +3,7 @@
 The runs are the reference (uninterrupted) runs of :mod:`tests.test_conformance` (same setups:
 the murder mystery on the real script "Sin" with 1 round, Who is Spy two-game tournaments with 4, 5 and 6
 seats, each MAgIC scenario on setting 0), played with the same deterministic fake model
-(:class:`tests.test_conformance.GameChat`, built on :class:`scripts.fake_runs.HashChat`). For each
+(:class:`mas_agents.game.fake_chat.GameChat`, built on :class:`mas_agents.game.fake_chat.HashChat`). For each
 game, its ``events.jsonl`` and ``result.json`` are compared with
 ``tests/golden/<name>.events.jsonl`` and ``tests/golden/<name>.result.json``, where ``<name>`` is
 the case id (``mmg``, ``wis-4``, ``magic-chameleon``...) followed by ``.<game dir>`` when the run
@@ -18,8 +18,8 @@ except a Who-is-Spy game's, which names its word pair: the two words are replace
 
 Before comparing, both sides are normalised: ``llm_call_ids`` (random uuids) and every key that
 holds a clock reading are dropped (``latency_s``, ``started_at``, ``seconds``...: the keys
-:data:`scripts.fake_runs.CLOCK_KEYS` matches, which ``scripts/fake_runs.py`` zeroes before hashing;
-:func:`tests.test_conformance.normal_events`, :func:`~tests.test_conformance.normal_result`).
+:data:`mas_agents.game.conformance_kit.CLOCK_KEYS` matches, which ``scripts/fake_runs.py`` zeroes before hashing;
+:func:`mas_agents.game.conformance_kit.normal_events`, :func:`~mas_agents.game.conformance_kit.normal_result`).
 
 A difference means a game now plays differently for the same replies: a rule, a prompt (the fake's
 replies are a hash of the prompt), an event payload or the result record changed. If the change
@@ -44,14 +44,13 @@ from pathlib import Path
 
 import pytest
 
+from mas_agents.game.conformance_kit import normal_events, normal_result
 from tests.test_conformance import (
     BY_ID,
     CASE_IDS,
     CASE_PARAMS,
     WIS_GAMES,
     fake_model,  # noqa: F401  (the fixture, used through usefixtures)
-    normal_events,
-    normal_result,
     reference,
 )
 

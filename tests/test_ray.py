@@ -22,7 +22,7 @@ from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.graphs.wis.session import play_game
 from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
 from mas_agents import cells
-from scripts.fake_runs import _untimed
+from mas_agents.game.conformance_kit import untimed
 from tests.fakes import RuleChat, polite_player, wis_player
 from tests.ray_cluster import Cluster, alive_nodes, free_port
 
@@ -44,7 +44,7 @@ def on_ray(cluster):
 
 
 def _results(base: Path) -> dict[str, object]:
-    return {p.relative_to(base).as_posix(): _untimed(json.loads(p.read_text(encoding="utf-8")), drop=True)
+    return {p.relative_to(base).as_posix(): untimed(json.loads(p.read_text(encoding="utf-8")), drop=True)
             for p in sorted(base.rglob("result.json"))}
 
 
@@ -106,7 +106,7 @@ def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_
     assert cells.default_concurrency(["local"], 1) == 1          # one node declares a model slot
     # the leaderboards agree game by game
     games = [Leaderboard(tmp_path / d / "wis.sqlite") for d in ("local", "ray")]
-    a, b = ([_untimed(g, drop=True) for g in lb.games(lb.tournaments()[0]["id"])] for lb in games)
+    a, b = ([untimed(g, drop=True) for g in lb.games(lb.tournaments()[0]["id"])] for lb in games)
     assert a == b and len(a) == 6
 
 

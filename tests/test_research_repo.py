@@ -6,7 +6,7 @@ symlinks ``mas_agents/{eval,graphs,planners,memory} -> ../X``, ARCHITECTURE.md "
 At 531ad79 the install put five top-level names on ``sys.path``: in such a repository
 ``from eval import games`` found the researcher's package, and a plain ``eval/`` folder of theirs
 silently loaded ours. Here a temporary repository holds packages of those four names (its ``eval``
-also holds a game of its own, a copy of ``tests/toygame`` importing ``eval.toygame``), and from
+also holds a game of its own, a copy of ``examples/toygame_repo/toygame`` importing ``eval.toygame``), and from
 it, with the checkout's installed ``mas`` (editable install, the checkout not on ``sys.path``):
 
 * a Python script imports its own packages and plays Who is Spy through ``import mas_agents as
@@ -69,8 +69,8 @@ def research(tmp_path_factory) -> Path:
     game = repo / "eval" / "toygame"
     game.mkdir()
     for f in ("__init__.py", "game.py", "graph.py", "rules.py"):
-        text = (ROOT / "tests" / "toygame" / f).read_text(encoding="utf-8")
-        (game / f).write_text(text.replace("tests.toygame", "eval.toygame"), encoding="utf-8")
+        text = (ROOT / "examples" / "toygame_repo" / "toygame" / f).read_text(encoding="utf-8")
+        (game / f).write_text(text.replace("from toygame", "from eval.toygame"), encoding="utf-8")
     (repo / "play.py").write_text(
         "import json, sys\n"
         "import eval, eval.metrics, memory, graphs, planners\n"

@@ -1,14 +1,22 @@
 """A new game through the registry alone (issue 29, part 0): the p-beauty contest of
-``tests/toygame/`` (rules, graph and registration, nothing else) runs through the one runner
-(:func:`mas_agents.game.runner.run`), writes the run directory every game writes, and shows in
-``mas serve``'s runs list and replay page, with no edit to any file outside its folder."""
+``examples/toygame_repo/`` (a game in its own repository: its package ``toygame`` with rules, graph
+and registration, its ``pyproject.toml`` with the ``mas_agents.games`` entry point, its own tests
+on the packaged conformance kit) runs through the one runner (:func:`mas_agents.game.runner.run`),
+writes the run directory every game writes, and shows in ``mas serve``'s runs list and replay
+page, with no edit to any file outside its folder. The example is imported from its folder
+(nothing is installed): in-process with its folder on ``sys.path``, in a subprocess through
+``PYTHONPATH``, and its entry point through a ``.dist-info`` folder written from its
+``pyproject.toml``, which is what ``pip install`` leaves for ``importlib.metadata`` to find."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import os
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -20,6 +28,8 @@ from mas_agents.game import contract as games
 from mas_agents.game.runner import run
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The toy game's own repository.
+EXAMPLE = ROOT / "examples" / "toygame_repo"
 ASK = re.compile(r"Name a whole number from 0 to (\d+)\.")
 
 
@@ -41,8 +51,9 @@ class GuessChat(BaseChatModel):
 
 
 @pytest.fixture
-def toy():
-    import tests.toygame.game as game
+def toy(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    import toygame.game as game
     games.register(game.GAME_DEF)   # again, if an earlier test unregistered it
     yield game
     games.unregister("beauty_contest")
@@ -58,7 +69,7 @@ def test_registered_after_the_built_in_games_and_found_by_kind(toy):
 
 
 def test_the_runner_plays_it_and_writes_every_file(toy, tmp_path):
-    from tests.toygame import rules
+    from toygame import rules
 
     out = tmp_path / "bc"
     res = run("beauty_contest", out, model=GuessChat(), agents=["plain", "plain", "plain"], rounds=3)
@@ -128,12 +139,12 @@ def test_mas_game_plays_it_from_the_command_line(toy, tmp_path, monkeypatch):
 
     monkeypatch.setattr(mas_agents.llm, "make_chat_model", lambda spec="local", **kw: GuessChat())
     cli = CliRunner()
-    listed = cli.invoke(app, ["game", "list", "--module", "tests.toygame.game"])
+    listed = cli.invoke(app, ["game", "list", "--module", "toygame.game"])
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
             for line in listed.output.splitlines() if line.count("│") == 5}
     assert listed.exit_code == 0 and rows["beauty_contest"] == ["p-beauty contest", "agents, rounds", "no"]
     assert rows["mmg"][0] == "Murder mystery" and rows["mmg"][2] == "yes" and rows["wis"][2] == "no"
-    ok = cli.invoke(app, ["game", "play", "beauty_contest", "--module", "tests.toygame.game", "--agents", "plain,plain",
+    ok = cli.invoke(app, ["game", "play", "beauty_contest", "--module", "toygame.game", "--agents", "plain,plain",
                           "--set", "rounds=2", "--out", str(tmp_path / "cli")])
     assert ok.exit_code == 0, ok.output
     res = json.loads((tmp_path / "cli" / "result.json").read_text())
@@ -147,14 +158,14 @@ def test_mas_game_plays_it_from_the_command_line(toy, tmp_path, monkeypatch):
 
 
 def test_nothing_outside_its_folder_names_the_toy_game():
-    """The registry is the only way in: no code or configuration file outside tests/toygame/ names
+    """The registry is the only way in: no code or configuration file outside examples/toygame_repo/ names
     the game or imports it (documentation may point at it as the example; test modules, ``test_*.py``,
     may play it as a fixture: they are users of the game, not edits that adding it needed)."""
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     if not tracked:   # not a git checkout: walk the tree
         tracked = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if ".venv" not in p.parts]
     mine = {"tests/test_toy_game.py"}
-    named = [f for f in tracked if not f.startswith("tests/toygame/") and f not in mine
+    named = [f for f in tracked if not f.startswith("examples/toygame_repo/") and f not in mine
              and not Path(f).name.startswith("test_")
              and f.endswith((".py", ".toml", ".cfg", ".ini"))
              and (ROOT / f).is_file() and re.search(r"beauty_contest|toygame", (ROOT / f).read_text(errors="ignore"))]
@@ -182,3 +193,39 @@ def test_the_runner_plays_the_graph_with_the_collector_thresholds_raised(toy, tm
     finally:
         gc.set_threshold(*before)
     assert len(seen) == 2 and set(seen) == {YOUNG_THRESHOLD}
+
+
+def _env(*paths: Path) -> dict:
+    """The environment with ``paths`` (and any PYTHONPATH already set) on ``PYTHONPATH``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_the_example_repository_s_own_tests_pass_on_the_packaged_kit():
+    """``pytest`` in the example's folder, as its own repository runs it (its own ``pyproject.toml``,
+    none of this checkout's conftest): its game passes :func:`mas_agents.game.conformance_kit.check_game`
+    and the kit finds its tampered result and move."""
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=EXAMPLE,
+                         env=_env(ROOT), capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0 and re.search(r"\b3 passed", res.stdout), res.stdout[-3000:] + res.stderr[-2000:]
+
+
+def test_the_example_s_entry_point_registers_it_with_no_module_option(tmp_path):
+    """The ``mas_agents.games`` entry point of the example's ``pyproject.toml``, written as the
+    ``.dist-info`` folder an install leaves: the registry lists the game with no ``--module`` and no import of it."""
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    [(name, module)] = project["entry-points"]["mas_agents.games"].items()
+    assert (name, module) == ("beauty_contest", "toygame.game")
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    (info / "entry_points.txt").write_text(f"[mas_agents.games]\n{name} = {module}\n")
+    code = "from mas_agents.game import contract as g; print(g.kinds())"
+    res = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=_env(ROOT, EXAMPLE, site),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.split("\n")[0] == "['mmg', 'wis', 'magic', 'beauty_contest']", \
+        res.stdout + res.stderr[-2000:]
+    without = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=_env(ROOT, EXAMPLE),
+                             capture_output=True, text=True, timeout=300)
+    assert without.stdout.split("\n")[0] == "['mmg', 'wis', 'magic']", without.stdout + without.stderr[-2000:]

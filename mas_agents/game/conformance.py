@@ -1,7 +1,7 @@
 """What a game declares so that one conformance kit checks any game (issue 51 item 2).
 
 A game's :class:`mas_agents.game.contract.GameDef` may carry a :class:`Conformance`: its own rules invariants
-(``checks``) and its event-log re-scoring (``rescore``). The kit (``tests/conformance/kit.py``)
+(``checks``) and its event-log re-scoring (``rescore``). The kit (:mod:`mas_agents.game.conformance_kit`)
 plays every registered game on a deterministic fake model and calls these two hooks on each
 game it played, with no per-game code of its own; it also checks, for every game alike, that an
 interrupted game resumes (or reruns) to the same events, that no seat's prompt holds what an

@@ -99,7 +99,7 @@ class GameDef:
             :data:`mas_agents.game.view.DEFAULT` (round headings and a players panel from the events).
         conformance: the game's own rules invariants and event-log re-scoring
             (:class:`mas_agents.game.conformance.Conformance`), which the conformance kit
-            (``tests/conformance/kit.py``) runs on every game it plays; None: the kit has no
+            (:mod:`mas_agents.game.conformance_kit`) runs on every game it plays; None: the kit has no
             rules of the game to check (it still checks resume and hidden information).
         load: ``load(params, data_root=..., seed=...) -> params``: the parameters a person gives
             by name (``mas game play --set script=Sin``, :func:`mas_agents.api.play`) with the

@@ -1,4 +1,4 @@
-"""The conformance kit's cases of the built-in games (``tests/conformance/kit.py``), and what their
+"""The conformance kit's cases of the built-in games (:mod:`mas_agents.game.conformance_kit`), and what their
 runners aggregate over several games, re-derived from the games' replays.
 
 * ``mmg``: the murder mystery on the REAL WellPlay script "Sin" (4 characters, 1 round of
@@ -28,7 +28,8 @@ import pytest
 from mas_agents.graphs.magic import checks as magic_checks
 from mas_agents.graphs.wis import checks as wis_checks
 from tests import data_roots
-from tests.conformance.kit import SALT, Case, Reference, add_cases, read_events, read_json
+from mas_agents.game.conformance_kit import Case, Reference, add_cases, game_events, read_json
+from mas_agents.game.fake_chat import SALT
 
 MAGIC_SCENARIOS = ("chameleon", "undercover", "cost_sharing", "prisoners_dilemma", "public_good")
 WIS_AGENTS = ["plain", "plain+reasoning"]
@@ -44,7 +45,7 @@ def sin(real_root: Path):
 
 def _files(game: Path) -> tuple[dict, list[dict], dict]:
     """``(config, events, result)`` of a game directory."""
-    return read_json(game / "config.json"), read_events(game), read_json(game / "result.json")
+    return read_json(game / "config.json"), game_events(game), read_json(game / "result.json")
 
 
 def play_mmg(out: Path, real_root: Path, *, resume: bool = False, progress: Callable | None = None) -> dict:

@@ -9,8 +9,10 @@ import shutil
 import pytest
 
 from mas_agents.prompt_log import read_prompts
+from mas_agents.game.conformance_kit import game_events
+from mas_agents.game.prompt_leaks import hidden_leaks
 from tests.conformance import builtin_cases, kit  # noqa: F401  (builtin_cases adds the built-in cases)
-from tests.conformance.kit import fake_model, hidden_leaks  # noqa: F401  (fixture)
+from tests.conformance.kit import fake_model  # noqa: F401  (fixture)
 
 
 @pytest.mark.realdata
@@ -20,7 +22,7 @@ def test_another_seat_s_word_appended_to_a_prompt_of_a_wis_game_is_caught(fake_m
     game = tmp_path / "copy"
     shutil.copytree(ref.games[-1], game)
     assert hidden_leaks(game) == []                                  # the game as played leaks nothing
-    deals = {e["data"]["player"]: e["data"]["word"] for e in kit.read_events(game) if e.get("kind") == "word"}
+    deals = {e["data"]["player"]: e["data"]["word"] for e in game_events(game) if e.get("kind") == "word"}
     spy, word = next((p, w) for p, w in deals.items() if list(deals.values()).count(w) == 1)
     other = next(p for p in deals if p != spy)                       # a civilian, who must not see the spy's word
     calls = [json.loads(x) for x in (game / "llm_calls.jsonl").read_text().splitlines() if x.strip()]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from mas_agents.game.conformance import Violation, need, problems
-from tests.conformance.kit import hidden_leaks
+from mas_agents.game.prompt_leaks import hidden_leaks
 
 SECRET = "The secret word is Swimming pool"
 

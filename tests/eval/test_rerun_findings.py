@@ -17,11 +17,14 @@ from mas_agents.game import contract as games
 from mas_agents.cli import app
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
+#: The toy game's own repository (a p-beauty contest), imported from its folder.
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "toygame_repo"
 
 
 @pytest.fixture
-def toy():
-    import tests.toygame.game as game
+def toy(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    import toygame.game as game
     registered = games.find("beauty_contest") is None
     if registered:
         games.register(game.GAME_DEF)
@@ -31,7 +34,7 @@ def toy():
 
 
 def test_the_toy_game_is_rescored_through_its_own_hook(toy):
-    r = CliRunner().invoke(app, ["rerun", "--rescore", "--module", "tests.toygame.game", str(RECORDED / "toy")])
+    r = CliRunner().invoke(app, ["rerun", "--rescore", "--module", "toygame.game", str(RECORDED / "toy")])
     assert r.exit_code == 0, r.output
     assert r.output.strip() == f"{RECORDED / 'toy'}: re-scored from events.jsonl: wins, rounds equal result.json"
 

@@ -15,11 +15,14 @@ from mas_agents.eval.rerun.execute import rerun_cells
 from mas_agents.eval.rerun.rescore import rescore_run
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
+#: The toy game's own repository (a p-beauty contest), imported from its folder.
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "toygame_repo"
 
 
 @pytest.fixture
-def toy():
-    import tests.toygame.game as game
+def toy(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    import toygame.game as game
     games.register(game.GAME_DEF)
     yield game
     games.unregister("beauty_contest")

@@ -20,9 +20,9 @@ def fake(monkeypatch, tmp_path):
     """Every model spec answers with the seeded fake of ``scripts/fake_runs.py``."""
     from mas_agents import llm
     from mas_agents import stop
-    from scripts.fake_runs import _fake_make
+    from mas_agents.game.fake_chat import make_hash_model
 
-    monkeypatch.setattr(llm, "make_chat_model", _fake_make)
+    monkeypatch.setattr(llm, "make_chat_model", make_hash_model)
     monkeypatch.setattr(llm, "_SHARED_REMOTE", {})
     monkeypatch.setenv("MAS_DATA_HOME", str(tmp_path / "home"))
     stop.STOP.clear()

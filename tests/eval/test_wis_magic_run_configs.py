@@ -14,7 +14,7 @@ from mas_agents.graphs.magic.bench import MagicBenchConfig, game_dir, run_magic
 from mas_agents.graphs.magic.session import MagicGameConfig
 from mas_agents.graphs.wis.session import WisGameConfig, play_game
 from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
-from scripts.fake_runs import _untimed
+from mas_agents.game.conformance_kit import untimed
 from tests.fakes import RuleChat, magic_player, wis_player
 
 PAIR = {"civilian": "tea", "spy": "coffee"}
@@ -37,7 +37,7 @@ def test_a_wis_game_config_read_back_is_the_resolved_game_and_plays_it_again(tmp
     assert (back.spy_seat, back.first_speaker) == (stored["spy_seat"], stored["first_speaker"])
     assert isinstance(back.spy_seat, int) and back.speak_timeout == back.vote_timeout == 10.0
     again = play_game(tmp_path / "h", back)
-    assert _untimed(again, drop=True) == _untimed(first, drop=True)
+    assert untimed(again, drop=True) == untimed(first, drop=True)
     assert {k: v for k, v in _config(tmp_path / "h").items() if k in back.record()} == back.record()
 
 

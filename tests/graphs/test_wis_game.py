@@ -213,7 +213,7 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     from mas_agents.graphs.wis.graph import compiled_graph
-    from scripts.fake_runs import _untimed
+    from mas_agents.game.conformance_kit import untimed
 
     assert compiled_graph() is compiled_graph()
     games = [dict(agents=["plain"] * (5 + i % 2), pair=PAIR if i % 3 else {"civilian": "cat", "spy": "dog"},
@@ -221,7 +221,7 @@ def test_games_share_one_compiled_graph_and_stay_independent(tmp_path):
 
     def play(i, where):
         rec = play_game(tmp_path / where / str(i), WisGameConfig(model=model(), **games[i]))
-        return _untimed(rec, drop=True)
+        return untimed(rec, drop=True)
 
     alone = [play(i, "seq") for i in range(len(games))]
     with ThreadPoolExecutor(len(games)) as pool:
@@ -238,7 +238,7 @@ def test_a_round_votes_in_parallel_unless_narrowed_to_one_with_the_same_record(t
     import time
 
     from mas_agents import cells
-    from scripts.fake_runs import _untimed
+    from mas_agents.game.conformance_kit import untimed
 
     base = wis_player()
     voters: list[str] = []
@@ -268,7 +268,7 @@ def test_a_round_votes_in_parallel_unless_narrowed_to_one_with_the_same_record(t
         for e in events:        # call ids are new each run; seconds are wall time
             e.pop("llm_call_ids", None)
             e.get("data", {}).pop("seconds", None)
-        return _untimed(rec, drop=True), events, list(voters), now["most"]
+        return untimed(rec, drop=True), events, list(voters), now["most"]
 
     wide, wide_events, wide_threads, wide_most = play("wide", None)
     three, three_events, _, three_most = play("three", 3)

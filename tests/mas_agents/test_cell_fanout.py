@@ -12,7 +12,7 @@ from collections import defaultdict
 from mas_agents import cells
 from mas_agents.remote import endpoints
 from mas_agents.graphs.wis.session import WisGameConfig, play_game
-from scripts.fake_runs import _untimed
+from mas_agents.game.conformance_kit import untimed
 from tests.fakes import RuleChat, wis_player
 
 PAIRS = [{"civilian": f"c{i}", "spy": f"s{i}"} for i in range(6)]
@@ -73,7 +73,7 @@ def _games(tmp_path, name, concurrency):
                     root=tmp_path / name, rel=lambda i: f"g{i}", models=[fake], concurrency=concurrency)
     results = {}
     for d in sorted((tmp_path / name).iterdir()):
-        results[d.name] = _untimed(json.loads((d / "result.json").read_text()), drop=True)
+        results[d.name] = untimed(json.loads((d / "result.json").read_text()), drop=True)
     return most, results
 
 

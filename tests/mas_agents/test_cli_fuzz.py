@@ -214,7 +214,7 @@ def _argv(name: str, param: typing.Any, value: Path, finished: Path) -> list[str
 def finished(tmp_path_factory, real_data_root):
     """A finished Who-is-Spy game played on the conformance kit's fake model."""
     from mas_agents.game.runner import run
-    from tests.conformance.fake import GameChat
+    from mas_agents.game.fake_chat import GameChat
 
     out = tmp_path_factory.mktemp("fuzz") / "wis-game"
     run("wis", out, model=GameChat(), seed=0, agents=["plain", "plain", "plain"],

@@ -1,7 +1,7 @@
 """``mas game play`` and ``mas.play`` load what a parameter names in a game's data (issue 57,
 item 5 and the last Low item): a MAgIC setting by id, a WellPlay script by name, and a
 Who-is-Spy word pair drawn as ``mas spy play`` draws it. Played in-process on the conformance
-kit's fake model (:mod:`tests.conformance.fake`); the real datasets are read, never committed.
+kit's fake model (:mod:`mas_agents.game.fake_chat`); the real datasets are read, never committed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.cli import app
-from tests.conformance.fake import fake_model  # noqa: F401  (fixture)
+from tests.conformance.kit import fake_model  # noqa: F401  (fixture)
 
 runner = CliRunner()
 

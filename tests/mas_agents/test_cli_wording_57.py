@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mas_agents.cli import app
-from tests.conformance.fake import fake_model  # noqa: F401  (fixture)
+from tests.conformance.kit import fake_model  # noqa: F401  (fixture)
 
 runner = CliRunner()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +25,14 @@ from mas_agents.replay import NotReplayable, Recording, ReplayChat, ReplayMismat
 from tests.test_toy_game import GuessChat
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The toy game's own repository (a p-beauty contest), imported from its folder.
+EXAMPLE = ROOT / "examples" / "toygame_repo"
 
 
 @pytest.fixture
-def toy():
-    import tests.toygame.game as game
+def toy(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    import toygame.game as game
     games.register(game.GAME_DEF)
     yield game
     games.unregister("beauty_contest")
@@ -157,7 +161,8 @@ def test_a_run_without_prompts_cannot_be_replayed(toy, tmp_path):
     with pytest.raises(NotReplayable, match="its prompts were not recorded \\(a run made with --no-record-prompts\\)"):
         Recording(tmp_path / "np")
     proc = subprocess.run([str(Path(sys.executable).with_name("mas")), "rerun", str(tmp_path / "np"),
-                           "--module", "tests.toygame.game"], cwd=ROOT, capture_output=True, text=True)
+                           "--module", "toygame.game"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")])})
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "cannot be replayed" in lines[0]

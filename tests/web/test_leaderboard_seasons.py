@@ -20,7 +20,7 @@ def three_seasons(tmp_path_factory):
     """``(runs root, database)``: season 1 en ``plain,plain+reasoning``; season 2 the same with
     the rules prompt changed; season 3 zh ``plain,plain+attack``."""
     from mas_agents.graphs.wis.tournament import TournamentConfig, run_tournament
-    from scripts.fake_runs import HashChat
+    from mas_agents.game.fake_chat import HashChat
 
     root = tmp_path_factory.mktemp("seasons")
     db = root / "runs" / "board" / "wis.sqlite"

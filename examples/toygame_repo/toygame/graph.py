@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.events import make_event
 from mas_agents.planners.base import ActionRequest
-from tests.toygame import rules
+from toygame import rules
 
 
 class State(TypedDict, total=False):

@@ -8,8 +8,8 @@ from pathlib import Path
 from mas_agents.game.conformance import Conformance, need, problems
 from mas_agents.game.contract import GameDef, Table, register
 from mas_agents.agent import Persona
-from tests.toygame import rules
-from tests.toygame.graph import Runtime_, build_graph
+from toygame import rules
+from toygame.graph import Runtime_, build_graph
 
 
 def setup(seats, *, out: Path, agents: list[str], rounds: int = 1) -> Table:
