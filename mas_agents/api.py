@@ -137,7 +137,7 @@ def recorder(out: str | Path | None = None, *, prompts: bool | None = None) -> C
     """
     from mas_agents.call_log import CallRecorder
     from mas_agents.rundir import RunDir
-    return CallRecorder(None if out is None else RunDir(out).calls, prompts=prompts)
+    return CallRecorder(None if out is None else RunDir(Path(out)).calls, prompts=prompts)
 
 
 def _game_info(game: str | GameInfo | None) -> GameInfo:

@@ -47,11 +47,11 @@ def detect_kind(d: Path) -> str | None:
     experiment, else the legacy recognisers' (:func:`mas_agents.game.experiments.legacy_kind`),
     or None when ``d`` is not a run."""
     d = Path(d)
-    cfg = _readRunDir(d).config if RunDir(d).config.is_file() else None
+    cfg = _read(RunDir(d).config) if RunDir(d).config.is_file() else None
     k = cfg.get("kind") if isinstance(cfg, dict) else None
     if experiments.find(k) is not None or is_game(k):
         return k
-    res = _readRunDir(d).result if RunDir(d).result.is_file() else None
+    res = _read(RunDir(d).result) if RunDir(d).result.is_file() else None
     return experiments.legacy_kind(cfg, res, d)
 
 
@@ -108,7 +108,7 @@ def run_state(d: Path, kind: str) -> tuple[str, str]:
         open_games = [g for g in games if not RunDir(g).result.exists()]
         if marker is None and games and not open_games:
             return "finished", ""
-    elif isinstance(_readRunDir(d).result, dict):
+    elif isinstance(_read(RunDir(d).result), dict):
         return "finished", ""
     else:
         open_games = []
@@ -143,7 +143,7 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
     last one running (:attr:`ExperimentDef.doing`), else how many stopped before the end.
     """
     d = Path(d)
-    cfg = _readRunDir(d).config or {}
+    cfg = _read(RunDir(d).config) or {}
     ex = experiments.find(kind)
     if ex is not None and ex.count is not None:
         parts = ex.count(d, cfg, _is_finished)
@@ -152,7 +152,7 @@ def progress(d: Path, kind: str, db_total: int | None = None) -> dict[str, Any]:
         games = sorted(g for g in (d / "games").iterdir() if g.is_dir()) if (d / "games").is_dir() else []
         done = sum(1 for g in games if RunDir(g).result.exists())
         open_ = [g for g in games if not RunDir(g).result.exists()]
-        res = _readRunDir(d).result or {}
+        res = _read(RunDir(d).result) or {}
         total = db_total if db_total is not None else (len(res.get("games") or []) or None)
     running, stopped = _split_open(d, open_)
     what = ex.parts if ex is not None else "parts"
