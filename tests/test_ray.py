@@ -58,7 +58,7 @@ def _tournament(base: Path, concurrency: int, play=play_game) -> dict:
 @pytest.mark.realdata
 def test_compare_and_tournament_on_ray_equal_local(tmp_path, real_data_root, on_ray):
     from mas_agents.graphs.mmg.dataset import load_script
-    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+    from mas_agents.eval.compare.run import CompareConfig, run_compare
     from tests.data_roots import SIN, SIN_MURDERER
     sc = load_script(real_data_root, SIN[0])
 

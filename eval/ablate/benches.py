@@ -20,7 +20,7 @@ from mas_agents.game.cost import actor_cost, method_seats
 from mas_agents.graphs.magic.metrics import scenario_metrics
 from mas_agents.graphs.wis.metrics import player_rows
 from mas_agents.graphs.wis.leaderboard import Leaderboard
-from mas_agents.eval.wellplay.compare import CompareConfig, cell_dir, run_compare
+from mas_agents.eval.compare.run import CompareConfig, cell_dir, run_compare
 from mas_agents.stats import bootstrap_mean, bootstrap_units, paired_difference
 from mas_agents.events import read_events
 from mas_agents.graphs.magic.events import SCENARIOS
@@ -71,7 +71,7 @@ def _sum_costs(parts) -> dict:
 
 def run_wellplay(cfg: AblateConfig, grid: list[str], *, tick: Callable | None = None) -> dict:
     """The WellPlay part of ``cfg`` into ``cfg.out/wellplay``: compare cells for every variant of
-    ``grid`` and baseline (:func:`mas_agents.eval.wellplay.compare.run_compare`); estimates per method."""
+    ``grid`` and baseline (:func:`mas_agents.eval.compare.run.run_compare`); estimates per method."""
     out = Path(cfg.out) / "wellplay"
     sc = load_script(cfg.data_root, cfg.script, cfg.lang)
     res = run_compare(CompareConfig(data_root=cfg.data_root, out=out, methods=grid + list(BASELINES), scripts=[sc],

@@ -6,7 +6,7 @@ seeds, scripts, word pairs and settings (a paired design):
 
 * **wellplay**: each variant plays the script and is evaluated with ``session``, beside ``pp``,
   ``op``, ``always_a`` and ``random`` under the same per-seed option shuffle
-  (:mod:`mas_agents.eval.wellplay.compare`). Unit = seed.
+  (:mod:`mas_agents.eval.compare.run`). Unit = seed.
 * **spy**: each variant is the subject of a tournament against the base agent: one seat is the
   subject, the others play ``base``; the subject is the spy in the even-numbered games and a
   civilian in the odd ones; seats, word pairs and first speakers are the same for every variant.

@@ -15,7 +15,7 @@ The protocol (issue 27, from PLAYER* §3-§4 and the authors' repository):
   sees the same shuffles);
 * English and Chinese scripts (:data:`LANGS`).
 
-It composes :func:`mas_agents.eval.wellplay.compare.run_compare` once per language into ``out/<lang>/`` (the
+It composes :func:`mas_agents.eval.compare.run.run_compare` once per language into ``out/<lang>/`` (the
 cells, their games, evaluations, ``report.md`` and ``scores.png`` are compare's, whose weighted
 score is the plain mean over scripts) and reads the
 cells back for PLAYER* App. B.3's pooled aggregation over scripts (:func:`pooled_aggregate`, the
@@ -80,7 +80,7 @@ from mas_agents.eval.reproduce.player_star_protocol import (
     script_order,
 )
 from mas_agents.eval.reproduce.player_star_report import PROTOCOL_DIFFERENCES, headline, report_md, score_charts
-from mas_agents.eval.wellplay.compare import CompareConfig, cell_dir, run_compare
+from mas_agents.eval.compare.run import CompareConfig, cell_dir, run_compare
 from mas_agents.game.record import NOT_CONFIGURATION, check_same_run
 from mas_agents.game.run_config import NOT_RECORDED
 from mas_agents.eval.wellplay.run import run_wellplay_eval
@@ -121,7 +121,7 @@ class PlayerStarRun(PaperRun):
             comma-separated string or a list of model methods (:func:`check_subsets`).
         langs: the languages (:data:`LANGS` order; a comma-separated string is accepted).
         model_object: the chat model object of every seat, when ``model`` was given as one.
-        play, evaluate: passed to :func:`mas_agents.eval.wellplay.compare.run_compare` (tests inject
+        play, evaluate: passed to :func:`mas_agents.eval.compare.run.run_compare` (tests inject
             counting wrappers); ``evaluate`` (default
             :func:`mas_agents.eval.wellplay.run.run_wellplay_eval`) is called with its
             configuration's ``runs`` set to ``eval_runs``.

@@ -15,7 +15,7 @@ from typing import Callable
 
 from mas_agents.eval.reproduce.common import PaperTable
 from mas_agents.eval.reproduce.player_star_protocol import CATEGORIES, LABELS, METHODS, WEIGHTS, dataset_stats
-from mas_agents.eval.wellplay.compare import cell_dir, game_seat_cost
+from mas_agents.eval.compare.run import cell_dir, game_seat_cost
 from mas_agents.eval.wellplay.evaluate import score_interval
 from mas_agents.rundir import RunDir
 

@@ -30,7 +30,7 @@ from mas_agents.eval.reproduce.player_star_protocol import (
     QUESTIONS,
     ROUNDS,
 )
-from mas_agents.eval.wellplay.compare_table import SCORE_AGGREGATION as COMPARE_AGGREGATION
+from mas_agents.eval.compare.table import SCORE_AGGREGATION as COMPARE_AGGREGATION
 from mas_agents.stats import Estimate
 
 def _pm(a: dict) -> str:
@@ -78,8 +78,8 @@ def score_charts(result: dict, out: Path) -> None:
     the table whose pooled columns it draws; the per-language comparison runs' own ``scores.png``
     draw their plain mean over scripts). ``result``: :func:`reproduce`'s, ``langs`` -> lang ->
     ``methods`` -> :func:`method_summary`. Imports matplotlib (via
-    :func:`mas_agents.eval.wellplay.compare_report.bar_chart`)."""
-    from mas_agents.eval.wellplay.compare_report import bar_chart
+    :func:`mas_agents.eval.compare.report.bar_chart`)."""
+    from mas_agents.eval.compare.report import bar_chart
     for lang, L in result["langs"].items():
         rows = [{"method": LABELS[m], "weighted_score": s["pooled"]["weighted_score"]["mean"],
                  "weighted_score_interval": s["interval"]}

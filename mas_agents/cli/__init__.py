@@ -342,9 +342,9 @@ def wellplay_compare(
     """Play and evaluate several methods on the same scripts and seeds; resumable."""
     # one parameter per option (typer); the comparison's configuration is built once below
     progress.setup_logging(verbose)
-    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
-    from mas_agents.eval.wellplay.compare_report import count_text, score_text, spread_text
-    from mas_agents.eval.wellplay.compare_table import is_game_method
+    from mas_agents.eval.compare.run import CompareConfig, run_compare
+    from mas_agents.eval.compare.report import count_text, score_text, spread_text
+    from mas_agents.eval.compare.table import is_game_method
 
     root = options.data_root(data_dir)
     names = [m.strip() for m in methods.split(",") if m.strip()]

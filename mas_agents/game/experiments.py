@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: (:attr:`ExperimentDef.recognizes`) are tried in this order, then the other experiments'.
 BUILTIN: dict[str, str] = {
     "wellplay-eval": "mas_agents.eval.wellplay.run_def",
-    "wellplay-compare": "mas_agents.eval.wellplay.compare_def",
+    "wellplay-compare": "mas_agents.eval.compare.run_def",
     "magic-bench": "mas_agents.graphs.magic.bench_def",
     "ablation": "mas_agents.eval.ablate.grid_def",
     "wis-tournament": "mas_agents.graphs.wis.tournament_def",

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from mas_agents.graphs.mmg.dataset import load_script
-from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
-from mas_agents.eval.wellplay.compare_table import aggregate
-from mas_agents.eval.wellplay.compare_report import fewer_calls_line
+from mas_agents.eval.compare.run import CompareConfig, run_compare
+from mas_agents.eval.compare.table import aggregate
+from mas_agents.eval.compare.report import fewer_calls_line
 from tests.data_roots import SIN, SIN_MURDERER, SIN_QUESTIONS
 from tests.fakes import RuleChat, polite_player
 
@@ -113,8 +113,8 @@ def test_summary_row_reports_model_seconds_that_survive_a_resume(tmp_path):
     """A resumed game's result.json wall time covers only the last process; the table's model
     seconds are the summed call latencies, so they still count the calls before the resume."""
     from types import SimpleNamespace
-    from mas_agents.eval.wellplay.compare import summary_row
-    from mas_agents.eval.wellplay.compare_report import report_md
+    from mas_agents.eval.compare.run import summary_row
+    from mas_agents.eval.compare.report import report_md
     (tmp_path / "eval").mkdir()
     (tmp_path / "game").mkdir()
     llm = {"calls": 44, "input_tokens": 100, "output_tokens": 10, "latency_s": 350.0}
@@ -136,8 +136,8 @@ def test_one_seed_report_has_no_zero_std_and_keeps_the_cells_interval(tmp_path):
     cell's own interval over questions with its n, and the murderer-caught rate with n and a Wilson
     interval."""
     from types import SimpleNamespace
-    from mas_agents.eval.wellplay.compare import summary_row
-    from mas_agents.eval.wellplay.compare_report import report_md
+    from mas_agents.eval.compare.run import summary_row
+    from mas_agents.eval.compare.report import report_md
     from mas_agents.stats import Estimate
     (tmp_path / "eval").mkdir()
     (tmp_path / "game").mkdir()
@@ -169,8 +169,8 @@ def test_category_accuracies_are_pooled_answers_with_wilson_intervals(tmp_path):
     """The report printed "66.7" for objective with nothing beside it; the answers of every cell are
     now pooled per category with n and a Wilson interval (here 2 + 1 of 3 + 3 objective answers)."""
     from types import SimpleNamespace
-    from mas_agents.eval.wellplay.compare import summary_row
-    from mas_agents.eval.wellplay.compare_report import report_md
+    from mas_agents.eval.compare.run import summary_row
+    from mas_agents.eval.compare.report import report_md
     rows = []
     for seed, (obj, rea) in enumerate([((2, 3), (3, 20)), ((1, 3), (5, 20))]):
         d = tmp_path / f"s{seed}"
@@ -205,7 +205,7 @@ def test_the_weighted_score_is_labelled_the_plain_mean_over_scripts_in_the_repor
     so (a reproduce report set the unlabelled chart under a table led by App. B.3 pooled)."""
     import matplotlib.figure
 
-    from mas_agents.eval.wellplay.compare_report import bar_chart, report_md
+    from mas_agents.eval.compare.report import bar_chart, report_md
     table = [_row("player_star", 0.46), _row("plain", 0.41)]
     md = report_md({"scripts": ["Sin", "Deadly Fountain"], "lang": "en", "seeds": 1, "model": "local", "rounds": 3,
                     "questions": 1, "table": table, "fewer_calls": "x", "gameplay_cost": {}})

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from mas_agents.graphs.mmg.dataset import load_script
-from mas_agents.eval.wellplay.compare import CompareConfig, run_compare, summary_row
-from mas_agents.eval.wellplay.compare_table import aggregate, cost_comparison
-from mas_agents.eval.wellplay.compare_report import fewer_calls_line, report_md
+from mas_agents.eval.compare.run import CompareConfig, run_compare, summary_row
+from mas_agents.eval.compare.table import aggregate, cost_comparison
+from mas_agents.eval.compare.report import fewer_calls_line, report_md
 from mas_agents.call_log import LLMCall
 from tests.data_roots import SIN, SIN_CHARACTERS, SIN_MURDERER
 from tests.fakes import RuleChat, polite_player

@@ -58,7 +58,7 @@ def test_magic_run_records_every_games_setting_file_and_keeps_them_when_extended
 
 
 def test_compare_records_the_files_of_every_script(tmp_path, real_data_root):
-    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+    from mas_agents.eval.compare.run import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
     run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1,
                               rounds=1))

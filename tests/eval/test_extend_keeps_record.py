@@ -37,7 +37,7 @@ def test_ablate_config_names_the_benches_of_both_runs(tmp_path, monkeypatch):
 
 
 def test_compare_keeps_the_methods_of_the_earlier_run(tmp_path, real_data_root):
-    from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+    from mas_agents.eval.compare.run import CompareConfig, run_compare
     sc = load_script(real_data_root, SIN[0])
     run_compare(CompareConfig(data_root=real_data_root, out=tmp_path, methods=["always_a"], scripts=[sc], seeds=1,
                               rounds=1))

@@ -144,7 +144,7 @@ def test_compare_rows_carry_the_ideal_cache_share(tmp_path):
     """``mas wellplay compare``'s cost columns: the reusable share of the cell's game and evaluation."""
     from types import SimpleNamespace
 
-    from mas_agents.eval.wellplay.compare import summary_row
+    from mas_agents.eval.compare.run import summary_row
     ev = {"weighted_score": 0.5, "accuracy": {}, "runs": [{"abstained": 0}], "wall_time_s": 1.0,
           "llm": {"calls": 2, "input_tokens": 10, "output_tokens": 2, "latency_s": 0.5,
                   "prompt_cost": {"reusable_share": 0.625}}}

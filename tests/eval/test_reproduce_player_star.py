@@ -100,7 +100,7 @@ def test_every_game_method_plays_one_game_per_script_and_language_with_the_paper
 
 @pytest.mark.realdata
 def test_games_ask_one_question_per_agent_per_round_and_the_murderer_plays_plain(run):
-    from mas_agents.eval.wellplay.compare import cell_dir
+    from mas_agents.eval.compare.run import cell_dir
     for lang in ("en", "zh"):
         for m in ("player_star", "werewolf", "ocot", "thinkthrice"):
             game = cell_dir(run["out"] / lang, m, "134", 0) / "game"
@@ -327,7 +327,7 @@ def _released_cells(lang_out: Path, lang: str, method: str) -> list:
     logs' right answers of ``lang`` / ``method``, one cell per script; returns the scripts (``.id``)."""
     from types import SimpleNamespace
 
-    from mas_agents.eval.wellplay.compare import cell_dir
+    from mas_agents.eval.compare.run import cell_dir
     scripts = []
     for sid, runs in sorted(_released_runs(lang, method).items()):
         d = cell_dir(lang_out, method, sid, 0) / "eval"

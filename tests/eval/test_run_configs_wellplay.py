@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mas_agents.graphs.mmg.dataset import load_script
-from mas_agents.eval.wellplay.compare import CompareConfig, run_compare
+from mas_agents.eval.compare.run import CompareConfig, run_compare
 from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
 from tests.data_roots import SIN
 

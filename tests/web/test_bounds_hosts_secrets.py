@@ -308,7 +308,7 @@ def test_headline_and_charts_are_whole(tmp_path):
 
     from mas_agents.eval.ablate.report import figures
     from mas_agents.eval.ablate.benches import MAGIC_KEYS
-    from mas_agents.eval.wellplay.compare_report import bar_chart
+    from mas_agents.eval.compare.report import bar_chart
     from mas_agents.eval.ablate.grid_def import whole_sentences as _whole_sentences
     text = "First sentence here. " * 40
     cut = _whole_sentences(text.strip())

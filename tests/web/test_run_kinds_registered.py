@@ -22,7 +22,7 @@ WEB = Path(__file__).resolve().parents[2] / "mas_agents" / "web"
 
 def test_each_built_in_experiment_is_registered_under_the_kind_its_runner_records():
     from mas_agents.eval.ablate.grid import KIND as ablation
-    from mas_agents.eval.wellplay.compare import CompareConfig
+    from mas_agents.eval.compare.run import CompareConfig
     from mas_agents.eval.wellplay.run import WellPlayEvalConfig
     from mas_agents.graphs.magic.bench import KIND as bench
     from mas_agents.graphs.wis.tournament import EXPERIMENT_KIND, EXPERIMENT_KINDS, TOURNAMENT_KIND

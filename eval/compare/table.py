@@ -1,4 +1,4 @@
-"""The table of a WellPlay comparison (``mas wellplay compare``, :mod:`mas_agents.eval.wellplay.compare`): which
+"""The table of a WellPlay comparison (``mas wellplay compare``, :mod:`mas_agents.eval.compare.run`): which
 methods play a game, each method's aggregate over its cells with 95 % intervals, and the gameplay
 cost of the methods' own seats set against each other (PLAYER* §4, Table A5).
 """

@@ -1,5 +1,5 @@
-"""The report of a WellPlay comparison (:mod:`mas_agents.eval.wellplay.compare`): the numbers of its table
-(:mod:`mas_agents.eval.wellplay.compare_table`) as text, ``report.md`` and the ``scores.png`` chart.
+"""The report of a WellPlay comparison (:mod:`mas_agents.eval.compare.run`): the numbers of its table
+(:mod:`mas_agents.eval.compare.table`) as text, ``report.md`` and the ``scores.png`` chart.
 
 ``matplotlib`` is imported inside :func:`bar_chart` only (a heavy dependency the text does not need).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mas_agents.eval.wellplay.compare_table import GAME_BASELINES, SCORE_AGGREGATION, cost_comparison, is_game_method
+from mas_agents.eval.compare.table import GAME_BASELINES, SCORE_AGGREGATION, cost_comparison, is_game_method
 from mas_agents.eval.wellplay.evaluate import CATEGORIES
 from mas_agents.stats import Estimate
 

@@ -1,5 +1,5 @@
 """The WellPlay comparison as an experiment (:mod:`mas_agents.game.experiments`):
-``wellplay-compare``, the run directory of :func:`mas_agents.eval.wellplay.compare.run_compare`
+``wellplay-compare``, the run directory of :func:`mas_agents.eval.compare.run.run_compare`
 (its ``config.json`` records ``kind``): methods × scripts × seeds cells, each a game and its
 evaluation under ``cells/<method>/<script>/seed<k>/``.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from mas_agents.eval.wellplay.compare_table import SCORE_AGGREGATION
+from mas_agents.eval.compare.table import SCORE_AGGREGATION
 from mas_agents.game.experiments import ExperimentDef, Parts, RunFiles, RunLine, register
 from mas_agents.game.line_text import interval_text, pct, uniq
 
-#: The run kind (:attr:`mas_agents.eval.wellplay.compare.CompareConfig.KIND`).
+#: The run kind (:attr:`mas_agents.eval.compare.run.CompareConfig.KIND`).
 KIND = "wellplay-compare"
 
 

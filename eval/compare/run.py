@@ -23,8 +23,8 @@ the murderer, who plays the fixed ``plain`` agent whatever the method), and set 
 cheapest game-playing baseline (:data:`GAME_BASELINES`) and ``plain`` (:func:`cost_comparison`).
 
 A comparison is configured by one :class:`CompareConfig` (issue 51 item 5). This module runs the
-cells; the table over them is :mod:`mas_agents.eval.wellplay.compare_table`, its report
-:mod:`mas_agents.eval.wellplay.compare_report`.
+cells; the table over them is :mod:`mas_agents.eval.compare.table`, its report
+:mod:`mas_agents.eval.compare.report`.
 
 Imports kept inside functions: ``mas_agents.specs`` (faiss) in :func:`check_methods` and
 ``mas_agents.graphs.mmg.session`` (langgraph, faiss) in :func:`run_cell`, so a comparison of
@@ -40,8 +40,8 @@ from typing import Any, Callable, Optional
 from mas_agents.game.data import data_files, merge_data_files
 from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.game.cost import actor_cost, method_seats
-from mas_agents.eval.wellplay.compare_report import bar_chart, fewer_calls_line, report_md
-from mas_agents.eval.wellplay.compare_table import EVAL_ONLY, aggregate, cost_comparison, is_game_method
+from mas_agents.eval.compare.report import bar_chart, fewer_calls_line, report_md
+from mas_agents.eval.compare.table import EVAL_ONLY, aggregate, cost_comparison, is_game_method
 from mas_agents.game.record import NOT_CONFIGURATION, check_same_run, model_fields, recorded_models
 from mas_agents.game.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.eval.wellplay.evaluate import MODEL_FREE

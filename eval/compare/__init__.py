@@ -1,0 +1,1 @@
+"""``mas wellplay compare``: several methods played and evaluated on the same WellPlay scripts and seeds (run.py), their table with intervals (table.py), report (report.py) and its registration as an experiment (run_def.py)."""
