@@ -40,6 +40,12 @@ class GameInfo:
             Good), ``"shares"`` (a split of a cost to propose, Cost Sharing), else None.
         strategies: the optional strategy blocks whose texts fit this game (WiS §4.2: the
             ``attack``/``defense``/``reasoning`` texts speak of a judge and a secret word).
+        dialogue: the kinds of this game's events that are dialogue: what an agent with a
+            memory keeps of what it heard (:meth:`mas_agents.agent.Agent.observe`, worded by
+            :func:`mas_agents.agent.dialogue_text`: an event of the built-in kind ``introduce``
+            as ``<actor> introduced themselves: «...»``, one of ``answer`` as its question and
+            its answer, any other as ``<actor>: «<content>»``). Empty: none (a game whose prompts
+            carry the whole history themselves); a game opts in.
     """
 
     name: str = ""
@@ -49,11 +55,13 @@ class GameInfo:
     word_clues: bool = False
     moves: str | None = None
     strategies: frozenset[str] = frozenset()
+    dialogue: frozenset[str] = frozenset()
 
 
 #: A request that names no game: the murder-mystery defaults the agent had before games
-#: carried a :class:`GameInfo` (think first, the chain-of-thought texts apply).
-UNSPECIFIED = GameInfo(investigation=True)
+#: carried a :class:`GameInfo` (think first, the chain-of-thought texts apply; an introduction
+#: and a question's answer are dialogue, as ``mas.node``'s ``speak`` and ``answer`` decisions are).
+UNSPECIFIED = GameInfo(investigation=True, dialogue=frozenset({"introduce", "answer"}))
 
 
 
