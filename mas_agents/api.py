@@ -38,7 +38,7 @@ if TYPE_CHECKING:   # the types of the signatures only: the imports that run sta
     from langgraph.graph import StateGraph
 
     from mas_agents.accounting import AccountedModel
-    from mas_agents.agent import Agent, Persona
+    from mas_agents.agents import Agent, Persona
     from mas_agents.call_log import CallRecorder
     from mas_agents.graphs.mmg.dataset import Script
     from mas_agents.game.contract import GameDef
@@ -79,7 +79,7 @@ class AgentRecipe:
         model: the model spec (``"local"``, ``"openai:NAME"``) or a chat-model object; None: the
             ``@MODEL`` of ``spec``, else the run's default model.
         settings: retrieval budgets (:class:`memory.MemorySettings`); None: the defaults.
-        constrained: :attr:`mas_agents.agent.Agent.constrained` (None: whenever the model takes a
+        constrained: :attr:`mas_agents.agents.Agent.constrained` (None: whenever the model takes a
             reply format).
     """
 
@@ -105,9 +105,9 @@ class AgentRecipe:
         return self.model if self.model is not None else split_model(self.spec)[1]
 
     def build(self, persona: Persona, game: GameInfo, model: AccountedModel, memory: VectorMemory | None = None) -> Agent:
-        """The :class:`mas_agents.agent.Agent` of this recipe playing ``persona`` with the
+        """The :class:`mas_agents.agents.Agent` of this recipe playing ``persona`` with the
         accounted ``model`` (:class:`mas_agents.accounting.AccountedModel`) and ``memory``."""
-        from mas_agents.agent import Agent
+        from mas_agents.agents import Agent
         from mas_agents.specs import build_blocks
         from mas_agents.memory import MemorySettings
         return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(self.blocks),
@@ -165,7 +165,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
           script: str | Script | None = None, persona: Persona | None = None, recorder: CallRecorder | None = None,
           settings: MemorySettings | None = None, seed: int = 0, data_dir: str | Path | None = None,
           lang: str = "en") -> Agent:
-    """An :class:`mas_agents.agent.Agent` from a spec, ready to act (``agent.act(request)``), to be
+    """An :class:`mas_agents.agents.Agent` from a spec, ready to act (``agent.act(request)``), to be
     a node of a LangGraph graph (:func:`node`) or to take a seat in :func:`play`.
 
     Args:
@@ -180,7 +180,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
             ``data_dir``; or a loaded :class:`mas_agents.graphs.mmg.dataset.Script`): the persona and
             system prompt are the game's own (:func:`mas_agents.graphs.mmg.players.persona_for`). For any
             other game, the agent's private script text (kept in its FAISS memory).
-        persona: for one's own game, the whole :class:`mas_agents.agent.Persona` (name, role,
+        persona: for one's own game, the whole :class:`mas_agents.agents.Persona` (name, role,
             script, goals, victims, players, and the system prompt the game writes); ``name``
             and ``script`` are then not used.
         recorder: where its calls are recorded (:func:`recorder`); None: accounted in memory only.
@@ -200,7 +200,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
     """
     from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
-    from mas_agents.agent import Persona
+    from mas_agents.agents import Persona
 
     r = recipe(spec, model=model, settings=settings)
     info = _game_info(game)
@@ -286,7 +286,7 @@ def _seated(seat: Agent | AgentRecipe, base: Agent, model: AccountedModel) -> Ag
     budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); ``model`` is its model
     recording into the run (:meth:`mas_agents.game.seats.Seats.model`). A hand-built agent keeps
     its own memory when it plays the same character, else takes the game's."""
-    from mas_agents.agent import Agent
+    from mas_agents.agents import Agent
     if isinstance(seat, AgentRecipe):
         return seat.build(base.persona, base.game, model, base.memory)
     same = seat.memory is not None and seat.persona.name == base.persona.name

@@ -152,7 +152,7 @@ class Seats:
 
     def agent(self, persona: Any, spec: str, game: Any, *, memory: Any = None, embedder: Any = None,
               settings: Any = None, extra_scripts: Any = ()):
-        """An :class:`mas_agents.agent.Agent` playing ``persona`` from the spec ``BLOCKS[@MODEL]``.
+        """An :class:`mas_agents.agents.Agent` playing ``persona`` from the spec ``BLOCKS[@MODEL]``.
 
         Every agent of this repository is built here: the games' seats, the murder mystery's
         characters (:func:`mas_agents.graphs.mmg.players.build_mmg_agents`) and the WellPlay evaluation's
@@ -170,7 +170,7 @@ class Seats:
         Raises:
             ValueError: an unknown block in the spec, or an empty model after ``@``.
         """
-        from mas_agents.agent import Agent
+        from mas_agents.agents import Agent
         from mas_agents.specs import build_agent, build_blocks, split_model
         blocks, model_spec = split_model(spec)
         model = self.model(model_spec)

@@ -69,7 +69,7 @@ def test_seats_hand_the_game_a_built_agent_by_seat_name_or_index(monkeypatch):
     """A caller hands built agents through the seats (``Seats(hand=...)``): the game builds each
     seat as always and :meth:`Seats.agent` gives it the handed one; a place the game does not
     seat, and a person's seat, are refused."""
-    from mas_agents.agent import Persona
+    from mas_agents.agents import Persona
     from mas_agents.game.seats import Hand
     from mas_agents.planners.base import UNSPECIFIED
 

@@ -180,7 +180,7 @@ def test_think_is_one_unparsed_call_with_memory():
 def test_a_form_reply_gets_room_for_every_line():
     """A batched reading pass answers one line per field: the completion cap grows with the form
     (15 clue lines were cut at the fixed 96 tokens on a real server, and read as unknown)."""
-    from mas_agents.agent import MAX_TOKENS_NO_THOUGHT, completion_budget
+    from mas_agents.agents import MAX_TOKENS_NO_THOUGHT, completion_budget
     opts = ["Specific", "Somewhat", "Vague"]
     one = ActionRequest(kind="form", actor="Ann", prompt="p", fields=[("Player 3 Specific", opts)])
     many = ActionRequest(kind="form", actor="Ann", prompt="p",
