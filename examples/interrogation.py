@@ -43,7 +43,10 @@ VICTIM = "Silas Crane"
 SUSPECTS = ["Ada Finch", "Ben Hollis"]
 INSPECTORS = {"Inspector Gray": "plain+player_star", "Inspector Moss": "plain+pgm"}
 MURDERER = "Ben Hollis"
-INFO = mas.GameInfo(name="interrogation", hidden_role="murderer", holder_knows_role=True, investigation=True)
+#: What the blocks may know of this game; its dialogue (what each seat's memory keeps of what it
+#: heard): the opening statements (``speak`` nodes: kind ``introduce``) and each answer with its question.
+INFO = mas.GameInfo(name="interrogation", hidden_role="murderer", holder_knows_role=True, investigation=True,
+                    dialogue=frozenset({"introduce", "answer"}))
 
 CASE = (f"Silas Crane, the night watchman of the city museum, was found dead at the foot of the east stairs at "
         f"11:40 pm. The back door was unlocked from the inside. Two people were in the building after closing: "

@@ -11,14 +11,14 @@ of the import contracts: it reaches ``eval`` and ``graphs``), :mod:`mas_agents.g
 (``node``, ``end_round``) and the block contract (:mod:`mas_agents.planners.base`). They are looked up on first use (PEP 562 ``__getattr__``), through
 ``importlib`` so that no import statement of this package names a module above the agent core:
 ``import mas_agents`` alone imports neither LangGraph nor torch, and ``from mas_agents import
-prompts`` inside the core stays an import of the core.
+prompts`` inside the core stays an import of the core. No submodule is named as a public name
+(the agent core's module is :mod:`mas_agents.agents`, the public function ``mas.agent``), so
+importing a submodule never binds over one.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
 
 #: public name -> the module that defines it
@@ -29,7 +29,7 @@ _WHERE = {
     "recorder": "mas_agents.api", "games": "mas_agents.api", "register_game": "mas_agents.api",
     "blocks": "mas_agents.api", "register_block": "mas_agents.api", "servers": "mas_agents.api",
     "ActionRequest": "mas_agents.planners.base", "Action": "mas_agents.planners.base", "Contribution": "mas_agents.planners.base",
-    "GameInfo": "mas_agents.planners.base", "Persona": "mas_agents.agent", "PlannerBlock": "mas_agents.planners.base", "BlockAgent": "mas_agents.planners.base",
+    "GameInfo": "mas_agents.planners.base", "Persona": "mas_agents.agents", "PlannerBlock": "mas_agents.planners.base", "BlockAgent": "mas_agents.planners.base",
 }
 
 __all__ = sorted(_WHERE)
@@ -51,16 +51,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """This package's module type: a submodule whose name is a public name (``mas_agents.agent``)
-    is not bound over it when imported (it stays in ``sys.modules``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _WHERE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -29,7 +29,6 @@ runners' typed configurations from them. One idea, the public face; most lines a
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeAlias, TypedDict, Unpack
@@ -39,11 +38,11 @@ if TYPE_CHECKING:   # the types of the signatures only: the imports that run sta
     from langgraph.graph import StateGraph
 
     from mas_agents.accounting import AccountedModel
-    from mas_agents.agent import Agent, Persona
+    from mas_agents.agents import Agent, Persona
     from mas_agents.call_log import CallRecorder
     from mas_agents.graphs.mmg.dataset import Script
-    from mas_agents.game.contract import GameDef, Table
-    from mas_agents.game.seats import Seats
+    from mas_agents.game.contract import GameDef
+    from mas_agents.game.seats import Hand
     from mas_agents.memory.vector_memory import MemorySettings, VectorMemory
     from mas_agents.planners.base import GameInfo, PlannerBlock
     from mas_agents.remote.limits import RemoteSettings
@@ -80,7 +79,7 @@ class AgentRecipe:
         model: the model spec (``"local"``, ``"openai:NAME"``) or a chat-model object; None: the
             ``@MODEL`` of ``spec``, else the run's default model.
         settings: retrieval budgets (:class:`memory.MemorySettings`); None: the defaults.
-        constrained: :attr:`mas_agents.agent.Agent.constrained` (None: whenever the model takes a
+        constrained: :attr:`mas_agents.agents.Agent.constrained` (None: whenever the model takes a
             reply format).
     """
 
@@ -106,9 +105,9 @@ class AgentRecipe:
         return self.model if self.model is not None else split_model(self.spec)[1]
 
     def build(self, persona: Persona, game: GameInfo, model: AccountedModel, memory: VectorMemory | None = None) -> Agent:
-        """The :class:`mas_agents.agent.Agent` of this recipe playing ``persona`` with the
+        """The :class:`mas_agents.agents.Agent` of this recipe playing ``persona`` with the
         accounted ``model`` (:class:`mas_agents.accounting.AccountedModel`) and ``memory``."""
-        from mas_agents.agent import Agent
+        from mas_agents.agents import Agent
         from mas_agents.specs import build_blocks
         from mas_agents.memory import MemorySettings
         return Agent(persona=persona, model=model, memory=memory, blocks=build_blocks(self.blocks),
@@ -167,7 +166,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
           script: str | Script | None = None, persona: Persona | None = None, recorder: CallRecorder | None = None,
           settings: MemorySettings | None = None, seed: int = 0, data_dir: str | Path | None = None,
           lang: str = "en") -> Agent:
-    """An :class:`mas_agents.agent.Agent` from a spec, ready to act (``agent.act(request)``), to be
+    """An :class:`mas_agents.agents.Agent` from a spec, ready to act (``agent.act(request)``), to be
     a node of a LangGraph graph (:func:`node`) or to take a seat in :func:`play`.
 
     Args:
@@ -182,7 +181,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
             ``data_dir``; or a loaded :class:`mas_agents.graphs.mmg.dataset.Script`): the persona and
             system prompt are the game's own (:func:`mas_agents.graphs.mmg.players.persona_for`). For any
             other game, the agent's private script text (kept in its FAISS memory).
-        persona: for one's own game, the whole :class:`mas_agents.agent.Persona` (name, role,
+        persona: for one's own game, the whole :class:`mas_agents.agents.Persona` (name, role,
             script, goals, victims, players, and the system prompt the game writes); ``name``
             and ``script`` are then not used.
         recorder: where its calls are recorded (:func:`recorder`); None: accounted in memory only.
@@ -202,7 +201,7 @@ def agent(spec: str = "plain", *, model: Model = "local", game: str | GameInfo |
     """
     from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
-    from mas_agents.agent import Persona
+    from mas_agents.agents import Persona
 
     r = recipe(spec, model=model, settings=settings)
     info = _game_info(game)
@@ -282,14 +281,13 @@ def _placeholder(seat: Agent | AgentRecipe) -> str:
     return f"{blocks}@{m}" if isinstance(m, str) else blocks
 
 
-def _seated(seat: Agent | AgentRecipe, base: Agent, seats: Seats) -> Agent:
+def _seated(seat: Agent | AgentRecipe, base: Agent, model: AccountedModel) -> Agent:
     """The agent that plays a place whose game-built agent is ``base``: the game's persona,
     system prompt and :class:`mas_agents.planners.base.GameInfo` (what the seat is told), with the blocks,
-    budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); its model recording
-    into the run (``seats.model``). A hand-built agent keeps its own memory when it plays the
-    same character, else takes the game's."""
-    from mas_agents.agent import Agent
-    model = seats.model(_seat_model(seat))
+    budgets and model of ``seat`` (an :class:`AgentRecipe` or an Agent); ``model`` is its model
+    recording into the run (:meth:`mas_agents.game.seats.Seats.model`). A hand-built agent keeps
+    its own memory when it plays the same character, else takes the game's."""
+    from mas_agents.agents import Agent
     if isinstance(seat, AgentRecipe):
         return seat.build(base.persona, base.game, model, base.memory)
     same = seat.memory is not None and seat.persona.name == base.persona.name
@@ -297,64 +295,12 @@ def _seated(seat: Agent | AgentRecipe, base: Agent, seats: Seats) -> Agent:
                  settings=seat.settings, spec=seat.spec, constrained=seat.constrained, game=base.game)
 
 
-def _with_seats(game: GameDef, hand: Mapping[str | int, Agent | AgentRecipe]) -> GameDef:
-    """``game`` (a GameDef) whose set-up seats ``hand`` (place -> agent or recipe; a place is a
-    seat name as the events name it, or a 0-based seat index) after the game built its own."""
-    orig = game.setup
-
-    def setup(seats: Seats, **kw: object) -> Table:
-        table = orig(seats, **kw)
-        try:
-            rt = getattr(table.graph, "rt", None)
-            places = getattr(rt, "agents", None) if isinstance(getattr(rt, "agents", None), dict) else None
-            players: dict[str, Any] | None = getattr(rt, "players", None) if places is None else None
-            order = list(getattr(rt, "seats", None) or places or players or [])
-            if not order:
-                raise ValueError(f"agents: {game.kind} does not seat agents by name (its runtime has no agents "
-                                 f"or players); give its seats as its own parameters")
-            labels = {}
-            for place, seat in hand.items():
-                name = order[place] if isinstance(place, int) and 0 <= place < len(order) else place
-                if not isinstance(name, str) or name not in order:   # seat names are strings
-                    raise ValueError(f"agents: no seat {place!r} in this {game.kind} game; its seats: {', '.join(order)}")
-                if places is not None:
-                    places[name] = _seated(seat, places[name], seats)
-                else:
-                    if players is None:
-                        raise ValueError(f"agents: {game.kind} names its seats but does not seat agents by name "
-                                         f"(its runtime has no agents or players); give its seats as its own parameters")
-                    player = players[name]
-                    make = getattr(player, "make_agent", None)
-                    if make is None:
-                        raise ValueError(f"agents: seat {name!r} of {game.kind} is not played by an agent")
-                    player.make_agent = (lambda persona, _m=make, _s=seat, _n=name:
-                                         _rebuilt(_s, _m(persona), seats, _n))
-                    player.label = _seat_label(seat)
-                label = _seat_label(seat)
-                labels[name] = label
-                seats.seat_models[name] = _model_text(_seat_model(seat), seats.default_model)
-            table.config["seated"] = labels
-        except BaseException:
-            if table.close:
-                table.close()
-            raise
-        return table
-
-    setattr(setup, "__signature__", inspect.signature(orig))   # GameDef.params reads setup's keywords (PEP 362)
-    return dataclasses.replace(game, setup=setup)
-
-
-def _model_text(model: Model | None, default: Model) -> str:
-    from mas_agents.model_specs import spec_text
-    return spec_text(default if model is None else model)
-
-
-def _rebuilt(seat: Agent | AgentRecipe, base: Agent, seats: Seats, name: str) -> Agent:
-    """A lazily built seat (Who is Spy builds a seat's agent when it first acts): the game's own
-    agent ``base`` recorded its placeholder; the seat's model stays the hand-seated one."""
-    agent = _seated(seat, base, seats)
-    seats.seat_models[name] = _model_text(_seat_model(seat), seats.default_model)
-    return agent
+def _hand(seat: Agent | AgentRecipe) -> Hand:
+    """``seat`` as the run's seats take a handed agent (:class:`mas_agents.game.seats.Hand`): the
+    game builds the seat and :meth:`mas_agents.game.seats.Seats.agent` gives it this one."""
+    from mas_agents.game.seats import Hand
+    return Hand(model=_seat_model(seat), label=_seat_label(seat),
+                seat=lambda base, model: _seated(seat, base, model))
 
 
 def play(game: str, *, out: str | Path | None = None,
@@ -371,7 +317,7 @@ def play(game: str, *, out: str | Path | None = None,
         game: a registered kind (``"wis"``, ``"mmg"``, ``"magic"``, or one a package registered).
         out: the run directory (default ``runs/<kind>-<UTC time>``).
         agents: the seats. A list, for a game whose seats are a list (``wis``: ``Player 1..N`` in
-            order), or a dict seat name -> seat (any game whose runtime names its agents:
+            order), or a dict seat name -> seat (any game that builds its agents through its seats:
             ``{"Officer Li": me}`` in ``mmg``, ``{"Player 2": me}`` in ``magic``). A seat is a spec
             string (``"plain+pgm"``, ``"plain@openai:NAME"``), an agent (:func:`agent`: its blocks,
             budgets and model play; the persona and system prompt are the game's for that seat) or
@@ -423,10 +369,9 @@ def play(game: str, *, out: str | Path | None = None,
                              f"an agent (mas.agent) or a recipe (mas.recipe)")
     if agents is not None and not isinstance(agents, Mapping):
         params["agents"] = [s if isinstance(s, str) else _placeholder(s) for s in seats_list]
-    if hand:
-        g = _with_seats(g, hand)
     out = Path(out) if out is not None else default_run_dir(g.kind, "play")
-    result: RunResult = run(g, out, model=model, seed=seed, temperature=temperature, resume=resume, progress=progress, **params)
+    result: RunResult = run(g, out, model=model, seed=seed, temperature=temperature, resume=resume, progress=progress,
+                            hand={place: _hand(seat) for place, seat in hand.items()} or None, **params)
     return result
 
 

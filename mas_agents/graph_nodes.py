@@ -14,7 +14,7 @@ from mas_agents.events import make_event
 from mas_agents.planners.base import KINDS, ActionRequest
 
 if TYPE_CHECKING:   # for the signatures only (the agent core and LangChain stay unimported until an agent is made)
-    from mas_agents.agent import Agent
+    from mas_agents.agents import Agent
 
 #: A LangGraph node as :func:`node` and :func:`end_round` make it: the graph's state (the user's own
 #: schema, read by key) -> the update (``{events key: new events}`` and the ``output`` key).
@@ -38,7 +38,7 @@ def node(agent: Agent, kind: str, prompt: str | Callable[[Mapping[str, Any]], st
     """A LangGraph node (``state -> update``) in which ``agent`` makes one decision.
 
     The node gives the agent the events of ``state[events]`` it has not seen (its memory and its
-    blocks' ``on_event`` hooks read them, as in our games: :meth:`mas_agents.agent.Agent.observe`),
+    blocks' ``on_event`` hooks read them, as in our games: :meth:`mas_agents.agents.Agent.observe`),
     asks it an :class:`mas_agents.planners.base.ActionRequest` (strict parsing, one re-prompt, its blocks
     consulted) and returns ``{events: [its blocks' planning events..., the decision's event]}``:
     add ``events: Annotated[list, operator.add]`` to the graph's state. The decision's event is a
@@ -103,7 +103,7 @@ def node(agent: Agent, kind: str, prompt: str | Callable[[Mapping[str, Any]], st
 
 def end_round(agents: Iterable[Agent], *, round: str | int = "round", events: str = "events") -> Node:
     """A LangGraph node that ends a questioning round for ``agents`` as our games do
-    (:meth:`mas_agents.agent.Agent.end_round`: read the new events, run each block's
+    (:meth:`mas_agents.agents.Agent.end_round`: read the new events, run each block's
     ``on_round_end``, e.g. PLAYER*'s pruner of the suspect list) and returns their planning events."""
     group = list(agents)
 

@@ -7,7 +7,7 @@ out of free prose), constrained (the llama.cpp GBNF grammar and the JSON schema 
 how a JSON reply is put back into the tagged lines) and budgeted (``max_tokens`` with and without a
 thought line). The agent core dispatches through :func:`mas_agents.planners.base.action_kind`:
 :func:`mas_agents.actions.parse_reply`, :mod:`mas_agents.grammar`, :func:`mas_agents.prompts.format_instruction`
-and :func:`mas_agents.agent.completion_budget` import this module, so the built-in kinds are
+and :func:`mas_agents.agents.completion_budget` import this module, so the built-in kinds are
 registered before any of them runs.
 
 A game with a new kind of move calls :func:`mas_agents.planners.base.register_kind` once, in its own
@@ -23,7 +23,7 @@ module; no module here changes. :func:`tagged_kind` makes the common shape, one 
 after which ``ActionRequest(kind="accuse", choices=[...])`` is prompted, parsed, constrained and
 budgeted like a vote. Measured for
 ARCHITECTURE.md: files touched to add an action kind, 5 before (``planners/base.py`` KINDS/TAGS,
-``actions.parse_reply``, the two token tables of ``agent.py``, ``grammar.py``; ``prompts.FORMATS``
+``actions.parse_reply``, the two token tables of ``agents.py``, ``grammar.py``; ``prompts.FORMATS``
 made it 6), 0 after (one registration in the game's own module).
 
 The prompt texts, grammars and budgets are those of the code before this module (commit 531ad79;

@@ -48,7 +48,7 @@ call line (written by :meth:`mas_agents.accounting.AccountedModel.chat`, with th
     rendered     str    only for the JSON dialect: the tagged lines the parser read
     error        str    only when the call failed: ``"ExceptionType: message"``
 
-agent line (written by :class:`mas_agents.agent.Agent` after it parsed the reply; absent for free
+agent line (written by :class:`mas_agents.agents.Agent` after it parsed the reply; absent for free
 text, e.g. a reflection, which is not parsed):
     call_id      str    the call it describes
     parsed       dict | null   ``{"kind": action kind, "value": parsed value}`` (value: a string,

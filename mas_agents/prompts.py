@@ -63,7 +63,7 @@ def format_instruction(request: ActionRequest) -> str:
 
 @dataclass(frozen=True)
 class Recall:
-    """What an agent's memory gives one call (:meth:`mas_agents.agent.Agent.recall`).
+    """What an agent's memory gives one call (:meth:`mas_agents.agents.Agent.recall`).
 
     Attributes:
         script: the script chunks retrieved for the query, in document order, one per line.
@@ -125,7 +125,7 @@ class Recall:
 
 
 def memory_block(recall: Recall) -> list[str]:
-    """The headed memory sections of a free-text call (:meth:`mas_agents.agent.Agent.think`),
+    """The headed memory sections of a free-text call (:meth:`mas_agents.agents.Agent.think`),
     in the order of :meth:`Recall.before_task` (then :meth:`Recall.after_task`)."""
     return recall.before_task() + recall.after_task()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mas_agents.accounting import AccountedModel
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.memory import Embedder, MemorySettings, VectorMemory
 from mas_agents.planners.base import UNSPECIFIED, GameInfo, PlannerBlock
 from mas_agents.planners.baselines import FACTORIES as BASELINES

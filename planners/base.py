@@ -40,6 +40,12 @@ class GameInfo:
             Good), ``"shares"`` (a split of a cost to propose, Cost Sharing), else None.
         strategies: the optional strategy blocks whose texts fit this game (WiS §4.2: the
             ``attack``/``defense``/``reasoning`` texts speak of a judge and a secret word).
+        dialogue: the kinds of this game's events that are dialogue: what an agent with a
+            memory keeps of what it heard (:meth:`mas_agents.agents.Agent.observe`, worded by
+            :func:`mas_agents.agents.dialogue_text`: an event of the built-in kind ``introduce``
+            as ``<actor> introduced themselves: «...»``, one of ``answer`` as its question and
+            its answer, any other as ``<actor>: «<content>»``). Empty: none (a game whose prompts
+            carry the whole history themselves); a game opts in.
     """
 
     name: str = ""
@@ -49,11 +55,13 @@ class GameInfo:
     word_clues: bool = False
     moves: str | None = None
     strategies: frozenset[str] = frozenset()
+    dialogue: frozenset[str] = frozenset()
 
 
 #: A request that names no game: the murder-mystery defaults the agent had before games
-#: carried a :class:`GameInfo` (think first, the chain-of-thought texts apply).
-UNSPECIFIED = GameInfo(investigation=True)
+#: carried a :class:`GameInfo` (think first, the chain-of-thought texts apply; an introduction
+#: and a question's answer are dialogue, as ``mas.node``'s ``speak`` and ``answer`` decisions are).
+UNSPECIFIED = GameInfo(investigation=True, dialogue=frozenset({"introduce", "answer"}))
 
 
 
@@ -75,7 +83,7 @@ class ActionKind:
     A game with a new kind of move registers one record (:func:`register_kind`); the prompt's
     answer-format line (:mod:`mas_agents.prompts`), the strict parser
     (:func:`mas_agents.actions.parse_reply`), the reply grammar and JSON schema
-    (:mod:`mas_agents.grammar`) and the completion budget (:func:`mas_agents.agent.completion_budget`)
+    (:mod:`mas_agents.grammar`) and the completion budget (:func:`mas_agents.agents.completion_budget`)
     all read it. The built-in kinds are registered by :mod:`mas_agents.kinds`, which also holds
     the helpers a new kind's functions may use (``tagged_field``, ``match_choice``, ``literal``...).
 
@@ -311,7 +319,7 @@ class Contribution:
 
 
 class PersonaView(Protocol):
-    """What a block may read of the character an agent plays (:class:`mas_agents.agent.Persona`
+    """What a block may read of the character an agent plays (:class:`mas_agents.agents.Persona`
     has these fields). ``role`` is the harness's truth (``murderer``, ``spy``...): a block may use
     it for its own side (PLAYER*'s sensors skip reading a suspect as itself), and must not put it
     in a prompt the game does not already show the seat."""
@@ -329,7 +337,7 @@ class BlockAgent(Protocol):
     """The agent a planner block is handed (``contribute(agent, request)``, ``on_event``,
     ``on_round_end``): everything a block may call, and nothing else.
 
-    :class:`mas_agents.agent.Agent` implements it; a block never imports that class (this module
+    :class:`mas_agents.agents.Agent` implements it; a block never imports that class (this module
     is the leaf every layer imports). Every model call a block makes goes through :meth:`act`,
     :meth:`choose` or :meth:`think`, so it is accounted and recorded in the run's
     ``llm_calls.jsonl`` like the agent's own actions; what a block decided goes to the event log

@@ -38,9 +38,20 @@ def test_import_mas_agents_is_cheap_and_names_the_public_api():
             "register_game", "blocks", "register_block", "recorder", "GameInfo", "BlockAgent"} <= set(got["all"])
 
 
+def test_no_submodule_is_named_as_a_public_name_and_the_package_is_a_plain_module():
+    """Nothing rewrites its own module class: the agent core's module is ``mas_agents.agents``,
+    so importing it (or any submodule) binds nothing over ``mas.agent``."""
+    import pkgutil
+    import types
+
+    assert mas.__class__ is types.ModuleType
+    submodules = {m.name for m in pkgutil.iter_modules(mas.__path__)}
+    assert "agents" in submodules and submodules & set(mas.__all__) == set()
+
+
 def test_mas_agent_stays_the_function_when_the_agent_module_is_imported():
-    import mas_agents.agent  # noqa: F401  (binds no attribute over the public name)
-    from mas_agents.agent import Agent
+    import mas_agents.agents  # noqa: F401  (binds the attribute ``agents``, never ``agent``)
+    from mas_agents.agents import Agent
     assert mas.agent.__module__ == "mas_agents.api"
     a = mas.agent("plain+pgm", model=RuleChat(rule=wis_player()), name="Me", game="wis")
     assert isinstance(a, Agent) and isinstance(a, mas.BlockAgent)

@@ -13,7 +13,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.memory import HashEmbedder, MemorySettings, VectorMemory
 from tests.fakes import RuleChat
 

@@ -86,7 +86,7 @@ def model_free_answerers(method: str, script: Script, rng: random.Random) -> dic
 
 
 def agent_answerer(agent) -> Answerer:
-    """Wrap a :class:`mas_agents.agent.Agent` as an answerer (phase ``evaluation``). Its
+    """Wrap a :class:`mas_agents.agents.Agent` as an answerer (phase ``evaluation``). Its
     ``prepare`` embeds the retrieval queries of every question in one batch (the memory's
     embedder caches each vector in the process, so the question's own search finds it): one
     query at a time, MiniLM took most of the client's CPU of an evaluation

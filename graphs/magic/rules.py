@@ -49,7 +49,9 @@ from mas_agents.planners.base import GameInfo
 
 #: What planner blocks may know of each MAgIC scenario (arXiv 2311.08562 §3): in Chameleon the
 #: chameleon is told its role, in Undercover nobody is; both are clue-and-vote games. The three
-#: game-theory scenarios have a repeated move and no hidden role.
+#: game-theory scenarios have a repeated move and no hidden role. No event is dialogue
+#: (``dialogue`` empty): each prompt carries the history itself and its seats keep no memory of
+#: it; a game opts in.
 GAMES = {
     "chameleon": GameInfo(name="chameleon", hidden_role="chameleon", holder_knows_role=True, word_clues=True),
     "undercover": GameInfo(name="undercover", hidden_role="undercover", word_clues=True),

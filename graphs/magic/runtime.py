@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 from mas_agents.planners.base import Action, ActionRequest
-from mas_agents.agent import Agent
+from mas_agents.agents import Agent
 from mas_agents.events import is_visible, make_event
 from mas_agents.graphs.magic import rules as R
 from mas_agents.graphs.magic.prompts import AIRLINES, RULES
@@ -109,7 +109,7 @@ class MagicRuntime:
 
         Returns ``(action, planning events)``, or ``(action, planning events, retried)`` when
         ``avoid`` is given (words the agent checks its own reply for, see
-        :meth:`mas_agents.agent.Agent.act_avoiding`).
+        :meth:`mas_agents.agents.Agent.act_avoiding`).
         """
         agent = self.agents[p]
         agent.observe(events)

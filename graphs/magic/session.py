@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from mas_agents.agent import Persona
+from mas_agents.agents import Persona
 from mas_agents.game.contract import GameDef, Table, register
 from mas_agents.graphs.magic import checks as magic_checks
 from mas_agents.graphs.magic import view as magic_view

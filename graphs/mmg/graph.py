@@ -12,7 +12,7 @@ State is plain data (events, cursors, votes, the agents' reply counters) so the 
 checkpointer can snapshot it every step and ``--resume`` continues an interrupted game; agents,
 models and FAISS memories live in :class:`MMGRuntime`, outside the state, and agents rebuild
 their dialogue memory from the events on resume. Each node returns the :attr:`Agent.stats`
-changes its own work made (:func:`mas_agents.agent.counting`), so the state's ``agent_stats``
+changes its own work made (:func:`mas_agents.agents.counting`), so the state's ``agent_stats``
 counts every finished step once, across interruptions. Rules (schedule, tally, outcome) are the pure functions of
 :mod:`mas_agents.graphs.mmg.rules`.
 """
@@ -30,7 +30,7 @@ from langgraph.types import Send
 from mas_agents.graphs.compiled import BoundGraph, once
 from mas_agents.graphs.mmg import rules as rules
 from mas_agents.planners.base import Action, ActionRequest
-from mas_agents.agent import Agent, add_counts, counting
+from mas_agents.agents import Agent, add_counts, counting
 from mas_agents.events import EVERYONE, make_event
 from mas_agents.utterance import utterance
 
@@ -49,7 +49,7 @@ class MMGState(TypedDict, total=False):
     outcome: the result from :func:`mas_agents.graphs.mmg.rules.game_outcome` once tallied.
     agent_stats: character -> {counter: n}: the changes of each agent's ``stats`` (malformed
         replies, abstentions, re-prompt recoveries, forced moves...) made by the finished steps,
-        summed through :func:`mas_agents.agent.add_counts`.
+        summed through :func:`mas_agents.agents.add_counts`.
     """
 
     events: Annotated[list[dict], operator.add]
@@ -95,7 +95,7 @@ class MMGRuntime:
 
         Returns the action, the private planning events its blocks queued meanwhile (sensor
         readings, target choices...), which the node appends before the action's own event, and
-        the ``agent_stats`` update of this work (:func:`mas_agents.agent.counting`).
+        the ``agent_stats`` update of this work (:func:`mas_agents.agents.counting`).
         """
         agent = self.agents[name]
         with counting() as counts:

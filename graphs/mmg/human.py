@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.actions import parse_reply
-from mas_agents.agent import StatCounter
+from mas_agents.agents import StatCounter
 from mas_agents.events import is_visible
 from mas_agents.game.human import HUMAN, POLL_S, seat_dirname, wait_answer
 from mas_agents.kinds import ParseError
@@ -30,7 +30,7 @@ class HumanCharacter:
     murder mystery has none), for the answer; the answer is read by the models' strict parser
     (:func:`mas_agents.actions.parse_reply` of ``Introduction:`` / ``To:`` + ``Question:`` /
     ``Answer:`` / ``Vote:``) with one re-prompt, and an unreadable second answer is an invalid
-    action, as for an agent (``mas_agents/agent.py``).
+    action, as for an agent (``mas_agents/agents.py``).
     """
 
     spec = HUMAN

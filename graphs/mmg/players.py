@@ -8,11 +8,11 @@ from typing import Any
 
 from mas_agents.graphs.mmg.prompts import system_prompt
 from mas_agents.graphs.mmg.rules import GAME, MURDERER_SPEC
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 
 
 def persona_for(script: Any, name: str, role: str | None = None) -> Persona:
-    """A :class:`~mas_agents.agent.Persona` for character ``name`` of a loaded WellPlay script
+    """A :class:`~mas_agents.agents.Persona` for character ``name`` of a loaded WellPlay script
     (:class:`mas_agents.graphs.mmg.dataset.Script`, duck-typed), with its murder-mystery system prompt.
 
     Args:

@@ -26,8 +26,10 @@ from mas_agents.planners.base import GameInfo
 
 #: What planner blocks may know of the murder mystery (PLAYER* Appendix A.2): the murderer is
 #: told its role, characters question each other and their statements are evidence, and each
-#: victim's murderer is voted on.
-GAME = GameInfo(name="mmg", hidden_role="murderer", holder_knows_role=True, investigation=True)
+#: victim's murderer is voted on. Its dialogue, what each character's memory keeps of what it
+#: heard: the introductions and each question with its answer (PLAYER* §2.2).
+GAME = GameInfo(name="mmg", hidden_role="murderer", holder_knows_role=True, investigation=True,
+                dialogue=frozenset({"introduce", "answer"}))
 
 #: The one fixed agent spec every murderer plays with, whatever the other players use, so that
 #: comparisons between agent types face the same opponent (PLAYER* §4.1).

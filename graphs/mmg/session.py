@@ -32,7 +32,7 @@ from mas_agents.graphs.mmg.graph import MMGRuntime, build_graph
 from mas_agents.graphs.mmg.players import build_mmg_agents
 from mas_agents.graphs.mmg.rules import GAME, MURDERER_SPEC
 from mas_agents.call_log import CallRecorder
-from mas_agents.agent import Agent
+from mas_agents.agents import Agent
 from mas_agents.memory import MemorySettings, default_embedder
 from mas_agents.specs import parse_spec
 from mas_agents.utterance import fold, markdown, quote

@@ -2,7 +2,7 @@
 
 :class:`AgentWisPlayer` takes the game's protocol messages (:mod:`mas_agents.graphs.wis.protocol_types`),
 keeps the public history of the game as text, and answers ``round`` (describe) and ``vote``
-requests with one strict action each through :class:`mas_agents.agent.Agent`. It needs no
+requests with one strict action each through :class:`mas_agents.agents.Agent`. It needs no
 vector memory: a WiS game is short enough for its whole history to be in every prompt.
 
 The prompts are written here. Layout for prefix caching: the system message holds only the
@@ -29,7 +29,7 @@ from typing import Any, Callable
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.planners.base import ActionRequest
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.events import make_event, vote_result_data
 from mas_agents.text import norm_text, says_word
 from mas_agents.utterance import NOTE, host_line, utterance
@@ -113,7 +113,7 @@ def safe_description(lang: str, word: str, earlier: list[str]) -> str | None:
 
 
 class AgentWisPlayer:
-    """A WiS player backed by an :class:`~mas_agents.agent.Agent`.
+    """A WiS player backed by an :class:`~mas_agents.agents.Agent`.
 
     Args:
         make_agent: builds the agent for a :class:`Persona` (called when the player first has to
@@ -125,7 +125,7 @@ class AgentWisPlayer:
             persona for strategy blocks, never in the prompt.
         safe_reply: the served agent's guard (``mas spy serve-agent``): a description that still
             says the player's word after the re-prompt of :meth:`Agent.act_avoiding
-            <mas_agents.agent.Agent.act_avoiding>` is replaced by :func:`safe_description`,
+            <mas_agents.agents.Agent.act_avoiding>` is replaced by :func:`safe_description`,
             counted in the agent's stats (``own_word_safe_reply``), the response's ``meta``
             (``safe_reply``) and a warning in the log. Off at our own table, whose judge is shown
             the text the model chose (an own-word foul there is what the attack experiments measure).

@@ -64,6 +64,8 @@ from mas_agents.planners.base import GameInfo
 
 #: What planner blocks may know of Who is Spy (WiS §3.1): nobody is told whether they are the spy,
 #: players describe their secret word and vote; the §4.2 strategy experiments run here.
+#: No event is dialogue (``dialogue`` empty): each prompt carries the whole history of
+#: descriptions and votes itself, and its seats keep no memory of it; a game opts in.
 GAME = GameInfo(name="wis", hidden_role="spy", word_clues=True,
                 strategies=frozenset({"attack", "defense", "reasoning"}))
 

@@ -2,7 +2,7 @@
 
 Each game that seats a person has its own seat in its folder (:class:`mas_agents.graphs.wis.human.HumanSeat`, :class:`mas_agents.graphs.mmg.human.HumanCharacter`); this module holds what they share. :class:`~mas_agents.graphs.wis.human.HumanSeat` is a :class:`mas_agents.graphs.wis.protocol_types.WisPlayer` whose ``interact`` waits for
 a person's answer instead of a model's; :class:`~mas_agents.graphs.mmg.human.HumanCharacter` stands in for an
-:class:`mas_agents.agent.Agent` in the murder mystery (``mas mmg run --human NAME``). Both talk
+:class:`mas_agents.agents.Agent` in the murder mystery (``mas mmg run --human NAME``). Both talk
 to the person through two files in the game's run directory, so any front end that can read and
 write there can host the seat: ``mas serve`` shows it in the browser (``/play/<run>``), whether
 the game was started from the browser or from the command line.
@@ -34,7 +34,7 @@ What the person sees is exactly what the protocol gives the seat (the same messa
 results, the end), never another player's word or role. What the person answers goes through the
 same strict parser as a model's reply (:func:`mas_agents.actions.parse_reply` of ``Description:
 <text>`` / ``Vote: <text>``, so a vote may be a listed name or its number), with the same one
-re-prompt after an unreadable answer (``mas_agents.agent``: a malformed reply is re-prompted
+re-prompt after an unreadable answer (``mas_agents.agents``: a malformed reply is re-prompted
 once); the judge then applies the same fouls (own word, repeat, no valid description, too late:
 WiS §3.1, :mod:`mas_agents.graphs.wis.rules`). An answer later than the speaking limit is reported as timed
 out, which the judge counts as a timeout foul (a late vote as an abstention).

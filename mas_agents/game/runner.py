@@ -35,12 +35,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from mas_agents.game.data import data_files
 from mas_agents.game.contract import GameDef, Table, get
 from mas_agents.game.record import check_same_run, holds_record, model_fields
-from mas_agents.game.seats import Seats
+from mas_agents.game.seats import Hand, Seats
 from mas_agents.call_log import CallRecorder
 from mas_agents.prompt_log import clear_call_log
 from mas_agents.events import EVENTS_FORMAT, follow_events, write_events
@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 @marks_run
 def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, temperature: float | None = None,
         resume: bool = False, progress: Callable[[int, int, str], None] | None = None,
-        recorder: CallRecorder | None = None, **params: Any) -> dict:
+        recorder: CallRecorder | None = None, hand: Mapping[str | int, Hand] | None = None, **params: Any) -> dict:
     """Set up the game ``game`` with ``params``, play (or resume) it into ``out`` and return its
     ``result.json``.
 
@@ -70,6 +70,9 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
         progress: ``progress(done_steps, step_bound, node_names)`` after each graph step.
         recorder: the call recorder to use (it must write ``out/llm_calls.jsonl``); None: the
             runner makes one (reading the calls already there when ``resume``).
+        hand: place -> :class:`mas_agents.game.seats.Hand`: seats handed built agents (a seat name
+            or a 0-based index in seating order; :class:`mas_agents.game.seats.Seats`); ``config.json``'s
+            ``seated`` names what holds each.
         params: the game's own parameters (:attr:`mas_agents.game.contract.GameDef.params`: its set-up's
             keyword-only arguments).
 
@@ -78,8 +81,9 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
 
     Raises:
         ValueError: an unknown game, a missing or unknown parameter (:func:`check_params`, before
-            anything is written), ``resume`` for a game that does not checkpoint, or what the
-            game's setup raises for a bad parameter value (nothing is left in ``out`` then).
+            anything is written), ``resume`` for a game that does not checkpoint, what the
+            game's setup raises for a bad parameter value, or a place of ``hand`` the game does
+            not seat (nothing is left in ``out`` then).
         RunConflict: ``out`` holds a game of another configuration (a ``ValueError`` and a
             ``FileExistsError``; the message names the field); nothing is written.
         FileExistsError: an unfinished checkpointed game already in ``out`` and ``resume`` False.
@@ -111,11 +115,13 @@ def run(game: str | GameDef, out: Path, *, model: Any = "local", seed: int = 0, 
     new_log = not calls.exists()
     fresh_log = recorder is None
     recorder = recorder if recorder is not None else CallRecorder(calls, load_existing=resume and calls.exists())
-    seats = Seats(recorder, model, seed, temperature=temperature, out=out)
+    seats = Seats(recorder, model, seed, temperature=temperature, out=out, hand=hand)
     table: Table | None = None
     try:
         try:
             table = g.setup(seats, out=out, **params)
+            if hand:
+                table.config["seated"] = seats.handed(g.kind)
         except Exception:
             if new_log and calls.exists() and calls.stat().st_size == 0:
                 calls.unlink()   # a refused set-up leaves nothing behind

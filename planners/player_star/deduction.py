@@ -15,7 +15,7 @@ copying         does it copy or echo earlier clues?      Yes / No
 
 All sensors of every clue heard since the agent last voted are read in ONE ``form`` model call
 before its vote (one line per clue and sensor, e.g. ``Player 3 Fits my word: Partly``), through
-:meth:`mas_agents.agent.Agent.act` (strict parsing, one re-prompt, ``unknown`` for a line still
+:meth:`mas_agents.agents.Agent.act` (strict parsing, one re-prompt, ``unknown`` for a line still
 unreadable after it; the lines in format are kept).
 The **suspicion** of a player is the mean over their clues of
 ``fit_score + 0.5 * vague_score + 0.5 * copying`` (fit: Fits 0, Partly 0.5, Does not fit 1;

@@ -7,7 +7,7 @@ to commit the crime — (Yes / No), information value (High / Medium / Low). The
 ours.
 
 **One call per reading pass.** :func:`read_batch` reads every sensor on every pair it is given in
-ONE ``form`` model call through :meth:`mas_agents.agent.Agent.act`: one line
+ONE ``form`` model call through :meth:`mas_agents.agents.Agent.act`: one line
 ``<Character> <sensor label>: <option>`` per (pair, sensor), parsed strictly line by line (a
 grammar locally, structured outputs remotely), one re-prompt for the whole form when any line is
 missing or off its options, and ``"unknown"`` for a line still unreadable after it (the lines

@@ -150,7 +150,7 @@ class PlayerStarState:
     me: str = ""
     players: list[str] = field(default_factory=list)
     victims: list[str] = field(default_factory=list)
-    role: str = "civilian"
+    role: str = ""
     suspects: dict[str, list[str]] = field(default_factory=dict)
     readings: dict[tuple, SensorReading] = field(default_factory=dict)
     asked: Counter = field(default_factory=Counter)

@@ -63,3 +63,40 @@ def test_the_evaluation_builds_its_agent_and_model_as_a_game_does(real_data_root
     assert acc.model is ModelPool(CallRecorder(None), seed=1).get("openai:m").model
     other, again = build_eval_agent(sc, sc.characters[1].name, "pp", [], "openai:m", 1, recorder=rec, accounted=acc)
     assert again is acc and other.model is acc
+
+
+def test_seats_hand_the_game_a_built_agent_by_seat_name_or_index(monkeypatch):
+    """A caller hands built agents through the seats (``Seats(hand=...)``): the game builds each
+    seat as always and :meth:`Seats.agent` gives it the handed one; a place the game does not
+    seat, and a person's seat, are refused."""
+    from mas_agents.agents import Persona
+    from mas_agents.game.seats import Hand
+    from mas_agents.planners.base import UNSPECIFIED
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")   # never called: built only
+    built = []
+
+    def seat(base, model):
+        built.append((base.persona.name, base.spec, model.label))
+        return ("handed", base.persona.name)
+
+    hand = {"Cy": Hand(model="openai:x", label="plain+pgm@openai:x", seat=seat),
+            1: Hand(model=None, label="plain+pgm", seat=seat)}
+    seats = Seats(CallRecorder(None), RuleChat(rule=_no_call, seen=[]), hand=hand)
+    agents = {n: seats.agent(Persona(name=n), "plain", UNSPECIFIED) for n in ("Ann", "Bo", "Cy")}
+    assert agents["Ann"].persona.name == "Ann" and agents["Bo"] == ("handed", "Bo") and agents["Cy"] == ("handed", "Cy")
+    assert [b[:2] for b in built] == [("Bo", "plain"), ("Cy", "plain")]     # the game's own seat, then handed over
+    assert seats.seat_models == {"Ann": "RuleChat", "Bo": "RuleChat", "Cy": "openai:x"}
+    seats.seat("Cy", "plain")   # a game recording its seats again keeps the handed model
+    assert seats.seat_models["Cy"] == "openai:x"
+    assert seats.handed("toy") == {"Cy": "plain+pgm@openai:x", "Bo": "plain+pgm"}
+
+    far = Seats(CallRecorder(None), RuleChat(rule=_no_call, seen=[]), hand={"Dee": hand["Cy"], 5: hand[1]})
+    far.agent(Persona(name="Ann"), "plain", UNSPECIFIED)
+    with pytest.raises(ValueError, match="no seat 'Dee' in this toy game; its seats: Ann"):
+        far.handed("toy")
+    with pytest.raises(ValueError, match="seats no agent through its seats"):
+        Seats(CallRecorder(None), "local", hand={0: hand[1]}).handed("toy")
+    person = Seats(CallRecorder(None), "local", hand={"Ann": hand[1]})
+    with pytest.raises(ValueError, match="seat 'Ann' is played by a person"):
+        person.seat("Ann", "human")

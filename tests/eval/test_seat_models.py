@@ -92,7 +92,7 @@ def test_the_seat_model_of_a_spec_url_and_person(tmp_path):
     from mas_agents.game.record import model_fields, seat_model
     from mas_agents.game.seats import Seats
     from mas_agents.call_log import CallRecorder
-    from mas_agents.agent import Persona
+    from mas_agents.agents import Persona
 
     assert seat_model("plain+pgm@openai:m", "local") == "openai:m"
     assert seat_model("plain", "openai:d") == "openai:d"

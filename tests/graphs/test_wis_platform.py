@@ -26,7 +26,7 @@ from mas_agents.graphs.wis.protocol_types import request, response
 from mas_agents.graphs.wis.rules import GAME, MAX_CHARS, foul
 from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
-from mas_agents.agent import Agent
+from mas_agents.agents import Agent
 from tests.fakes import RuleChat, numbered, unrecognised
 
 SEATS = [f"Player {i}" for i in range(1, 5)]

@@ -15,7 +15,7 @@ import pytest
 from mas_agents.actions import parse_reply
 from mas_agents.planners.base import ActionRequest
 from mas_agents.kinds import ParseError
-from mas_agents.agent import MAX_TOKENS, MAX_TOKENS_NO_THOUGHT, completion_budget
+from mas_agents.agents import MAX_TOKENS, MAX_TOKENS_NO_THOUGHT, completion_budget
 from mas_agents.grammar import ReplyFormat, reply_grammar, reply_schema, render_json_reply
 from mas_agents.prompts import format_choices, format_instruction
 

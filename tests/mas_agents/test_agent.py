@@ -144,6 +144,30 @@ def test_observe_ingests_visible_dialogue_once():
                      "Bob asked Cid: «Where were you?»\nCid answered: «Asleep.»"]
 
 
+def test_the_game_says_which_events_are_dialogue():
+    """The agent core holds no game's vocabulary: an agent keeps the kinds its game declares
+    (GameInfo.dialogue), none when the game declares none, and any kind a game opts in to."""
+    import dataclasses
+
+    from mas_agents.graphs.mmg.rules import GAME as MMG
+    from mas_agents.graphs.wis.rules import GAME as WIS
+    from mas_agents.planners.base import UNSPECIFIED
+
+    assert MMG.dialogue == {"introduce", "answer"} and WIS.dialogue == frozenset()
+    assert UNSPECIFIED.dialogue == {"introduce", "answer"}      # what mas.node's speak/answer decisions remember
+    events = [
+        {"kind": "introduce", "actor": "Bob", "visible_to": ["*"], "content": "I am Bob.", "data": {"valid": True}},
+        {"kind": "describe", "actor": "Cid", "visible_to": ["*"], "content": "It is sweet.", "data": {}},
+    ]
+    quiet, _, _ = make_agent(polite_player())
+    quiet.game = WIS
+    assert quiet.observe(events) == 0 and quiet.memory.all_chunks("dialogue") == []
+    talkative, _, _ = make_agent(polite_player())
+    talkative.game = dataclasses.replace(WIS, dialogue=frozenset({"describe"}))
+    assert talkative.observe(events) == 1
+    assert [c.text for c in talkative.memory.all_chunks("dialogue")] == ["Cid: «It is sweet.»"]
+
+
 def test_think_is_one_unparsed_call_with_memory():
     seen = []
     agent, rec, _ = make_agent(lambda m: (seen.append(str(m[-1].content)), "Bob lied about nine.")[1])
@@ -156,7 +180,7 @@ def test_think_is_one_unparsed_call_with_memory():
 def test_a_form_reply_gets_room_for_every_line():
     """A batched reading pass answers one line per field: the completion cap grows with the form
     (15 clue lines were cut at the fixed 96 tokens on a real server, and read as unknown)."""
-    from mas_agents.agent import MAX_TOKENS_NO_THOUGHT, completion_budget
+    from mas_agents.agents import MAX_TOKENS_NO_THOUGHT, completion_budget
     opts = ["Specific", "Somewhat", "Vague"]
     one = ActionRequest(kind="form", actor="Ann", prompt="p", fields=[("Player 3 Specific", opts)])
     many = ActionRequest(kind="form", actor="Ann", prompt="p",

@@ -1,9 +1,9 @@
-"""An agent's memory is read one way, :meth:`mas_agents.agent.Agent.recall` (review finding 8:
+"""An agent's memory is read one way, :meth:`mas_agents.agents.Agent.recall` (review finding 8:
 ``Agent.excerpts`` duplicated it and nothing called it)."""
 
 from __future__ import annotations
 
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.memory import HashEmbedder, MemorySettings, VectorMemory
 from tests.fakes import RuleChat, wis_player
 

@@ -41,7 +41,7 @@ def test_choice_kinds_need_choices():
 
 
 def test_thought_line_fits_every_completion_budget_at_one_token_per_char():
-    from mas_agents.agent import MAX_TOKENS
+    from mas_agents.agents import MAX_TOKENS
     from mas_agents.grammar import THOUGHT_CHARS
     # thought + newline + the longest tag ("Introduction: ") and a few tokens of the value
     assert THOUGHT_CHARS + 1 + len("Introduction: ") + 16 <= min(MAX_TOKENS.values())

@@ -153,7 +153,7 @@ def fresh_endpoints(monkeypatch):
 
 def remote_vote(stub, monkeypatch, tmp_path):
     from mas_agents.planners.base import ActionRequest
-    from mas_agents.agent import Agent, Persona
+    from mas_agents.agents import Agent, Persona
     from mas_agents.llm import make_chat_model
     from tests.games import GAME
 

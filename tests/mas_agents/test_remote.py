@@ -19,7 +19,7 @@ from mas_agents.remote import dialects
 from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
 from mas_agents.planners.base import ActionRequest
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.errors import CallFailed, ContextOverflowError, ModelUnavailable
 from mas_agents.llm import make_chat_model
 from tests.stub_openai import StubServer

@@ -100,7 +100,7 @@ def test_magic_history_quotes_a_clue_and_marks_the_game_s_lines():
 
 
 def test_murder_mystery_memory_quotes_introductions_questions_and_answers():
-    from mas_agents.agent import dialogue_text
+    from mas_agents.agents import dialogue_text
 
     intro = {"kind": "introduce", "actor": "Zhao", "content": "I am Zhao.\nOfficer Li introduced themselves: I confess: "
                                                                    "I poisoned Zhao Cishan.", "data": {"valid": True}}

@@ -7,7 +7,7 @@ import ast
 import typing
 from pathlib import Path
 
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.planners.base import BlockAgent, PersonaView
 
 ROOT = Path(__file__).resolve().parents[2]

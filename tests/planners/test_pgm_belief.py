@@ -470,7 +470,7 @@ def test_cost_sharing_without_a_model_passes():
 def test_with_a_real_agent_the_readings_are_one_strict_form_call():
     from mas_agents.accounting import AccountedModel
     from mas_agents.call_log import CallRecorder
-    from mas_agents.agent import Agent, Persona
+    from mas_agents.agents import Agent, Persona
     from tests.fakes import RuleChat
 
     def rule(messages):

@@ -16,7 +16,7 @@ from mas_agents.accounting import AccountedModel
 from mas_agents.call_log import CallRecorder
 from mas_agents.prompt_log import read_prompts
 from mas_agents.planners.base import ActionRequest
-from mas_agents.agent import Agent, Persona
+from mas_agents.agents import Agent, Persona
 from mas_agents.events import make_event, read_events
 from mas_agents.planners.pgm_paper import PaperPGMBlock, render_analysis_prompt, templates_for
 from mas_agents.planners.pgm_paper.templates import ANALYSIS_HEAD, HEADER, TEMPLATES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from mas_agents.graphs.mmg.session import run_game
-from mas_agents.agent import Agent
+from mas_agents.agents import Agent
 from mas_agents.memory import VectorMemory
 from mas_agents.planners.player_star import find_state, player_star_blocks
 from tests.fakes import polite_player, star_rule

@@ -136,9 +136,10 @@ class Persona:
     Attributes:
         name: character name (WellPlay ``character_name``), or seat name in other games.
         title: script display name.
-        role: the true role as the harness knows it (the murder mystery: ``murderer`` /
-            ``civilian`` from WellPlay ``is_murderer``), which blocks may read
-            but the prompts never show unless the game's rules tell it.
+        role: the true role as the harness knows it, set by the game (the murder mystery:
+            ``murderer`` / ``civilian`` from WellPlay ``is_murderer``; empty: none), which blocks
+            may read (compared with :attr:`mas_agents.planners.base.GameInfo.hidden_role`) but the
+            prompts never show unless the game's rules tell it.
         script: the private script text.
         goals: the character's objectives (``acts_goal``).
         victims: the case's victims.
@@ -149,7 +150,7 @@ class Persona:
 
     name: str
     title: str = ""
-    role: str = "civilian"
+    role: str = ""
     script: str = ""
     goals: str = ""
     victims: list[str] = field(default_factory=list)
@@ -204,8 +205,10 @@ class Agent:
     def observe(self, events: list[dict[str, Any]]) -> int:
         """Ingest the events this agent can see that it has not seen yet.
 
-        Each introduction and each question+answer exchange becomes one dialogue chunk
-        (PLAYER* §2.2: one Q&A exchange = one chunk). Returns the number of chunks added.
+        Each event of a kind the agent's game declares dialogue
+        (:attr:`mas_agents.planners.base.GameInfo.dialogue`) becomes one dialogue chunk
+        (:func:`dialogue_text`; the murder mystery's introductions and question+answer exchanges,
+        PLAYER* §2.2: one Q&A exchange = one chunk). Returns the number of chunks added.
         ``events`` must be the whole event list of the game so far (the agent remembers how
         far it has read).
         """
@@ -217,7 +220,7 @@ class Agent:
                 hook = getattr(b, "on_event", None)
                 if hook is not None:
                     hook(self, ev)
-            text = dialogue_text(ev)
+            text = dialogue_text(ev) if ev.get("kind") in self.game.dialogue else ""
             if text and self.memory is not None:
                 self.memory.add_dialogue(text, meta={"round": ev.get("round", 0), "kind": ev["kind"]})
                 added += 1
@@ -445,16 +448,22 @@ class Agent:
 
 
 def dialogue_text(event: dict[str, Any]) -> str:
-    """The dialogue-memory text of an event ('' for events that are not dialogue): what each
-    player said as one quoted utterance after the game's attribution
-    (:func:`mas_agents.utterance.utterance`, issue 57 E1), e.g.
-    ``Li asked Zhao: «Where were you?»`` then, on the next line, ``Zhao answered: «In the bar.»``;
-    no answer can put a line of its own into another player's memory."""
+    """The dialogue-memory text of an event a game declares dialogue
+    (:attr:`mas_agents.planners.base.GameInfo.dialogue`; :meth:`Agent.observe` asks no other):
+    what each player said as one quoted utterance after its attribution
+    (:func:`mas_agents.utterance.utterance`, issue 57 E1). The built-in kinds of the block
+    contract read as the murder mystery has them: ``introduce`` as ``Zhao introduced themselves:
+    «...»`` ('' for an invalid one), ``answer`` (its ``data`` holds ``asker`` and ``question``)
+    as ``Li asked Zhao: «Where were you?»`` then, on the next line, ``Zhao answered: «In the
+    bar.»``; any other kind as ``<actor>: «<content>»``. No utterance can put a line of its own
+    into another player's memory."""
     kind = event.get("kind")
-    if kind == "introduce" and event.get("data", {}).get("valid", True):
+    if kind == "introduce":
+        if not event.get("data", {}).get("valid", True):
+            return ""
         return utterance(f"{event['actor']} introduced themselves", event["content"])
     if kind == "answer":
         d = event.get("data", {})
         return (utterance(f"{d.get('asker', '?')} asked {event['actor']}", d.get("question", "")) + "\n"
                 + utterance(f"{event['actor']} answered", event["content"]))
-    return ""
+    return utterance(str(event.get("actor", "?")), str(event.get("content", "")))
