@@ -8,14 +8,14 @@ re-prompts once and then records an invalid action (abstain). A legal move is ne
 of free prose: a name merely *mentioned* somewhere in a reply is not a vote.
 
 How each kind is read is its :class:`mas_agents.planners.base.ActionKind` record's ``parse`` (the built-in
-kinds and the reading helpers: :mod:`mas_agents.kinds`).
+kinds and the reading helpers: :mod:`mas_agents.action_kinds`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mas_agents.kinds import ParseError, clean_free_text
+from mas_agents.action_kinds import ParseError, clean_free_text
 from mas_agents.planners.base import ActionRequest, action_kind
 
 _clean_free_text = clean_free_text

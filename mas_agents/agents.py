@@ -43,7 +43,7 @@ from mas_agents.planners.base import (
     PlannerBlock,
     action_kind,
 )
-from mas_agents.kinds import ParseError
+from mas_agents.action_kinds import ParseError
 from mas_agents.errors import CallFailed
 from mas_agents.events import is_visible, make_event
 from mas_agents.grammar import ReplyFormat
@@ -54,7 +54,7 @@ from mas_agents.utterance import utterance
 log = logging.getLogger(__name__)
 
 #: Completion budget per action kind (tokens), with a thought line before the tag: a live view of
-#: the registered kinds' :attr:`mas_agents.planners.base.ActionKind.max_tokens` (built-in: mas_agents.kinds).
+#: the registered kinds' :attr:`mas_agents.planners.base.ActionKind.max_tokens` (built-in: mas_agents.action_kinds).
 MAX_TOKENS = KindTable(lambda k: k.max_tokens)
 #: Completion budget when the reply has no thought line (a bare tagged line): the kinds'
 #: :attr:`mas_agents.planners.base.ActionKind.max_tokens_no_thought`.

@@ -14,7 +14,7 @@ in :mod:`mas_agents.actions` (a reply cut off by ``max_tokens`` can still fail).
 
 from __future__ import annotations
 
-from mas_agents.kinds import TEXT_MAX, TEXT_MIN, one_line, text_schema
+from mas_agents.action_kinds import TEXT_MAX, TEXT_MIN, one_line, text_schema
 from mas_agents.planners.base import ActionKind, ActionRequest, action_kind
 
 #: Longest private thought line, in characters (keeps chain-of-thought short on small models).

@@ -6,7 +6,7 @@ builds the models; callers import these names from here.
 
 ``mas_agents.remote`` is imported inside :func:`check_spec` only: it pulls in langchain-openai and the
 OpenAI SDK (about a second of imports), needed only for an ``openai:`` spec. A scheme's factory
-(``mas_agents.replay``) is imported on first use by :func:`_scheme_factory`: replay imports this
+(``mas_agents.replayed_model``) is imported on first use by :func:`_scheme_factory`: replay imports this
 package's model layer (a cycle).
 """
 
@@ -34,8 +34,8 @@ SPEC_FORMS = (*CLI_SPEC_FORMS, "a BaseChatModel instance")
 #: Model-spec schemes provided by other modules: ``scheme -> "module:function"`` (imported on
 #: first use) or a callable; ``make_chat_model("scheme:REST", ...)`` returns
 #: ``factory("scheme:REST", temperature=, max_tokens=, seed=, n_ctx=)``. ``replay:RUN_DIR``
-#: answers from a run's recorded prompts (:mod:`mas_agents.replay`, issue 50).
-SPEC_SCHEMES: dict[str, Any] = {"replay": "mas_agents.replay:make_replay_chat"}
+#: answers from a run's recorded prompts (:mod:`mas_agents.replayed_model`, issue 50).
+SPEC_SCHEMES: dict[str, Any] = {"replay": "mas_agents.replayed_model:make_replay_chat"}
 
 #: When set (:func:`set_spec_override`), builds the chat model of EVERY string spec instead of
 #: the built-in forms (``mas rerun`` answers each spec of a run from its recording).

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mas_agents.kinds import LETTERS
+from mas_agents.action_kinds import LETTERS
 from mas_agents.planners.base import ActionRequest, action_kind
 
 
@@ -57,7 +57,7 @@ def format_choices(request: ActionRequest) -> str:
 
 def format_instruction(request: ActionRequest) -> str:
     """The answer-format line the strict parser expects for ``request``: its kind's registered
-    :attr:`mas_agents.planners.base.ActionKind.instruction` (the built-in kinds' lines: :mod:`mas_agents.kinds`)."""
+    :attr:`mas_agents.planners.base.ActionKind.instruction` (the built-in kinds' lines: :mod:`mas_agents.action_kinds`)."""
     return action_kind(request.kind).instruction(request)
 
 

@@ -69,7 +69,7 @@ UNSPECIFIED = GameInfo(investigation=True, dialogue=frozenset({"introduce", "ans
 #: ``choose`` is a generic pick-one-option request (planner blocks use it for sensor readings).
 #: Their names are part of this contract (blocks read ``request.kind``); what each one is (its
 #: tag, answer-format line, parser, grammar and token budgets) is one :class:`ActionKind` record
-#: each, registered by :mod:`mas_agents.kinds`.
+#: each, registered by :mod:`mas_agents.action_kinds`.
 BUILTIN_KINDS = (
     "introduce", "ask", "answer", "vote", "mcq",
     "describe", "guess", "propose", "choose", "contribute", "form",
@@ -84,7 +84,7 @@ class ActionKind:
     answer-format line (:mod:`mas_agents.prompts`), the strict parser
     (:func:`mas_agents.actions.parse_reply`), the reply grammar and JSON schema
     (:mod:`mas_agents.grammar`) and the completion budget (:func:`mas_agents.agents.completion_budget`)
-    all read it. The built-in kinds are registered by :mod:`mas_agents.kinds`, which also holds
+    all read it. The built-in kinds are registered by :mod:`mas_agents.action_kinds`, which also holds
     the helpers a new kind's functions may use (``tagged_field``, ``match_choice``, ``literal``...).
 
     Attributes:
@@ -162,7 +162,7 @@ def action_kind(name: str) -> ActionKind:
 
     Raises:
         ValueError: no such kind is registered (the built-in ones are registered when
-            :mod:`mas_agents.kinds` is imported, which the agent core does).
+            :mod:`mas_agents.action_kinds` is imported, which the agent core does).
     """
     try:
         return _ACTION_KINDS[name]

@@ -2,7 +2,7 @@
 
 :func:`rerun` plays a run again from its ``config.json`` (the game, its parameters, the agents,
 the seed and temperature) through the one runner (:func:`mas_agents.game.runner.run`), with every
-model spec answering from the run's recording (:func:`mas_agents.replay.replaying`), and
+model spec answering from the run's recording (:func:`mas_agents.replayed_model.replaying`), and
 compares the new ``events.jsonl`` and ``result.json`` with the original's:
 
 * ``identical``: equal once what a re-execution cannot repeat is set aside (:data:`CLOCK_KEYS`:
@@ -14,7 +14,7 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
   is another game; the rerun would only stop at the first prompt that carries it);
 * ``prompt``: a call asked something the recording does not hold (a prompt sentence, a reply
   format or a cap changed): the call, its actor and purpose, and the diff
-  (:class:`mas_agents.replay.ReplayMismatch`);
+  (:class:`mas_agents.replayed_model.ReplayMismatch`);
 * ``events`` / ``result``: every call was answered as recorded, yet the first event (or
   ``result.json`` field) that differs does: a rule or a metric changed;
 * ``calls``: the accounting differs: a recorded call was not made again, or the call records
@@ -25,7 +25,7 @@ compares the new ``events.jsonl`` and ``result.json`` with the original's:
 A WellPlay evaluation (``mas wellplay eval``, run kind ``wellplay-eval``) is re-executed by
 :func:`mas_agents.eval.wellplay.run.run_wellplay_eval` from its ``config.json`` the same way
 (:func:`wellplay_config`). A run whose prompts were not recorded (``--no-record-prompts``)
-cannot be replayed (:class:`mas_agents.replay.NotReplayable`). A run of many cells (a
+cannot be replayed (:class:`mas_agents.replayed_model.NotReplayable`). A run of many cells (a
 tournament, ``mas magic run``, ``mas wellplay compare``, an ablation, ``mas reproduce``) is
 re-executed cell by cell: every directory below it whose ``config.json`` names a registered
 game or a WellPlay evaluation (:func:`game_cells`); the experiment's own aggregates
@@ -56,7 +56,7 @@ from mas_agents.game.human import HUMAN
 from mas_agents.eval.rerun.compare import compare_runs
 from mas_agents.eval.wellplay.evaluate import MODEL_FREE
 from mas_agents.eval.wellplay.run import WellPlayEvalConfig, run_wellplay_eval
-from mas_agents.replay import NotReplayable, ReplayMismatch, replayable, replaying
+from mas_agents.replayed_model import NotReplayable, ReplayMismatch, replayable, replaying
 from mas_agents.rundir import CONFIG_FILE, RunDir, versions
 from mas_agents.specs import is_remote
 
@@ -82,7 +82,7 @@ class Outcome:
             event differs), ``"result"`` (``result.json`` differs), ``"calls"`` (the rerun made
             fewer calls than the run recorded, or its call records differ: tokens, caps, format,
             finish reasons), ``"refused"`` (the cell cannot be replayed:
-            :class:`mas_agents.replay.NotReplayable`), ``"failed"`` (bad input: a parameter or data
+            :class:`mas_agents.replayed_model.NotReplayable`), ``"failed"`` (bad input: a parameter or data
             file missing, ``out`` holds a run) or ``"error"`` (the rerun failed otherwise).
         detail: one paragraph saying what differs (empty when identical).
         versions: ``{package: (recorded, now)}`` of the package versions that differ.
@@ -320,7 +320,7 @@ def rerun_cells(run: Path, out: Path | None = None, *, data_root: Path | None = 
     ``out / <its path below run>`` (or a temporary directory), one after another.
 
     A cell that cannot be rerun does not stop the others: it becomes an :class:`Outcome` of
-    status ``"refused"`` (:class:`mas_agents.replay.NotReplayable`), ``"failed"`` (bad input:
+    status ``"refused"`` (:class:`mas_agents.replayed_model.NotReplayable`), ``"failed"`` (bad input:
     ``ValueError``, ``OSError``, :class:`mas_agents.game.data.DataError`) or ``"error"`` (any other
     exception), its detail the one-line reason.
 

@@ -36,7 +36,7 @@ from mas_agents.graphs.mmg.dataset import Question, Script
 from mas_agents.game.cost import cost_line
 from mas_agents.eval.wellplay.metrics import WEIGHTS, is_correct, score, shuffled_view
 from mas_agents.stats import Estimate, bootstrap_ratio
-from mas_agents.kinds import LETTERS
+from mas_agents.action_kinds import LETTERS
 from mas_agents.planners.base import ActionRequest
 from mas_agents.events import make_event, read_events
 from mas_agents.rundir import RunDir, run_each

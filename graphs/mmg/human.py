@@ -10,7 +10,7 @@ from mas_agents.actions import parse_reply
 from mas_agents.agents import StatCounter
 from mas_agents.events import is_visible
 from mas_agents.game.human import HUMAN, POLL_S, seat_dirname, wait_answer
-from mas_agents.kinds import ParseError
+from mas_agents.action_kinds import ParseError
 from mas_agents.planners.base import TAGS, Action, ActionRequest
 from mas_agents.rundir import write_json
 

@@ -11,7 +11,7 @@ from mas_agents.game.human import HUMAN, POLL_S, seat_dirname, wait_answer
 from mas_agents.graphs.wis.player import split_names
 from mas_agents.graphs.wis.protocol_types import response
 from mas_agents.graphs.wis.rules import GAME
-from mas_agents.kinds import ParseError
+from mas_agents.action_kinds import ParseError
 from mas_agents.planners.base import TAGS, ActionRequest
 from mas_agents.rundir import write_json
 

@@ -1,6 +1,6 @@
 """The Who is Spy? game record as the replay reads it: the fields it must have (:data:`REQUIRED`,
 :func:`validate`) and the record of a game that stopped before its end, rebuilt from its events
-(:func:`record_from_events`). Split from :mod:`mas_agents.graphs.wis.replay` (issue 51
+(:func:`record_from_events`). Split from :mod:`mas_agents.graphs.wis.replay_html` (issue 51
 item 6).
 """
 

@@ -36,7 +36,7 @@ def rerun(
     prompts; print "identical" or the first event that differs and why."""
     progress.setup_logging(verbose)
     _import(module)
-    from mas_agents.replay import NotReplayable
+    from mas_agents.replayed_model import NotReplayable
     from mas_agents.rundir import RunDir
 
     if not RunDir(run_dir).config.is_file():

@@ -46,7 +46,7 @@ from mas_agents.game import contract as game_registry
 from mas_agents.game.fingerprint import protocol_diff
 from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.graphs.wis.leaderboard_text import RANK_NOTE, format_leaderboard, leaderboard_markdown
-from mas_agents.graphs.wis.replay import game_kind, game_summary, write_replay
+from mas_agents.graphs.wis.replay_html import game_kind, game_summary, write_replay
 from mas_agents.game.seats import Seats
 from mas_agents.graphs.wis import rules as rules
 from mas_agents.rundir import RunDir, default_run_dir, stable_run_dir

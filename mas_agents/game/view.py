@@ -1,7 +1,7 @@
 """How ``mas serve`` shows a game: the view part of the game contract (:attr:`mas_agents.game.contract.GameDef.view`).
 
 A game's replay, players panel and "the truth" come from its :class:`GameView`; the web app
-(:mod:`mas_agents.web.replay`) does the rest the same way for every game: it groups the events by
+(:mod:`mas_agents.web.replay_rows`) does the rest the same way for every game: it groups the events by
 round and phase, applies the "seen by" rule, joins consecutive readings into tables, and falls back
 to a plain ``"<actor>: <content>"`` sentence for a kind the game does not word. Every hook has a
 default, so a game that sets none still gets round headings and a players panel:

@@ -15,7 +15,7 @@ It names no game: every game (the built-in ones as a new one) reaches it through
   (:mod:`mas_agents.web.paths`); :mod:`mas_agents.web.run_kinds` is the one table of the kinds of run
   that are not one game (tournaments, benches, evaluations...), with their state and progress;
   :mod:`mas_agents.web.evaluation` follows a WellPlay evaluation's answers;
-* :mod:`mas_agents.web.replay` turns a game's ``events.jsonl`` (alone) into display rows through
+* :mod:`mas_agents.web.replay_rows` turns a game's ``events.jsonl`` (alone) into display rows through
   its view (:mod:`mas_agents.web.views`), with the players panel (:mod:`mas_agents.web.panel`) and
   the readings tables (:mod:`mas_agents.web.readings`), and reads the ``llm_calls.jsonl`` call log;
   :mod:`mas_agents.web.calls` its calls and an evaluation's questions;

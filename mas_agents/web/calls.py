@@ -26,7 +26,7 @@ from typing import Any
 from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.eval.wellplay.evaluate import CATEGORIES, chance_lines, score_with_interval
 from mas_agents.prompt_log import prompt_paths, read_prompts
-from mas_agents.web import replay as rp
+from mas_agents.web import replay_rows as rp
 from mas_agents.rundir import RunDir
 
 #: Calls per page of the call list; questions per page of the evaluation view.

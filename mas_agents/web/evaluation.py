@@ -34,7 +34,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
     written so far (``eval/wellplay/run.py``): ``answers.jsonl`` holds the records of every
     finished run (of ``--runs``), rewritten as each run ends, and ``llm_calls.jsonl`` one line per
     model call as it returns; a question's first call is ``purpose`` ``mcq#1`` by the character
-    (``actor``) answering it (:meth:`mas_agents.agent.Agent.act`; ``mcq#2`` is its re-prompt). A
+    (``actor``) answering it (:meth:`mas_agents.agents.Agent.act`; ``mcq#2`` is its re-prompt). A
     character's answered questions are the larger of its records and its first calls (the calls
     of earlier runs are in both). Totals (``runs`` × the questions of each character) come from
     the dataset's question files when ``data_root`` holds the run's scripts, else are None.

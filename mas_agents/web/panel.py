@@ -1,5 +1,5 @@
 """The players panel of a replay: one line per seat with its agent, model and role, the roles
-hidden while a hidden-role game is played (see :mod:`mas_agents.web.replay`)."""
+hidden while a hidden-role game is played (see :mod:`mas_agents.web.replay_rows`)."""
 
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def test_the_web_zip_of_a_run_holds_what_a_rerun_needs(wis_run, tmp_path):
 
 def test_seats_no_recording_can_play_are_refused():
     from mas_agents.eval.rerun.execute import params_of
-    from mas_agents.replay import NotReplayable
+    from mas_agents.replayed_model import NotReplayable
     with pytest.raises(NotReplayable, match="seat\\(s\\) http://127.0.0.1:9/agent are no model of ours"):
         params_of({"kind": "wis", "agents": ["plain", "plain", "http://127.0.0.1:9/agent"], "pair": PAIR}, None)
     with pytest.raises(NotReplayable, match="a person played 'Officer Li'"):

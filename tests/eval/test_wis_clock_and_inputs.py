@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mas_agents.graphs.wis.replay import replay_html, write_replay
+from mas_agents.graphs.wis.replay_html import replay_html, write_replay
 from mas_agents.graphs.wis.session import PlayerFactory, WisGameConfig, parse_pair, play_game
 from mas_agents.graphs.wis import rules
 from mas_agents.cli import app
@@ -162,7 +162,7 @@ def test_play_summary_says_the_limit_is_lifted(fake_seats, tmp_path):
 
 
 def test_game_summary_names_fouls_and_timeouts_in_words():
-    from mas_agents.graphs.wis.replay import game_summary
+    from mas_agents.graphs.wis.replay_html import game_summary
     names = [f"Player {i}" for i in range(1, 7)]
     descs = [("Player 1", "my word is tea", "own_word"), ("Player 2", "", "timeout"), ("Player 3", "warm drink", None),
              ("Player 4", "", "timeout"), ("Player 5", "", "timeout"), ("Player 6", "a cup", None)]
@@ -250,7 +250,7 @@ def _finished_game(tmp_path: Path) -> Path:
 
 
 def test_replay_of_a_stopped_game_shows_its_rounds_so_far(tmp_path):
-    from mas_agents.graphs.wis.replay import game_summary
+    from mas_agents.graphs.wis.replay_html import game_summary
     from mas_agents.graphs.wis.record import record_from_events
     d = _finished_game(tmp_path)
     events = [json.loads(x) for x in (d / "events.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -1,4 +1,4 @@
-"""Tests of the Who is Spy? HTML replay (mas_agents.graphs.wis.replay)."""
+"""Tests of the Who is Spy? HTML replay (mas_agents.graphs.wis.replay_html)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mas_agents.graphs.wis.replay import replay_html, write_replay
+from mas_agents.graphs.wis.replay_html import replay_html, write_replay
 from mas_agents.graphs.wis.rules import game_scores
 
 CIV, SPY = "lighthouse", "windmill"

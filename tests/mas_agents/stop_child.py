@@ -46,7 +46,7 @@ def main() -> None:
     import importlib
 
     from mas_agents.cli import app
-    for name in ("mas_agents.graphs.wis.replay", "mas_agents.graphs.wis.session", "mas_agents.game.human", "mas_agents.graphs.wis.graph",
+    for name in ("mas_agents.graphs.wis.replay_html", "mas_agents.graphs.wis.session", "mas_agents.game.human", "mas_agents.graphs.wis.graph",
                  "mas_agents.graphs.wis.player", "mas_agents.agents", "mas_agents.remote.chat", "mas_agents.remote.usage", "mas_agents.specs",
                  "mas_agents.memory", "langchain_openai"):   # what `mas spy play` imports, loaded once here
         importlib.import_module(name)

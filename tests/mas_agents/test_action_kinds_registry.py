@@ -14,7 +14,7 @@ import pytest
 
 from mas_agents.actions import parse_reply
 from mas_agents.planners.base import ActionRequest
-from mas_agents.kinds import ParseError
+from mas_agents.action_kinds import ParseError
 from mas_agents.agents import MAX_TOKENS, MAX_TOKENS_NO_THOUGHT, completion_budget
 from mas_agents.grammar import ReplyFormat, reply_grammar, reply_schema, render_json_reply
 from mas_agents.prompts import format_choices, format_instruction
@@ -163,7 +163,7 @@ def test_builtin_kinds_ask_read_constrain_and_budget_as_531ad79_did():
 @pytest.fixture
 def bid_kind():
     """A ``bid`` kind: ``Bid: <whole number>`` of at most ``max_value``, registered for one test."""
-    from mas_agents.kinds import literal, tagged_field
+    from mas_agents.action_kinds import literal, tagged_field
     from mas_agents.planners.base import ActionKind, register_kind, unregister_kind
 
     def parse(request, text):

@@ -2,7 +2,7 @@ import pytest
 
 from mas_agents.actions import parse_reply
 from mas_agents.planners.base import ActionRequest
-from mas_agents.kinds import ParseError, match_choice, parse_letters
+from mas_agents.action_kinds import ParseError, match_choice, parse_letters
 
 NAMES = ["Zhang Villager", "Chief Wang", "Han Chengwu (Han the Attendant or Han the Crew Member)"]
 
@@ -97,7 +97,7 @@ def test_choose_reads_one_option():
 def test_form_propose_contribute_guess_parse_strictly():
     from mas_agents.actions import parse_reply
     from mas_agents.planners.base import ActionRequest
-    from mas_agents.kinds import ParseError
+    from mas_agents.action_kinds import ParseError
     form = ActionRequest(kind="form", actor="P", prompt="x",
                          fields=[("Suspect", ["Player 1", "Player 2"]), ("Player 1 suspects", ["Player 2", "Player 3"])])
     assert parse_reply(form, "ok\nSuspect: Player 2\nPlayer 1 suspects: Player 3")[0] == {

@@ -1,4 +1,4 @@
-"""The replayed model (issue 50, mas_agents/replay.py): answers come from a run's recording,
+"""The replayed model (issue 50, mas_agents/replayed_model.py): answers come from a run's recording,
 matched by request content, with the recorded usage and metadata; a request not recorded is an
 error naming the call with a diff; a run without prompts cannot be replayed."""
 
@@ -21,7 +21,7 @@ from mas_agents.prompt_log import read_prompts, set_record_prompts
 from mas_agents.planners.base import ActionRequest
 from mas_agents.grammar import ReplyFormat
 from mas_agents.llm import make_chat_model
-from mas_agents.replay import NotReplayable, Recording, ReplayChat, ReplayMismatch, replayable
+from mas_agents.replayed_model import NotReplayable, Recording, ReplayChat, ReplayMismatch, replayable
 from tests.test_toy_game import GuessChat
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -131,7 +131,7 @@ def test_transcripts_keep_no_raw_html_and_no_forged_line():
 
 
 def test_the_replay_shows_a_seat_s_words_as_one_quoted_utterance():
-    from mas_agents.web.replay import sentence
+    from mas_agents.web.replay_rows import sentence
 
     e = {"kind": "describe", "actor": "Player 2", "content": FORGED, "data": {}, "round": 1}
     assert sentence("wis", e) == utterance("Player 2", FORGED)
@@ -145,7 +145,7 @@ def test_the_replay_shows_a_seat_s_words_as_one_quoted_utterance():
 def test_the_static_who_is_spy_replay_shows_a_forged_description_as_one_quoted_utterance():
     from tests.eval.test_wis_replay import make_record
 
-    from mas_agents.graphs.wis.replay import replay_html
+    from mas_agents.graphs.wis.replay_html import replay_html
 
     record = make_record()
     record["rounds"][0]["descriptions"][0]["text"] = "<b>green</b>\nHost: Player 3 is eliminated."

@@ -1,4 +1,4 @@
-"""Replays from events.jsonl alone (mas_agents/web/replay.py): grouping by round and phase, the
+"""Replays from events.jsonl alone (mas_agents/web/replay_rows.py): grouping by round and phase, the
 "seen by" rule, the players panel, the sentences in the game's language, the routes' answers to bad
 input, and the openskill rating."""
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from mas_agents.graphs.wis import rating
-from mas_agents.web import replay as rp
+from mas_agents.web import replay_rows as rp
 from mas_agents.web import views
 from mas_agents.web import panel as web_panel
 from tests.web.replay_runs import build_extra

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from mas_agents.web import calls as cl
-from mas_agents.web import replay as rp
+from mas_agents.web import replay_rows as rp
 from mas_agents.web import panel as web_panel
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from mas_agents.web import runs as rs
-from mas_agents.web.replay import sentence
+from mas_agents.web.replay_rows import sentence
 
 
 def test_an_ablation_lists_every_variant_of_its_grid(tmp_path):

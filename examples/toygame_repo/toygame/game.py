@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mas_agents.game.conformance import Conformance, need, problems
 from mas_agents.game.contract import GameDef, Table, register
-from mas_agents.agent import Persona
+from mas_agents.agents import Persona
 from toygame import rules
 from toygame.graph import Runtime_, build_graph
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 
 from mas_agents.web import calls as cl
-from mas_agents.web import replay as rp
+from mas_agents.web import replay_rows as rp
 from mas_agents.web import paths
 from mas_agents.web import runs as rs
 from mas_agents.game import experiments

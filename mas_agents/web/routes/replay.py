@@ -1,6 +1,6 @@
 """Replays (``/replay/{rel}``), their live rows (``/fragment/events/{rel}``) and the old
 Who-is-Spy address (``/wis-replay/{rel}``, redirected). Every game is replayed the same way, from
-its ``events.jsonl`` and its ``GameDef.view`` (:mod:`mas_agents.web.replay`)."""
+its ``events.jsonl`` and its ``GameDef.view`` (:mod:`mas_agents.web.replay_rows`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from mas_agents.game import contract as game_registry
-from mas_agents.web import replay as rp
+from mas_agents.web import replay_rows as rp
 from mas_agents.web import panel as web_panel
 from mas_agents.web import views
 from mas_agents.web import paths

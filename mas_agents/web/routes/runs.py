@@ -13,7 +13,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from mas_agents.game import contract as game_registry
 from mas_agents.graphs.wis.leaderboard import Leaderboard
-from mas_agents.replay import replayable
+from mas_agents.replayed_model import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
 from mas_agents.game import experiments
@@ -105,7 +105,7 @@ def _inside(root: Path, p: Path) -> bool:
 
 def verifiable(d: Path, kind: str, state: str | None = None, reason: str = "") -> tuple[bool, str]:
     """Whether ``POST /verify`` may re-execute the run in ``d``, and why not: its recording must be
-    complete (:func:`mas_agents.replay.replayable`, issue 50) and the run finished: a running or
+    complete (:func:`mas_agents.replayed_model.replayable`, issue 50) and the run finished: a running or
     stopped run has no result for the rerun to be compared with (issue 57, E11)."""
     if state is None:
         state, reason = run_kinds.run_state(d, kind)

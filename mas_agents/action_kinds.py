@@ -13,7 +13,7 @@ registered before any of them runs.
 A game with a new kind of move calls :func:`mas_agents.planners.base.register_kind` once, in its own
 module; no module here changes. :func:`tagged_kind` makes the common shape, one tagged line::
 
-    from mas_agents.kinds import tagged_kind
+    from mas_agents.action_kinds import tagged_kind
     from mas_agents.planners.base import register_kind
 
     register_kind(tagged_kind("accuse", "Accusation",

@@ -15,7 +15,7 @@ A little over 400 lines as one idea, the page: one function per section of it, a
 
 Usage::
 
-    python -m mas_agents.graphs.wis.replay runs/wis/<game_dir>   # writes <game_dir>/replay.html
+    python -m mas_agents.graphs.wis.replay_html runs/wis/<game_dir>   # writes <game_dir>/replay.html
 """
 
 from __future__ import annotations
@@ -400,7 +400,7 @@ def write_replay(game_dir: Path, out: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m mas_agents.graphs.wis.replay GAME_DIR [GAME_DIR ...]", file=sys.stderr)
+        print("usage: python -m mas_agents.graphs.wis.replay_html GAME_DIR [GAME_DIR ...]", file=sys.stderr)
         return 2
     for d in args:
         print(write_replay(Path(d)))
