@@ -81,7 +81,7 @@ class Change:
     key: str | None = None
 
     def text(self) -> str:
-        where = f"{self.field} {self.key}" if self.key is not None else self.field
+        where = f"{self.field}[{self.key}]" if self.key is not None else self.field
         return f"{where}: {was_now(self.a, self.b, SHOWN)}"
 
 
@@ -430,18 +430,29 @@ def _metric_changes(ra: _Run, rb: _Run, kind: str) -> tuple[list[Change], str]:
             return {k: v for k, v in (res or {}).items() if isinstance(v, dict) and v and
                     (k == "scores" or (seats and set(v) <= seats))}
         va, vb = per_seat(ra.result), per_seat(rb.result)
-    out = []
+    seats = {str(k) for r in (ra, rb) for k in (r.config.get("seat_models") or {})}
+    out: list[Change] = []
     for name in list(va) + [k for k in vb if k not in va]:
-        x, y = normal(va.get(name, "(absent)"), {}), normal(vb.get(name, "(absent)"), {})
-        if x == y:
-            continue
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in list(x) + [k for k in y if k not in x]:
-                if x.get(k, "(absent)") != y.get(k, "(absent)"):
-                    out.append(Change(name, x.get(k, "(absent)"), y.get(k, "(absent)"), key=str(k)))
-        else:
-            out.append(Change(name, x, y))
+        _leaves(name, normal(va.get(name, "(absent)"), {}), normal(vb.get(name, "(absent)"), {}), seats, out)
     return out, source
+
+
+def _leaves(name: str, x: Any, y: Any, seats: set[str], out: list[Change]) -> None:
+    """Append to ``out`` where ``x`` and ``y`` differ: per seat when a dict is keyed by seats,
+    per dotted key inside other dicts, the whole value otherwise (a list)."""
+    if x == y:
+        return
+    if not (isinstance(x, dict) and isinstance(y, dict)):
+        out.append(Change(name, x, y))
+        return
+    for k in list(x) + [k for k in y if k not in x]:
+        a, b = x.get(k, "(absent)"), y.get(k, "(absent)")
+        if a == b:
+            continue
+        if str(k) in seats:
+            out.append(Change(name, a, b, key=str(k)))
+        else:
+            _leaves(f"{name}.{k}", a, b, seats, out)
 
 
 def diff_runs(run_a: Path, run_b: Path) -> RunDiff:
