@@ -36,7 +36,7 @@ def normal(obj: Any, ids: dict[str, str]) -> Any:
     return obj
 
 
-def _ids(events: list[dict]) -> dict[str, str]:
+def _ids(events: list[dict[str, Any]]) -> dict[str, str]:
     """Call id -> ``call#n`` in the order ``events`` first cite them (:func:`_collect_ids`)."""
     ids: dict[str, str] = {}
     _collect_ids(events, ids)
@@ -106,8 +106,8 @@ class EventDifference:
     path: str
     a: Any
     b: Any
-    ids_a: dict = field(default_factory=dict, compare=False, repr=False)
-    ids_b: dict = field(default_factory=dict, compare=False, repr=False)
+    ids_a: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    ids_b: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def length(self) -> bool:
@@ -115,7 +115,7 @@ class EventDifference:
         return self.path == "(length)"
 
 
-def first_event_difference(old_ev: list[dict], new_ev: list[dict]) -> EventDifference | None:
+def first_event_difference(old_ev: list[dict[str, Any]], new_ev: list[dict[str, Any]]) -> EventDifference | None:
     """The first event of ``old_ev`` and ``new_ev`` (two runs' ``events.jsonl``) that differs once
     :data:`CLOCK_KEYS` are dropped and call ids are compared by their pattern (:func:`normal`);
     None when the lists are equal so."""

@@ -98,8 +98,8 @@ class CallPair:
         note: why a diff is missing (a call only one run made, prompts not recorded).
     """
 
-    a: dict | None
-    b: dict | None
+    a: dict[str, Any] | None
+    b: dict[str, Any] | None
     message: str | None = None
     prompt_diff: str = ""
     completion_diff: str = ""
@@ -112,7 +112,7 @@ class EventReport:
 
     Attributes:
         index: its 0-based position in ``events.jsonl`` (every earlier event is equal).
-        field: the dotted field of the first difference inside it (``"(length)"``: one run's
+        path: the dotted field of the first difference inside it (``"(length)"``: one run's
             events end there).
         a, b: that field's values (the event counts for a length difference).
         event_a, event_b: ``{"kind", "actor", "round"}`` of the event in each run (None: absent).
@@ -120,25 +120,25 @@ class EventReport:
     """
 
     index: int
-    field: str
+    path: str
     a: Any
     b: Any
-    event_a: dict | None
-    event_b: dict | None
+    event_a: dict[str, Any] | None
+    event_b: dict[str, Any] | None
     calls: list[CallPair] = field(default_factory=list)
 
     def head(self) -> str:
         """``event N (kind by actor, round R): field was A, now B``."""
         ea, eb = self.event_a or {}, self.event_b or {}
 
-        def who(e: dict) -> str:
+        def who(e: dict[str, Any]) -> str:
             return f"{e.get('kind')} by {e.get('actor')}"
-        if self.field == "(length)":
+        if self.path == "(length)":
             longer, which = (ea, "A") if ea else (eb, "B")
             return (f"A has {self.a} events, B has {self.b}: the first {self.index} are equal; only {which} has "
                     f"event {self.index} ({who(longer)}, round {longer.get('round')})")
         what = who(ea) if who(ea) == who(eb) else f"{who(ea)} in A, {who(eb)} in B"
-        return f"event {self.index} ({what}, round {ea.get('round')}): {self.field} {was_now(self.a, self.b, SHOWN)}"
+        return f"event {self.index} ({what}, round {ea.get('round')}): {self.path} {was_now(self.a, self.b, SHOWN)}"
 
 
 @dataclass
@@ -173,13 +173,14 @@ class RunDiff:
         """Same configuration, events and ``result.json`` (what cannot repeat set aside)."""
         return not (self.config or self.event or self.result or self.missing_result)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (``mas diff --json``): the fields above and
         ``identical``; paths as strings."""
         out = asdict(self)
         out["run_a"], out["run_b"] = str(self.run_a), str(self.run_b)
         out["identical"] = self.identical
-        return json.loads(json.dumps(out, ensure_ascii=False, default=str))
+        plain: dict[str, Any] = json.loads(json.dumps(out, ensure_ascii=False, default=str))
+        return plain
 
     def text(self) -> str:
         """The report as ``mas diff`` prints it (plain text, several lines)."""
@@ -240,14 +241,14 @@ def _calls_text(ev: EventReport) -> list[str]:
 @dataclass
 class _Run:
     path: Path
-    config: dict
-    events: list[dict]
-    result: dict | None
+    config: dict[str, Any]
+    events: list[dict[str, Any]]
+    result: dict[str, Any] | None
     calls: list[LLMCall] = field(default_factory=list)
-    prompts: dict = field(default_factory=dict)
+    prompts: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
-def _load(path: Path) -> tuple[Path, dict]:
+def _load(path: Path) -> tuple[Path, dict[str, Any]]:
     rd = RunDir(Path(path))
     if not rd.config.is_file():
         what = "no such directory" if not rd.path.exists() else (
@@ -259,7 +260,7 @@ def _load(path: Path) -> tuple[Path, dict]:
     return rd.path, config
 
 
-def _read(path: Path, config: dict) -> _Run:
+def _read(path: Path, config: dict[str, Any]) -> _Run:
     rd = RunDir(path)
     if not rd.events.is_file():
         raise DiffError(f"{rd.events}: no such file: {path} is no single game's run (a run of many cells: "
@@ -277,7 +278,7 @@ def _with_calls(r: _Run) -> _Run:
 # ---------------------------------------------------------------------- the comparisons
 
 
-def _config_changes(a: dict, b: dict) -> list[Change]:
+def _config_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
     """The top-level ``config.json`` fields that differ (A's order, then B's own)."""
     skip = NOT_CONFIGURATION | RUN_NAMES
     out = []
@@ -293,7 +294,7 @@ def _config_changes(a: dict, b: dict) -> list[Change]:
     return out
 
 
-def _result_changes(a: dict, b: dict) -> list[Change]:
+def _result_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
     """The top-level ``result.json`` fields that differ (clock keys, :data:`RUN_NAMES` left out),
     the outcome and winner fields first."""
     na, nb = normal(a, {}), normal(b, {})
@@ -303,7 +304,7 @@ def _result_changes(a: dict, b: dict) -> list[Change]:
             (k in na) != (k in nb)]
 
 
-def _cited(e: dict) -> list[str]:
+def _cited(e: dict[str, Any]) -> list[str]:
     """The call ids an event cites (``llm_call_ids`` and ``data.call_ids``)."""
     ids = [c for c in e.get("llm_call_ids") or () if isinstance(c, str)]
     data = e.get("data")
@@ -356,7 +357,7 @@ def _labelled(diff: str, a: str, b: str) -> str:
     return "\n".join(lines)
 
 
-def _brief(c: LLMCall | None) -> dict | None:
+def _brief(c: LLMCall | None) -> dict[str, Any] | None:
     return None if c is None else {"call_id": c.call_id, "actor": c.actor, "purpose": c.purpose}
 
 
@@ -385,7 +386,7 @@ def _call_pair(ra: _Run, rb: _Run, a: LLMCall | None, b: LLMCall | None) -> Call
 
 
 def _event_report(ra: _Run, rb: _Run, d: EventDifference) -> EventReport:
-    def brief(ev: list[dict]) -> dict | None:
+    def brief(ev: list[dict[str, Any]]) -> dict[str, Any] | None:
         if d.index >= len(ev):
             return None
         e = ev[d.index]
@@ -426,7 +427,7 @@ def _metric_changes(ra: _Run, rb: _Run, kind: str) -> tuple[list[Change], str]:
         source = "result.json"
         seats = set(ra.config.get("seat_models") or {}) | set(rb.config.get("seat_models") or {})
 
-        def per_seat(res: dict | None) -> dict:
+        def per_seat(res: dict[str, Any] | None) -> dict[str, Any]:
             return {k: v for k, v in (res or {}).items() if isinstance(v, dict) and v and
                     (k == "scores" or (seats and set(v) <= seats))}
         va, vb = per_seat(ra.result), per_seat(rb.result)
@@ -438,7 +439,7 @@ def _metric_changes(ra: _Run, rb: _Run, kind: str) -> tuple[list[Change], str]:
 
 
 def _leaves(name: str, x: Any, y: Any, seats: set[str], out: list[Change]) -> None:
-    """Append to ``out`` where ``x`` and ``y`` differ: per seat when a dict is keyed by seats,
+    """Append to ``out`` where ``x`` and ``y`` differ: per seat when a dict[str, Any] is keyed by seats,
     per dotted key inside other dicts, the whole value otherwise (a list)."""
     if x == y:
         return

@@ -57,7 +57,7 @@ def test_two_seeds_differ_at_the_draw_then_at_a_seats_move_with_its_calls(runs):
     assert not d.identical
     assert [(c.field, c.a, c.b) for c in d.config] == [("seed", 0, 1), ("spy_seat", 3, 1), ("first_speaker", 3, 0)]
     # the first event that differs is the game's own (the seed's draw): no model call made it
-    assert (d.event.index, d.event.field, d.event.a, d.event.b) == (0, "data.first_speaker", "Player 4", "Player 1")
+    assert (d.event.index, d.event.path, d.event.a, d.event.b) == (0, "data.first_speaker", "Player 4", "Player 1")
     assert d.event.calls == []
     m = d.model_event
     assert m.index == 6 and m.event_a == {"kind": "describe", "actor": "Player 4", "round": 1}
@@ -92,7 +92,7 @@ def test_two_seeds_differ_at_the_draw_then_at_a_seats_move_with_its_calls(runs):
 def test_a_seat_that_answers_otherwise_is_named_with_its_calls_and_the_reprompt(runs):
     d = diff_runs(runs["s3"], runs["s3-garbage"])
     assert d.config == []
-    assert (d.event.index, d.event.field, d.event.event_a["actor"]) == (7, "content", "Player 3")
+    assert (d.event.index, d.event.path, d.event.event_a["actor"]) == (7, "content", "Player 3")
     assert (d.event.a, d.event.b) == ("hint-902 from Player 3 in round 1", "")
     first, again = d.event.calls
     assert first.a["purpose"] == first.b["purpose"] == "describe#1"
@@ -117,7 +117,7 @@ def test_a_magic_pair_shows_the_move_its_completion_and_the_per_seat_totals(tmp_
             defender="plain")
     d = diff_runs(outs["defect"], outs["cooperate"])
     assert d.config == [] and d.kind == "magic"
-    assert (d.event.field, d.event.a, d.event.b) == ("content", "defect", "cooperate")
+    assert (d.event.path, d.event.a, d.event.b) == ("content", "defect", "cooperate")
     assert d.event.event_a == {"kind": "pd_choice", "actor": "Player 1", "round": 1}
     [p] = d.event.calls
     assert p.prompt_diff == "" and p.completion_diff.splitlines()[-2:] == ["-Choice: defect", "+Choice: cooperate"]
