@@ -300,8 +300,8 @@ def _result_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
     na, nb = normal(a, {}), normal(b, {})
     keys = [k for k in list(na) + [k for k in nb if k not in na] if k not in RUN_NAMES]
     keys.sort(key=lambda k: 0 if ("outcome" in k or "winner" in k) else 1)
-    return [Change(k, na.get(k, "(absent)"), nb.get(k, "(absent)")) for k in keys if na.get(k) != nb.get(k) or
-            (k in na) != (k in nb)]
+    absent = "(absent)"
+    return [Change(k, na.get(k, absent), nb.get(k, absent)) for k in keys if na.get(k, absent) != nb.get(k, absent)]
 
 
 def _cited(e: dict[str, Any]) -> list[str]:
