@@ -15,6 +15,7 @@ Commands::
     mas doctor [--model openai:NAME] [--json]   (the installation, for a bug report: mas_agents.cli.doctor)
     mas reproduce magic|player-star|wis|all --model SPEC [--others SPEC] [--limit N]   (mas_agents.cli.reproduce)
     mas rerun RUN_DIR [--out DIR] [--rescore]   (re-execute a run on its recorded prompts: mas_agents.cli.rerun)
+    mas diff RUN_A RUN_B [--json]   (where two runs of one game part: mas_agents.cli.diff)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast: the runners
@@ -58,6 +59,7 @@ def _add_spy() -> None:
     app.command("reproduce")(remote_options(executor_options(reproduce)))
     app.add_typer(game_app, name="game")
     app.command("rerun")(rerun)
+    app.command("diff")(diff)
     guard.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
 # below the sub-apps: the command modules import mas_agents.cli.* from this package
@@ -79,6 +81,7 @@ from mas_agents.cli import options
 from mas_agents.cli import progress
 from mas_agents.cli import failure  # noqa: E402
 from mas_agents.cli.ablate import ablate  # noqa: E402
+from mas_agents.cli.diff import diff  # noqa: E402
 from mas_agents.cli.doctor import doctor  # noqa: E402
 from mas_agents.cli.game import game_app  # noqa: E402
 from mas_agents.cli.magic import magic_app  # noqa: E402

@@ -36,6 +36,7 @@ NO_PATH = {"game list": "--module names a Python module, not a path"}
 BASE: dict[str, list[str]] = {
     "ablate": ["--bench", "spy", "--games", "1"],
     "data check": [],
+    "diff": [],
     "doctor": ["--no-self-check"],
     "game play": ["wis", "--agents", "plain,plain,plain", "--set", "pair=tea/coffee"],
     "magic run": ["--scenario", "chameleon", "--settings", "0"],
@@ -59,7 +60,7 @@ BASE: dict[str, list[str]] = {
 ROLES: dict[tuple[str, str], str] = {
     **{(c, "data_dir"): "in" for c in BASE},
     **{(c, "out"): "out" for c in BASE},
-    ("rerun", "run_dir"): "in", ("spy replay", "game_dir"): "in", ("wellplay eval", "run"): "in",
+    ("rerun", "run_dir"): "in", ("spy replay", "game_dir"): "in", ("diff", "run_a"): "in", ("diff", "run_b"): "in", ("wellplay eval", "run"): "in",
     ("serve", "runs"): "in",
     ("spy tournament", "db"): "db", ("spy experiment", "db"): "db", ("spy leaderboard", "db"): "db",
     ("serve", "db"): "db", ("spy serve-agent", "calls"): "file-out",
@@ -197,11 +198,16 @@ def world(tmp_path, monkeypatch, real_data_root):
 #: Commands whose positional argument is a run they read: while one of their options is under
 #: test, it is a finished Who-is-Spy game (the ``finished`` fixture), which each of them takes.
 POSITIONAL = {"rerun", "spy replay"}
+#: Commands that read two runs (their positional arguments, in order): the one under test gets the
+#: bad input, the other the finished Who-is-Spy game.
+TWO_RUNS = {"diff": ("run_a", "run_b")}
 
 
 def _argv(name: str, param: typing.Any, value: Path, finished: Path) -> list[str]:
     """``mas NAME ...`` with ``value`` given to ``param`` and the command's other arguments valid."""
     args = list(WITH.get((name, param.name), BASE[name]))
+    if name in TWO_RUNS:
+        return name.split() + [str(value if p == param.name else finished) for p in TWO_RUNS[name]] + args
     if type(param).__name__.endswith("Argument"):
         return name.split() + [str(value), *args]
     if name in POSITIONAL:
