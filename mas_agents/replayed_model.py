@@ -233,7 +233,7 @@ class Recording:
         r, i = _nearest(messages, pool, actor)
         old = r.messages[i] if i < len(r.messages) else None
         new = messages[i] if i < len(messages) else None
-        diff = _diff(old, new, r.call["call_id"])
+        diff = call_diff(old, new, r.call["call_id"])
         role = (new or old or {}).get("role", "?")
         return ReplayMismatch(
             f"{head}: message {i + 1} ({role}) differs from the nearest recorded request, call "
@@ -241,7 +241,7 @@ class Recording:
             run=self.run, actor=actor, purpose=purpose, index=i, nearest=r.call["call_id"], diff=diff)
 
 
-def _first_difference(a: list[dict], b: list[dict]) -> int:
+def first_difference(a: list[dict], b: list[dict]) -> int:
     """Index of the first message that differs between ``a`` and ``b`` (or the shorter length)."""
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -253,7 +253,7 @@ def _nearest(messages: list[dict], pool: list[_Rec], actor: str) -> tuple[_Rec, 
     """The recorded request nearest to ``messages`` and the index of their first differing
     message: the longest run of equal leading messages, then the same actor, then the most
     similar first differing message (``difflib``'s ratio, over at most 64 candidates)."""
-    scored = [(_first_difference(r.messages, messages), r.call.get("actor") == actor, r) for r in pool]
+    scored = [(first_difference(r.messages, messages), r.call.get("actor") == actor, r) for r in pool]
     best = max(s[0] for s in scored)
     cands = [s for s in scored if s[0] == best]
     if any(s[1] for s in cands):
@@ -269,7 +269,7 @@ def _nearest(messages: list[dict], pool: list[_Rec], actor: str) -> tuple[_Rec, 
     return r, best
 
 
-def _diff(old: dict | None, new: dict | None, call_id: str) -> str:
+def call_diff(old: dict | None, new: dict | None, call_id: str) -> str:
     """The unified diff of one message, recorded -> asked, at most :data:`DIFF_LINES` lines."""
     a = [] if old is None else str(old.get("content", "")).splitlines()
     b = [] if new is None else str(new.get("content", "")).splitlines()

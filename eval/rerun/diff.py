@@ -47,7 +47,7 @@ from mas_agents.events import read_events
 from mas_agents.game.contract import find
 from mas_agents.game.record import NOT_CONFIGURATION, config_difference
 from mas_agents.prompt_log import read_prompts
-from mas_agents.replay import _diff, _first_difference
+from mas_agents.replayed_model import call_diff, first_difference
 from mas_agents.rundir import RunDir, read_json
 from mas_agents.eval.rerun.compare import EventDifference, first_event_difference, first_field, normal, was_now
 from mas_agents.eval.rerun.rescore import MALFORMED
@@ -350,7 +350,7 @@ def _pairs(ca: list[LLMCall], cb: list[LLMCall]) -> list[tuple[LLMCall | None, L
 
 
 def _labelled(diff: str, a: str, b: str) -> str:
-    """A diff of :func:`mas_agents.replay._diff` with its two header lines naming the runs."""
+    """A diff of :func:`mas_agents.replayed_model.call_diff` with its two header lines naming the runs."""
     lines = diff.splitlines()
     if len(lines) >= 2 and lines[0].startswith("---") and lines[1].startswith("+++"):
         lines[:2] = [f"--- A (call {a})", f"+++ B (call {b})"]
@@ -371,15 +371,15 @@ def _call_pair(ra: _Run, rb: _Run, a: LLMCall | None, b: LLMCall | None) -> Call
         p.note = f"no prompt record in {'A' if pa is None else 'B'} (prompts not recorded: --no-record-prompts)"
         return p
     ma, mb = pa.get("messages") or [], pb.get("messages") or []
-    i = _first_difference(ma, mb)
+    i = first_difference(ma, mb)
     if i < max(len(ma), len(mb)):
         old, new = (ma[i] if i < len(ma) else None), (mb[i] if i < len(mb) else None)
         p.message = f"{i + 1} ({(new or old or {}).get('role', '?')})"
-        p.prompt_diff = _labelled(_diff(old, new, a.call_id), a.call_id, b.call_id)
+        p.prompt_diff = _labelled(call_diff(old, new, a.call_id), a.call_id, b.call_id)
     xa, xb = pa.get("completion"), pb.get("completion")
     if xa != xb:
         p.completion_diff = _labelled(
-            _diff({"role": "assistant", "content": xa if xa is not None else f"(failed: {pa.get('error')})"},
+            call_diff({"role": "assistant", "content": xa if xa is not None else f"(failed: {pa.get('error')})"},
                   {"role": "assistant", "content": xb if xb is not None else f"(failed: {pb.get('error')})"},
                   a.call_id), a.call_id, b.call_id)
     return p
