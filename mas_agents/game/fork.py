@@ -204,13 +204,17 @@ def build_live(spec: str, **settings: Any) -> BaseChatModel:
     a fork's override (called while the run's seats build their models, before the game starts).
 
     Raises:
-        ValueError, FileNotFoundError: as :func:`mas_agents.llm.make_chat_model` (an unknown spec,
-            e.g. the class name a run played on a test's model object records).
+        ValueError: an unknown spec, e.g. the class name a run played on a test's model object
+            records (the message names the spec). FileNotFoundError: as
+            :func:`mas_agents.llm.make_chat_model`.
     """
     from mas_agents import llm, model_specs
     prev = model_specs.set_spec_override(None)
     try:
         return llm.make_chat_model(spec, **settings)
+    except ValueError as exc:
+        raise ValueError(f"the live model {spec!r} cannot be built ({exc}): after the fork "
+                         f"point every seat plays live on its model") from None
     finally:
         model_specs.set_spec_override(prev)
 

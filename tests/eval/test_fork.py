@@ -180,3 +180,26 @@ def test_fork_index_reads_an_index_or_a_round():
     assert fork_index(evs, "2") == 2 and fork_index(evs, 0) == 0 and fork_index(evs, "round:2") == 3
     with pytest.raises(ValueError, match="expected an event index"):
         fork_index(evs, "step7")
+
+
+def test_the_cli_forks_and_says_what_was_replayed(parent, tmp_path, monkeypatch):
+    from mas_agents.game import fork as kit
+    live = LiveModels()
+    monkeypatch.setattr(kit, "build_live", live)
+    out = tmp_path / "f"
+    r = CliRunner().invoke(app, ["fork", str(parent), "--at", "round:2", "--seat", "Player 2", "--agent",
+                                 "plain+reasoning", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    n = len(calls(out))
+    at = next(i for i, e in enumerate(events(parent)) if e["round"] == 2)
+    assert r.output.strip().startswith(f"{parent} forked at event {at} into {out}: Player 2 -> plain+reasoning; ")
+    assert r.output.strip().endswith(f"calls replayed, {len(live.prompts)} live")
+    replayed = int(r.output.split("; ")[1].split()[0])
+    assert replayed + len(live.prompts) == n and replayed > 0
+
+
+def test_the_cli_names_a_model_it_cannot_build_in_one_line(parent, tmp_path):
+    r = CliRunner().invoke(app, ["fork", str(parent), "--at", "round:2", "--seat", "Player 2", "--agent", "plain",
+                                 "--out", str(tmp_path / "f")])
+    assert r.exit_code == 1 and r.output.startswith("error: ") and "RuleChat" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1
