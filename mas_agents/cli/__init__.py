@@ -16,6 +16,7 @@ Commands::
     mas reproduce magic|player-star|wis|all --model SPEC [--others SPEC] [--limit N]   (mas_agents.cli.reproduce)
     mas rerun RUN_DIR [--out DIR] [--rescore]   (re-execute a run on its recorded prompts: mas_agents.cli.rerun)
     mas diff RUN_A RUN_B [--json]   (where two runs of one game part: mas_agents.cli.diff)
+    mas fork RUN_DIR --at STEP --seat NAME --agent SPEC [--model M] [--out DIR]   (mas_agents.cli.fork)
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast: the runners
@@ -60,6 +61,7 @@ def _add_spy() -> None:
     app.add_typer(game_app, name="game")
     app.command("rerun")(rerun)
     app.command("diff")(diff)
+    app.command("fork")(fork)
     guard.guard_commands(app)   # every command: one line for a Ctrl-C or a path the system refuses
 
 # below the sub-apps: the command modules import mas_agents.cli.* from this package
@@ -87,6 +89,7 @@ from mas_agents.cli.game import game_app  # noqa: E402
 from mas_agents.cli.magic import magic_app  # noqa: E402
 from mas_agents.cli.reproduce import reproduce  # noqa: E402
 from mas_agents.cli.rerun import rerun  # noqa: E402
+from mas_agents.cli.fork import fork  # noqa: E402
 from mas_agents.cli.serve import serve  # noqa: E402
 from mas_agents.cli.spy import spy_app  # noqa: E402
 from mas_agents.game.data import DataError  # noqa: E402

@@ -43,6 +43,7 @@ BASE: dict[str, list[str]] = {
     "mmg run": ["--script", "Sin", "--rounds", "1"],
     "reproduce": ["magic", "--limit", "1"],
     "rerun": [],
+    "fork": ["--at", "round:1", "--seat", "Player 1", "--agent", "plain"],
     "serve": [],
     "spy experiment": ["--kind", "attack", "--subject", "plain", "--games", "1"],
     "spy leaderboard": [],
@@ -60,7 +61,7 @@ BASE: dict[str, list[str]] = {
 ROLES: dict[tuple[str, str], str] = {
     **{(c, "data_dir"): "in" for c in BASE},
     **{(c, "out"): "out" for c in BASE},
-    ("rerun", "run_dir"): "in", ("spy replay", "game_dir"): "in", ("diff", "run_a"): "in", ("diff", "run_b"): "in", ("wellplay eval", "run"): "in",
+    ("rerun", "run_dir"): "in", ("fork", "run_dir"): "in", ("spy replay", "game_dir"): "in", ("diff", "run_a"): "in", ("diff", "run_b"): "in", ("wellplay eval", "run"): "in",
     ("serve", "runs"): "in",
     ("spy tournament", "db"): "db", ("spy experiment", "db"): "db", ("spy leaderboard", "db"): "db",
     ("serve", "db"): "db", ("spy serve-agent", "calls"): "file-out",
@@ -83,6 +84,8 @@ WITH = {("wellplay eval", "run"): ["--method", "session"]}
 #: Inputs a command takes (not fed: it would start a server or replay a run), with why.
 TAKEN = {("rerun", "data_dir", "empty"): "the finished Who-is-Spy game reads no dataset (its pair is in config.json)",
          ("rerun", "data_dir", "wrong-kind run"): "the finished Who-is-Spy game reads no dataset",
+         ("fork", "data_dir", "empty"): "the finished Who-is-Spy game reads no dataset (its pair is in config.json)",
+         ("fork", "data_dir", "wrong-kind run"): "the finished Who-is-Spy game reads no dataset",
          ("serve", "runs", "empty"): "an empty folder is a runs folder with no runs yet: the server starts",
          ("serve", "runs", "wrong-kind run"): "a run directory is a folder mas serve lists (as a runs folder)",
          **{("serve", "data_dir", bad): "the datasets root is optional for mas serve (word pairs of games "
@@ -197,7 +200,7 @@ def world(tmp_path, monkeypatch, real_data_root):
 
 #: Commands whose positional argument is a run they read: while one of their options is under
 #: test, it is a finished Who-is-Spy game (the ``finished`` fixture), which each of them takes.
-POSITIONAL = {"rerun", "spy replay"}
+POSITIONAL = {"rerun", "fork", "spy replay"}
 #: Commands that read two runs (their positional arguments, in order): the one under test gets the
 #: bad input, the other the finished Who-is-Spy game.
 TWO_RUNS = {"diff": ("run_a", "run_b")}
