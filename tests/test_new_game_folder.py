@@ -46,7 +46,7 @@ def new_folder(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(mas_agents.graphs, "__path__", [*mas_agents.graphs.__path__, str(graphs)])
     assert games.find(KIND) is None                     # not a game before the line
     monkeypatch.setitem(games.BUILTIN, KIND, f"{MODULE}.game")          # the one registration line
-    monkeypatch.setattr(games, "_LOADED", False)        # as in a new process: the registry reads BUILTIN again
+    monkeypatch.setattr(games.REGISTRY, "loaded", False)        # as in a new process: the registry reads BUILTIN again
     yield folder
     games.unregister(KIND)
     conformance_kit.CASES.pop(KIND, None)

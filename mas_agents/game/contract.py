@@ -19,12 +19,11 @@ Everything here is pure Python: no model, no I/O.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from mas_agents.game.conformance import Conformance
+from mas_agents.game.registry import Registry
 from mas_agents.game.view import DEFAULT as DEFAULT_VIEW
 from mas_agents.game.view import GameView
 
@@ -130,9 +129,8 @@ class GameDef:
                 if p.kind is inspect.Parameter.KEYWORD_ONLY and n != "out"]
 
 
-_REGISTRY: dict[str, GameDef] = {}
-_LOCK = threading.Lock()
-_LOADED = False
+#: The registered games (:mod:`mas_agents.game.registry`).
+REGISTRY: Registry[GameDef] = Registry("game", BUILTIN, ENTRY_POINT_GROUP, "'wis' or 'my_game'")
 
 
 def register(game: GameDef) -> GameDef:
@@ -143,30 +141,12 @@ def register(game: GameDef) -> GameDef:
         ValueError: an empty kind, or one that is not a lowercase identifier (it names run
             directories' kind and URLs).
     """
-    if not game.kind or not game.kind.replace("_", "").replace("-", "").isalnum() or game.kind.lower() != game.kind:
-        raise ValueError(f"game kind {game.kind!r}: expected a lowercase name such as 'wis' or 'my_game'")
-    with _LOCK:
-        _REGISTRY[game.kind] = game
-    return game
+    return REGISTRY.add(game.kind, game)
 
 
 def unregister(kind: str) -> None:
     """Remove ``kind`` from the registry (tests that register a toy game clean up with it)."""
-    with _LOCK:
-        _REGISTRY.pop(kind, None)
-
-
-def _load_all() -> None:
-    """Import the built-in games and the ``mas_agents.games`` entry points once per process."""
-    global _LOADED
-    if _LOADED:
-        return
-    for module in BUILTIN.values():
-        importlib.import_module(module)
-    from importlib.metadata import entry_points
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        importlib.import_module(ep.value.split(":")[0])
-    _LOADED = True
+    REGISTRY.remove(kind)
 
 
 def get(kind: str | GameDef) -> GameDef:
@@ -177,13 +157,10 @@ def get(kind: str | GameDef) -> GameDef:
     """
     if isinstance(kind, GameDef):
         return kind
-    if kind not in _REGISTRY and kind in BUILTIN:
-        importlib.import_module(BUILTIN[kind])
-    if kind not in _REGISTRY:
-        _load_all()
-    if kind not in _REGISTRY:
+    game = REGISTRY.lookup(kind)
+    if game is None:
         raise ValueError(f"no game {kind!r}; the games are: {', '.join(kinds())}")
-    return _REGISTRY[kind]
+    return game
 
 
 def find(kind: object) -> GameDef | None:
@@ -206,10 +183,9 @@ def view_of(kind: object) -> GameView:
 
 def kinds() -> list[str]:
     """Every registered run kind, built-ins first, in registration order."""
-    _load_all()
-    return [k for k in BUILTIN if k in _REGISTRY] + [k for k in _REGISTRY if k not in BUILTIN]
+    return REGISTRY.kinds()
 
 
 def games() -> Mapping[str, GameDef]:
     """Every registered game by kind (a copy)."""
-    return {k: _REGISTRY[k] for k in kinds()}
+    return REGISTRY.items()

@@ -21,11 +21,11 @@ Everything here is pure Python: the hooks read files, the registry does not.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from mas_agents.game.registry import Registry
 
 if TYPE_CHECKING:
     from mas_agents.game.view import SeatInfo
@@ -152,9 +152,8 @@ class ExperimentDef:
         return self.leaderboard_id is not None
 
 
-_REGISTRY: dict[str, ExperimentDef] = {}
-_LOCK = threading.Lock()
-_LOADED = False
+#: The registered experiments (:mod:`mas_agents.game.registry`).
+REGISTRY: Registry[ExperimentDef] = Registry("experiment", BUILTIN, ENTRY_POINT_GROUP, "'ablation' or 'my-bench'")
 
 
 def register(experiment: ExperimentDef) -> ExperimentDef:
@@ -165,31 +164,12 @@ def register(experiment: ExperimentDef) -> ExperimentDef:
         ValueError: an empty kind, or one that is not a lowercase name (it names run
             directories' kind and the runs list's filter).
     """
-    k = experiment.kind
-    if not k or not k.replace("_", "").replace("-", "").isalnum() or k.lower() != k:
-        raise ValueError(f"experiment kind {k!r}: expected a lowercase name such as 'ablation' or 'my-bench'")
-    with _LOCK:
-        _REGISTRY[k] = experiment
-    return experiment
+    return REGISTRY.add(experiment.kind, experiment)
 
 
 def unregister(kind: str) -> None:
     """Remove ``kind`` from the registry (tests that register a toy experiment clean up with it)."""
-    with _LOCK:
-        _REGISTRY.pop(kind, None)
-
-
-def _load_all() -> None:
-    """Import the built-in experiments and the ``mas_agents.experiments`` entry points once per process."""
-    global _LOADED
-    if _LOADED:
-        return
-    for module in dict.fromkeys(BUILTIN.values()):
-        importlib.import_module(module)
-    from importlib.metadata import entry_points
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        importlib.import_module(ep.value.split(":")[0])
-    _LOADED = True
+    REGISTRY.remove(kind)
 
 
 def find(kind: object) -> ExperimentDef | None:
@@ -197,23 +177,18 @@ def find(kind: object) -> ExperimentDef | None:
     not a string). Never raises."""
     if not isinstance(kind, str) or not kind:
         return None
-    if kind not in _REGISTRY and kind in BUILTIN:
-        importlib.import_module(BUILTIN[kind])
-    if kind not in _REGISTRY:
-        _load_all()
-    return _REGISTRY.get(kind)
+    return REGISTRY.lookup(kind)
 
 
 def kinds() -> list[str]:
     """Every registered experiment kind, built-ins first (in :data:`BUILTIN` order), then in
     registration order."""
-    _load_all()
-    return [k for k in BUILTIN if k in _REGISTRY] + [k for k in _REGISTRY if k not in BUILTIN]
+    return REGISTRY.kinds()
 
 
 def experiments() -> Mapping[str, ExperimentDef]:
     """Every registered experiment by kind (a copy)."""
-    return {k: _REGISTRY[k] for k in kinds()}
+    return REGISTRY.items()
 
 
 def legacy_kind(config: Any, result: Any, d: Path) -> str | None:
@@ -222,8 +197,8 @@ def legacy_kind(config: Any, result: Any, d: Path) -> str | None:
     :attr:`ExperimentDef.recognizes` holds for its ``config.json`` and ``result.json`` (None
     when missing) and folder ``d``; None when none does. This is the one place a run's kind is
     guessed from its files; the built-in recognisers are disjoint, so their order does not matter."""
-    for k in kinds():
-        rec = _REGISTRY[k].recognizes
+    for k, experiment in REGISTRY.items().items():
+        rec = experiment.recognizes
         if rec is not None and rec(config, result, d):
             return k
     return None
