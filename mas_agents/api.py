@@ -546,23 +546,18 @@ def builder(game: str, variant: str | None = None) -> GameGraph:
     ``table.graph.rt`` of a set-up table).
 
     Args:
-        game: ``"mmg"``, ``"wis"`` or ``"magic"``.
+        game: a registered game's kind (``"mmg"``, ``"wis"``, ``"magic"``...): its
+            :attr:`mas_agents.game.contract.GameDef.builder`.
         variant: for ``magic``, the scenario (``"chameleon"``...) or graph kind (``"deduction"``,
-            ``"cost_sharing"``, ``"repeated"``).
+            ``"cost_sharing"``, ``"repeated"``); None for a game of one graph.
 
     Raises:
-        ValueError: another game, or ``magic`` without a variant.
+        ValueError: no such game, a game that offers no builder, or a variant the game does not
+            have (``magic`` without one).
     """
-    if game == "mmg":
-        from mas_agents.graphs.mmg.graph import builder as mmg_builder
-        return mmg_builder()
-    if game == "wis":
-        from mas_agents.graphs.wis.graph import builder as wis_builder
-        return wis_builder()
-    if game == "magic":
-        from mas_agents.graphs.magic.graph import builder as magic_builder
-        from mas_agents.graphs.magic.graph import graph_kind
-        if variant is None:
-            raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
-        return magic_builder(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
-    raise ValueError(f"builder: no built-in game {game!r}; the built-ins are mmg, wis, magic")
+    from mas_agents.game import contract as registry
+    g = registry.get(game)
+    if g.builder is None:
+        raise ValueError(f"builder: the game {game!r} offers no graph builder")
+    graph: GameGraph = g.builder(variant)
+    return graph

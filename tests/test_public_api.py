@@ -71,8 +71,12 @@ def test_registries_and_builders():
     for game, variant in (("mmg", None), ("wis", None), ("magic", "chameleon"), ("magic", "cost_sharing")):
         g = mas.builder(game, variant)
         assert isinstance(g, StateGraph) and "setup" in g.nodes
-    with pytest.raises(ValueError, match="built-ins are mmg, wis, magic"):
+    with pytest.raises(ValueError, match="no game 'chess'; the games are: mmg, wis, magic"):
         mas.builder("chess")
+    with pytest.raises(ValueError, match="name the scenario"):
+        mas.builder("magic")
+    with pytest.raises(ValueError, match="this game has one graph, no variant 'x'"):
+        mas.builder("wis", "x")
 
 
 def test_play_seats_a_hand_built_agent_in_who_is_spy(tmp_path):

@@ -182,6 +182,20 @@ def _said(e: dict) -> str:
     return markdown(quote(e["content"]) if own else e["content"])
 
 
+def graph_builder(variant: str | None = None) -> Any:
+    """MAgIC's uncompiled ``StateGraph`` of one scenario (``"chameleon"``...) or graph kind
+    (``"deduction"``, ``"cost_sharing"``, ``"repeated"``), for :func:`mas_agents.api.builder`
+    (:func:`mas_agents.graphs.magic.graph.builder`).
+
+    Raises:
+        ValueError: no variant (MAgIC has one graph per kind of scenario), or an unknown one.
+    """
+    from mas_agents.graphs.magic.graph import builder, graph_kind
+    if variant is None:
+        raise ValueError("builder('magic', variant): name the scenario, e.g. 'chameleon'")
+    return builder(variant if variant in ("deduction", "cost_sharing", "repeated") else graph_kind(variant))
+
+
 GAME_DEF = register(GameDef(kind="magic", title="MAgIC", info=GAMES, setup=setup,
                             headline=magic_view.headline, seat_specs=magic_view.seat_specs, view=magic_view.VIEW,
-                            conformance=magic_checks.CONFORMANCE, load=load))
+                            conformance=magic_checks.CONFORMANCE, load=load, builder=graph_builder))

@@ -326,6 +326,19 @@ def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0
     return params
 
 
+def graph_builder(variant: str | None = None) -> Any:
+    """The game's uncompiled ``StateGraph`` (:func:`mas_agents.graphs.mmg.graph.builder`), for
+    :func:`mas_agents.api.builder`.
+
+    Raises:
+        ValueError: a variant (this game has one graph).
+    """
+    if variant is not None:
+        raise ValueError(f"builder('mmg'): this game has one graph, no variant {variant!r}")
+    from mas_agents.graphs.mmg.graph import builder
+    return builder()
+
+
 GAME_DEF = register(GameDef(kind="mmg", title="Murder mystery", info=GAME, setup=setup, checkpoint=True,
                             headline=mmg_view.headline, seat_specs=mmg_view.seat_specs, view=mmg_view.VIEW,
-                            conformance=mmg_checks.CONFORMANCE, load=load))
+                            conformance=mmg_checks.CONFORMANCE, load=load, builder=graph_builder))

@@ -363,6 +363,19 @@ def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0
     return params
 
 
+def graph_builder(variant: str | None = None) -> Any:
+    """The game's uncompiled ``StateGraph`` (:func:`mas_agents.graphs.wis.graph.builder`), for
+    :func:`mas_agents.api.builder`.
+
+    Raises:
+        ValueError: a variant (this game has one graph).
+    """
+    if variant is not None:
+        raise ValueError(f"builder('wis'): this game has one graph, no variant {variant!r}")
+    from mas_agents.graphs.wis.graph import builder
+    return builder()
+
+
 GAME_DEF = register(GameDef(kind="wis", title="Who is Spy?", info=rules.GAME, setup=setup,
                             headline=wis_view.headline, seat_specs=wis_view.seat_specs, view=wis_view.VIEW,
-                            conformance=wis_checks.CONFORMANCE, load=load))
+                            conformance=wis_checks.CONFORMANCE, load=load, builder=graph_builder))

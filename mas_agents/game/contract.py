@@ -108,6 +108,10 @@ class GameDef:
             loaded pass unchanged. Raises ValueError / FileNotFoundError /
             :class:`mas_agents.game.data.DataError` naming what it could not load. None: the
             parameters are passed as given.
+        builder: ``builder(variant) -> StateGraph``: the game's uncompiled LangGraph graph
+            (``graphs/<game>/graph.py``), for :func:`mas_agents.api.builder`; ``variant`` names
+            one graph of a family (MAgIC's scenario), None for a game of one graph. Raises
+            ValueError on a variant the game does not have. None: the game offers none.
     """
 
     kind: str
@@ -120,6 +124,7 @@ class GameDef:
     view: GameView | None = None
     conformance: Conformance | None = None
     load: Callable[..., dict[str, Any]] | None = None
+    builder: Callable[[str | None], Any] | None = None
 
     @property
     def params(self) -> list[str]:
