@@ -161,6 +161,12 @@ def params_of(config: dict, data_root: Path | None) -> tuple[str, dict[str, Any]
         others = [a for a in config.get("agents", []) if a == HUMAN or is_remote(a)]
         if others:
             raise NotReplayable(f"seat(s) {', '.join(others)} are no model of ours: their answers are not recorded")
+        pair_files = {f: h for f, h in (config.get("data_files") or {}).items() if f.startswith("whoisspy/")}
+        if isinstance(params.get("pair"), dict) and pair_files:
+            # a pair drawn from the dataset names its file, so the game played again records it too
+            # (the files themselves are checked against these hashes before anything replays)
+            from mas_agents.graphs.wis.dataset import Pair
+            params["pair"] = Pair(str(params["pair"]["civilian"]), str(params["pair"]["spy"]), pair_files)
     missing = [n for n in game.params if n not in params and _required(game, n)]
     if missing:
         raise ValueError(f"config.json lacks the {kind} parameter(s) {', '.join(missing)}: cannot set the game up again")

@@ -167,7 +167,7 @@ def fork(run: Path, at: str | int, changes: Mapping[str, str], out: Path, *, mod
     plan = plan_fork(events, index, wis_fork.is_move)
     spy_seat = int(params["spy_seat"])
     roles = {s: ("spy" if i == spy_seat else "civilian") for i, s in enumerate(names)}
-    forked_from = {"run": str(run), "at": plan.at, "seats": seats}
+    forked_from = {"run": str(Path(run).resolve()), "at": plan.at, "seats": seats}
     g = _forked_game(get(kind), forked_from, lambda s: wis_fork.fork_players(
         s, recorded=recorded, now=now, roles=roles, lang=str(params.get("lang", "en")),
         speak_timeout=params.get("speak_timeout"), plan=plan))
@@ -177,7 +177,13 @@ def fork(run: Path, at: str | int, changes: Mapping[str, str], out: Path, *, mod
         outcome.result = session.run(g, out, model=default_model, seed=int(config.get("seed", 0)),
                                      temperature=config.get("temperature"), **params)
         outcome.replayed, outcome.live = fk.replayed, fk.live
+        mismatches = list(fk.recording.mismatches)
     _check_prefix(outcome, events, read_events(RunDir(out).events), plan)
+    if mismatches and outcome.prefix_identical:
+        # a call before the fork point that the recording did not hold, which the game absorbed (a
+        # Who-is-Spy seat's failed call is a foul): the prefix was not replayed as recorded
+        outcome.prefix_identical = False
+        outcome.detail = " ".join(str(mismatches[0]).split())
     return outcome
 
 

@@ -65,7 +65,7 @@ class MmgConfig(RunConfig):
             a dict read back from ``config.json`` is rebuilt into one).
         data_dir: datasets root (recorded; needed when ``script`` is a name).
         human: a character played by a person instead of its agent, through ``out/human/``
-            (:class:`mas_agents.game.human.HumanCharacter`; ``mas serve`` shows the seat).
+            (:class:`mas_agents.graphs.mmg.human.HumanCharacter`; ``mas serve`` shows the seat).
         out: the run directory (not recorded). model: model spec or chat model object (not
             recorded as given: ``config.json``'s model fields say which model each seat ran).
     """

@@ -105,7 +105,7 @@ def fork_players(seats: Seats, *, recorded: list[str], now: list[str], roles: Ma
 
             def make_agent(persona: Any, build: Any = build, seat: str = seat, spec: str = new) -> Any:
                 agent = build(persona)
-                seats.seat(seat, spec)         # the seat plays the new spec: keep it recorded so
+                seats.seat(seat, spec)         # the seat plays the new spec: config.json records it
                 return agent
 
             before.make_agent = make_agent

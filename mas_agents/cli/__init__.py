@@ -20,7 +20,7 @@ Commands::
 
 Every command takes ``--data-dir`` (else ``$MAS_DATA_DIR``, else ``../shared/datasets`` beside
 the repository). Heavy modules are imported inside the commands so ``mas --help`` is fast: the runners
-(``mas_agents.eval.runs.*``: langchain, langgraph), ``mas_agents.specs`` and ``mas_agents.memory`` (faiss)
+(``mas_agents.game.runner``, the games' sessions: langchain, langgraph), ``mas_agents.specs`` and ``mas_agents.memory`` (faiss)
 and ``wellplay_eval`` (numpy). Each command's typer function takes one parameter per option (how
 typer reads options) and builds its run's typed configuration once (issue 51 item 5).
 """

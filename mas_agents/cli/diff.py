@@ -33,6 +33,6 @@ def diff(
     from mas_agents.eval.rerun.diff import DiffError, diff_runs
     try:
         report = diff_runs(run_a, run_b)
-    except (DiffError, ValueError, FileNotFoundError) as exc:
-        failure.fail(str(exc), code=1)
+    except (DiffError, ValueError, OSError) as exc:       # OSError: FileNotFoundError, PermissionError...
+        failure.fail(" ".join(str(exc).split()), code=1)
     print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) if as_json else report.text())

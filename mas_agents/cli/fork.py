@@ -65,7 +65,7 @@ def fork(
         o = fork_run(run_dir, at, dict(zip(seat, agent)), target, model=model, data_root=root)
     except RunStopped as exc:
         failure.fail(" ".join(str(exc).split()), code=3)
-    except (NotReplayable, ValueError, FileNotFoundError, DataError) as exc:
-        failure.fail(" ".join(str(exc).split()), code=1)
+    except (NotReplayable, ValueError, FileNotFoundError, DataError, KeyError, OSError, RuntimeError) as exc:
+        failure.fail(" ".join(str(exc).split()) or type(exc).__name__, code=1)
     print(o.text())
     raise typer.Exit(0 if o.prefix_identical else 1)

@@ -187,6 +187,8 @@ class SwitchChat(BaseChatModel):
             extra["max_tokens"] = cap
         if self.counts is not None:
             self.counts.add_live()
+        if stop is not None:
+            extra["stop"] = stop
         reply = self.live.invoke(messages, **extra)
         meta = dict(getattr(reply, "response_metadata", None) or {})
         if "grammar" in extra:       # recorded as AccountedModel records a grammar-constrained call
