@@ -1,6 +1,7 @@
 """The WellPlay evaluation as an experiment (:mod:`mas_agents.game.experiments`): ``wellplay-eval``,
 the run directory of :func:`mas_agents.eval.wellplay.run.run_wellplay_eval` (its ``config.json``
-records ``kind``). Its runs-list line and its replay's players panel (the characters that answered).
+records ``kind``). Its runs-list line, its replay's players panel (the characters that answered) and
+the WellPlay scripts its questions come from (:func:`mas_agents.graphs.mmg.dataset.load_script`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 from mas_agents.game.experiments import ExperimentDef, RunFiles, RunLine, register
 from mas_agents.game.line_text import interval_text, pct, rate_text, read_json_or_none, uniq
 from mas_agents.game.view import SeatInfo
+from mas_agents.graphs.mmg.dataset import load_script
 
 #: The run kind (:attr:`mas_agents.eval.wellplay.run.WellPlayEvalConfig.KIND`).
 KIND = "wellplay-eval"
@@ -44,4 +46,5 @@ def seats(events: list[dict[str, Any]], cfg: dict[str, Any], res: dict[str, Any]
     return SeatInfo(names=names, agents={n: who for n in names}, roles={n: "evaluated" for n in names})
 
 
-DEF = register(ExperimentDef(KIND, line, title="WellPlay evaluation", evaluation=True, replay=True, seats=seats))
+DEF = register(ExperimentDef(KIND, line, title="WellPlay evaluation", evaluation=True, replay=True, seats=seats,
+                             script=load_script))

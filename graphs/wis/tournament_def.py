@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.game import contract as game_registry
-from mas_agents.game.experiments import ExperimentDef, RunFiles, RunLine, register
+from mas_agents.game.experiments import ExperimentDef, LeaderboardDef, RunFiles, RunLine, register
 from mas_agents.game.line_text import rate_text, read_json_or_none, run_models, uniq
+from mas_agents.graphs.wis.leaderboard import Leaderboard, connect_read_only, default_db_path
+from mas_agents.graphs.wis.rating import rank_table, ratings
 
 #: The run kinds (:data:`mas_agents.graphs.wis.tournament.TOURNAMENT_KIND`, ``EXPERIMENT_KIND``).
 TOURNAMENT_KIND = "wis-tournament"
@@ -80,7 +82,13 @@ def experiment_recognizes(cfg: Any, res: Any, d: Path) -> bool:
     return isinstance(res, dict) and "rows" in res and res.get("kind") in _STRATEGIES
 
 
+#: The WiS leaderboard database as ``mas serve`` reads it (:mod:`mas_agents.graphs.wis.leaderboard`,
+#: :mod:`mas_agents.graphs.wis.rating`).
+BOARD = LeaderboardDef(open=lambda path: Leaderboard(path, read_only=True),
+                       default_db=lambda: default_db_path(create=False),
+                       connect_read_only=connect_read_only, rank_table=rank_table, ratings=ratings)
+
 TOURNAMENT_DEF = register(ExperimentDef(TOURNAMENT_KIND, tournament_line, recognizes=tournament_recognizes,
                                         parts="games", composite=True, own_result=False,
-                                        leaderboard_id=tournament_id))
+                                        leaderboard_id=tournament_id, board=BOARD))
 EXPERIMENT_DEF = register(ExperimentDef(EXPERIMENT_KIND, experiment_line, recognizes=experiment_recognizes))

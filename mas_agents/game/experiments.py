@@ -103,6 +103,33 @@ class Parts:
 
 
 @dataclass(frozen=True)
+class LeaderboardDef:
+    """A leaderboard database an experiment stores its games in (:attr:`ExperimentDef.board`), as
+    ``mas serve`` reads it: its ``/leaderboard`` page and CSV, a tournament's standings and link.
+
+    Attributes:
+        open: ``open(path) -> board``, the database in the SQLite file ``path`` opened read-only
+            (never created or written); the board has ``path``, ``config(tid)`` (None: no such
+            tournament), ``tournaments()``, ``seasons()``, ``season(key)`` (ValueError: no such
+            season), ``games(tid, season=)``, ``finished_indices(tid)`` and ``metrics(tid)``.
+        default_db: ``default_db() -> Path``, the database used when ``--db`` is not given (its
+            folder is not created).
+        connect_read_only: ``connect_read_only(path) -> sqlite3.Connection``, a read-only
+            connection that leaves the file and its folder as they were (raises
+            ``sqlite3.Error``/``OSError``/``ValueError`` when ``path`` is no SQLite file).
+        rank_table: ``rank_table(games) -> [row]``, the rank table of stored game records (one
+            row per agent, with intervals).
+        ratings: ``ratings(games) -> dict``, the agents' ratings over stored game records.
+    """
+
+    open: Callable[[Path], Any]
+    default_db: Callable[[], Path]
+    connect_read_only: Callable[[Path], Any]
+    rank_table: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+    ratings: Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class ExperimentDef:
     """A kind of run that is not one game (its runs hold many games, or answer questions).
 
@@ -128,6 +155,13 @@ class ExperimentDef:
         leaderboard_id: ``leaderboard_id(d) -> str | None``, the id under which its games are
             stored in a leaderboard database (its run page links the leaderboard); None: it has
             no leaderboard.
+        board: the leaderboard database its games are stored in, as ``mas serve`` reads it
+            (:class:`LeaderboardDef`; :func:`board`); None: it has none of its own.
+        script: ``script(data_root, name, lang) -> Script``, one script of the dataset its
+            questions come from under the datasets root ``data_root`` (``name``, ``characters``
+            with their ``name``, ``questions`` ``{character: [question with qid, options]}``;
+            raises when ``data_root`` has no such script): the evaluation page's option texts and
+            the question totals of its progress. None: no dataset is read.
         seats: ``seats(events, config, result) -> SeatInfo``, the players panel of its replay
             (None: the game's).
     """
@@ -144,6 +178,8 @@ class ExperimentDef:
     evaluation: bool = False
     replay: bool = False
     leaderboard_id: Callable[[Path], str | None] | None = None
+    board: LeaderboardDef | None = None
+    script: Callable[[Path, str, str], Any] | None = None
     seats: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], SeatInfo] | None = None
 
     @property
@@ -189,6 +225,12 @@ def kinds() -> list[str]:
 def experiments() -> Mapping[str, ExperimentDef]:
     """Every registered experiment by kind (a copy)."""
     return REGISTRY.items()
+
+
+def board() -> LeaderboardDef | None:
+    """The leaderboard ``mas serve`` shows: the :attr:`ExperimentDef.board` of the first
+    experiment, in :func:`kinds` order, that has one; None when none has."""
+    return next((e.board for e in REGISTRY.items().values() if e.board is not None), None)
 
 
 def legacy_kind(config: Any, result: Any, d: Path) -> str | None:

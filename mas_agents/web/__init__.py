@@ -19,8 +19,8 @@ It names no game: every game (the built-in ones as a new one) reaches it through
   its view (:mod:`mas_agents.web.views`), with the players panel (:mod:`mas_agents.web.panel`) and
   the readings tables (:mod:`mas_agents.web.readings`), and reads the ``llm_calls.jsonl`` call log;
   :mod:`mas_agents.web.calls` its calls and an evaluation's questions;
-* :mod:`mas_agents.graphs.wis.rating` rates Who-is-Spy agents with openskill from a tournament's stored
-  games (the leaderboard of the ``wis-tournament`` run kind).
+* the leaderboard pages read the leaderboard an experiment registers
+  (:attr:`mas_agents.game.experiments.ExperimentDef.board`: its database, rank table and ratings).
 
 The app sits between the CLI and ``eval`` in the layer contracts (``pyproject.toml``,
 ARCHITECTURE.md): it reads run directories and starts games through ``eval``'s composition roots.

@@ -37,7 +37,8 @@ anything outside is answered 403):
 ================================  ===============================================================
 
 Reading never writes: leaderboard databases are opened read-only without creating ``-wal`` or
-``-shm`` files (:func:`mas_agents.graphs.wis.leaderboard.connect_read_only`), and a run's date is read
+``-shm`` files (the registered leaderboard's ``connect_read_only``,
+:class:`mas_agents.game.experiments.LeaderboardDef`), and a run's date is read
 from its record (:func:`mas_agents.web.runs.run_date`), not from its folder's modification time.
 Responses are gzip-compressed for browsers that accept it (Starlette's ``GZipMiddleware``; zips and
 PNGs are left as they are).
@@ -104,8 +105,8 @@ def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data
 
     Args:
         runs: the ``--runs`` directory (created if missing); nothing outside it is read or written.
-        db: the Who-is-Spy leaderboard database (default
-            :func:`mas_agents.graphs.wis.leaderboard.default_db_path`).
+        db: the leaderboard database (default: the registered leaderboard's ``default_db``,
+            :func:`mas_agents.game.experiments.board`).
         model: default model of the agents in games started from ``/play``.
         data_root: datasets root for word pairs of those games.
         allowed_hosts: host names (``Host`` header, port dropped) answered; others get 421

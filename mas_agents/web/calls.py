@@ -21,9 +21,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from mas_agents.graphs.mmg.dataset import load_script
 from mas_agents.eval.wellplay.evaluate import CATEGORIES, chance_lines, score_with_interval
 from mas_agents.prompt_log import prompt_paths, read_prompts
 from mas_agents.web import replay_rows as rp
@@ -273,19 +272,23 @@ def options_from_prompt(prompt: dict[str, Any] | None) -> list[str]:
     return [t for _, t in found] if [x for x, _ in found] == list(LETTERS[:len(found)]) else []
 
 
-def dataset_options(data_root: Path | None, scripts: list[str], lang: str) -> dict[str, list[str]]:
-    """``{qid: upstream option texts}`` of the evaluation's scripts ({} without the datasets)."""
-    if data_root is None:
+def dataset_options(data_root: Path | None, scripts: list[str], lang: str,
+                    load: Callable[[Path, str, str], Any] | None) -> dict[str, list[str]]:
+    """``{qid: upstream option texts}`` of the evaluation's scripts, each read by ``load``
+    (its experiment's :attr:`mas_agents.game.experiments.ExperimentDef.script`); {} without the
+    datasets or without ``load``."""
+    if data_root is None or load is None:
         return {}
-    return _dataset_options(Path(data_root), tuple(scripts), lang)
+    return _dataset_options(load, Path(data_root), tuple(scripts), lang)
 
 
 @functools.lru_cache(maxsize=8)
-def _dataset_options(data_root: Path, scripts: tuple[str, ...], lang: str) -> dict[str, list[str]]:
+def _dataset_options(load: Callable[[Path, str, str], Any], data_root: Path, scripts: tuple[str, ...],
+                     lang: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name in scripts:
         try:
-            sc = load_script(data_root, name, lang)
+            sc = load(data_root, name, lang)
         except Exception:   # DataError, a script of another dataset version: the prompt is used instead
             continue
         for qs in sc.questions.values():

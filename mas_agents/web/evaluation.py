@@ -6,22 +6,24 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from mas_agents.graphs.mmg.dataset import load_script
+from mas_agents.game import experiments
 from mas_agents.web.run_kinds import detect_kind, run_state
 from mas_agents.web.paths import read_json as _read
 from mas_agents.rundir import RunDir
 
 
 @functools.lru_cache(maxsize=16)
-def _question_counts(data_root: Path, scripts: tuple[str, ...], lang: str) -> tuple[tuple[str, str, int], ...] | None:
-    """``((script, character, questions), ...)`` in script, character order, from the WellPlay
-    dataset under ``data_root`` (None when a script cannot be read there)."""
+def _question_counts(load: Callable[[Path, str, str], Any], data_root: Path, scripts: tuple[str, ...],
+                     lang: str) -> tuple[tuple[str, str, int], ...] | None:
+    """``((script, character, questions), ...)`` in script, character order, from the dataset
+    under ``data_root`` read by ``load`` (:attr:`mas_agents.game.experiments.ExperimentDef.script`;
+    None when a script cannot be read there)."""
     out = []
     for name in scripts:
         try:
-            sc = load_script(data_root, name, lang)
+            sc = load(data_root, name, lang)
         except Exception:   # DataError, OSError: no such script here; the totals stay unknown
             return None
         out += [(sc.name, c.name, len(sc.questions.get(c.name, []))) for c in sc.characters
@@ -37,7 +39,8 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
     (``actor``) answering it (:meth:`mas_agents.agents.Agent.act`; ``mcq#2`` is its re-prompt). A
     character's answered questions are the larger of its records and its first calls (the calls
     of earlier runs are in both). Totals (``runs`` × the questions of each character) come from
-    the dataset's question files when ``data_root`` holds the run's scripts, else are None.
+    the dataset's question files when ``data_root`` holds the run's scripts (read by its
+    experiment's :attr:`mas_agents.game.experiments.ExperimentDef.script`), else are None.
     Model-free methods (``always_a``, ``random``) make no calls: they show their answers when
     written.
 
@@ -51,8 +54,11 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
     cfg = cfg if isinstance(cfg, dict) else {}
     runs = int(cfg.get("runs") or 1) if str(cfg.get("runs") or "1").isdigit() else 1
     scripts = tuple(str(x) for x in cfg.get("scripts") or [])
-    counts = (_question_counts(Path(data_root).resolve(), scripts, str(cfg.get("lang") or "en"))
-              if data_root is not None and scripts else None)
+    kind = detect_kind(d) or ""
+    rk = experiments.find(kind)
+    load = rk.script if rk is not None else None
+    counts = (_question_counts(load, Path(data_root).resolve(), scripts, str(cfg.get("lang") or "en"))
+              if data_root is not None and scripts and load is not None else None)
     recs: dict[tuple[str, str], int] = {}
     for r in _jsonl(d / "answers.jsonl"):
         key = (str(r.get("script") or ""), str(r.get("character") or ""))
@@ -75,7 +81,7 @@ def eval_progress(d: Path, data_root: Path | None = None) -> dict[str, Any]:
         total = None
     done = sum(r["done"] for r in rows)
     finished = isinstance(_read(RunDir(d).result), dict)
-    state = "finished" if finished else run_state(d, detect_kind(d) or "")[0]
+    state = "finished" if finished else run_state(d, kind)[0]
     text = f"{done} of {total} answered" if total else f"{done} answered"
     if runs > 1 and total:
         text += f" ({runs} runs of {total // runs} questions)"

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from mas_agents.game import contract as game_registry
-from mas_agents.graphs.wis.leaderboard import connect_read_only
 from mas_agents.rundir import CHECKPOINTS_FILE, CONFIG_FILE, EVENTS_FILE, RESULT_FILE, RunDir
 from mas_agents.game import experiments
 from mas_agents.game.experiments import RunFiles
@@ -299,13 +298,17 @@ DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 def is_leaderboard_db(path: Path) -> bool:
     """``path`` is an SQLite file with the leaderboard's tables (opened read-only, never created,
-    no ``-wal``/``-shm`` left beside it: :func:`mas_agents.graphs.wis.leaderboard.connect_read_only`;
-    a murder mystery's ``checkpoints.sqlite`` is not one)."""
+    no ``-wal``/``-shm`` left beside it: the registered leaderboard's ``connect_read_only``,
+    :func:`mas_agents.game.experiments.board`; a murder mystery's ``checkpoints.sqlite`` is not
+    one). False when no experiment registers a leaderboard."""
     import sqlite3
     from contextlib import closing
 
+    board = experiments.board()
+    if board is None:
+        return False
     try:
-        with closing(connect_read_only(path)) as conn:
+        with closing(board.connect_read_only(path)) as conn:
             names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except (sqlite3.Error, OSError, ValueError):
         return False

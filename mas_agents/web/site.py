@@ -15,7 +15,6 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, FunctionLoader
 
 from mas_agents import utterance
 from mas_agents.game import contract as game_registry
-from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.game.human import HUMAN, HUMAN_SPEAK_TIMEOUT, human_seats, read_view
 from mas_agents.web import runs as rs
 from mas_agents.game import experiments
@@ -170,9 +169,13 @@ class Site:
     def databases(self) -> list[tuple[str, Path]]:
         """``[(key, path)]`` of every leaderboard database: ``--db`` (or the default one) when it
         exists, then those found under ``--runs``; the key of one under ``--runs`` is its path
-        there, of another ``--db``."""
+        there, of another ``--db``. The databases are those of the registered leaderboard
+        (:func:`mas_agents.game.experiments.board`); none when no experiment has one."""
         out: list[tuple[str, Path]] = []
-        given = Path(self.db) if self.db is not None else default_db_path(create=False)
+        board = experiments.board()
+        if board is None:
+            return out
+        given = Path(self.db) if self.db is not None else board.default_db()
         if given.is_file() and rs.is_leaderboard_db(given):
             real = given.resolve()
             out.append((paths.relpath(self.root, real) if self.root in real.parents else "--db", real))
@@ -184,10 +187,11 @@ class Site:
     def board_link(self, d: Path) -> str | None:
         """The leaderboard address of the tournament in ``d`` (the database that holds it)."""
         tid = run_kinds.leaderboard_id(d)
-        if not tid:
+        board = experiments.board()
+        if not tid or board is None:
             return None
         for key, path in self.databases():
-            if Leaderboard(path, read_only=True).config(tid) is not None:
+            if board.open(path).config(tid) is not None:
                 return f"/leaderboard?db={quote(key)}&tournament={quote(tid)}"
         return None
 
@@ -203,10 +207,10 @@ class Site:
         planned = as_dict(paths.read_json(RunDir(d).config)).get("games") if rk is not None and rk.leaderboard else None
         if isinstance(planned, int) and not isinstance(planned, bool):
             total = planned   # the tournament's own record (written before its first game)
-        elif rk is not None and rk.leaderboard:
+        elif rk is not None and rk.leaderboard and (board := experiments.board()) is not None:
             tid = run_kinds.leaderboard_id(d, kind)
             for _, path in (self.databases() if tid else []):
-                cfg = Leaderboard(path, read_only=True).config(tid)
+                cfg = board.open(path).config(tid)
                 if cfg:
                     total = cfg.get("games")
                     break

@@ -5,6 +5,7 @@ or from the defaults, with no line of ``mas_agents/web`` knowing it."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -34,6 +35,51 @@ def test_no_file_of_the_web_app_compares_with_or_lists_a_game_kind():
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if compare.search(line) or literal.search(line)]
     assert hits == []
+
+
+def _imported_modules(tree: ast.AST, package: str) -> list[str]:
+    """Every module an ``import`` or ``from ... import`` anywhere in ``tree`` (module or function
+    level) names, relative ones resolved against ``package``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            out += [base] + [f"{base}.{a.name}" for a in node.names]
+    return out
+
+
+def test_no_module_of_the_web_app_imports_a_game():
+    """The web reaches the games' leaderboards and datasets through their registrations
+    (:attr:`mas_agents.game.experiments.ExperimentDef.board`, ``script``), never by importing a
+    module of ``mas_agents.graphs`` (issue 58)."""
+    files = sorted(WEB.rglob("*.py"))
+    assert len(files) > 20
+    hits = []
+    for p in files:
+        rel = p.relative_to(WEB.parent.parent).with_suffix("")
+        package = ".".join(rel.parts[:-1])   # a module's package; an __init__'s is its folder
+        for name in _imported_modules(ast.parse(p.read_text(encoding="utf-8")), package):
+            if name == "mas_agents.graphs" or name.startswith("mas_agents.graphs."):
+                hits.append(f"{p.relative_to(WEB)}: {name}")
+    assert hits == []
+    # the check sees a function-level import and a relative one
+    probe = ast.parse("def f():\n    from mas_agents.graphs.wis import leaderboard\n"
+                      "from ..graphs.mmg import dataset\n")
+    assert {"mas_agents.graphs.wis", "mas_agents.graphs.mmg"} <= set(_imported_modules(probe, "mas_agents.web"))
+
+
+def test_the_web_reaches_the_leaderboard_and_the_scripts_through_the_registry():
+    from mas_agents.game import experiments
+
+    board = experiments.board()
+    assert board is not None and experiments.find("wis-tournament").board is board
+    wellplay = experiments.find("wellplay-eval")
+    assert wellplay is not None and wellplay.script is not None
 
 
 def _write_run(d: Path, kind: str, *, finished: bool) -> None:

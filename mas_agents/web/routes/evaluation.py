@@ -35,7 +35,8 @@ def eval_page(rel: str, category: str = "", character: str = "", result: str = "
     res = paths.read_json(RunDir(d).result)
     res = res if isinstance(res, dict) else {}
     log = cl.load_log(d)
-    texts = cl.dataset_options(site.data_root, list(cfg.get("scripts") or []), str(cfg.get("lang") or "en"))
+    texts = cl.dataset_options(site.data_root, list(cfg.get("scripts") or []), str(cfg.get("lang") or "en"),
+                               rk.script)
     qs = cl.questions(records, texts, log.prompts)
     if call:
         qs_f = [x for x in qs if call in (x.record.get("call_ids") or [])]

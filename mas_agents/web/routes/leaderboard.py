@@ -4,7 +4,7 @@ ratings; every leaderboard database under ``--runs`` and ``--db``) and its rank 
 
 Both show one **season** at a time (``?season=`` a number or a protocol fingerprint; default the
 season of the latest tournament): the tournaments played under one protocol
-(:meth:`mas_agents.graphs.wis.leaderboard.Leaderboard.seasons`), so neither the table nor
+(the board's ``seasons``, :class:`mas_agents.game.experiments.LeaderboardDef`), so neither the table nor
 the rating ever pools games of two protocols. The page lists every season with what changed
 from the one before, and ``?compare=`` another season lists the fields that differ."""
 
@@ -14,21 +14,29 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse
 
 from mas_agents.game.fingerprint import protocol_diff
-from mas_agents.graphs.wis.leaderboard import Leaderboard, default_db_path
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
 from mas_agents.game import experiments
+from mas_agents.game.experiments import LeaderboardDef
 from mas_agents.web import run_kinds
 from mas_agents.web.downloads import table_csv
-from mas_agents.graphs.wis.rating import rank_table, ratings
 from mas_agents.web.site import Site, as_dict, csv_response, get_site
 from mas_agents.rundir import RunDir
 
 router = APIRouter()
 
 
+def _board() -> LeaderboardDef:
+    """The registered leaderboard (:func:`mas_agents.game.experiments.board`): there is one when
+    :meth:`Site.databases` lists a database."""
+    board = experiments.board()
+    if board is None:
+        raise FileNotFoundError("a leaderboard (no registered experiment has one)")
+    return board
+
+
 def _pick(site: Site, db_key: str, tournament: str, season: str = ""):
-    """``(databases, key, Leaderboard, tournament id or None, season or None, notice)`` of a
+    """``(databases, key, board, tournament id or None, season or None, notice)`` of a
     leaderboard request; the season is the tournament's when one is given, else ``season``'s,
     else the latest tournament's (None: no tournament yet). A ``season`` this database does not
     hold (a season picked in another database, then the database changed) shows the latest
@@ -46,7 +54,7 @@ def _pick(site: Site, db_key: str, tournament: str, season: str = ""):
         path = match[0]
     else:
         db_key, path = dbs[0]
-    board = Leaderboard(path, read_only=True)
+    board = _board().open(path)
     if tournament and board.config(tournament) is None:
         raise FileNotFoundError(f"{db_key}: tournament {tournament}")
     if not board.tournaments():
@@ -85,9 +93,10 @@ def leaderboard(db: str = "", tournament: str = "", agent: str = "", season: str
                 site: Site = Depends(get_site)):
     dbs, key, board, tid, chosen, notice = _pick(site, db, tournament, season)
     if board is None:
-        given = site.db
+        given, kind = site.db, experiments.board()
+        default = [] if given or kind is None else [str(kind.default_db()) + " (the default)"]
         return site.page("leaderboard.html", missing=True,
-                         looked=[str(given or default_db_path(create=False)) + (" (--db)" if given else " (the default)"),
+                         looked=([str(given) + " (--db)"] if given else default) + [
                                  f"every *.sqlite, *.sqlite3 and *.db file under {site.root}"])
     seasons = board.seasons()
     fp = chosen["fingerprint"] if chosen else None
@@ -106,7 +115,7 @@ def leaderboard(db: str = "", tournament: str = "", agent: str = "", season: str
     return site.page("leaderboard.html", missing=False, dbs=dbs, key=key, db_path=str(board.path),
                      seasons=seasons, season=chosen, against=against, changes=changes, notice=notice,
                      tournaments=[t for t in board.tournaments() if t["fingerprint"] == fp], current=tid or "",
-                     rows=rank_table(games), rating=ratings(games),
+                     rows=_board().rank_table(games), rating=_board().ratings(games),
                      n_games=len(games), agent=agent, games=listed[:500], n_listed=len(listed), game_runs=game_runs,
                      tour_runs=tour_runs)
 
@@ -122,7 +131,7 @@ def leaderboard_csv(db: str = "", tournament: str = "", season: str = "", site: 
     for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):
         head += [m, f"{m}_k", f"{m}_n", f"{m}_low95_wilson", f"{m}_high95_wilson"]
     rows = [head]
-    for r in rank_table(board.games(tid, season=chosen["fingerprint"]) if chosen else []):
+    for r in _board().rank_table(board.games(tid, season=chosen["fingerprint"]) if chosen else []):
         a = r["avg_score"]
         row = [r["rank"], r["agent"], r["seats"], r["rank_score"], a["mean"], a["low"], a["high"]]
         for m in ("win_spy", "win_civilian", "vote_accuracy", "foul_rate"):

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from mas_agents.game import contract as game_registry
-from mas_agents.graphs.wis.leaderboard import Leaderboard
 from mas_agents.replayed_model import replayable
 from mas_agents.web import runs as rs
 from mas_agents.web import paths
@@ -84,12 +83,15 @@ def run_page(rel: str, site: Site = Depends(get_site)):
 def standings(site: Site, d: Path) -> dict | None:
     """The standings of the tournament in ``d`` over its games stored so far (a stopped one's
     finished games too, issue 57, E17): ``{"games": n, "rows": agent_metrics rows}`` from the
-    leaderboard database that holds it (:meth:`Leaderboard.metrics`,
-    :func:`mas_agents.graphs.wis.metrics.agent_metrics`: per agent, its seats over those games,
+    leaderboard database that holds it (its board's ``metrics``,
+    :attr:`mas_agents.game.experiments.ExperimentDef.board`: per agent, its seats over those games,
     wins, average score, civilian votes and fouls), or None when no database holds it."""
     tid = run_kinds.leaderboard_id(d)
-    for _, path in (site.databases() if tid else []):
-        board = Leaderboard(path, read_only=True)
+    boards = experiments.board()
+    if not tid or boards is None:
+        return None
+    for _, path in site.databases():
+        board = boards.open(path)
         if board.config(tid) is not None:
             return {"games": len(board.finished_indices(tid)), "rows": board.metrics(tid)}
     return None
