@@ -9,11 +9,13 @@ Everything here is pure Python: importing a module is the only side effect.
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from importlib.metadata import entry_points
 from typing import Generic, Mapping, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Registry(Generic[T]):
@@ -57,13 +59,20 @@ class Registry(Generic[T]):
 
     def load_all(self) -> None:
         """Import every built-in module and every entry point of :attr:`group`, once per process
-        (until :attr:`loaded` is set back)."""
+        (until :attr:`loaded` is set back). Another package's entry point that fails to import
+        is logged in one warning line naming it and skipped (its kinds are then unknown), so one
+        broken plugin neither stops the others nor is retried at every lookup; a built-in
+        module that fails to import raises (a bug of this package)."""
         if self.loaded:
             return
         for module in dict.fromkeys(self.builtin.values()):
             importlib.import_module(module)
         for ep in entry_points(group=self.group):
-            importlib.import_module(ep.value.split(":")[0])
+            try:
+                importlib.import_module(ep.value.split(":")[0])
+            except Exception as exc:          # a plugin's own fault, reported, never ours to raise
+                log.warning("%s entry point %s = %s (group %s) failed to import, skipped: %s",
+                            self.what, ep.name, ep.value, self.group, " ".join(str(exc).split()))
         self.loaded = True
 
     def lookup(self, kind: str) -> T | None:
