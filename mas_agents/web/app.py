@@ -25,6 +25,7 @@ anything outside is answered 403):
 ``/raw/{rel}``                    a PNG/JSON/JSONL/Markdown/CSV/text file of a run, as data
 ``/zip/{rel}``                    the whole run directory as a zip, streamed
 ``/csv/{rel}?table=N``            table N of the run's ``report.md`` as CSV
+``/diff?a=REL&b=REL``           two runs of one game compared, as ``mas diff`` prints it
 ``/leaderboard``                  Who is Spy: the paper's columns with intervals, openskill ratings;
                                   every leaderboard database under ``--runs`` (and ``--db``)
 ``/leaderboard.csv``              its rank table as CSV
@@ -78,7 +79,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from mas_agents import http_guard
 from mas_agents.web import paths
-from mas_agents.web.routes import calls, downloads, evaluation, leaderboard, play, replay, reports
+from mas_agents.web.routes import calls, diff, downloads, evaluation, leaderboard, play, replay, reports
 from mas_agents.web.routes import runs as runs_pages
 from mas_agents.web.routes.play import GameStarter
 from mas_agents.web.site import HERE, Site, Withheld, make_env, short
@@ -95,7 +96,7 @@ MAX_BODY = 64 * 1024
 MAX_GAMES = 4
 #: The routers, in the order their routes are matched.
 ROUTERS = (runs_pages.router, replay.router, calls.router, evaluation.router, reports.router, downloads.router,
-           leaderboard.router, play.router)
+           leaderboard.router, play.router, diff.router)
 
 
 def create_app(runs: Path, db: Path | None = None, *, model: Any = "local", data_root: Path | None = None,

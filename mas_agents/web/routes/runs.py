@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
@@ -46,6 +47,18 @@ def index(kind: str = "", model: str = "", agent: str = "", nested: int = 0, sit
                      f={"kind": kind, "model": model, "agent": agent, "nested": nested})
 
 
+def _fork_of(site: Site, cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """A fork's lineage from its ``config.json`` ``forked_from`` (``mas fork``, issue 59): its parent
+    (``rel`` under ``--runs``, or None when the parent is elsewhere), the fork point and the seats
+    that changed, as ``"Player 4 → plain+reasoning"``; None for a run that is no fork."""
+    ff = cfg.get("forked_from")
+    if not isinstance(ff, dict):
+        return None
+    seats = ff.get("seats") if isinstance(ff.get("seats"), dict) else {}
+    return {"parent": site.run_link(ff.get("run")), "parent_name": str(ff.get("run") or "?"), "at": ff.get("at"),
+            "seats": [f"{s} → {v.get('spec', '?') if isinstance(v, dict) else v}" for s, v in seats.items()]}
+
+
 @router.get("/run/{rel:path}", response_class=HTMLResponse)
 def run_page(rel: str, site: Site = Depends(get_site)):
     d = site.locate(rel)
@@ -77,6 +90,7 @@ def run_page(rel: str, site: Site = Depends(get_site)):
                      has_report=RunDir(d).report.exists(), seats=site.seats(d), withheld=site.withheld(d),
                      has_eval=evaluation, evaluated=site.run_link(cfg.get("run")) if evaluation else None,
                      evaluations=_evaluations(site, d, every) if evaluated_by else [],
+                     fork=_fork_of(site, cfg),
                      replay=verifiable(d, kind, run.state, run.reason))   # (whether mas rerun can check it, why)
 
 
