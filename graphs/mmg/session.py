@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from mas_agents.graphs.mmg.dataset import Script, load_script
-from mas_agents.game.contract import GameDef, Table, register
+from mas_agents.game.contract import GameDef, Table, register, single_graph
 from mas_agents.game.cost import cost_line
 from mas_agents.graphs.mmg import checks as mmg_checks
 from mas_agents.graphs.mmg import view as mmg_view
@@ -28,7 +28,7 @@ from mas_agents.game.run_config import NOT_RECORDED, RunConfig, ordered
 from mas_agents.game.seats import Seats
 from mas_agents.game.runner import run
 from mas_agents.events import read_events
-from mas_agents.graphs.mmg.graph import MMGRuntime, build_graph
+from mas_agents.graphs.mmg.graph import MMGRuntime, build_graph, builder as graph_of
 from mas_agents.graphs.mmg.players import build_mmg_agents
 from mas_agents.graphs.mmg.rules import GAME, MURDERER_SPEC
 from mas_agents.call_log import CallRecorder
@@ -326,19 +326,7 @@ def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0
     return params
 
 
-def graph_builder(variant: str | None = None) -> Any:
-    """The game's uncompiled ``StateGraph`` (:func:`mas_agents.graphs.mmg.graph.builder`), for
-    :func:`mas_agents.api.builder`.
-
-    Raises:
-        ValueError: a variant (this game has one graph).
-    """
-    if variant is not None:
-        raise ValueError(f"builder('mmg'): this game has one graph, no variant {variant!r}")
-    from mas_agents.graphs.mmg.graph import builder
-    return builder()
-
 
 GAME_DEF = register(GameDef(kind="mmg", title="Murder mystery", info=GAME, setup=setup, checkpoint=True,
                             headline=mmg_view.headline, seat_specs=mmg_view.seat_specs, view=mmg_view.VIEW,
-                            conformance=mmg_checks.CONFORMANCE, load=load, builder=graph_builder))
+                            conformance=mmg_checks.CONFORMANCE, load=load, builder=single_graph("mmg", graph_of)))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from mas_agents.cells import has_local_model
-from mas_agents.game.contract import GameDef, Table, register
+from mas_agents.game.contract import GameDef, Table, register, single_graph
 from mas_agents.graphs.wis import checks as wis_checks
 from mas_agents.graphs.wis import view as wis_view
 from mas_agents.game.human import HUMAN, HUMAN_SPEAK_TIMEOUT
@@ -29,7 +29,7 @@ from mas_agents.game.run_config import NOT_RECORDED, RunConfig
 from mas_agents.game.seats import Seats
 from mas_agents.game.runner import run
 from mas_agents.graphs.wis import rules as rules
-from mas_agents.graphs.wis.graph import build_graph
+from mas_agents.graphs.wis.graph import build_graph, builder as graph_of
 from mas_agents.graphs.wis.runtime import WisRuntime
 from mas_agents.graphs.wis.player import AgentWisPlayer
 from mas_agents.specs import is_remote, parse_spec, split_model
@@ -363,19 +363,7 @@ def load(params: dict[str, Any], *, data_root: Path | None = None, seed: int = 0
     return params
 
 
-def graph_builder(variant: str | None = None) -> Any:
-    """The game's uncompiled ``StateGraph`` (:func:`mas_agents.graphs.wis.graph.builder`), for
-    :func:`mas_agents.api.builder`.
-
-    Raises:
-        ValueError: a variant (this game has one graph).
-    """
-    if variant is not None:
-        raise ValueError(f"builder('wis'): this game has one graph, no variant {variant!r}")
-    from mas_agents.graphs.wis.graph import builder
-    return builder()
-
 
 GAME_DEF = register(GameDef(kind="wis", title="Who is Spy?", info=rules.GAME, setup=setup,
                             headline=wis_view.headline, seat_specs=wis_view.seat_specs, view=wis_view.VIEW,
-                            conformance=wis_checks.CONFORMANCE, load=load, builder=graph_builder))
+                            conformance=wis_checks.CONFORMANCE, load=load, builder=single_graph("wis", graph_of)))

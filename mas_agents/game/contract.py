@@ -154,6 +154,20 @@ def unregister(kind: str) -> None:
     REGISTRY.remove(kind)
 
 
+def single_graph(kind: str, build: Callable[[], Any]) -> Callable[[str | None], Any]:
+    """A :attr:`GameDef.builder` for a game of one graph: ``build()`` (the game's uncompiled
+    ``StateGraph``) when no variant is named.
+
+    Raises (the returned builder):
+        ValueError: a variant is named (the game has one graph).
+    """
+    def builder(variant: str | None = None) -> Any:
+        if variant is not None:
+            raise ValueError(f"builder({kind!r}): this game has one graph, no variant {variant!r}")
+        return build()
+    return builder
+
+
 def get(kind: str | GameDef) -> GameDef:
     """The registered :class:`GameDef` for ``kind`` (a GameDef is returned as it is).
 
